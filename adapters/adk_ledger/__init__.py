@@ -1,0 +1,1 @@
+"""Built-in ``adk-ledger`` stores: ``memory`` and the SQLAlchemy store (SQLite, PostgreSQL)."""

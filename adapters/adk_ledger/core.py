@@ -1,0 +1,251 @@
+"""The ledger's rules written once over a tiny storage interface.
+
+``LedgerCore`` implements the seven operations on top of ``_locked(invocation_id)``, a context
+manager that holds the record's lock (a mutex, ``BEGIN IMMEDIATE``, ``SELECT ... FOR UPDATE``)
+and yields a :class:`Slot`. The memory and SQLAlchemy stores only provide storage; the
+known-faulty adapters override one small predicate each. This is an implementation of the
+contract independent of the reference model: the model is the oracle it is checked against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import attrs
+
+from fencepost.env import AdapterEnv
+from fencepost.spec import adk_ledger as spec
+
+
+@attrs.define
+class Row:
+    """A stored invocation (mutable copy handed to the rules)."""
+
+    invocation_id: str
+    workflow_id: Any
+    workflow_version: Any
+    kind: Any
+    checkpoint: Mapping[str, Any]
+    phase: str
+    outcome: Any
+    token: str | None
+    owner: str | None
+    lease_until: int
+    revision: int
+    created_at: int
+    updated_at: int
+
+
+class Slot(Protocol):
+    """The locked place of one invocation: its row (``None`` when absent) and how to change it."""
+
+    row: Row | None
+
+    def insert(self, row: Row) -> None: ...
+
+    def update(self, row: Row) -> None: ...
+
+    def remove(self) -> None: ...
+
+
+class LedgerCore:
+    """The adk-ledger rules, in the seed implementation's order of checks."""
+
+    capabilities: frozenset[str] = frozenset({"durable", "owner_liveness", "concurrency"})
+
+    def __init__(self, env: AdapterEnv) -> None:
+        self.env = env
+        # The documented choices (spec.CHOICES) this store follows; defaults = the seed's.
+        self.options = {c.name: str(env.options.get(c.name, c.default)) for c in spec.CHOICES}
+
+    # -- storage, provided by subclasses --------------------------------------------------------
+
+    def _locked(self, invocation_id: str) -> AbstractContextManager[Slot]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release connections; the data stays (see the ``durable`` capability)."""
+
+    # -- predicates the faulty adapters bend ----------------------------------------------------
+
+    def _live(self, row: Row, now: int) -> bool:
+        return now < row.lease_until
+
+    def _owner_dead(self, row: Row) -> bool:
+        return row.owner is not None and not self.env.is_alive(row.owner)
+
+    def _claimable(self, row: Row, now: int) -> bool:
+        return row.token is None or not self._live(row, now) or self._owner_dead(row)
+
+    def _check_writer(self, row: Row, token: str, now: int) -> None:
+        if row.phase != spec.RUNNING or row.token is None or row.token != token:
+            raise spec.StaleOwner(row.invocation_id)
+        if not self._live(row, now):
+            raise spec.LeaseExpired(row.invocation_id)
+
+    def _valid_finish_phase(self, phase: Any) -> bool:
+        if self.options["finish_phases"] == "any":
+            return isinstance(phase, str) and phase not in ("", spec.READY, spec.RUNNING)
+        return phase in spec.FINISH_PHASES
+
+    def _deletable(self, row: Row) -> bool:
+        if row.token is None:
+            if row.phase == spec.COMPLETED and self.options["delete_completed"] == "forbidden":
+                raise spec.Completed(row.invocation_id)
+            return True
+        return not self._live(row, self.env.clock()) or self._owner_dead(row)
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def create(
+        self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Mapping[str, Any]
+    ) -> None:
+        with self._locked(invocation_id) as slot:
+            if slot.row is not None:
+                raise spec.AlreadyExists(invocation_id)
+            now = self.env.clock()
+            slot.insert(
+                Row(
+                    invocation_id=invocation_id,
+                    workflow_id=metadata.get("workflow_id"),
+                    workflow_version=metadata.get("workflow_version"),
+                    kind=metadata.get("kind"),
+                    checkpoint=dict(checkpoint),
+                    phase=spec.READY,
+                    outcome=None,
+                    token=None,
+                    owner=None,
+                    lease_until=0,
+                    revision=0,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+
+    def get(self, invocation_id: str) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            return self._view(self._require(slot))
+
+    def claim(
+        self, invocation_id: str, owner: str, owner_token: str, now_ms: int, lease_ms: int
+    ) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if row.phase == spec.COMPLETED:
+                raise spec.Completed(invocation_id)
+            if not self._claimable(row, now_ms):
+                raise spec.InvocationOwned(invocation_id)
+            row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
+            slot.update(row)
+            return self._view(row)
+
+    def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
+        return attrs.evolve(
+            row,
+            phase=spec.RUNNING,
+            outcome=None,
+            token=token,
+            owner=owner,
+            lease_until=now + lease_ms,
+            revision=row.revision + 1,
+            updated_at=now,
+        )
+
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(
+                attrs.evolve(
+                    row,
+                    lease_until=now_ms + lease_ms,
+                    revision=row.revision + 1,
+                    updated_at=now_ms,
+                )
+            )
+
+    def checkpoint(
+        self,
+        invocation_id: str,
+        owner_token: str,
+        checkpoint: Mapping[str, Any],
+        now_ms: int,
+        lease_ms: int,
+    ) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(
+                attrs.evolve(
+                    row,
+                    checkpoint=dict(checkpoint),
+                    lease_until=now_ms + lease_ms,
+                    revision=row.revision + 1,
+                    updated_at=now_ms,
+                )
+            )
+
+    def finish(
+        self,
+        invocation_id: str,
+        owner_token: str,
+        phase: str,
+        outcome: Any,
+        checkpoint: Mapping[str, Any],
+        now_ms: int,
+    ) -> None:
+        if not self._valid_finish_phase(phase):
+            raise spec.InvalidTerminalPhase(repr(phase))
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(
+                attrs.evolve(
+                    row,
+                    phase=phase,
+                    outcome=outcome,
+                    checkpoint=dict(checkpoint),
+                    token=None,
+                    owner=None,
+                    lease_until=0,
+                    revision=row.revision + 1,
+                    updated_at=now_ms,
+                )
+            )
+
+    def delete(self, invocation_id: str) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if not self._deletable(row):
+                raise spec.InvocationOwned(invocation_id)
+            slot.remove()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _require(slot: Slot) -> Row:
+        if slot.row is None:
+            raise spec.NotFound()
+        return slot.row
+
+    def _view(self, row: Row) -> spec.Invocation:
+        owned = row.token is not None
+        if self.options["owned_view"] == "live_lease":
+            owned = owned and self.env.clock() < row.lease_until
+        return spec.Invocation(
+            invocation_id=row.invocation_id,
+            workflow_id=row.workflow_id,
+            workflow_version=row.workflow_version,
+            kind=row.kind,
+            checkpoint=dict(row.checkpoint),
+            phase=row.phase,
+            outcome=row.outcome,
+            owned=owned,
+            owner=row.owner,
+            lease_until=row.lease_until,
+            revision=row.revision,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )

@@ -1,0 +1,72 @@
+"""The ``memory`` ledger: a thread-safe in-process store.
+
+Durable within the process: a store opened again with the same ``env.namespace`` sees the same
+records, which is what lets the kit check the ``durable`` clauses without a database.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+
+from fencepost.env import AdapterEnv
+
+from .core import LedgerCore, Row
+
+
+@attrs.define
+class _Shelf:
+    rows: dict[str, Row] = attrs.Factory(dict)
+    lock: threading.Lock = attrs.Factory(threading.Lock)
+
+
+_SHELVES: dict[str, _Shelf] = {}
+_SHELVES_LOCK = threading.Lock()
+
+
+@attrs.define
+class _MemorySlot:
+    rows: dict[str, Row]
+    invocation_id: str
+    row: Row | None
+
+    def insert(self, row: Row) -> None:
+        self.rows[self.invocation_id] = attrs.evolve(row)
+
+    def update(self, row: Row) -> None:
+        self.rows[self.invocation_id] = attrs.evolve(row)
+
+    def remove(self) -> None:
+        del self.rows[self.invocation_id]
+
+
+class MemoryLedger(LedgerCore):
+    """An ``adk-ledger`` store in a dict under one lock."""
+
+    def __init__(self, env: AdapterEnv) -> None:
+        super().__init__(env)
+        with _SHELVES_LOCK:
+            self._shelf = _SHELVES.setdefault(env.namespace, _Shelf())
+
+    @contextmanager
+    def _locked(self, invocation_id: str) -> Iterator[_MemorySlot]:
+        with self._shelf.lock:
+            row = self._shelf.rows.get(invocation_id)
+            yield _MemorySlot(self._shelf.rows, invocation_id, attrs.evolve(row) if row else None)
+
+
+def memory_factory(env: AdapterEnv) -> MemoryLedger:
+    """Factory for the built-in ``memory`` adapter."""
+    return MemoryLedger(env)
+
+
+def discard(env: AdapterEnv) -> None:
+    """Forget a namespace's records (the end of a run)."""
+    with _SHELVES_LOCK:
+        _SHELVES.pop(env.namespace, None)
+
+
+memory_factory.discard = discard  # type: ignore[attr-defined]

@@ -1,0 +1,121 @@
+"""The SQLAlchemy ledger: one store for SQLite and PostgreSQL.
+
+Atomicity: each operation is one transaction that locks the record before reading it (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE`` at READ COMMITTED); a concurrent
+create of one id meets the primary key and answers ``already_exists``. The table lives in the
+run's namespace and is created on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection, Engine
+
+from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
+from fencepost.env import AdapterEnv
+from fencepost.spec import adk_ledger as spec
+
+from .core import LedgerCore, Row
+
+_COLUMNS = [a.name for a in attrs.fields(Row)]
+
+
+def ledger_table(namespace: str) -> sa.Table:
+    return sa.Table(
+        table_name(namespace, "adk_invocations"),
+        sa.MetaData(),
+        sa.Column("invocation_id", sa.String(255), primary_key=True),
+        sa.Column("workflow_id", sa.JSON),
+        sa.Column("workflow_version", sa.JSON),
+        sa.Column("kind", sa.JSON),
+        sa.Column("checkpoint", sa.JSON, nullable=False),
+        sa.Column("phase", sa.String(64), nullable=False),
+        sa.Column("outcome", sa.JSON),
+        sa.Column("token", sa.String(255)),
+        sa.Column("owner", sa.String(255)),
+        sa.Column("lease_until", sa.BigInteger, nullable=False),
+        sa.Column("revision", sa.BigInteger, nullable=False),
+        sa.Column("created_at", sa.BigInteger, nullable=False),
+        sa.Column("updated_at", sa.BigInteger, nullable=False),
+    )
+
+
+@attrs.define
+class _SqlSlot:
+    conn: Connection
+    table: sa.Table
+    invocation_id: str
+    row: Row | None
+
+    def insert(self, row: Row) -> None:
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(self.table.insert().values(**attrs.asdict(row)))
+        except exc.IntegrityError as e:
+            raise spec.AlreadyExists(self.invocation_id) from e
+
+    def update(self, row: Row) -> None:
+        values = attrs.asdict(row)
+        del values["invocation_id"]
+        self.conn.execute(
+            self.table.update().where(self.table.c.invocation_id == self.invocation_id),
+            values,
+        )
+
+    def remove(self) -> None:
+        self.conn.execute(
+            self.table.delete().where(self.table.c.invocation_id == self.invocation_id)
+        )
+
+
+class SqlLedger(LedgerCore):
+    """An ``adk-ledger`` store in one SQL table."""
+
+    def __init__(self, env: AdapterEnv, engine: Engine) -> None:
+        super().__init__(env)
+        self.engine = engine
+        self.table = ledger_table(env.namespace)
+        with unavailable_on_disconnect():
+            self.table.create(engine, checkfirst=True)
+
+    @contextmanager
+    def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:
+        query = lock_row(self.engine, sa.select(self.table).where(
+            self.table.c.invocation_id == invocation_id
+        ))
+        with unavailable_on_disconnect(), self.engine.begin() as conn:
+            found = conn.execute(query).mappings().first()
+            row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            yield _SqlSlot(conn, self.table, invocation_id, row)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+class SqlLedgerFactory:
+    """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __call__(self, env: AdapterEnv) -> SqlLedger:
+        return SqlLedger(env, make_engine(self.url))
+
+    def discard(self, env: AdapterEnv) -> None:
+        engine = make_engine(self.url)
+        try:
+            with unavailable_on_disconnect():
+                ledger_table(env.namespace).drop(engine, checkfirst=True)
+        finally:
+            engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"SqlLedgerFactory({self.url!r})"
+
+

@@ -1,0 +1,106 @@
+"""SQLAlchemy plumbing shared by the SQL stores: engines, per-backend locking, error mapping.
+
+Per-backend behaviour lives in small functions registered by dialect name (as SQLAlchemy's own
+dialect suite does), not in if-chains spread over the stores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event, exc
+from sqlalchemy.engine import Engine
+
+from fencepost.spec.errors import Unavailable
+
+_ENGINE_SETUP: dict[str, Callable[[str], Engine]] = {}
+_ROW_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
+
+
+def _backend(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _ENGINE_SETUP[name] = fn
+        return fn
+
+    return register
+
+
+@_backend("sqlite")
+def _sqlite_engine(url: str) -> Engine:
+    # pysqlite emits its own BEGIN (deferred) lazily; take transaction control over, as
+    # SQLAlchemy documents, so that every transaction starts with BEGIN IMMEDIATE and holds the
+    # write lock from its first read: read-decide-write is then atomic across connections.
+    engine = sa.create_engine(
+        url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=16
+    )
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+@_backend("postgresql")
+def _postgresql_engine(url: str) -> Engine:
+    return sa.create_engine(url, pool_size=16, max_overflow=16, isolation_level="READ COMMITTED")
+
+
+def normalize_url(url: str) -> str:
+    """``postgresql://`` means psycopg 3 here (SQLAlchemy's default would be psycopg2)."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` configured for atomic read-decide-write transactions."""
+    url = normalize_url(url)
+    backend = sa.engine.make_url(url).get_backend_name()
+    if backend not in _ENGINE_SETUP:
+        raise ValueError(f"no SQL backend {backend!r}; supported: {', '.join(sorted(_ENGINE_SETUP))}")
+    return _ENGINE_SETUP[backend](url)
+
+
+def lock_row(engine: Engine, select: sa.Select[Any]) -> sa.Select[Any]:
+    """Lock the selected row for the transaction. SQLite's BEGIN IMMEDIATE already did."""
+    if engine.dialect.name == "sqlite":
+        return select
+    return select.with_for_update()
+
+
+def table_name(namespace: str, name: str) -> str:
+    """A table name private to one run: ``fp_<namespace>_<name>``, safe on every backend."""
+    base = re.sub(r"[^a-z0-9_]", "_", f"fp_{namespace}_{name}".lower())
+    return base[:63]
+
+
+@contextmanager
+def unavailable_on_disconnect() -> Iterator[None]:
+    """Turn a lost connection or an unreachable server into the contract's ``Unavailable``."""
+    try:
+        yield
+    except (exc.OperationalError, exc.InterfaceError) as e:
+        raise Unavailable(f"{type(e.orig).__name__}: {str(e.orig).strip()}") from e
+    except exc.DBAPIError as e:
+        if e.connection_invalidated:
+            raise Unavailable(str(e.orig).strip()) from e
+        raise
+
+
+def probe(url: str) -> None:
+    """Connect once; raise :class:`Unavailable` with the server's reason when that fails."""
+    engine = make_engine(url)
+    try:
+        with unavailable_on_disconnect(), engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    finally:
+        engine.dispose()

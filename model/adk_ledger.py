@@ -1,0 +1,252 @@
+"""Reference model of the ``adk-ledger`` contract: the executable form of its clauses.
+
+The state is an immutable mapping ``invocation_id -> Rec``. :func:`step` applies one operation
+in the order the seed implementation checks, and names the clause that decided the answer.
+
+Example::
+
+    >>> from fencepost.spec.adk_ledger import Create, Claim
+    >>> from fencepost.model.base import Ctx
+    >>> s = step(EMPTY, Create("i1", {"kind": "agent"}, {}), Ctx(now=0))
+    >>> step(s.state, Claim("i1", "c1", "t1", 5, 10), Ctx(now=5)).outcome.value.lease_until
+    15
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.spec import adk_ledger as spec
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Err, Ok
+
+from .base import Ctx, Step, as_mapping, options_with_defaults
+
+State = Mapping[str, "Rec"]
+EMPTY: State = {}
+
+
+@attrs.frozen
+class Rec:
+    """One stored invocation, token included."""
+
+    invocation_id: str
+    workflow_id: Any
+    workflow_version: Any
+    kind: Any
+    checkpoint: Mapping[str, Any]
+    phase: str
+    outcome: Any
+    token: str | None
+    owner: str | None
+    lease_until: int
+    revision: int
+    created_at: int
+    updated_at: int
+
+
+def default_options(given: Mapping[str, str] | None = None) -> dict[str, str]:
+    return options_with_defaults(spec.CHOICES, given or {})
+
+
+def view(rec: Rec, ctx: Ctx) -> spec.Invocation:
+    owned = rec.token is not None
+    if ctx.options.get("owned_view") == "live_lease":
+        owned = owned and ctx.now < rec.lease_until
+    return spec.Invocation(
+        invocation_id=rec.invocation_id,
+        workflow_id=rec.workflow_id,
+        workflow_version=rec.workflow_version,
+        kind=rec.kind,
+        checkpoint=rec.checkpoint,
+        phase=rec.phase,
+        outcome=rec.outcome,
+        owned=owned,
+        owner=rec.owner,
+        lease_until=rec.lease_until,
+        revision=rec.revision,
+        created_at=rec.created_at,
+        updated_at=rec.updated_at,
+    )
+
+
+def _put(state: State, rec: Rec) -> State:
+    return {**state, rec.invocation_id: rec}
+
+
+def _refuse(state: State, code: str, clause: str, effect: str | None = None) -> Step:
+    return Step(Err(code), state, clause, effect or clause)
+
+
+def _owner_dead(rec: Rec, ctx: Ctx) -> bool:
+    return (
+        "owner_liveness" in ctx.capabilities and rec.owner is not None and rec.owner in ctx.dead
+    )
+
+
+def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
+    if op.invocation_id in state:
+        return _refuse(state, "already_exists", "ADK-CREATE-003")
+    meta = as_mapping(op.metadata)
+    rec = Rec(
+        invocation_id=op.invocation_id,
+        workflow_id=meta.get("workflow_id"),
+        workflow_version=meta.get("workflow_version"),
+        kind=meta.get("kind"),
+        checkpoint=as_mapping(op.checkpoint),
+        phase=spec.READY,
+        outcome=None,
+        token=None,
+        owner=None,
+        lease_until=0,
+        revision=0,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    return Step(Ok(None), _put(state, rec), "ADK-CREATE-001", "ADK-CREATE-001")
+
+
+def _get(state: State, op: spec.Get, ctx: Ctx) -> Step:
+    rec = state.get(op.invocation_id)
+    if rec is None:
+        return _refuse(state, "not_found", "ADK-GET-001")
+    return Step(Ok(view(rec, ctx)), state, "ADK-GET-002", "ADK-GET-002")
+
+
+def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
+    rec = state.get(op.invocation_id)
+    if rec is None:
+        return _refuse(state, "not_found", "ADK-CLAIM-001")
+    if rec.phase == spec.COMPLETED:
+        return _refuse(state, "completed", "ADK-CLAIM-002")
+    if rec.token is None:
+        decided = "ADK-CLAIM-003"
+    elif op.now_ms >= rec.lease_until:
+        decided = "ADK-CLAIM-005"
+    elif _owner_dead(rec, ctx):
+        decided = "ADK-CLAIM-007"
+    else:
+        return _refuse(state, "invocation_owned", "ADK-CLAIM-004")
+    new = attrs.evolve(
+        rec,
+        phase=spec.RUNNING,
+        outcome=None,
+        token=op.owner_token,
+        owner=op.owner,
+        lease_until=op.now_ms + op.lease_ms,
+        revision=rec.revision + 1,
+        updated_at=op.now_ms,
+    )
+    return Step(Ok(view(new, ctx)), _put(state, new), decided, "ADK-CLAIM-006")
+
+
+def _write_guard(state: State, invocation_id: str, token: str, now: int) -> Step | Rec:
+    """The guard renew, checkpoint and finish share, in the implementation's order."""
+    rec = state.get(invocation_id)
+    if rec is None:
+        return _refuse(state, "not_found", "ADK-WRITE-001")
+    if rec.phase != spec.RUNNING or rec.token is None:
+        return _refuse(state, "stale_owner", "ADK-FENCE-002", "ADK-WRITE-002")
+    if rec.token != token:
+        clause = "ADK-FENCE-003" if now >= rec.lease_until else "ADK-FENCE-001"
+        return _refuse(state, "stale_owner", clause, "ADK-WRITE-002")
+    if now >= rec.lease_until:
+        return _refuse(state, "lease_expired", "ADK-LEASE-001", "ADK-WRITE-002")
+    return rec
+
+
+def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
+    rec = _write_guard(state, op.invocation_id, op.owner_token, op.now_ms)
+    if isinstance(rec, Step):
+        return rec
+    new = attrs.evolve(
+        rec, lease_until=op.now_ms + op.lease_ms, revision=rec.revision + 1, updated_at=op.now_ms
+    )
+    return Step(Ok(None), _put(state, new), "ADK-LEASE-002", "ADK-RENEW-001")
+
+
+def _checkpoint(state: State, op: spec.Checkpoint, ctx: Ctx) -> Step:
+    rec = _write_guard(state, op.invocation_id, op.owner_token, op.now_ms)
+    if isinstance(rec, Step):
+        return rec
+    new = attrs.evolve(
+        rec,
+        checkpoint=as_mapping(op.checkpoint),
+        lease_until=op.now_ms + op.lease_ms,
+        revision=rec.revision + 1,
+        updated_at=op.now_ms,
+    )
+    return Step(Ok(None), _put(state, new), "ADK-LEASE-002", "ADK-CKPT-001")
+
+
+def valid_finish_phase(phase: Any, options: Mapping[str, str]) -> bool:
+    if options.get("finish_phases") == "any":
+        return isinstance(phase, str) and phase not in ("", spec.READY, spec.RUNNING)
+    return phase in spec.FINISH_PHASES
+
+
+def _finish(state: State, op: spec.Finish, ctx: Ctx) -> Step:
+    if not valid_finish_phase(op.phase, ctx.options):
+        return _refuse(state, "invalid_terminal_phase", "ADK-FINISH-001", "ADK-WRITE-002")
+    rec = _write_guard(state, op.invocation_id, op.owner_token, op.now_ms)
+    if isinstance(rec, Step):
+        return rec
+    new = attrs.evolve(
+        rec,
+        phase=op.phase,
+        outcome=op.outcome,
+        checkpoint=as_mapping(op.checkpoint),
+        token=None,
+        owner=None,
+        lease_until=0,
+        revision=rec.revision + 1,
+        updated_at=op.now_ms,
+    )
+    return Step(Ok(None), _put(state, new), "ADK-LEASE-002", "ADK-FINISH-002")
+
+
+def _delete(state: State, op: spec.Delete, ctx: Ctx) -> Step:
+    rec = state.get(op.invocation_id)
+    if rec is None:
+        return _refuse(state, "not_found", "ADK-DELETE-001")
+    if rec.token is None:
+        if rec.phase == spec.COMPLETED and ctx.options.get("delete_completed") == "forbidden":
+            return _refuse(state, "completed", "ADK-DELETE-002")
+        decided = "ADK-DELETE-002"
+    elif ctx.now >= rec.lease_until:
+        decided = "ADK-DELETE-004"
+    elif _owner_dead(rec, ctx):
+        decided = "ADK-DELETE-005"
+    else:
+        return _refuse(state, "invocation_owned", "ADK-DELETE-003")
+    rest = {k: v for k, v in state.items() if k != op.invocation_id}
+    return Step(Ok(None), rest, decided, decided)
+
+
+_STEPS: dict[type, Any] = {
+    spec.Create: _create,
+    spec.Get: _get,
+    spec.Claim: _claim,
+    spec.Renew: _renew,
+    spec.Checkpoint: _checkpoint,
+    spec.Finish: _finish,
+    spec.Delete: _delete,
+}
+
+
+def step(state: State, op: Op, ctx: Ctx) -> Step:
+    """Apply ``op`` to ``state`` at ``ctx``; return the outcome, next state and deciding clause."""
+    return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
+
+
+# Fields whose lone mismatch after an accepted step points at a narrower clause than the step's.
+FIELD_CLAUSES = {
+    "revision": "ADK-REV-001",
+    "owned": "ADK-GET-003",
+    "workflow_id": "ADK-CREATE-002",
+    "workflow_version": "ADK-CREATE-002",
+    "kind": "ADK-CREATE-002",
+}

@@ -1,0 +1,1 @@
+"""The simulation: clock, harness, state machines, scripted scenarios and races."""

@@ -1,0 +1,442 @@
+"""The ``adk-ledger`` contract: the erlang_adk durable invocation ledger.
+
+An adapter is any object with the seven methods of :class:`InvocationLedger`, built by a factory
+``factory(env) -> store`` (see :class:`fencepost.AdapterEnv`). Time is explicit where the seed
+passes ``NowMs``; ``create`` timestamps and ``delete``'s ownership check read ``env.clock()``.
+
+Example::
+
+    from fencepost.spec.adk_ledger import StaleOwner
+
+    def checkpoint(self, invocation_id, owner_token, checkpoint, now_ms, lease_ms):
+        row = self._rows.get(invocation_id)
+        if row is None:
+            raise NotFound(invocation_id)
+        if row.token != owner_token:
+            raise StaleOwner(invocation_id)
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from .clauses import Catalogue, Choice, Clause
+from .errors import ContractError, Unavailable
+from .ops import Op, operation
+from .values import value_class
+
+__all__ = [
+    "CONTRACT",
+    "PHASES",
+    "FINISH_PHASES",
+    "CAPABILITIES",
+    "CHOICES",
+    "CLAUSES",
+    "Invocation",
+    "InvocationLedger",
+    "ContractError",
+    "AlreadyExists",
+    "NotFound",
+    "Completed",
+    "InvocationOwned",
+    "StaleOwner",
+    "LeaseExpired",
+    "InvalidTerminalPhase",
+    "Unavailable",
+    "Create",
+    "Get",
+    "Claim",
+    "Renew",
+    "Checkpoint",
+    "Finish",
+    "Delete",
+]
+
+CONTRACT = "adk-ledger"
+
+READY, RUNNING, COMPLETED = "ready", "running", "completed"
+FINISH_PHASES = ("completed", "failed", "timed_out", "cancelled", "paused")
+PHASES = (READY, RUNNING, *FINISH_PHASES)
+METADATA_KEYS = ("workflow_id", "workflow_version", "kind")
+
+CAPABILITIES = {
+    "durable": "calling the factory again with the same env reopens the same data",
+    "owner_liveness": "claim and delete consult env.is_alive(owner) and proceed early for a "
+    "dead owner",
+    "concurrency": "the store may be called from several threads at once (race checks)",
+}
+
+
+# --- errors: one per seed error, ``code`` is the seed's atom ------------------------------------
+
+
+class AlreadyExists(ContractError):
+    code = "already_exists"
+
+
+class NotFound(ContractError):
+    code = "not_found"
+
+
+class Completed(ContractError):
+    code = "completed"
+
+
+class InvocationOwned(ContractError):
+    code = "invocation_owned"
+
+
+class StaleOwner(ContractError):
+    code = "stale_owner"
+
+
+class LeaseExpired(ContractError):
+    code = "lease_expired"
+
+
+class InvalidTerminalPhase(ContractError):
+    code = "invalid_terminal_phase"
+
+
+# --- the view ----------------------------------------------------------------------------------
+
+
+@value_class
+@attrs.frozen
+class Invocation:
+    """What ``get`` and ``claim`` return: the record without its owner token.
+
+    ``owner`` is the coordinator identity given to the last successful claim (the seed's
+    ``owner_node``), ``None`` once finished. ``owned`` is true while a token is stored, even
+    after the lease expired (choice ``owned_view``).
+    """
+
+    invocation_id: str
+    workflow_id: Any
+    workflow_version: Any
+    kind: Any
+    checkpoint: Mapping[str, Any]
+    phase: str
+    outcome: Any
+    owned: bool
+    owner: str | None
+    lease_until: int
+    revision: int
+    created_at: int
+    updated_at: int
+
+
+# --- the protocol ------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class InvocationLedger(Protocol):
+    """The seven operations of ``adk_invocation_ledger``, one to one."""
+
+    def create(
+        self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Mapping[str, Any]
+    ) -> None: ...
+
+    def get(self, invocation_id: str) -> Invocation: ...
+
+    def claim(
+        self, invocation_id: str, owner: str, owner_token: str, now_ms: int, lease_ms: int
+    ) -> Invocation: ...
+
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None: ...
+
+    def checkpoint(
+        self,
+        invocation_id: str,
+        owner_token: str,
+        checkpoint: Mapping[str, Any],
+        now_ms: int,
+        lease_ms: int,
+    ) -> None: ...
+
+    def finish(
+        self,
+        invocation_id: str,
+        owner_token: str,
+        phase: str,
+        outcome: Any,
+        checkpoint: Mapping[str, Any],
+        now_ms: int,
+    ) -> None: ...
+
+    def delete(self, invocation_id: str) -> None: ...
+
+
+PROTOCOL_METHODS = ("create", "get", "claim", "renew", "checkpoint", "finish", "delete")
+
+
+# --- operations as data ------------------------------------------------------------------------
+
+
+class _Keyed(Op):
+    invocation_id: str
+
+    def key(self) -> str | None:
+        return self.invocation_id
+
+
+@operation(CONTRACT, "create")
+class Create(_Keyed):
+    invocation_id: str
+    metadata: Mapping[str, Any]
+    checkpoint: Mapping[str, Any]
+
+
+@operation(CONTRACT, "get")
+class Get(_Keyed):
+    invocation_id: str
+
+
+@operation(CONTRACT, "claim")
+class Claim(_Keyed):
+    invocation_id: str
+    owner: str
+    owner_token: str
+    now_ms: int
+    lease_ms: int
+
+
+@operation(CONTRACT, "renew")
+class Renew(_Keyed):
+    invocation_id: str
+    owner_token: str
+    now_ms: int
+    lease_ms: int
+
+
+@operation(CONTRACT, "checkpoint")
+class Checkpoint(_Keyed):
+    invocation_id: str
+    owner_token: str
+    checkpoint: Mapping[str, Any]
+    now_ms: int
+    lease_ms: int
+
+
+@operation(CONTRACT, "finish")
+class Finish(_Keyed):
+    invocation_id: str
+    owner_token: str
+    phase: str
+    outcome: Any
+    checkpoint: Mapping[str, Any]
+    now_ms: int
+
+
+@operation(CONTRACT, "delete")
+class Delete(_Keyed):
+    invocation_id: str
+
+
+WRITES = (Renew, Checkpoint, Finish)
+
+# --- doc versus implementation: each difference is a named choice -------------------------------
+
+CHOICES = (
+    Choice(
+        name="store_clock",
+        doc_says="time is explicit (NowMs) on every operation",
+        implementation_does="create timestamps and delete's ownership check read the store's clock",
+        default="store",
+        values=(("store", "create and delete read env.clock(), the injected simulated clock"),),
+    ),
+    Choice(
+        name="finish_phases",
+        doc_says="finish takes any atom as Phase",
+        implementation_does="finish accepts completed, failed, timed_out, cancelled, paused and "
+        "answers invalid_terminal_phase otherwise",
+        default="strict",
+        values=(
+            ("strict", "only the five finish phases; others -> invalid_terminal_phase"),
+            ("any", "any non-empty phase except ready/running is accepted"),
+        ),
+    ),
+    Choice(
+        name="renew_atomic",
+        doc_says="create/claim/checkpoint/finish must be atomic (renew not listed)",
+        implementation_does="every operation is one transaction, renew included",
+        default="atomic",
+        values=(
+            ("atomic", "renew racing a takeover: exactly one of them succeeds (checked)"),
+            ("non_atomic", "the renew-versus-takeover race is not checked"),
+        ),
+    ),
+    Choice(
+        name="delete_completed",
+        doc_says="a completed invocation is immutable",
+        implementation_does="delete removes completed records like any unowned record",
+        default="allowed",
+        values=(
+            ("allowed", "delete of a completed record succeeds"),
+            ("forbidden", "delete of a completed record answers completed"),
+        ),
+    ),
+    Choice(
+        name="owned_view",
+        doc_says="(silent) owned reads as 'somebody holds the lease'",
+        implementation_does="owned is true while a token is stored, ignoring expiry",
+        default="token_stored",
+        values=(
+            ("token_stored", "owned = a token is stored"),
+            ("live_lease", "owned = a token is stored and now < lease_until (now = env.clock())"),
+        ),
+    ),
+)
+
+# --- the clause catalogue ----------------------------------------------------------------------
+
+M = "machine"  # the hypothesis state machine, differential against the model after every step
+
+
+def _c(
+    id: str,
+    title: str,
+    text: str,
+    *checks: str,
+    requires: tuple[str, ...] = (),
+    choice: str | None = None,
+) -> Clause:
+    return Clause(id, title, text, checks, frozenset(requires), choice)
+
+
+CLAUSES = Catalogue(
+    [
+        _c("ADK-CREATE-001", "create stores a fresh ready record",
+           "create of a new id stores phase ready, outcome none, no owner, lease_until 0, "
+           "revision 0, the given checkpoint, and created_at = updated_at = the store's clock.",
+           M, "scenario:create_then_get", choice="store_clock"),
+        _c("ADK-CREATE-002", "create keeps exactly three metadata keys",
+           "create keeps workflow_id, workflow_version and kind from the metadata (absent keys "
+           "read as none) and drops every other key.",
+           M, "scenario:create_then_get"),
+        _c("ADK-CREATE-003", "create never overwrites",
+           "create of an existing id answers already_exists and writes nothing.",
+           M, "scenario:create_twice"),
+        _c("ADK-CREATE-004", "concurrent creates of one id have one winner",
+           "Of N concurrent creates of one id exactly one returns ok; the others answer "
+           "already_exists, and the record is the winner's.",
+           "race:concurrent_creates", requires=("concurrency",)),
+        _c("ADK-GET-001", "get of a missing id is not_found",
+           "get of an id that was never created, or was deleted, answers not_found.",
+           M, "scenario:get_missing"),
+        _c("ADK-GET-002", "get agrees with the ledger",
+           "get returns the record's view (no token): every field equals what the accepted "
+           "operations so far imply.",
+           M),
+        _c("ADK-GET-003", "owned means a token is stored",
+           "owned is true while a token is stored, also after the lease expired and before "
+           "anybody re-claimed; it is false after create and after finish.",
+           M, "scenario:expired_lease_still_owned", choice="owned_view"),
+        _c("ADK-CLAIM-001", "claim of a missing id is not_found",
+           "claim of an id that does not exist answers not_found.", M),
+        _c("ADK-CLAIM-002", "completed is final for claim",
+           "claim of a completed invocation answers completed, whatever its lease.",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-CLAIM-003", "an unowned invocation is claimable",
+           "claim succeeds on an invocation with no token stored in any phase but completed "
+           "(ready, failed, timed_out, cancelled, paused).",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-CLAIM-004", "a live lease blocks every claimant",
+           "While now < lease_until and the owner is not known dead, claim answers "
+           "invocation_owned, also for the owner's own token, and changes nothing.",
+           M, "scenario:live_owner_blocks_claim_until_boundary"),
+        _c("ADK-CLAIM-005", "a lease is expired at lease_until",
+           "At now >= lease_until a claim by anybody succeeds (the boundary is expired).",
+           M, "scenario:live_owner_blocks_claim_until_boundary"),
+        _c("ADK-CLAIM-006", "what a successful claim does",
+           "A successful claim sets phase running, clears the outcome, stores the new token and "
+           "owner, sets lease_until = now + lease_ms and updated_at = now, keeps the checkpoint, "
+           "and returns the new view.",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-CLAIM-007", "a dead owner's lease can be taken early",
+           "When env.is_alive(owner) is false, claim succeeds before lease_until.",
+           M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
+        _c("ADK-CLAIM-008", "concurrent claimants have exactly one winner",
+           "Of N claimants released at once on an expired or unowned invocation, exactly one "
+           "succeeds; the others answer invocation_owned.",
+           "race:concurrent_claimants", requires=("concurrency",)),
+        _c("ADK-WRITE-001", "writes to a missing id are not_found",
+           "renew, checkpoint and finish (with a valid phase) of a missing id answer not_found.",
+           M),
+        _c("ADK-WRITE-002", "a refused write changes nothing",
+           "A refused renew, checkpoint or finish leaves revision, lease_until, checkpoint, "
+           "phase, outcome and updated_at unchanged.",
+           M, "scenario:expired_owner_cannot_write_at_boundary"),
+        _c("ADK-FENCE-001", "a replaced owner is fenced",
+           "After a takeover, renew, checkpoint and finish with the previous token answer "
+           "stale_owner.",
+           M, "scenario:stale_token_cannot_commit_after_takeover"),
+        _c("ADK-FENCE-002", "nobody writes to an unowned record",
+           "renew, checkpoint and finish on a ready or finished record answer stale_owner, "
+           "whatever the token.",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-FENCE-003", "a wrong token on an expired lease is stale, not expired",
+           "When the stored token differs, writes answer stale_owner even if the lease expired.",
+           M),
+        _c("ADK-LEASE-001", "an expired owner cannot write",
+           "With the stored token at now >= lease_until, renew, checkpoint and finish answer "
+           "lease_expired, even when nobody claimed since: an expired token cannot revive itself.",
+           M, "scenario:expired_owner_cannot_write_at_boundary"),
+        _c("ADK-LEASE-002", "a live owner can write",
+           "With the stored token on a running record at now < lease_until (lease_until - 1 "
+           "included), renew, checkpoint and finish are accepted.",
+           M, "scenario:live_owner_blocks_claim_until_boundary"),
+        _c("ADK-RENEW-001", "what renew does",
+           "renew sets lease_until = now + lease_ms (a smaller value shortens the lease) and "
+           "updated_at = now, and changes nothing else but the revision.",
+           M),
+        _c("ADK-RENEW-002", "renew is atomic against a takeover",
+           "A renew just before lease_until racing a claim at lease_until: exactly one of them "
+           "succeeds.",
+           "race:renew_versus_takeover", requires=("concurrency",), choice="renew_atomic"),
+        _c("ADK-CKPT-001", "checkpoint replaces the checkpoint and extends the lease",
+           "checkpoint replaces the stored checkpoint, sets lease_until = now + lease_ms and "
+           "updated_at = now.",
+           M, "scenario:reopen_preserves_checkpoint_and_fence"),
+        _c("ADK-FINISH-001", "finish validates the phase first",
+           "finish with a phase outside completed, failed, timed_out, cancelled, paused answers "
+           "invalid_terminal_phase before reading the record (also for a missing id).",
+           M, choice="finish_phases"),
+        _c("ADK-FINISH-002", "what finish does",
+           "finish sets the phase, outcome and checkpoint, clears token and owner, sets "
+           "lease_until 0 and updated_at = now.",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-FINISH-003", "only completed is final",
+           "After finish with failed, timed_out, cancelled or paused the invocation can be "
+           "claimed again (resume).",
+           M, "scenario:pause_resume_complete"),
+        _c("ADK-REV-001", "revision counts accepted writes",
+           "revision is 0 at create and grows by exactly 1 on every successful claim, renew, "
+           "checkpoint and finish.",
+           M),
+        _c("ADK-DELETE-001", "delete of a missing id is not_found",
+           "delete of an id that does not exist answers not_found.", M),
+        _c("ADK-DELETE-002", "an unowned record can be deleted",
+           "delete removes a record with no token stored, completed records included.",
+           M, "scenario:delete_completed", choice="delete_completed"),
+        _c("ADK-DELETE-003", "a live owner blocks delete",
+           "delete of a record whose lease is live by the store's clock (owner not known dead) "
+           "answers invocation_owned and removes nothing.",
+           M, "scenario:delete_live_owned"),
+        _c("ADK-DELETE-004", "an expired owner does not block delete",
+           "delete of a record whose token's lease expired by the store's clock "
+           "(clock >= lease_until) removes it.",
+           M, choice="store_clock"),
+        _c("ADK-DELETE-005", "a dead owner does not block delete",
+           "delete of a record whose owner is known dead removes it before lease_until.",
+           M, requires=("owner_liveness",)),
+        _c("ADK-DURABLE-001", "reopening keeps the ledger and its fences",
+           "After the store is closed and reopened with the same env, every record, checkpoint, "
+           "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",
+           M, "scenario:reopen_preserves_checkpoint_and_fence", requires=("durable",)),
+    ]
+)

@@ -1,0 +1,55 @@
+"""Operations as data: one frozen class per protocol method, serializable to JSON."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from .values import decode, encode
+
+_OPS: dict[str, dict[str, type[Op]]] = {}
+
+
+class Op:
+    """Base of every operation. ``name`` is the protocol method the op calls."""
+
+    contract: ClassVar[str]
+    name: ClassVar[str]
+
+    def arguments(self) -> dict[str, Any]:
+        return {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}
+
+    def invoke(self, store: Any) -> Any:
+        """Call the matching method of ``store`` with this op's arguments."""
+        return getattr(store, self.name)(**self.arguments())
+
+    def key(self) -> str | None:
+        """The record this op touches (for partitioning and for observation)."""
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.name, **{k: encode(v) for k, v in self.arguments().items()}}
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.arguments().items())
+        return f"{self.name}({args})"
+
+
+def operation(contract: str, name: str) -> Any:
+    """Class decorator: make an attrs frozen op class and register it for JSON decoding."""
+
+    def wrap(cls: type) -> type[Op]:
+        cls.contract = contract  # type: ignore[attr-defined]
+        cls.name = name  # type: ignore[attr-defined]
+        made = attrs.frozen(cls)
+        _OPS.setdefault(contract, {})[name] = made
+        return made
+
+    return wrap
+
+
+def op_from_json(contract: str, data: dict[str, Any]) -> Op:
+    """Rebuild an op saved with :meth:`Op.to_json`."""
+    cls = _OPS[contract][data["op"]]
+    return cls(**{k: decode(v) for k, v in data.items() if k != "op"})

@@ -1,0 +1,74 @@
+"""Outcomes as values: every call the kit makes becomes ``Ok(value)``, ``Err(code)`` or ``Crash``.
+
+Comparing values (not exceptions) is what lets the kit diff a store against its model, save a
+run as JSON and replay it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .values import decode, encode
+
+
+@attrs.frozen
+class Ok:
+    """The operation succeeded and returned ``value`` (``None`` for ``ok`` without a payload)."""
+
+    value: Any = None
+
+    @property
+    def code(self) -> str:
+        return "ok"
+
+    def __str__(self) -> str:
+        return "ok" if self.value is None else f"ok({self.value!r})"
+
+
+@attrs.frozen
+class Err:
+    """The operation was refused with the contract error ``code`` (the seed's own word)."""
+
+    code: str
+    detail: str = attrs.field(default="", eq=False)
+
+    def __str__(self) -> str:
+        return f"error {self.code}"
+
+
+@attrs.frozen
+class Crash:
+    """The adapter raised something that is not a contract error (a bug or a lost store)."""
+
+    kind: str
+    message: str = attrs.field(eq=False)
+
+    @property
+    def code(self) -> str:
+        return f"crash:{self.kind}"
+
+    def __str__(self) -> str:
+        return f"raised {self.kind}: {self.message}"
+
+
+Outcome = Ok | Err | Crash
+
+
+def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
+    """Serialize an outcome to a JSON-ready dict."""
+    if isinstance(outcome, Ok):
+        return {"ok": encode(outcome.value)}
+    if isinstance(outcome, Err):
+        return {"err": outcome.code, "detail": outcome.detail}
+    return {"crash": outcome.kind, "message": outcome.message}
+
+
+def outcome_from_json(data: dict[str, Any]) -> Outcome:
+    """Inverse of :func:`outcome_to_json`."""
+    if "ok" in data:
+        return Ok(decode(data["ok"]))
+    if "err" in data:
+        return Err(data["err"], data.get("detail", ""))
+    return Crash(data["crash"], data.get("message", ""))
