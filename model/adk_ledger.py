@@ -23,7 +23,7 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
-from .base import Ctx, Step, as_mapping, options_with_defaults
+from .base import ContractModel, Ctx, Step, as_mapping, options_with_defaults
 
 State = Mapping[str, "Rec"]
 EMPTY: State = {}
@@ -123,7 +123,7 @@ def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
     if rec.phase == spec.COMPLETED:
         return _refuse(state, "completed", "ADK-CLAIM-002")
     if rec.token is None:
-        decided = "ADK-CLAIM-003"
+        decided = "ADK-FINISH-003" if rec.phase in spec.FINISH_PHASES else "ADK-CLAIM-003"
     elif op.now_ms >= rec.lease_until:
         decided = "ADK-CLAIM-005"
     elif _owner_dead(rec, ctx):
@@ -250,3 +250,14 @@ FIELD_CLAUSES = {
     "workflow_version": "ADK-CREATE-002",
     "kind": "ADK-CREATE-002",
 }
+
+
+MODEL = ContractModel(
+    name=spec.CONTRACT,
+    initial=EMPTY,
+    step=step,
+    observe=spec.Get,
+    field_clauses=FIELD_CLAUSES,
+    choices=spec.CHOICES,
+    durable_clause="ADK-DURABLE-001",
+)

@@ -66,3 +66,41 @@ def options_with_defaults(choices: Any, given: Mapping[str, str]) -> dict[str, s
 
 def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value or {})
+
+
+@attrs.frozen
+class ContractModel:
+    """A contract's reference model as the harness sees it.
+
+    ``step`` is the pure step function; ``observe(key)`` builds the read-only op whose answer
+    shows a record's state (``get``); ``field_clauses`` narrows a lone mismatching field after
+    an accepted step to its own clause; ``choices`` are the documented options.
+    """
+
+    name: str
+    initial: Any
+    step: Any
+    observe: Any
+    field_clauses: Mapping[str, str]
+    choices: tuple[Any, ...]
+    durable_clause: str
+
+
+def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:
+    """The clause a mismatching observation after ``last`` violates."""
+    if not accepted(last):
+        return last.effect_clause
+    ok_values = getattr(expected, "value", None), getattr(actual, "value", None)
+    if expected.code == actual.code == "ok":
+        fields = field_diff(*ok_values)
+        narrowed = {model.field_clauses.get(f) for f in fields}
+        if len(narrowed) == 1 and None not in narrowed:
+            return narrowed.pop()  # type: ignore[no-any-return]
+    return last.effect_clause
+
+
+def attribute_outcome(model: ContractModel, step: Step, actual: Any) -> str:
+    """The clause a mismatching answer to ``step`` violates."""
+    if step.outcome.code == actual.code == "ok":
+        return attribute_effect(model, step, step.outcome, actual)
+    return step.clause

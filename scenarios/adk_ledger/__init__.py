@@ -1,0 +1,1 @@
+"""Checks of the adk-ledger contract: state machine, scripted scenarios, races."""

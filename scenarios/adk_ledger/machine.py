@@ -1,0 +1,153 @@
+"""The adk-ledger state machine: coordinators racing for a few invocations under a moving clock.
+
+Hypothesis picks the rules; every rule goes through the :class:`Harness`, so every answer and
+the record behind it are compared with the model after every step. Rules cover create, get,
+claim (fresh or reused token), renew/checkpoint/finish with the current, an older, a foreign or a
+never-issued token, delete, clock moves (small steps, exactly to a lease boundary, one ms
+before it), killing an owner and reopening the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from fencepost.spec import adk_ledger as spec
+
+from ..harness import Harness, World
+
+INVOCATIONS = 3
+COORDINATORS = ("c0", "c1", "c2")
+LEASES = st.sampled_from([1, 2, 5, 10, 30])
+METADATA = st.sampled_from(
+    [
+        {"workflow_id": "wf", "workflow_version": 1, "kind": "agent"},
+        {"workflow_id": "wf", "kind": "tool", "extra": "dropped"},
+        {},
+    ]
+)
+CHECKPOINTS = st.sampled_from([{}, {"step": 1}, {"step": 2, "memo": ["a", "b"]}, {"x": 1.5}])
+OUTCOMES = st.sampled_from([None, "done", {"answer": 42}])
+PHASES = st.sampled_from([*spec.FINISH_PHASES, "running", "bogus"])
+# Which token a writer presents: 0 its latest, 1 its previous, 2 another coordinator's, 3 forged.
+TOKEN_CHOICE = st.integers(0, 3)
+
+
+class LedgerMachine(RuleBasedStateMachine):
+    """Bound to a :class:`World` by :func:`machine_for`; one instance per Hypothesis example."""
+
+    world: World
+    examples = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        cls = type(self)
+        cls.examples += 1
+        self.prefix = f"x{cls.examples}"
+        self.h = Harness(self.world)
+        self.issued: dict[tuple[str, int], list[str]] = {}
+        self.tokens = 0
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def inv(self, i: int) -> str:
+        return f"{self.prefix}-i{i}"
+
+    def owner(self, coord: str) -> str:
+        return f"{self.prefix}-{coord}"
+
+    def token_for(self, coord: str, i: int, choice: int) -> str:
+        mine = self.issued.get((coord, i), [])
+        if choice == 0 and mine:
+            return mine[-1]
+        if choice == 1 and len(mine) > 1:
+            return mine[-2]
+        if choice == 2:
+            for other in COORDINATORS:
+                theirs = self.issued.get((other, i), [])
+                if other != coord and theirs:
+                    return theirs[-1]
+        return f"{self.prefix}-forged-{coord}"
+
+    # -- rules ------------------------------------------------------------------------------
+
+    @rule(i=st.integers(0, INVOCATIONS - 1), metadata=METADATA, checkpoint=CHECKPOINTS)
+    def create(self, i: int, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:
+        self.h.apply("client", spec.Create(self.inv(i), metadata, checkpoint))
+
+    @rule(i=st.integers(0, INVOCATIONS - 1))
+    def get(self, i: int) -> None:
+        self.h.apply("client", spec.Get(self.inv(i)))
+
+    @rule(
+        coord=st.sampled_from(COORDINATORS),
+        i=st.integers(0, INVOCATIONS - 1),
+        lease=LEASES,
+        reuse=st.booleans(),
+    )
+    def claim(self, coord: str, i: int, lease: int, reuse: bool) -> None:
+        mine = self.issued.setdefault((coord, i), [])
+        if not (reuse and mine):
+            self.tokens += 1
+            mine.append(f"{self.prefix}-t{self.tokens}")
+        op = spec.Claim(self.inv(i), self.owner(coord), mine[-1], self.h.now, lease)
+        self.h.apply(coord, op)
+
+    @rule(coord=st.sampled_from(COORDINATORS), i=st.integers(0, INVOCATIONS - 1),
+          which=TOKEN_CHOICE, lease=LEASES)
+    def renew(self, coord: str, i: int, which: int, lease: int) -> None:
+        token = self.token_for(coord, i, which)
+        self.h.apply(coord, spec.Renew(self.inv(i), token, self.h.now, lease))
+
+    @rule(coord=st.sampled_from(COORDINATORS), i=st.integers(0, INVOCATIONS - 1),
+          which=TOKEN_CHOICE, checkpoint=CHECKPOINTS, lease=LEASES)
+    def checkpoint(
+        self, coord: str, i: int, which: int, checkpoint: dict[str, Any], lease: int
+    ) -> None:
+        token = self.token_for(coord, i, which)
+        op = spec.Checkpoint(self.inv(i), token, checkpoint, self.h.now, lease)
+        self.h.apply(coord, op)
+
+    @rule(coord=st.sampled_from(COORDINATORS), i=st.integers(0, INVOCATIONS - 1),
+          which=TOKEN_CHOICE, phase=PHASES, outcome=OUTCOMES, checkpoint=CHECKPOINTS)
+    def finish(
+        self, coord: str, i: int, which: int, phase: str, outcome: Any, checkpoint: dict[str, Any]
+    ) -> None:
+        token = self.token_for(coord, i, which)
+        op = spec.Finish(self.inv(i), token, phase, outcome, checkpoint, self.h.now)
+        self.h.apply(coord, op)
+
+    @rule(i=st.integers(0, INVOCATIONS - 1))
+    def delete(self, i: int) -> None:
+        self.h.apply("client", spec.Delete(self.inv(i)))
+
+    @rule(ms=st.sampled_from([1, 2, 3, 7, 20]))
+    def advance(self, ms: int) -> None:
+        self.h.advance(ms)
+
+    @rule(i=st.integers(0, INVOCATIONS - 1), before=st.booleans())
+    def advance_to_lease_boundary(self, i: int, before: bool) -> None:
+        """Move the clock to exactly lease_until (or lease_until - 1) of a running invocation."""
+        rec = self.h.state.get(self.inv(i))
+        if rec is None or rec.token is None:
+            return
+        target = rec.lease_until - (1 if before else 0)
+        if target > self.h.now:
+            self.h.set_time(target)
+
+    @precondition(lambda self: "owner_liveness" in self.world.capabilities)
+    @rule(coord=st.sampled_from(COORDINATORS))
+    def kill(self, coord: str) -> None:
+        self.h.kill(self.owner(coord))
+
+    @precondition(lambda self: "durable" in self.world.capabilities)
+    @rule()
+    def reopen(self) -> None:
+        self.h.reopen()
+
+
+def machine_for(world: World) -> type[LedgerMachine]:
+    """A machine class bound to ``world`` (Hypothesis instantiates it once per example)."""
+    return type("LedgerMachine", (LedgerMachine,), {"world": world, "examples": 0})

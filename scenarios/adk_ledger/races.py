@@ -1,0 +1,61 @@
+"""Real-thread races on one invocation: N parties released together by a barrier."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fencepost.spec import adk_ledger as spec
+
+from ..harness import Harness
+from ..races import release_together, settle_race
+
+Race = Callable[[Harness, str, int, int], None]
+RACES: dict[str, Race] = {}
+CHOICE_GATES: dict[str, tuple[str, str]] = {}
+
+
+def race(fn: Race) -> Race:
+    RACES[fn.__name__] = fn
+    return fn
+
+
+@race
+def concurrent_claimants(h: Harness, p: str, n: int, round_no: int) -> None:
+    """N claimants on an expired lease (odd rounds) or an unowned record (even rounds)."""
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, {"kind": "race"}, {}))
+    if round_no % 2:
+        h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", h.now, 5))
+        h.advance(5)
+    actors = [f"c{k}" for k in range(1, n + 1)]
+    ops = [spec.Claim(inv, a, f"{p}-t{a}", h.now, 10) for a in actors]
+    outcomes = release_together(h.world.open(), ops)
+    settle_race(h, "ADK-CLAIM-008", actors, ops, outcomes)
+
+
+@race
+def concurrent_creates(h: Harness, p: str, n: int, round_no: int) -> None:
+    """N creates of one new id with different metadata: one winner, whose record is stored."""
+    inv = f"{p}-a"
+    actors = [f"client{k}" for k in range(n)]
+    ops = [spec.Create(inv, {"kind": a}, {"by": a}) for a in actors]
+    outcomes = release_together(h.world.open(), ops)
+    settle_race(h, "ADK-CREATE-004", actors, ops, outcomes)
+
+
+@race
+def renew_versus_takeover(h: Harness, p: str, n: int, round_no: int) -> None:
+    """The owner renews at lease_until - 1 while n claimants arrive at lease_until."""
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, {"kind": "race"}, {}))
+    start = h.now
+    h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", start, 10))
+    h.set_time(start + 10)
+    actors = ["c0"] + [f"c{k}" for k in range(1, n)]
+    ops: list[spec.Renew | spec.Claim] = [spec.Renew(inv, f"{p}-t0", start + 9, 10)]
+    ops += [spec.Claim(inv, a, f"{p}-t{a}", start + 10, 10) for a in actors[1:]]
+    outcomes = release_together(h.world.open(), ops)
+    settle_race(h, "ADK-RENEW-002", actors, ops, outcomes)
+
+
+CHOICE_GATES["renew_versus_takeover"] = ("renew_atomic", "atomic")

@@ -1,0 +1,177 @@
+"""Named scripted scenarios: every case the erlang_adk implementation's own tests cover, and more.
+
+Each scenario is a plain function of a :class:`Harness`; the model supplies every expected
+answer, so a scenario only says what happens, never what should come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fencepost.spec import adk_ledger as spec
+
+from ..harness import Harness
+
+Scenario = Callable[[Harness, str], None]
+SCENARIOS: dict[str, Scenario] = {}
+REQUIRES: dict[str, frozenset[str]] = {}
+
+META = {"workflow_id": "wf-1", "workflow_version": 3, "kind": "agent", "tenant": "dropped"}
+
+
+def scenario(*requires: str) -> Callable[[Scenario], Scenario]:
+    def register(fn: Scenario) -> Scenario:
+        SCENARIOS[fn.__name__] = fn
+        REQUIRES[fn.__name__] = frozenset(requires)
+        return fn
+
+    return register
+
+
+def _claimed(h: Harness, inv: str, coord: str, token: str, lease: int) -> None:
+    h.apply(coord, spec.Claim(inv, coord, token, h.now, lease))
+
+
+@scenario()
+def create_then_get(h: Harness, p: str) -> None:
+    h.apply("client", spec.Create(f"{p}-a", META, {"step": 0}))
+    h.apply("client", spec.Get(f"{p}-a"))
+    h.apply("client", spec.Create(f"{p}-b", {}, {}))
+    h.apply("client", spec.Get(f"{p}-b"))
+
+
+@scenario()
+def create_twice(h: Harness, p: str) -> None:
+    h.apply("client", spec.Create(f"{p}-a", META, {"step": 0}))
+    h.advance(5)
+    h.apply("client", spec.Create(f"{p}-a", {"kind": "other"}, {"step": 9}))
+    h.apply("client", spec.Get(f"{p}-a"))
+
+
+@scenario()
+def get_missing(h: Harness, p: str) -> None:
+    h.apply("client", spec.Get(f"{p}-never"))
+    h.apply("client", spec.Create(f"{p}-a", META, {}))
+    h.apply("client", spec.Delete(f"{p}-a"))
+    h.apply("client", spec.Get(f"{p}-a"))
+
+
+@scenario()
+def stale_token_cannot_commit_after_takeover(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    _claimed(h, inv, "c1", "t1", 10)
+    h.advance(10)
+    _claimed(h, inv, "c2", "t2", 10)
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
+    h.apply("c1", spec.Finish(inv, "t1", "completed", "zombie", {"step": 1}, h.now))
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+    h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 1}, h.now + 1, 10))
+    h.advance(20)
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 2}, h.now, 10))
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+
+
+@scenario()
+def expired_owner_cannot_write_at_boundary(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    start = h.now
+    _claimed(h, inv, "c1", "t1", 10)
+    h.set_time(start + 10)
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
+    h.apply("c1", spec.Finish(inv, "t1", "completed", "late", {"step": 1}, h.now))
+    h.apply("client", spec.Get(inv))
+
+
+@scenario()
+def live_owner_blocks_claim_until_boundary(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {}))
+    start = h.now
+    _claimed(h, inv, "c1", "t1", 10)
+    h.set_time(start + 9)
+    h.apply("c2", spec.Claim(inv, "c2", "t2", h.now, 10))
+    h.apply("c1", spec.Claim(inv, "c1", "t1", h.now, 10))
+    h.set_time(start + 10)
+    h.apply("c2", spec.Claim(inv, "c2", "t2", h.now, 10))
+    h.set_time(start + 19)
+    h.apply("c2", spec.Renew(inv, "t2", h.now, 10))
+    h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 2}, h.now, 5))
+
+
+@scenario()
+def pause_resume_complete(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    _claimed(h, inv, "c1", "t1", 10)
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
+    h.apply("c1", spec.Finish(inv, "t1", "paused", {"waiting": "input"}, {"step": 1}, h.now))
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+    h.advance(1)
+    _claimed(h, inv, "c2", "t2", 10)
+    h.apply("c2", spec.Finish(inv, "t2", "completed", "done", {"step": 2}, h.now))
+    h.apply("c3", spec.Claim(inv, "c3", "t3", h.now, 10))
+    h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 3}, h.now, 10))
+    h.apply("client", spec.Get(inv))
+
+
+@scenario("durable")
+def reopen_preserves_checkpoint_and_fence(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    _claimed(h, inv, "c1", "t1", 10)
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
+    h.reopen()
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 2}, h.now + 1, 10))
+    h.advance(11)
+    _claimed(h, inv, "c2", "t2", 10)
+    h.reopen()
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 3}, h.now, 10))
+    h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 3}, h.now, 10))
+
+
+@scenario()
+def delete_completed(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t1", 10)
+    h.apply("c1", spec.Finish(inv, "t1", "completed", "done", {}, h.now))
+    h.apply("client", spec.Delete(inv))
+    h.apply("client", spec.Get(inv))
+
+
+@scenario()
+def delete_live_owned(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {}))
+    start = h.now
+    _claimed(h, inv, "c1", "t1", 10)
+    h.set_time(start + 9)
+    h.apply("client", spec.Delete(inv))
+    h.set_time(start + 10)
+    h.apply("client", spec.Delete(inv))
+
+
+@scenario()
+def expired_lease_still_owned(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t1", 5)
+    h.advance(50)
+    h.apply("client", spec.Get(inv))
+
+
+@scenario("owner_liveness")
+def dead_owner_is_replaced_early(h: Harness, p: str) -> None:
+    inv, other = f"{p}-a", f"{p}-b"
+    h.apply("client", spec.Create(inv, META, {}))
+    h.apply("client", spec.Create(other, META, {}))
+    _claimed(h, inv, f"{p}-c1", "t1", 100)
+    _claimed(h, other, f"{p}-c1", "t9", 100)
+    h.kill(f"{p}-c1")
+    h.advance(1)
+    _claimed(h, inv, f"{p}-c2", "t2", 100)
+    h.apply("c1", spec.Checkpoint(inv, "t1", {}, h.now, 10))
+    h.apply("client", spec.Delete(other))

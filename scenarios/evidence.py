@@ -1,0 +1,35 @@
+"""What the checks of a run found, clause by clause."""
+
+from __future__ import annotations
+
+import attrs
+
+from .trace import TraceStep, render_trace
+
+
+@attrs.frozen
+class Failure:
+    """The shrunk counterexample of a broken clause."""
+
+    check: str
+    message: str
+    trace: tuple[TraceStep, ...]
+
+    def render(self) -> str:
+        return f"{self.message}\n{render_trace(self.trace)}"
+
+
+@attrs.define
+class Evidence:
+    """What the checks of a run found, clause by clause."""
+
+    exercised: dict[str, int] = attrs.Factory(dict)
+    failures: dict[str, Failure] = attrs.Factory(dict)
+    unknown: dict[str, str] = attrs.Factory(dict)
+    checks_run: set[str] = attrs.Factory(set)
+
+    def fail(self, clause: str, failure: Failure) -> None:
+        self.failures.setdefault(clause, failure)
+
+    def lost(self, clause: str, reason: str) -> None:
+        self.unknown.setdefault(clause, reason)

@@ -1,0 +1,257 @@
+"""Drive a store and its reference model through the same operations and compare every answer.
+
+The harness is what every check uses: scripted scenarios, the state machines and the races.
+After each operation it compares the outcomes, then reads the touched record back from both
+(``get``) and compares again; the first difference raises :class:`ClauseViolation` naming the
+clause the model says was broken, with the numbered trace so far.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.env import AdapterEnv
+from fencepost.model.base import ContractModel, Ctx, Step, attribute_effect, attribute_outcome
+from fencepost.spec.errors import ContractError
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome
+
+from .clock import SimClock
+from .evidence import Evidence
+from .trace import TraceStep, render_trace
+
+
+class ClauseViolation(AssertionError):
+    """A store broke a clause. ``trace`` ends with the step that showed it."""
+
+    clause: str = ""
+
+    def __init__(self, clause: str, message: str, trace: tuple[TraceStep, ...]) -> None:
+        super().__init__(f"{clause}: {message}")
+        self.clause = clause
+        self.message = message
+        self.trace = trace
+
+    def render(self) -> str:
+        return f"{self.clause}: {self.message}\n{render_trace(self.trace)}"
+
+
+_VIOLATION_TYPES: dict[str, type[ClauseViolation]] = {}
+_VIOLATION_TYPES_LOCK = threading.Lock()
+
+
+def violation(clause: str, message: str, trace: tuple[TraceStep, ...]) -> ClauseViolation:
+    """A violation of ``clause`` as an instance of a class of its own.
+
+    Hypothesis tells bugs apart by exception type; one class per clause lets one run report
+    several broken clauses, each shrunk on its own.
+    """
+    with _VIOLATION_TYPES_LOCK:
+        cls = _VIOLATION_TYPES.get(clause)
+        if cls is None:
+            name = "Violation_" + clause.replace("-", "_")
+            cls = type(name, (ClauseViolation,), {"clause": clause})
+            _VIOLATION_TYPES[clause] = cls
+    return cls(clause, message, trace)
+
+
+class StoreLost(Exception):
+    """The store answered ``unavailable`` or lost its connection: the check is ``unknown``."""
+
+    def __init__(self, message: str, trace: tuple[TraceStep, ...]) -> None:
+        super().__init__(message)
+        self.trace = trace
+
+
+def call(store: Any, op: Op) -> Outcome:
+    """Run ``op`` on ``store`` and turn whatever happens into an outcome value."""
+    try:
+        return Ok(op.invoke(store))
+    except ContractError as e:
+        return Err(e.code, e.detail)
+    except Exception as e:  # noqa: BLE001 - anything else is a crash the report must show
+        return Crash(type(e).__name__, str(e))
+
+
+@attrs.define
+class World:
+    """What a run shares between its checks: the clock, the env, the open store."""
+
+    model: ContractModel
+    factory: Callable[[AdapterEnv], Any]
+    clock: SimClock
+    namespace: str
+    options: Mapping[str, str]
+    capabilities: frozenset[str] = frozenset()
+    dead: set[str] = attrs.Factory(set)
+    steps: int = 0
+    evidence: Evidence = attrs.Factory(Evidence)
+    store: Any = None
+    env: AdapterEnv = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.env = AdapterEnv(
+            clock=self.clock.now,
+            namespace=self.namespace,
+            is_alive=self.is_alive,
+            options=dict(self.options),
+        )
+
+    def is_alive(self, owner: str) -> bool:
+        return owner not in self.dead
+
+    def open(self) -> Any:
+        if self.store is None:
+            self.store = self.factory(self.env)
+        return self.store
+
+    def close(self) -> None:
+        if self.store is not None:
+            close = getattr(self.store, "close", None)
+            self.store = None
+            if close is not None:
+                close()
+
+    def reopen(self) -> Any:
+        self.close()
+        return self.open()
+
+
+class Harness:
+    """One check's view of the world: a fresh model state and the trace of what was done."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.model = world.model
+        self.state: Any = world.model.initial
+        self.trace: list[TraceStep] = []
+        self.touched: set[str] = set()
+
+    # -- the world --------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.world.clock.now()
+
+    def ctx(self) -> Ctx:
+        return Ctx(
+            now=self.now,
+            dead=frozenset(self.world.dead),
+            options=self.world.options,
+            capabilities=self.world.capabilities,
+        )
+
+    def note(self, actor: str, text: str) -> None:
+        self.trace.append(TraceStep(actor=actor, at=self.now, note=text))
+
+    def advance(self, ms: int) -> None:
+        self.world.clock.advance(ms)
+        self.note("clock", f"advance {ms} ms")
+
+    def set_time(self, ms: int) -> None:
+        self.world.clock.set(ms)
+        self.note("clock", f"set to {ms} ms")
+
+    def kill(self, owner: str) -> None:
+        self.world.dead.add(owner)
+        self.note("world", f"owner {owner} dies")
+
+    def reopen(self) -> None:
+        """Close and reopen the store; every record touched so far must read back the same."""
+        self.note("world", "store closed and reopened")
+        try:
+            self.world.reopen()
+        except Exception as e:  # noqa: BLE001 - a store that cannot reopen breaks durability
+            raise violation(
+                self.model.durable_clause,
+                f"reopening the store raised {type(e).__name__}: {e}",
+                tuple(self.trace),
+            ) from e
+        for key in sorted(self.touched):
+            observe = self.model.observe(key)
+            expected = self.expect(observe).outcome
+            actual = call(self.world.open(), observe)
+            if expected != actual:
+                self._record("check", observe, expected, actual)
+                raise violation(
+                    self.model.durable_clause,
+                    f"after reopening, {observe.name} answered {actual}; the contract requires "
+                    f"{expected}",
+                    tuple(self.trace),
+                )
+        self.exercised(self.model.durable_clause)
+
+    # -- operations -------------------------------------------------------------------------
+
+    def expect(self, op: Op) -> Step:
+        """The model's answer to ``op`` now, without applying it."""
+        return self.model.step(self.state, op, self.ctx())  # type: ignore[no-any-return]
+
+    def apply(self, actor: str, op: Op) -> Outcome:
+        """Run ``op`` on store and model; raise on the first difference; return the answer."""
+        step = self.expect(op)
+        actual = call(self.world.open(), op)
+        self._record(actor, op, step.outcome, actual)
+        if step.outcome != actual:
+            raise violation(
+                attribute_outcome(self.model, step, actual),
+                f"{op.name} answered {actual}; the contract requires {step.outcome}",
+                tuple(self.trace),
+            )
+        self.state = step.state
+        self.check_record(op, step)
+        self.exercised(step.clause, step.effect_clause)
+        return actual
+
+    def exercised(self, *clauses: str) -> None:
+        """Count evidence: these clauses were put to the test and held."""
+        counts = self.world.evidence.exercised
+        for clause in set(clauses):
+            counts[clause] = counts.get(clause, 0) + 1
+
+    def linearize(self, actor: str, op: Op, actual: Outcome) -> Step:
+        """Accept an answer the store gave concurrently: check it against the model as if the
+        op had run alone now, then adopt the model's next state."""
+        step = self.expect(op)
+        self._record(actor, op, step.outcome, actual)
+        self.state = step.state
+        return step
+
+    def check_record(self, op: Op, last: Step, clause: str | None = None) -> None:
+        """Read the record ``op`` touched back from store and model; a difference fails the
+        clause governing ``last``'s effect (for a refused op: that nothing changed)."""
+        key = op.key()
+        if key is None:
+            return
+        observe = self.model.observe(key)
+        expected = self.expect(observe).outcome
+        actual = call(self.world.open(), observe)
+        if expected != actual:
+            self._record("check", observe, expected, actual)
+            raise violation(
+                clause or attribute_effect(self.model, last, expected, actual),
+                f"after {op.name}, {observe.name} answered {actual}; "
+                f"the contract requires {expected}",
+                tuple(self.trace),
+            )
+        if last.outcome.code == "ok" and isinstance(expected, Ok):
+            fields = {a.name for a in attrs.fields(type(expected.value))}
+            self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
+
+    def _record(self, actor: str, op: Op, expected: Outcome, actual: Outcome) -> None:
+        self.trace.append(TraceStep(actor, self.now, op, "", expected, actual))
+        self.world.steps += 1
+        key = op.key()
+        if key is not None:
+            self.touched.add(key)
+        if isinstance(actual, Err) and actual.code == "unavailable" or (
+            isinstance(actual, Crash) and actual.kind in _LOST
+        ):
+            raise StoreLost(f"{op.name}: store unavailable ({actual})", tuple(self.trace))
+
+
+_LOST = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})

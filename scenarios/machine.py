@@ -1,0 +1,60 @@
+"""Run a contract's Hypothesis state machine and collect every clause it shows broken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import hypothesis
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from .harness import ClauseViolation, StoreLost
+
+
+@attrs.frozen
+class MachineRun:
+    """What one state-machine run found: shrunk violations (one per clause) or a lost store."""
+
+    violations: tuple[ClauseViolation, ...]
+    lost: StoreLost | None
+    examples: int
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for e in error.exceptions for leaf in _leaves(e)]
+    return [error]
+
+
+def run_machine(machine: Any, *, examples: int, steps: int, seed: int) -> MachineRun:
+    """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded.
+
+    Hypothesis shrinks each failure separately (one exception class per clause), so one run can
+    report several broken clauses, each with its own minimal trace. Nothing is written to disk.
+    """
+    config = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        report_multiple_bugs=True,
+        print_blob=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
+    seeded = hypothesis.seed(seed)(machine)
+    violations: list[ClauseViolation] = []
+    lost: StoreLost | None = None
+    try:
+        with hypothesis.reporting.with_reporter(lambda _text: None):
+            run_state_machine_as_test(seeded, settings=config)
+    except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
+        for leaf in _leaves(error):
+            if isinstance(leaf, ClauseViolation):
+                violations.append(leaf)
+            elif isinstance(leaf, StoreLost):
+                lost = leaf
+            else:
+                raise
+    return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)))

@@ -1,0 +1,65 @@
+"""Real-thread races: release N operations at once with a barrier and collect their outcomes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Crash, Outcome
+
+from .harness import Harness, call, violation
+
+
+def release_together(store: Any, ops: Sequence[Op], timeout: float = 60.0) -> list[Outcome]:
+    """Run each op on its own thread, all released by one barrier; outcomes in op order."""
+    barrier = threading.Barrier(len(ops))
+    outcomes: list[Outcome] = [Crash("Timeout", "thread did not finish")] * len(ops)
+
+    def run(k: int) -> None:
+        try:
+            barrier.wait(timeout)
+        except threading.BrokenBarrierError:
+            outcomes[k] = Crash("BrokenBarrierError", "racers were not released together")
+            return
+        outcomes[k] = call(store, ops[k])
+
+    threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(len(ops))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return outcomes
+
+
+def settle_race(
+    h: Harness,
+    clause: str,
+    actors: Sequence[str],
+    ops: Sequence[Op],
+    outcomes: Sequence[Outcome],
+    winners_expected: int = 1,
+) -> None:
+    """Check a race: exactly ``winners_expected`` ops succeeded, and the store's answers equal the
+    model's for the order 'winners first, then the rest' (a linearization), record included."""
+    winners = [k for k, o in enumerate(outcomes) if o.code == "ok"]
+    order = winners + [k for k in range(len(ops)) if k not in winners]
+    steps = [(k, h.linearize(actors[k], ops[k], outcomes[k])) for k in order]
+    if len(winners) != winners_expected:
+        raise violation(
+            clause,
+            f"{len(winners)} of {len(ops)} concurrent {ops[0].name} calls succeeded; "
+            f"exactly {winners_expected} must",
+            tuple(h.trace),
+        )
+    for k, step in steps:
+        if step.outcome != outcomes[k]:
+            raise violation(
+                clause,
+                f"{actors[k]}'s {ops[k].name} answered {outcomes[k]}; in no order of the racing "
+                f"calls can it answer that (expected {step.outcome})",
+                tuple(h.trace),
+            )
+    h.check_record(ops[order[0]], steps[-1][1], clause=clause)
+    h.exercised(clause)

@@ -1,0 +1,195 @@
+"""Run every check of a suite against one adapter and gather the evidence.
+
+Order: scripted scenarios (fast, pointed), then the state machine (broad), then the real-thread
+races. Each check runs on ids of its own (a prefix), against one store opened once per run, under
+one simulated clock that only moves forward.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.env import AdapterEnv
+from fencepost.errors import ConfigurationError
+from fencepost.model.base import options_with_defaults
+
+from .clock import SimClock
+from .evidence import Evidence, Failure
+from .harness import ClauseViolation, Harness, StoreLost, World
+from .machine import run_machine
+from .suite import Suite
+
+Progress = Callable[[str], None]
+CLOCK_START = 1_000_000
+
+
+@attrs.frozen
+class Profile:
+    """How hard to look: state-machine examples and steps, race rounds and racers."""
+
+    name: str
+    examples: int
+    steps: int
+    race_rounds: int
+    racers: int
+
+
+PROFILES = {
+    p.name: p
+    for p in (
+        Profile("quick", examples=40, steps=30, race_rounds=6, racers=8),
+        Profile("standard", examples=200, steps=50, race_rounds=25, racers=8),
+        Profile("thorough", examples=1000, steps=80, race_rounds=100, racers=12),
+    )
+}
+
+
+@attrs.frozen
+class RunResult:
+    evidence: Evidence
+    capabilities: frozenset[str]
+    options: Mapping[str, str]
+    gated_off: Mapping[str, str]
+    timings: Mapping[str, float]
+    steps: int
+    examples: int
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def open_checked(suite: Suite, world: World) -> Any:
+    """Open the store once and check it has every protocol method."""
+    try:
+        store = world.open()
+    except ConfigurationError:
+        raise
+    except Exception as e:
+        raise ConfigurationError(
+            f"the adapter factory failed: {type(e).__name__}: {str(e).strip().splitlines()[0]}"
+        ) from e
+    missing = [m for m in suite.protocol_methods if not callable(getattr(store, m, None))]
+    if missing:
+        raise ConfigurationError(
+            f"{type(store).__name__} lacks protocol methods {', '.join(missing)} of "
+            f"{suite.model.name}; see fencepost.spec.{suite.model.name.replace('-', '_')}"
+        )
+    return store
+
+
+def run_suite(
+    suite: Suite,
+    factory: Callable[[AdapterEnv], Any],
+    *,
+    profile: Profile,
+    seed: int,
+    options: Mapping[str, str] | None = None,
+    namespace: str | None = None,
+    progress: Progress = _quiet,
+) -> RunResult:
+    """Check ``factory``'s store against ``suite``; never raises for a contract violation."""
+    try:
+        opts = options_with_defaults(suite.model.choices, options or {})
+    except ValueError as e:
+        raise ConfigurationError(str(e)) from e
+    world = World(
+        model=suite.model,
+        factory=factory,
+        clock=SimClock(CLOCK_START),
+        namespace=namespace or f"r{uuid.uuid4().hex[:10]}",
+        options=opts,
+    )
+    store = open_checked(suite, world)
+    world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+    timings: dict[str, float] = {}
+    examples = 0
+    try:
+        t0 = time.perf_counter()
+        _run_scenarios(suite, world, progress)
+        timings["scenarios"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        progress(f"state machine: {profile.examples} examples of up to {profile.steps} steps")
+        run = run_machine(
+            suite.machine_for(world), examples=profile.examples, steps=profile.steps, seed=seed
+        )
+        examples = run.examples
+        for v in run.violations:
+            world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
+        if run.lost is not None:
+            _lost(suite, world.evidence, "machine", str(run.lost))
+        timings["machine"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        gated_off = _run_races(suite, world, profile, progress)
+        timings["races"] = time.perf_counter() - t0
+    finally:
+        world.close()
+        discard = getattr(factory, "discard", None)
+        if discard is not None:
+            discard(world.env)
+    timings["total"] = sum(timings.values())
+    return RunResult(
+        world.evidence, world.capabilities, opts, gated_off, timings, world.steps, examples
+    )
+
+
+def _lost(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:
+    for clause in suite.clauses:
+        if check in clause.checks or check.split(":")[0] in clause.checks:
+            evidence.lost(clause.id, f"{check}: {reason}")
+
+
+def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None]) -> bool:
+    """Run one check; record its failure, or its loss against every clause it covers.
+    True when it passed."""
+    world.evidence.checks_run.add(check)
+    h = Harness(world)
+    try:
+        body(h)
+    except ClauseViolation as v:
+        world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
+        return False
+    except StoreLost as lost:
+        _lost(suite, world.evidence, check, str(lost))
+        return False
+    return True
+
+
+def _run_scenarios(suite: Suite, world: World, progress: Progress) -> None:
+    names = [n for n, req in suite.scenario_requires.items() if req <= world.capabilities]
+    for k, name in enumerate(names, 1):
+        progress(f"scenario {k}/{len(names)}: {name}")
+        fn = suite.scenarios[name]
+        _run_one(suite, world, f"scenario:{name}", lambda h, fn=fn, k=k: fn(h, f"s{k}"))
+
+
+def _run_races(
+    suite: Suite, world: World, profile: Profile, progress: Progress
+) -> dict[str, str]:
+    gated_off: dict[str, str] = {}
+    for clause in suite.clauses:
+        for check in clause.checks:
+            gate = suite.race_gates.get(check.removeprefix("race:"))
+            if gate and world.options.get(gate[0]) != gate[1]:
+                value = world.options[gate[0]]
+                gated_off[clause.id] = f"not checked under option {gate[0]}={value}"
+    if "concurrency" not in world.capabilities:
+        return gated_off
+    for index, (name, fn) in enumerate(suite.races.items()):
+        gate = suite.race_gates.get(name)
+        if gate and world.options.get(gate[0]) != gate[1]:
+            continue
+        for r in range(profile.race_rounds):
+            progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
+            prefix = f"r{index}x{r}"
+            body = lambda h, fn=fn, prefix=prefix, r=r: fn(h, prefix, profile.racers, r)  # noqa: E731
+            if not _run_one(suite, world, f"race:{name}", body):
+                break
+    return gated_off
