@@ -39,14 +39,15 @@ def settle_race(
     actors: Sequence[str],
     ops: Sequence[Op],
     outcomes: Sequence[Outcome],
-    winners_expected: int = 1,
+    winners_expected: int | None = 1,
 ) -> None:
-    """Check a race: exactly ``winners_expected`` ops succeeded, and the store's answers equal the
-    model's for the order 'winners first, then the rest' (a linearization), record included."""
+    """Check a race: ``winners_expected`` ops succeeded (``None``: any number), and the store's
+    answers equal the model's in the order 'winners first, then the rest', which for these
+    races is a valid linearization whenever the store is correct; the record is checked too."""
     winners = [k for k, o in enumerate(outcomes) if o.code == "ok"]
     order = winners + [k for k in range(len(ops)) if k not in winners]
     steps = [(k, h.linearize(actors[k], ops[k], outcomes[k])) for k in order]
-    if len(winners) != winners_expected:
+    if winners_expected is not None and len(winners) != winners_expected:
         raise violation(
             clause,
             f"{len(winners)} of {len(ops)} concurrent {ops[0].name} calls succeeded; "

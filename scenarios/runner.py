@@ -42,9 +42,9 @@ class Profile:
 PROFILES = {
     p.name: p
     for p in (
-        Profile("quick", examples=40, steps=30, race_rounds=6, racers=8),
-        Profile("standard", examples=200, steps=50, race_rounds=25, racers=8),
-        Profile("thorough", examples=1000, steps=80, race_rounds=100, racers=12),
+        Profile("quick", examples=60, steps=30, race_rounds=20, racers=8),
+        Profile("standard", examples=300, steps=50, race_rounds=60, racers=8),
+        Profile("thorough", examples=1500, steps=80, race_rounds=200, racers=12),
     )
 }
 
@@ -92,8 +92,13 @@ def run_suite(
     options: Mapping[str, str] | None = None,
     namespace: str | None = None,
     progress: Progress = _quiet,
+    stop_when: Callable[[Evidence], bool] | None = None,
 ) -> RunResult:
-    """Check ``factory``'s store against ``suite``; never raises for a contract violation."""
+    """Check ``factory``'s store against ``suite``; never raises for a contract violation.
+
+    ``stop_when(evidence)``, checked between checks, ends the run early once it is true (the
+    mutants command stops as soon as the expected clause has failed)."""
+    done = stop_when or (lambda _: False)
     try:
         opts = options_with_defaults(suite.model.choices, options or {})
     except ValueError as e:
@@ -111,8 +116,10 @@ def run_suite(
     examples = 0
     try:
         t0 = time.perf_counter()
-        _run_scenarios(suite, world, progress)
+        _run_scenarios(suite, world, progress, done)
         timings["scenarios"] = time.perf_counter() - t0
+        if done(world.evidence):
+            return _result(world, opts, {}, timings, 0)
 
         t0 = time.perf_counter()
         progress(f"state machine: {profile.examples} examples of up to {profile.steps} steps")
@@ -125,15 +132,27 @@ def run_suite(
         if run.lost is not None:
             _lost(suite, world.evidence, "machine", str(run.lost))
         timings["machine"] = time.perf_counter() - t0
+        if done(world.evidence):
+            return _result(world, opts, {}, timings, examples)
 
         t0 = time.perf_counter()
-        gated_off = _run_races(suite, world, profile, progress)
+        gated_off = _run_races(suite, world, profile, progress, done)
         timings["races"] = time.perf_counter() - t0
+        return _result(world, opts, gated_off, timings, examples)
     finally:
         world.close()
         discard = getattr(factory, "discard", None)
         if discard is not None:
             discard(world.env)
+
+
+def _result(
+    world: World,
+    opts: Mapping[str, str],
+    gated_off: Mapping[str, str],
+    timings: dict[str, float],
+    examples: int,
+) -> RunResult:
     timings["total"] = sum(timings.values())
     return RunResult(
         world.evidence, world.capabilities, opts, gated_off, timings, world.steps, examples
@@ -162,16 +181,24 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
     return True
 
 
-def _run_scenarios(suite: Suite, world: World, progress: Progress) -> None:
+def _run_scenarios(
+    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool]
+) -> None:
     names = [n for n, req in suite.scenario_requires.items() if req <= world.capabilities]
     for k, name in enumerate(names, 1):
+        if done(world.evidence):
+            return
         progress(f"scenario {k}/{len(names)}: {name}")
         fn = suite.scenarios[name]
         _run_one(suite, world, f"scenario:{name}", lambda h, fn=fn, k=k: fn(h, f"s{k}"))
 
 
 def _run_races(
-    suite: Suite, world: World, profile: Profile, progress: Progress
+    suite: Suite,
+    world: World,
+    profile: Profile,
+    progress: Progress,
+    done: Callable[[Evidence], bool],
 ) -> dict[str, str]:
     gated_off: dict[str, str] = {}
     for clause in suite.clauses:
@@ -187,6 +214,8 @@ def _run_races(
         if gate and world.options.get(gate[0]) != gate[1]:
             continue
         for r in range(profile.race_rounds):
+            if done(world.evidence):
+                return gated_off
             progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
             prefix = f"r{index}x{r}"
             body = lambda h, fn=fn, prefix=prefix, r=r: fn(h, prefix, profile.racers, r)  # noqa: E731

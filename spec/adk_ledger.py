@@ -393,7 +393,7 @@ CLAUSES = Catalogue(
         _c("ADK-RENEW-001", "what renew does",
            "renew sets lease_until = now + lease_ms (a smaller value shortens the lease) and "
            "updated_at = now, and changes nothing else but the revision.",
-           M),
+           M, "scenario:renew_can_shorten_lease"),
         _c("ADK-RENEW-002", "renew is atomic against a takeover",
            "A renew just before lease_until racing a claim at lease_until: exactly one of them "
            "succeeds.",

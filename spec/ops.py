@@ -21,8 +21,9 @@ class Op:
         return {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}
 
     def invoke(self, store: Any) -> Any:
-        """Call the matching method of ``store`` with this op's arguments."""
-        return getattr(store, self.name)(**self.arguments())
+        """Call the matching method of ``store`` with this op's arguments, positionally in the
+        protocol's order (so an adapter's own parameter names do not matter)."""
+        return getattr(store, self.name)(*self.arguments().values())
 
     def key(self) -> str | None:
         """The record this op touches (for partitioning and for observation)."""

@@ -58,15 +58,19 @@ class MemoryLedger(LedgerCore):
             yield _MemorySlot(self._shelf.rows, invocation_id, attrs.evolve(row) if row else None)
 
 
-def memory_factory(env: AdapterEnv) -> MemoryLedger:
-    """Factory for the built-in ``memory`` adapter."""
-    return MemoryLedger(env)
+class MemoryLedgerFactory:
+    """``factory(env)`` for the built-in ``memory`` adapter; ``discard(env)`` forgets the run's
+    records."""
+
+    def __init__(self, store_class: type[MemoryLedger] = MemoryLedger) -> None:
+        self.store_class = store_class
+
+    def __call__(self, env: AdapterEnv) -> MemoryLedger:
+        return self.store_class(env)
+
+    def discard(self, env: AdapterEnv) -> None:
+        with _SHELVES_LOCK:
+            _SHELVES.pop(env.namespace, None)
 
 
-def discard(env: AdapterEnv) -> None:
-    """Forget a namespace's records (the end of a run)."""
-    with _SHELVES_LOCK:
-        _SHELVES.pop(env.namespace, None)
-
-
-memory_factory.discard = discard  # type: ignore[attr-defined]
+memory_factory = MemoryLedgerFactory()

@@ -101,11 +101,12 @@ class SqlLedger(LedgerCore):
 class SqlLedgerFactory:
     """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, store_class: type[SqlLedger] = SqlLedger) -> None:
         self.url = url
+        self.store_class = store_class
 
     def __call__(self, env: AdapterEnv) -> SqlLedger:
-        return SqlLedger(env, make_engine(self.url))
+        return self.store_class(env, make_engine(self.url))
 
     def discard(self, env: AdapterEnv) -> None:
         engine = make_engine(self.url)

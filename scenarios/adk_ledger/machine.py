@@ -31,7 +31,8 @@ METADATA = st.sampled_from(
 CHECKPOINTS = st.sampled_from([{}, {"step": 1}, {"step": 2, "memo": ["a", "b"]}, {"x": 1.5}])
 OUTCOMES = st.sampled_from([None, "done", {"answer": 42}])
 PHASES = st.sampled_from([*spec.FINISH_PHASES, "running", "bogus"])
-# Which token a writer presents: 0 its latest, 1 its previous, 2 another coordinator's, 3 forged.
+# Which token a writer presents: 0 the record's current token (the live owner's, if any), 1 the
+# writer's own latest, 2 its previous one, 3 forged.
 TOKEN_CHOICE = st.integers(0, 3)
 
 
@@ -60,15 +61,13 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def token_for(self, coord: str, i: int, choice: int) -> str:
         mine = self.issued.get((coord, i), [])
-        if choice == 0 and mine:
+        rec = self.h.state.get(self.inv(i))
+        if choice == 0 and rec is not None and rec.token is not None:
+            return str(rec.token)
+        if choice == 1 and mine:
             return mine[-1]
-        if choice == 1 and len(mine) > 1:
+        if choice == 2 and len(mine) > 1:
             return mine[-2]
-        if choice == 2:
-            for other in COORDINATORS:
-                theirs = self.issued.get((other, i), [])
-                if other != coord and theirs:
-                    return theirs[-1]
         return f"{self.prefix}-forged-{coord}"
 
     # -- rules ------------------------------------------------------------------------------

@@ -102,6 +102,16 @@ def live_owner_blocks_claim_until_boundary(h: Harness, p: str) -> None:
 
 
 @scenario()
+def renew_can_shorten_lease(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t1", 30)
+    h.advance(2)
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 1))
+    h.apply("c2", spec.Claim(inv, "c2", "t2", h.now + 1, 10))
+
+
+@scenario()
 def pause_resume_complete(h: Harness, p: str) -> None:
     inv = f"{p}-a"
     h.apply("client", spec.Create(inv, META, {"step": 0}))

@@ -1,0 +1,436 @@
+"""Known-faulty adk-ledger stores: each is the correct core with one real-world bug.
+
+The kit's own tests require every one of them to be caught by its expected clause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.adk_ledger.core import LedgerCore, Row
+from fencepost.spec import adk_ledger as spec
+
+from .base import Mutant, round_trip
+
+# ``LedgerCore`` is the base in every mixin's MRO; the annotations below keep type checkers
+# aware of that without inheriting twice.
+_Base: Any = LedgerCore
+
+
+class CreateStampsZero(_Base):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+        super().create(invocation_id, metadata, checkpoint)
+        with self._locked(invocation_id) as slot:
+            slot.update(attrs.evolve(slot.row, created_at=0, updated_at=0))
+
+
+class CreateMisreadsVersion(_Base):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+        renamed = {k: v for k, v in metadata.items() if k != "workflow_version"}
+        renamed["workflow_version"] = metadata.get("version")
+        super().create(invocation_id, renamed, checkpoint)
+
+
+class CreateOverwrites(_Base):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+        with self._locked(invocation_id) as slot:
+            if slot.row is not None:
+                slot.remove()
+        super().create(invocation_id, metadata, checkpoint)
+
+
+class CreateCheckThenInsert(_Base):
+    """Checks for the id in one transaction and upserts in another."""
+
+    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+        with self._locked(invocation_id) as slot:
+            exists = slot.row is not None
+        if exists:
+            raise spec.AlreadyExists(invocation_id)
+        round_trip()
+        with self._locked(invocation_id) as slot:
+            if slot.row is not None:
+                slot.remove()
+        super().create(invocation_id, metadata, checkpoint)
+
+
+class GetOfMissingIsBlank(_Base):
+    def get(self, invocation_id: str) -> spec.Invocation:
+        try:
+            return super().get(invocation_id)  # type: ignore[no-any-return]
+        except spec.NotFound:
+            return spec.Invocation(invocation_id, None, None, None, {}, "ready", None, False,
+                                   None, 0, 0, 0, 0)
+
+
+class GetTouchesRecord(_Base):
+    """An ORM ``onupdate`` column: every read through the session bumps updated_at."""
+
+    def get(self, invocation_id: str) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            row = attrs.evolve(row, updated_at=self.env.clock())
+            slot.update(row)
+            return self._view(row)  # type: ignore[no-any-return]
+
+
+class OwnedMeansLive(_Base):
+    def _view(self, row: Row) -> spec.Invocation:
+        view = super()._view(row)
+        return attrs.evolve(view, owned=view.owned and self.env.clock() < row.lease_until)
+
+
+class ClaimCreatesMissing(_Base):
+    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+              lease_ms: int) -> spec.Invocation:
+        try:
+            self.create(invocation_id, {}, {})
+        except spec.AlreadyExists:
+            pass
+        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+
+
+class ClaimCompleted(_Base):
+    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+              lease_ms: int) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if row.phase == spec.COMPLETED:
+                row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
+                slot.update(row)
+                return self._view(row)  # type: ignore[no-any-return]
+        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+
+
+class SameTokenReclaims(_Base):
+    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+              lease_ms: int) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if row.token == owner_token and row.phase == spec.RUNNING:
+                row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
+                slot.update(row)
+                return self._view(row)  # type: ignore[no-any-return]
+        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+
+
+class ClaimBoundaryOffByOne(_Base):
+    def _claimable(self, row: Row, now: int) -> bool:
+        return row.token is None or now > row.lease_until or self._owner_dead(row)
+
+
+class ClaimKeepsOutcome(_Base):
+    def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
+        return attrs.evolve(super()._claimed(row, owner, token, now, lease_ms), outcome=row.outcome)
+
+
+class IgnoresDeadOwners(_Base):
+    def _owner_dead(self, row: Row) -> bool:
+        return False
+
+
+class DeleteIgnoresDeadOwners(_Base):
+    def _deletable(self, row: Row) -> bool:
+        if row.token is None:
+            return True
+        return not self._live(row, self.env.clock())
+
+
+class ClaimSelectThenUpdate(_Base):
+    """Reads and decides in one transaction, writes unconditionally in a second one."""
+
+    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+              lease_ms: int) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if row.phase == spec.COMPLETED:
+                raise spec.Completed(invocation_id)
+            if not self._claimable(row, now_ms):
+                raise spec.InvocationOwned(invocation_id)
+        round_trip()
+        with self._locked(invocation_id) as slot:
+            row = self._claimed(self._require(slot), owner, owner_token, now_ms, lease_ms)
+            slot.update(row)
+            return self._view(row)  # type: ignore[no-any-return]
+
+
+class RenewReadThenWrite(_Base):
+    """Checks the token in one transaction and extends the lease in a second one."""
+
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            self._check_writer(self._require(slot), owner_token, now_ms)
+        round_trip()
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            slot.update(attrs.evolve(row, token=owner_token, phase=spec.RUNNING,
+                                     lease_until=now_ms + lease_ms, revision=row.revision + 1,
+                                     updated_at=now_ms))
+
+
+class MissingWriteIsStale(_Base):
+    """Writes look the record up with the token in the WHERE clause: no row -> stale_owner."""
+
+    def _stale_if_missing(self, invocation_id: str) -> None:
+        with self._locked(invocation_id) as slot:
+            if slot.row is None:
+                raise spec.StaleOwner(invocation_id)
+
+    def renew(self, invocation_id: str, *args: Any) -> None:
+        self._stale_if_missing(invocation_id)
+        super().renew(invocation_id, *args)
+
+    def checkpoint(self, invocation_id: str, *args: Any) -> None:
+        self._stale_if_missing(invocation_id)
+        super().checkpoint(invocation_id, *args)
+
+    def finish(self, invocation_id: str, owner_token: str, phase: str, *args: Any) -> None:
+        if self._valid_finish_phase(phase):
+            self._stale_if_missing(invocation_id)
+        super().finish(invocation_id, owner_token, phase, *args)
+
+
+class RefusedWriteBumpsRevision(_Base):
+    def renew(self, invocation_id: str, *args: Any) -> None:
+        try:
+            super().renew(invocation_id, *args)
+        except (spec.StaleOwner, spec.LeaseExpired):
+            with self._locked(invocation_id) as slot:
+                slot.update(attrs.evolve(slot.row, revision=slot.row.revision + 1))
+            raise
+
+
+class ZombieCheckpoint(_Base):
+    """checkpoint checks the lease but not the token."""
+
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+                   lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            token = self._require(slot).token
+        super().checkpoint(invocation_id, token or owner_token, checkpoint, now_ms, lease_ms)
+
+
+class NullTokenMatchesAnyone(_Base):
+    """SQL NULL semantics: ``token <> :t`` is unknown for NULL, so nothing looks stale."""
+
+    def _check_writer(self, row: Row, token: str, now: int) -> None:
+        if row.token is not None and row.token != token:
+            raise spec.StaleOwner(row.invocation_id)
+        if not self._live(row, now):
+            raise spec.LeaseExpired(row.invocation_id)
+
+
+class ExpiryCheckedBeforeToken(_Base):
+    def _check_writer(self, row: Row, token: str, now: int) -> None:
+        if row.token is not None and not self._live(row, now):
+            raise spec.LeaseExpired(row.invocation_id)
+        super()._check_writer(row, token, now)
+
+
+class RenewRevivesExpiredLease(_Base):
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            if row.phase == spec.RUNNING and row.token == owner_token:
+                slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms,
+                                         revision=row.revision + 1, updated_at=now_ms))
+                return
+        super().renew(invocation_id, owner_token, now_ms, lease_ms)
+
+
+class LeaseBoundaryOffByOne(_Base):
+    def _live(self, row: Row, now: int) -> bool:
+        return now <= row.lease_until
+
+
+class WritesRefusedJustBeforeExpiry(_Base):
+    def _check_writer(self, row: Row, token: str, now: int) -> None:
+        super()._check_writer(row, token, now)
+        if now >= row.lease_until - 1:
+            raise spec.LeaseExpired(row.invocation_id)
+
+
+class RenewNeverShortens(_Base):
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(attrs.evolve(row, lease_until=max(row.lease_until, now_ms + lease_ms),
+                                     revision=row.revision + 1, updated_at=now_ms))
+
+
+class RenewKeepsRevision(_Base):
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms, updated_at=now_ms))
+
+
+class CheckpointKeepsLease(_Base):
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+                   lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(attrs.evolve(row, checkpoint=dict(checkpoint), revision=row.revision + 1,
+                                     updated_at=now_ms))
+
+
+class CheckpointWriteBehind(_Base):
+    """Holds checkpoints in a per-process cache and writes them only at finish."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cache: dict[str, dict[str, Any]] = {}
+
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+                   lease_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms,
+                                     revision=row.revision + 1, updated_at=now_ms))
+            self._cache[invocation_id] = dict(checkpoint)
+
+    def _view(self, row: Row) -> spec.Invocation:
+        view = super()._view(row)
+        if row.invocation_id in self._cache and row.phase == spec.RUNNING:
+            return attrs.evolve(view, checkpoint=self._cache[row.invocation_id])
+        return view  # type: ignore[no-any-return]
+
+    def finish(self, invocation_id: str, *args: Any) -> None:
+        super().finish(invocation_id, *args)
+        self._cache.pop(invocation_id, None)
+
+    def delete(self, invocation_id: str) -> None:
+        super().delete(invocation_id)
+        self._cache.pop(invocation_id, None)
+
+    def create(self, invocation_id: str, *args: Any) -> None:
+        super().create(invocation_id, *args)
+        self._cache.pop(invocation_id, None)
+
+
+class FinishAnyPhase(_Base):
+    def _valid_finish_phase(self, phase: Any) -> bool:
+        return True
+
+
+class FinishKeepsOwner(_Base):
+    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+               checkpoint: Any, now_ms: int) -> None:
+        with self._locked(invocation_id) as slot:
+            owner = self._require(slot).owner
+        super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
+        with self._locked(invocation_id) as slot:
+            slot.update(attrs.evolve(slot.row, owner=owner))
+
+
+class PausedIsFinal(_Base):
+    def claim(self, invocation_id: str, *args: Any) -> spec.Invocation:
+        with self._locked(invocation_id) as slot:
+            if slot.row is not None and slot.row.phase == "paused":
+                raise spec.Completed(invocation_id)
+        return super().claim(invocation_id, *args)  # type: ignore[no-any-return]
+
+
+class DeleteOfMissingSucceeds(_Base):
+    def delete(self, invocation_id: str) -> None:
+        try:
+            super().delete(invocation_id)
+        except spec.NotFound:
+            return
+
+
+class CompletedIsUndeletable(_Base):
+    def _deletable(self, row: Row) -> bool:
+        if row.phase == spec.COMPLETED:
+            raise spec.Completed(row.invocation_id)
+        return super()._deletable(row)  # type: ignore[no-any-return]
+
+
+class DeleteIgnoresOwner(_Base):
+    def _deletable(self, row: Row) -> bool:
+        return True
+
+
+class DeleteBlockedByAnyToken(_Base):
+    def _deletable(self, row: Row) -> bool:
+        return row.token is None or self._owner_dead(row)
+
+
+MUTANTS = (
+    Mutant("create_stamps_zero", "create leaves created_at/updated_at at 0 instead of the store "
+           "clock", "ADK-CREATE-001", CreateStampsZero),
+    Mutant("create_misreads_version", "create reads metadata key 'version' instead of "
+           "'workflow_version'", "ADK-CREATE-002", CreateMisreadsVersion),
+    Mutant("create_overwrites", "create of an existing id replaces the record",
+           "ADK-CREATE-003", CreateOverwrites),
+    Mutant("create_check_then_insert", "create checks for the id and upserts in two "
+           "transactions", "ADK-CREATE-004", CreateCheckThenInsert),
+    Mutant("get_missing_blank", "get of a missing id returns a blank record",
+           "ADK-GET-001", GetOfMissingIsBlank),
+    Mutant("get_touches_record", "get bumps updated_at (an ORM onupdate column)",
+           "ADK-GET-002", GetTouchesRecord),
+    Mutant("owned_means_live", "owned turns false when the lease expires", "ADK-GET-003",
+           OwnedMeansLive),
+    Mutant("claim_creates_missing", "claim of a missing id creates it", "ADK-CLAIM-001",
+           ClaimCreatesMissing),
+    Mutant("claim_completed", "claim allowed on a completed invocation", "ADK-CLAIM-002",
+           ClaimCompleted),
+    Mutant("same_token_reclaims", "the same token re-claims a live lease", "ADK-CLAIM-004",
+           SameTokenReclaims),
+    Mutant("claim_boundary_off_by_one", "claim treats lease_until itself as live (> for >=)",
+           "ADK-CLAIM-005", ClaimBoundaryOffByOne),
+    Mutant("claim_keeps_outcome", "claim does not clear the previous outcome",
+           "ADK-CLAIM-006", ClaimKeepsOutcome),
+    Mutant("ignores_dead_owners", "declares owner_liveness but claim ignores dead owners",
+           "ADK-CLAIM-007", IgnoresDeadOwners),
+    Mutant("claim_select_then_update", "claim reads and decides in one transaction, writes in "
+           "another", "ADK-CLAIM-008", ClaimSelectThenUpdate),
+    Mutant("missing_write_is_stale", "renew/checkpoint/finish of a missing id answer "
+           "stale_owner", "ADK-WRITE-001", MissingWriteIsStale),
+    Mutant("refused_write_bumps_revision", "a refused renew still bumps the revision",
+           "ADK-WRITE-002", RefusedWriteBumpsRevision),
+    Mutant("zombie_checkpoint", "checkpoint without token check (zombie write)",
+           "ADK-FENCE-001", ZombieCheckpoint),
+    Mutant("null_token_matches_anyone", "a NULL token compares as no mismatch (SQL NULL "
+           "semantics)", "ADK-FENCE-002", NullTokenMatchesAnyone),
+    Mutant("expiry_before_token", "the lease is checked before the token",
+           "ADK-FENCE-003", ExpiryCheckedBeforeToken),
+    Mutant("renew_revives_expired_lease", "renew accepted after expiry when nobody re-claimed",
+           "ADK-LEASE-001", RenewRevivesExpiredLease),
+    Mutant("lease_boundary_off_by_one", "a lease is live at lease_until (<= for <)",
+           "ADK-LEASE-001", LeaseBoundaryOffByOne),
+    Mutant("writes_refused_before_expiry", "writes refused at lease_until - 1 (early expiry)",
+           "ADK-LEASE-002", WritesRefusedJustBeforeExpiry),
+    Mutant("renew_never_shortens", "renew keeps the later of the old and new lease_until",
+           "ADK-RENEW-001", RenewNeverShortens),
+    Mutant("renew_read_then_write", "renew checks the token and writes in two transactions",
+           "ADK-RENEW-002", RenewReadThenWrite),
+    Mutant("checkpoint_keeps_lease", "checkpoint does not extend the lease", "ADK-CKPT-001",
+           CheckpointKeepsLease),
+    Mutant("finish_any_phase", "finish accepts any phase", "ADK-FINISH-001", FinishAnyPhase),
+    Mutant("finish_keeps_owner", "finish leaves the owner set", "ADK-FINISH-002",
+           FinishKeepsOwner),
+    Mutant("paused_is_final", "a paused invocation cannot be resumed", "ADK-FINISH-003",
+           PausedIsFinal),
+    Mutant("renew_keeps_revision", "renew does not bump the revision", "ADK-REV-001",
+           RenewKeepsRevision),
+    Mutant("delete_missing_succeeds", "delete of a missing id answers ok", "ADK-DELETE-001",
+           DeleteOfMissingSucceeds),
+    Mutant("completed_undeletable", "delete refuses completed records", "ADK-DELETE-002",
+           CompletedIsUndeletable),
+    Mutant("delete_ignores_owner", "delete removes a live owned record", "ADK-DELETE-003",
+           DeleteIgnoresOwner),
+    Mutant("delete_blocked_by_any_token", "an expired token still blocks delete",
+           "ADK-DELETE-004", DeleteBlockedByAnyToken),
+    Mutant("delete_ignores_dead_owners", "delete waits for a dead owner's lease",
+           "ADK-DELETE-005", DeleteIgnoresDeadOwners),
+    Mutant("checkpoint_write_behind", "checkpoints cached in the process, lost on reopen",
+           "ADK-DURABLE-001", CheckpointWriteBehind),
+)

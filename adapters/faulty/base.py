@@ -1,0 +1,41 @@
+"""How a known-faulty adapter is described and built on a correct base store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Mutant:
+    """A correct store with one real-world bug.
+
+    ``bug`` says what is wrong in the words of an incident report; ``expected_clause`` is the
+    clause the kit must fail for it; ``mixin`` overrides one piece of the correct store and is
+    combined with each base (``memory``, ``sqlite``...) it makes sense on.
+    """
+
+    name: str
+    bug: str
+    expected_clause: str
+    mixin: type
+    bases: tuple[str, ...] = ("memory", "sqlite")
+
+    def store_class(self, base: type) -> type:
+        return type(f"{self.mixin.__name__}On{base.__name__}", (self.mixin, base), {})
+
+
+ROUND_TRIP_S = 0.0005
+
+
+def round_trip() -> None:
+    """Stand-in for the network round trip (0.5 ms, a LAN) between the two statements of a
+    non-atomic adapter: other clients act between its read and its write, as they would
+    against a real server. This latency is part of the bug being modelled, not a sleep in a
+    test."""
+    time.sleep(ROUND_TRIP_S)
+
+

@@ -1,0 +1,84 @@
+"""Check the checker: run the kit against every known-faulty adapter of a contract."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from .check import check
+from .env import AdapterEnv
+from .errors import ConfigurationError
+from .registry import ContractEntry, TempSqliteFactory, contract
+
+BASES = ("memory", "sqlite")
+
+
+@attrs.frozen
+class MutantRow:
+    """One line of the mutants table (and of ``mutants.json``)."""
+
+    name: str
+    bug: str
+    expected_clause: str
+    caught: bool
+    caught_by: list[str]
+    steps: int
+    seconds: float
+
+
+def mutant_factory(entry: ContractEntry, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
+    """A factory for ``mutant`` built on the correct ``base`` store."""
+    store_class = mutant.store_class(entry.store_class(base))
+    if base == "memory":
+        return entry.memory_factory(store_class)
+    return TempSqliteFactory(entry, store_class)
+
+
+def run_mutants(
+    contract_name: str,
+    *,
+    base: str = "memory",
+    profile: str = "quick",
+    seed: int = 1,
+    only: list[str] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[MutantRow]:
+    """Run the kit against each known-faulty adapter of ``contract_name`` built on ``base``."""
+    if base not in BASES:
+        raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
+    entry = contract(contract_name)
+    mutants = [m for m in entry.mutants() if base in m.bases and (not only or m.name in only)]
+    if only and len(mutants) != len(only):
+        known = ", ".join(m.name for m in entry.mutants())
+        raise ConfigurationError(f"unknown mutant in {only}; known: {known}")
+    rows = []
+    for k, mutant in enumerate(mutants, 1):
+        progress(f"mutant {k}/{len(mutants)}: {mutant.name}")
+        started = time.perf_counter()
+        expected = mutant.expected_clause
+        report = check(
+            contract_name,
+            mutant_factory(entry, mutant, base),
+            profile=profile,
+            seed=seed,
+            stop_when=lambda evidence, expected=expected: expected in evidence.failures,
+        )
+        failed = report.failed()
+        by_id = {v.clause.id: v for v in failed}
+        shown = by_id.get(mutant.expected_clause) or (failed[0] if failed else None)
+        steps = len(shown.failure.trace) if shown is not None and shown.failure else 0
+        rows.append(
+            MutantRow(
+                name=mutant.name,
+                bug=mutant.bug,
+                expected_clause=mutant.expected_clause,
+                caught=mutant.expected_clause in by_id,
+                caught_by=[v.clause.id for v in failed],
+                steps=steps,
+                seconds=round(time.perf_counter() - started, 2),
+            )
+        )
+    return rows
