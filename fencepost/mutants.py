@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from .check import check
+from .api import check
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .registry import ContractEntry, TempSqliteFactory, contract

@@ -145,24 +145,24 @@ class Harness:
             capabilities=self.world.capabilities,
         )
 
-    def note(self, actor: str, text: str) -> None:
-        self.trace.append(TraceStep(actor=actor, at=self.now, note=text))
+    def note(self, actor: str, text: str, event: str = "", subject: str = "") -> None:
+        self.trace.append(TraceStep(actor, self.now, note=text, event=event, subject=subject))
 
     def advance(self, ms: int) -> None:
         self.world.clock.advance(ms)
-        self.note("clock", f"advance {ms} ms")
+        self.note("clock", f"advance {ms} ms", "clock")
 
     def set_time(self, ms: int) -> None:
         self.world.clock.set(ms)
-        self.note("clock", f"set to {ms} ms")
+        self.note("clock", f"set to {ms} ms", "clock")
 
     def kill(self, owner: str) -> None:
         self.world.dead.add(owner)
-        self.note("world", f"owner {owner} dies")
+        self.note("world", f"owner {owner} dies", "kill", owner)
 
     def reopen(self) -> None:
         """Close and reopen the store; every record touched so far must read back the same."""
-        self.note("world", "store closed and reopened")
+        self.note("world", "store closed and reopened", "reopen")
         try:
             self.world.reopen()
         except Exception as e:  # noqa: BLE001 - a store that cannot reopen breaks durability

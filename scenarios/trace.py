@@ -24,6 +24,8 @@ class TraceStep:
     note: str = ""
     expected: Outcome | None = None
     actual: Outcome | None = None
+    event: str = ""  # for world events: "clock", "kill", "reopen"
+    subject: str = ""  # the owner killed
 
     def render(self, number: int) -> str:
         head = f"{number:>3}. [{self.at} ms] {self.actor}: "
@@ -31,11 +33,30 @@ class TraceStep:
             return head + self.note
         line = head + self.op.describe()
         if self.expected is not None and self.actual is not None:
-            mark = "" if self.expected == self.actual else "   <-- differs"
-            line += f"\n       model: {self.expected}\n       store: {self.actual}{mark}"
+            if self.expected == self.actual:
+                return line + f"\n       -> {self.actual}"
+            line += f"\n       model: {self.expected}\n       store: {self.actual}   <-- differs"
+            fields = _differing_fields(self.expected, self.actual)
+            if fields:
+                line += f"\n       differs in: {fields}"
         elif self.actual is not None:
             line += f"\n       store: {self.actual}"
         return line
+
+    def to_code(self) -> str:
+        """This step as a line of a replay script (see :mod:`fencepost.scenarios.replay`)."""
+        if self.op is not None:
+            comment = f"  # model: {_short(self.expected)}" if self.expected is not None else ""
+            if self.expected is not None and self.expected != self.actual:
+                comment += f"; store: {_short(self.actual)}"
+            return f"r.apply({self.actor!r}, {self.op!r}){comment}"
+        if self.event == "clock":
+            return f"r.set_time({self.at})"
+        if self.event == "kill":
+            return f"r.kill({self.subject!r})"
+        if self.event == "reopen":
+            return "r.reopen()"
+        return f"# {self.note}"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"actor": self.actor, "at": self.at}
@@ -43,6 +64,10 @@ class TraceStep:
             data["op"] = self.op.to_json()
         if self.note:
             data["note"] = self.note
+        if self.event:
+            data["event"] = self.event
+        if self.subject:
+            data["subject"] = self.subject
         if self.expected is not None:
             data["expected"] = outcome_to_json(self.expected)
         if self.actual is not None:
@@ -50,5 +75,36 @@ class TraceStep:
         return data
 
 
+def _short(outcome: Outcome | None) -> str:
+    return "ok" if outcome is not None and outcome.code == "ok" else str(outcome)
+
+
+def _differing_fields(expected: Outcome, actual: Outcome) -> str:
+    a, b = getattr(expected, "value", None), getattr(actual, "value", None)
+    if a is None or b is None or type(a) is not type(b) or not attrs.has(type(a)):
+        return ""
+    return ", ".join(
+        f"{f.name} (model {getattr(a, f.name)!r}, store {getattr(b, f.name)!r})"
+        for f in attrs.fields(type(a))
+        if getattr(a, f.name) != getattr(b, f.name)
+    )
+
+
 def render_trace(steps: tuple[TraceStep, ...] | list[TraceStep]) -> str:
     return "\n".join(s.render(i) for i, s in enumerate(steps, 1))
+
+
+def trace_to_code(
+    steps: tuple[TraceStep, ...] | list[TraceStep], contract: str, adapter: str
+) -> str:
+    """A Python script that replays ``steps`` against ``adapter`` and stops at the difference."""
+    start = steps[0].at if steps else 0
+    module = contract.replace("-", "_")
+    lines = [
+        "from fencepost.scenarios.replay import Replay",
+        f"from fencepost.spec.{module} import *",
+        "",
+        f"r = Replay({contract!r}, {adapter!r}, start_ms={start})",
+    ]
+    lines += [s.to_code() for s in steps]
+    return "\n".join(lines)

@@ -105,6 +105,13 @@ class ClaimCompleted(_Base):
         return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
 
 
+class ReadyNotClaimable(_Base):
+    """The claim's WHERE clause lists the resumable phases and forgets ``ready``."""
+
+    def _claimable(self, row: Row, now: int) -> bool:
+        return row.phase != spec.READY and super()._claimable(row, now)  # type: ignore[no-any-return]
+
+
 class SameTokenReclaims(_Base):
     def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
               lease_ms: int) -> spec.Invocation:
@@ -382,6 +389,8 @@ MUTANTS = (
            ClaimCreatesMissing),
     Mutant("claim_completed", "claim allowed on a completed invocation", "ADK-CLAIM-002",
            ClaimCompleted),
+    Mutant("ready_not_claimable", "claim forgets the ready phase (only resumes)",
+           "ADK-CLAIM-003", ReadyNotClaimable),
     Mutant("same_token_reclaims", "the same token re-claims a live lease", "ADK-CLAIM-004",
            SameTokenReclaims),
     Mutant("claim_boundary_off_by_one", "claim treats lease_until itself as live (> for >=)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from fencepost.spec import adk_ledger as spec
 
@@ -71,6 +71,12 @@ class LedgerMachine(RuleBasedStateMachine):
         return f"{self.prefix}-forged-{coord}"
 
     # -- rules ------------------------------------------------------------------------------
+
+    @initialize(metadata=METADATA, checkpoint=CHECKPOINTS)
+    def create_all(self, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:
+        """Start with every invocation created, so most rules meet a record."""
+        for i in range(INVOCATIONS):
+            self.h.apply("client", spec.Create(self.inv(i), metadata, checkpoint))
 
     @rule(i=st.integers(0, INVOCATIONS - 1), metadata=METADATA, checkpoint=CHECKPOINTS)
     def create(self, i: int, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:

@@ -1,0 +1,214 @@
+"""``fencepost``: check an adapter against a contract, list contracts, run the mutants.
+
+Exit codes: 0 every applicable clause passed; 1 a clause failed (or a mutant escaped);
+2 bad usage or configuration; 3 nothing failed but a verdict is unknown; 4 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import attrs
+from tabulate import tabulate
+
+from .errors import ConfigurationError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"fencepost: error: {message} (see fencepost --help)\n")
+
+
+def _progress(enabled: bool) -> Any:
+    """Progress on stderr: one rewritten line on a terminal, phase changes otherwise."""
+    tty = sys.stderr.isatty()
+    last_phase = [""]
+
+    def show(message: str) -> None:
+        if not enabled:
+            return
+        if tty:
+            sys.stderr.write("\r\033[K" + message[:150])
+            sys.stderr.flush()
+            return
+        phase = message.split(":")[0].split(" ")[0]
+        if phase != last_phase[0]:
+            last_phase[0] = phase
+            print(f"... {message}", file=sys.stderr, flush=True)
+
+    def done() -> None:
+        if enabled and tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+    show.done = done  # type: ignore[attr-defined]
+    return show
+
+
+def _options(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigurationError(f"--option takes NAME=VALUE, not {pair!r}")
+        out[key] = value
+    return out
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from fencepost.api import check
+    from fencepost.reports.render import headline, render_failures, summary_table, write_reports
+
+    progress = _progress(not args.quiet)
+    report = check(
+        args.contract,
+        args.adapter,
+        profile=args.profile,
+        seed=args.seed,
+        options=_options(args.option),
+        progress=progress,
+    )
+    progress.done()
+    print(summary_table(report))
+    print()
+    if report.exit_code != 0:
+        print(render_failures(report))
+    else:
+        print(headline(report))
+    if args.report:
+        for path in write_reports(report, args.report):
+            print(f"wrote {path}")
+    return report.exit_code
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from fencepost.registry import ADAPTER_FORMS, CONTRACTS, contract
+
+    if not args.contract:
+        rows = [(e.name, len(e.load_spec().CLAUSES), e.summary) for e in CONTRACTS.values()]
+        print(tabulate(rows, headers=("contract", "clauses", "what")))
+        print("\nadapters: " + ", ".join(ADAPTER_FORMS))
+        return EXIT_OK
+    entry = contract(args.contract)
+    spec = entry.load_spec()
+    rows = [
+        (c.id, c.title, ", ".join(sorted(c.requires)) or "-", ", ".join(c.checks))
+        for c in spec.CLAUSES
+    ]
+    print(tabulate(rows, headers=("clause", "title", "requires", "checks")))
+    print("\ncapabilities a store may declare (store.capabilities):")
+    for name, meaning in spec.CAPABILITIES.items():
+        print(f"  {name:16} {meaning}")
+    print("\noptions (--option NAME=VALUE; the default is what the seed implementation does):")
+    for choice in spec.CHOICES:
+        values = ", ".join(v for v, _ in choice.values)
+        print(f"  {choice.name}={choice.default}  [{values}]\n      doc: {choice.doc_says}"
+              f"\n      implementation: {choice.implementation_does}")
+    print(f"\nprotocol: {entry.spec_module}  ({', '.join(spec.PROTOCOL_METHODS)})")
+    print("adapters: " + ", ".join(ADAPTER_FORMS))
+    print(f"known-faulty adapters: {len(entry.mutants())} (fencepost mutants {entry.name})")
+    return EXIT_OK
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from fencepost.mutants import run_mutants
+
+    progress = _progress(not args.quiet)
+    rows = run_mutants(
+        args.contract,
+        base=args.adapter,
+        profile=args.profile,
+        seed=args.seed,
+        only=args.only or None,
+        progress=progress,
+    )
+    progress.done()
+    table = [
+        (r.name, r.bug, r.expected_clause, "yes" if r.caught else "NO",
+         ", ".join(r.caught_by) or "-", r.steps, f"{r.seconds:.2f}")
+        for r in rows
+    ]
+    print(tabulate(table, headers=("adapter", "bug", "expected clause", "caught?", "caught by",
+                                   "steps", "seconds"), maxcolwidths=[None, 48, None, None, 40]))
+    caught = sum(r.caught for r in rows)
+    print(f"\n{caught} of {len(rows)} known-faulty adapters caught by their expected clause "
+          f"(base {args.adapter}, profile {args.profile}, seed {args.seed})")
+    if args.report:
+        os.makedirs(args.report, exist_ok=True)
+        path = os.path.join(args.report, "mutants.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([attrs.asdict(r) for r in rows], f, indent=2)
+            f.write("\n")
+        print(f"wrote {path}")
+    return EXIT_OK if caught == len(rows) else EXIT_FAIL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from fencepost import __version__
+
+    parser = _Parser(
+        prog="fencepost",
+        description="Conformance kit for lease-fenced task stores and invocation ledgers.",
+        epilog="exit codes: 0 pass, 1 a clause failed, 2 usage/configuration, 3 unknown verdict",
+    )
+    parser.add_argument("--version", action="version", version=f"fencepost {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("check", help="check an adapter against a contract")
+    p.add_argument("contract", help="adk-ledger (see fencepost list)")
+    p.add_argument("--adapter", default="sqlite",
+                   help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
+                        "postgresql://..., or MODULE:FACTORY")
+    p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
+    p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
+    p.add_argument("--report", metavar="DIR",
+                   help="write DIR/report.json, DIR/report.md and DIR/junit.xml")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("list", help="contracts, clauses, capabilities, options, adapters")
+    p.add_argument("contract", nargs="?")
+    p.set_defaults(run=cmd_list)
+
+    p = sub.add_parser("mutants", help="run the kit against its known-faulty adapters")
+    p.add_argument("contract")
+    p.add_argument("--adapter", default="memory", choices=("memory", "sqlite"),
+                   help="the correct store each faulty adapter is built on")
+    p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", action="append", metavar="NAME", help="run just these mutants")
+    p.add_argument("--report", metavar="DIR", help="write DIR/mutants.json")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=cmd_mutants)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fencepost`` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except ConfigurationError as e:
+        print(f"fencepost: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("fencepost: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001 - a bug in the kit itself: show it, distinct exit code
+        traceback.print_exc()
+        print("fencepost: internal error (a bug in fencepost; please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
