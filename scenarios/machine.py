@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
 import hypothesis
+import hypothesis.configuration as hypothesis_configuration
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -25,6 +30,21 @@ def _leaves(error: BaseException) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for e in error.exceptions for leaf in _leaves(e)]
     return [error]
+
+
+@contextmanager
+def _private_hypothesis_home() -> Iterator[None]:
+    """Hypothesis caches files under ``./.hypothesis``; a run must not write into the user's
+    working directory, so point it at a temporary directory for the run, then restore."""
+    key = "__hypothesis_home_directory"
+    previous = hypothesis_configuration.__dict__.get(key)
+    scratch = tempfile.mkdtemp(prefix="fencepost-hypothesis-")
+    hypothesis_configuration.set_hypothesis_home_dir(scratch)
+    try:
+        yield
+    finally:
+        hypothesis_configuration.set_hypothesis_home_dir(previous)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_machine(machine: Any, *, examples: int, steps: int, seed: int) -> MachineRun:
@@ -47,7 +67,7 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int) -> Machin
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None
     try:
-        with hypothesis.reporting.with_reporter(lambda _text: None):
+        with _private_hypothesis_home(), hypothesis.reporting.with_reporter(lambda _t: None):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
         for leaf in _leaves(error):

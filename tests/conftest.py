@@ -1,0 +1,29 @@
+"""Shared fixtures: server URLs that skip when unreachable, except in CI where they fail."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def _require(url: str, what: str) -> str:
+    from fencepost.adapters.sql import probe
+    from fencepost.spec.errors import Unavailable
+
+    try:
+        probe(url)
+    except Unavailable as e:
+        message = f"{what} unreachable at {url}: {e}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{message} (CI=true: server tests must not skip)")
+        pytest.skip(message)
+    return url
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    """The PostgreSQL URL; skips (fails under CI=true) when the server is unreachable."""
+    return _require(PG_URL, "PostgreSQL")

@@ -1,0 +1,128 @@
+"""The ``fencepost`` command: verdicts, reports, exit codes, one-line configuration errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+EXTERNAL = str(Path(__file__).parent / "external")
+
+
+def fencepost(*args: str, cwd: Path, pythonpath: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    return subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+def test_check_on_sqlite_passes_and_writes_three_reports(tmp_path: Path) -> None:
+    result = fencepost("check", "adk-ledger", "--report", "R", "--seed", "11", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "35 pass, 0 fail, 0 unknown, 0 unsupported of 35 clauses" in result.stdout
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    assert report["contract"] == "adk-ledger" and report["adapter"] == "sqlite"
+    assert report["seed"] == 11 and report["profile"] == "quick"
+    assert len(report["clauses"]) == 35
+    assert {c["status"] for c in report["clauses"]} == {"pass"}
+    junit = ET.parse(tmp_path / "R" / "junit.xml").getroot()
+    assert junit.tag == "testsuite" and junit.get("tests") == "35" and junit.get("failures") == "0"
+    assert len(junit.findall("testcase")) == 35
+    assert "| ADK-FENCE-001" in (tmp_path / "R" / "report.md").read_text()
+    assert sorted(os.listdir(tmp_path)) == ["R"], "a run must write nothing but its report dir"
+
+
+def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) -> None:
+    result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_zombie_ledger",
+                       "--report", "R", "--seed", "5", "--quiet", cwd=tmp_path,
+                       pythonpath=EXTERNAL)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ADK-FENCE-001 FAILED" in result.stdout
+    assert "model: error stale_owner" in result.stdout and "store: ok   <-- differs" in result.stdout
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    fence = next(c for c in report["clauses"] if c["id"] == "ADK-FENCE-001")
+    assert fence["status"] == "fail"
+    cx = fence["counterexample"]
+    assert cx["expected"] == "error stale_owner" and cx["actual"] == "ok"
+    assert cx["steps"][-1]["op"]["op"] == "checkpoint"
+    assert "--seed 5" in cx["reproduce"]
+    assert "r = Replay('adk-ledger', 'my_ledger:make_zombie_ledger'" in cx["code"]
+    junit = ET.parse(tmp_path / "R" / "junit.xml").getroot()
+    failed = [t.get("name") for t in junit.findall("testcase") if t.find("failure") is not None]
+    assert "ADK-FENCE-001" in failed
+
+
+def test_external_adapter_passes_with_unsupported_capabilities(tmp_path: Path) -> None:
+    result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_ledger", "--quiet",
+                       cwd=tmp_path, pythonpath=EXTERNAL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "32 pass, 0 fail, 0 unknown, 3 unsupported" in result.stdout
+    assert "adapter lacks capability durable" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "adk-ledger", "--adapter", "no.such.module:factory"],
+         "cannot import module 'no.such.module'"),
+        (["check", "no-such-contract"], "unknown contract 'no-such-contract'"),
+        (["check", "adk-ledger", "--adapter", "redis://x"], "cannot understand adapter"),
+        (["check", "adk-ledger", "--adapter", "postgresql://postgres@127.0.0.1:1/test"],
+         "cannot reach the database at postgresql://postgres@127.0.0.1:1/test"),
+        (["check", "adk-ledger", "--adapter", "my_ledger:make_incomplete"],
+         "lacks protocol methods create, get, claim"),
+        (["check", "adk-ledger", "--option", "finish_phases=sometimes"],
+         "option finish_phases='sometimes' is not supported"),
+        (["check", "adk-ledger", "--option", "colour=blue"], "unknown option 'colour'"),
+        (["check", "adk-ledger", "--profile", "forever"], "invalid choice: 'forever'"),
+        (["mutants", "adk-ledger", "--only", "nope"], "unknown mutant"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = fencepost(*args, "--quiet", cwd=tmp_path, pythonpath=EXTERNAL)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_list_shows_contracts_clauses_and_options(tmp_path: Path) -> None:
+    everything = fencepost("list", cwd=tmp_path)
+    assert everything.returncode == 0
+    assert "adk-ledger" in everything.stdout and "35" in everything.stdout
+    one = fencepost("list", "adk-ledger", cwd=tmp_path)
+    assert one.returncode == 0
+    assert "ADK-CLAIM-008" in one.stdout and "owner_liveness" in one.stdout
+    assert "finish_phases=strict" in one.stdout
+
+
+def test_mutants_table_and_json(tmp_path: Path) -> None:
+    result = fencepost("mutants", "adk-ledger", "--only", "zombie_checkpoint", "--only",
+                       "claim_select_then_update", "--report", "M", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 of 2 known-faulty adapters caught" in result.stdout
+    rows = json.loads((tmp_path / "M" / "mutants.json").read_text())
+    assert sorted(r["name"] for r in rows) == ["claim_select_then_update", "zombie_checkpoint"]
+    rows.sort(key=lambda r: r["name"], reverse=True)
+    assert set(rows[0]) == {"name", "bug", "expected_clause", "caught", "caught_by", "steps",
+                            "seconds"}
+    assert rows[0]["caught"] is True and rows[0]["caught_by"][0] == "ADK-FENCE-001"
+
+
+def test_option_changes_the_checked_behaviour(tmp_path: Path) -> None:
+    """The built-in store follows the documented choices; the kit holds it to them."""
+    result = fencepost("check", "adk-ledger", "--adapter", "memory", "--option",
+                       "owned_view=live_lease", "--option", "renew_atomic=non_atomic",
+                       "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "not checked under option renew_atomic=non_atomic" in result.stdout

@@ -1,0 +1,34 @@
+"""Every known-faulty adk-ledger adapter is caught, by its expected clause."""
+
+from __future__ import annotations
+
+import pytest
+
+from fencepost.adapters.faulty.adk_ledger import MUTANTS
+from fencepost.mutants import run_mutants
+from fencepost.spec.adk_ledger import CLAUSES
+
+RACY = [m.name for m in MUTANTS if any(c.startswith("race:") for c in
+                                       CLAUSES[m.expected_clause].checks)]
+
+
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS])
+def test_faulty_adapter_is_caught_on_memory(name: str) -> None:
+    [row] = run_mutants("adk-ledger", base="memory", only=[name])
+    assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+    assert row.expected_clause in row.caught_by
+    assert row.steps > 0
+
+
+@pytest.mark.parametrize("name", RACY)
+def test_non_atomic_adapter_is_caught_on_sqlite(name: str) -> None:
+    [row] = run_mutants("adk-ledger", base="sqlite", only=[name])
+    assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+
+
+def test_every_clause_has_a_faulty_adapter_that_it_catches() -> None:
+    assert {m.expected_clause for m in MUTANTS} == {c.id for c in CLAUSES}
+
+
+def test_mutant_names_are_unique() -> None:
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS)
