@@ -101,5 +101,10 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError(f"fencepost: {e}") from None
     for clause in entry.load_spec().CLAUSES:
         items.append(
-            ClauseItem.from_parent(session, name=f"{name}::{clause.id}", clause_id=clause.id)
+            ClauseItem.from_parent(
+                session,
+                name=f"{name}::{clause.id}",
+                nodeid=f"fencepost::{name}::{clause.id}",
+                clause_id=clause.id,
+            )
         )

@@ -31,7 +31,7 @@ def test_plugin_fails_the_broken_clause_with_its_counterexample(tmp_path: Path) 
                         "--fencepost-adapter", "my_ledger:make_zombie_ledger",
                         "--fencepost-seed", "5")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "FAILED adk-ledger::ADK-FENCE-001" in result.stdout
+    assert "FAILED fencepost::adk-ledger::ADK-FENCE-001" in result.stdout
     assert "model: error stale_owner" in result.stdout
 
 

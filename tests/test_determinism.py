@@ -1,0 +1,48 @@
+"""All randomness flows from one seed: the same seed gives the same trace, others differ."""
+
+from __future__ import annotations
+
+from fencepost.api import check
+from fencepost.scenarios.clock import ClockWentBackwards, SimClock
+
+import pytest
+
+
+def _run(seed: int) -> tuple[int, int, list[tuple[str, str, tuple[str, ...]]]]:
+    from my_ledger import make_zombie_ledger  # type: ignore[import-not-found]
+
+    report = check("adk-ledger", make_zombie_ledger, seed=seed)
+    failures = [
+        (v.clause.id, v.failure.check, tuple(s.render(i) for i, s in enumerate(v.failure.trace)))
+        for v in report.verdicts
+        if v.failure is not None
+    ]
+    return report.steps, report.examples, failures
+
+
+@pytest.fixture(autouse=True)
+def _external_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "external"))
+
+
+def test_same_seed_gives_the_same_trace() -> None:
+    first, second = _run(1234), _run(1234)
+    assert first == second
+    assert first[2], "the zombie ledger must fail somewhere"
+
+
+def test_different_seeds_explore_differently() -> None:
+    assert _run(1)[0] != _run(2)[0]
+
+
+def test_clock_never_goes_backwards() -> None:
+    clock = SimClock(100)
+    assert clock.advance(5) == 105
+    assert clock.set(105) == 105
+    with pytest.raises(ClockWentBackwards):
+        clock.set(104)
+    with pytest.raises(ClockWentBackwards):
+        clock.advance(-1)
+    assert clock.now() == 105
