@@ -66,7 +66,8 @@ def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     backend = sa.engine.make_url(url).get_backend_name()
     if backend not in _ENGINE_SETUP:
-        raise ValueError(f"no SQL backend {backend!r}; supported: {', '.join(sorted(_ENGINE_SETUP))}")
+        supported = ", ".join(sorted(_ENGINE_SETUP))
+        raise ValueError(f"no SQL backend {backend!r}; supported: {supported}")
     return _ENGINE_SETUP[backend](url)
 
 

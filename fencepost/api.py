@@ -23,6 +23,7 @@ from . import __version__
 from .errors import ConfigurationError
 from .registry import Factory, contract, resolve_adapter
 
+
 def new_seed() -> int:
     return int.from_bytes(os.urandom(4), "big")
 

@@ -6,7 +6,7 @@ import importlib
 import shutil
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -154,13 +154,13 @@ def _import_factory(spec: str) -> Factory:
         raise ConfigurationError(
             f"importing {module_name!r} raised {type(e).__name__}: {e}"
         ) from None
-    factory = module
+    factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
             raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
         raise ConfigurationError(f"{spec!r} is not callable; it must be factory(env) -> store")
-    return factory  # type: ignore[return-value]
+    return cast(Factory, factory)
 
 

@@ -94,8 +94,10 @@ def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: An
     if expected.code == actual.code == "ok":
         fields = field_diff(*ok_values)
         narrowed = {model.field_clauses.get(f) for f in fields}
-        if len(narrowed) == 1 and None not in narrowed:
-            return narrowed.pop()  # type: ignore[no-any-return]
+        if len(narrowed) == 1:
+            only = narrowed.pop()
+            if only is not None:
+                return only
     return last.effect_clause
 
 

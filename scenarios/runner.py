@@ -189,8 +189,17 @@ def _run_scenarios(
         if done(world.evidence):
             return
         progress(f"scenario {k}/{len(names)}: {name}")
-        fn = suite.scenarios[name]
-        _run_one(suite, world, f"scenario:{name}", lambda h, fn=fn, k=k: fn(h, f"s{k}"))
+        _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"))
+
+
+def _scenario_body(fn: Callable[..., None], prefix: str) -> Callable[[Harness], None]:
+    return lambda h: fn(h, prefix)
+
+
+def _race_body(
+    fn: Callable[..., None], prefix: str, profile: Profile, round_no: int
+) -> Callable[[Harness], None]:
+    return lambda h: fn(h, prefix, profile.racers, round_no)
 
 
 def _run_races(
@@ -218,7 +227,6 @@ def _run_races(
                 return gated_off
             progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
             prefix = f"r{index}x{r}"
-            body = lambda h, fn=fn, prefix=prefix, r=r: fn(h, prefix, profile.racers, r)  # noqa: E731
-            if not _run_one(suite, world, f"race:{name}", body):
+            if not _run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
                 break
     return gated_off

@@ -185,6 +185,7 @@ class _Keyed(Op):
 
 
 @operation(CONTRACT, "create")
+@attrs.frozen
 class Create(_Keyed):
     invocation_id: str
     metadata: Mapping[str, Any]
@@ -192,11 +193,13 @@ class Create(_Keyed):
 
 
 @operation(CONTRACT, "get")
+@attrs.frozen
 class Get(_Keyed):
     invocation_id: str
 
 
 @operation(CONTRACT, "claim")
+@attrs.frozen
 class Claim(_Keyed):
     invocation_id: str
     owner: str
@@ -206,6 +209,7 @@ class Claim(_Keyed):
 
 
 @operation(CONTRACT, "renew")
+@attrs.frozen
 class Renew(_Keyed):
     invocation_id: str
     owner_token: str
@@ -214,6 +218,7 @@ class Renew(_Keyed):
 
 
 @operation(CONTRACT, "checkpoint")
+@attrs.frozen
 class Checkpoint(_Keyed):
     invocation_id: str
     owner_token: str
@@ -223,6 +228,7 @@ class Checkpoint(_Keyed):
 
 
 @operation(CONTRACT, "finish")
+@attrs.frozen
 class Finish(_Keyed):
     invocation_id: str
     owner_token: str
@@ -233,6 +239,7 @@ class Finish(_Keyed):
 
 
 @operation(CONTRACT, "delete")
+@attrs.frozen
 class Delete(_Keyed):
     invocation_id: str
 
@@ -337,7 +344,8 @@ CLAUSES = Catalogue(
            "anybody re-claimed; it is false after create and after finish.",
            M, "scenario:expired_lease_still_owned", choice="owned_view"),
         _c("ADK-CLAIM-001", "claim of a missing id is not_found",
-           "claim of an id that does not exist answers not_found.", M),
+           "claim of an id that does not exist answers not_found.", M,
+           "scenario:missing_invocation"),
         _c("ADK-CLAIM-002", "completed is final for claim",
            "claim of a completed invocation answers completed, whatever its lease.",
            M, "scenario:pause_resume_complete"),
@@ -366,7 +374,7 @@ CLAUSES = Catalogue(
            "race:concurrent_claimants", requires=("concurrency",)),
         _c("ADK-WRITE-001", "writes to a missing id are not_found",
            "renew, checkpoint and finish (with a valid phase) of a missing id answer not_found.",
-           M),
+           M, "scenario:missing_invocation"),
         _c("ADK-WRITE-002", "a refused write changes nothing",
            "A refused renew, checkpoint or finish leaves revision, lease_until, checkpoint, "
            "phase, outcome and updated_at unchanged.",
@@ -381,7 +389,7 @@ CLAUSES = Catalogue(
            M, "scenario:pause_resume_complete"),
         _c("ADK-FENCE-003", "a wrong token on an expired lease is stale, not expired",
            "When the stored token differs, writes answer stale_owner even if the lease expired.",
-           M),
+           M, "scenario:stale_token_cannot_commit_after_takeover"),
         _c("ADK-LEASE-001", "an expired owner cannot write",
            "With the stored token at now >= lease_until, renew, checkpoint and finish answer "
            "lease_expired, even when nobody claimed since: an expired token cannot revive itself.",
@@ -405,7 +413,7 @@ CLAUSES = Catalogue(
         _c("ADK-FINISH-001", "finish validates the phase first",
            "finish with a phase outside completed, failed, timed_out, cancelled, paused answers "
            "invalid_terminal_phase before reading the record (also for a missing id).",
-           M, choice="finish_phases"),
+           M, "scenario:finish_phase_validated_first", choice="finish_phases"),
         _c("ADK-FINISH-002", "what finish does",
            "finish sets the phase, outcome and checkpoint, clears token and owner, sets "
            "lease_until 0 and updated_at = now.",
@@ -419,7 +427,8 @@ CLAUSES = Catalogue(
            "checkpoint and finish.",
            M),
         _c("ADK-DELETE-001", "delete of a missing id is not_found",
-           "delete of an id that does not exist answers not_found.", M),
+           "delete of an id that does not exist answers not_found.", M,
+           "scenario:missing_invocation"),
         _c("ADK-DELETE-002", "an unowned record can be deleted",
            "delete removes a record with no token stored, completed records included.",
            M, "scenario:delete_completed", choice="delete_completed"),
@@ -430,10 +439,10 @@ CLAUSES = Catalogue(
         _c("ADK-DELETE-004", "an expired owner does not block delete",
            "delete of a record whose token's lease expired by the store's clock "
            "(clock >= lease_until) removes it.",
-           M, choice="store_clock"),
+           M, "scenario:delete_live_owned", choice="store_clock"),
         _c("ADK-DELETE-005", "a dead owner does not block delete",
            "delete of a record whose owner is known dead removes it before lease_until.",
-           M, requires=("owner_liveness",)),
+           M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
         _c("ADK-DURABLE-001", "reopening keeps the ledger and its fences",
            "After the store is closed and reopened with the same env, every record, checkpoint, "
            "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",

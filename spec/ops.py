@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -18,7 +19,7 @@ class Op:
     name: ClassVar[str]
 
     def arguments(self) -> dict[str, Any]:
-        return {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}
+        return {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}  # type: ignore[arg-type]
 
     def invoke(self, store: Any) -> Any:
         """Call the matching method of ``store`` with this op's arguments, positionally in the
@@ -37,17 +38,20 @@ class Op:
         return f"{self.name}({args})"
 
 
-def operation(contract: str, name: str) -> Any:
-    """Class decorator: make an attrs frozen op class and register it for JSON decoding."""
+OpT = TypeVar("OpT", bound=type[Op])
 
-    def wrap(cls: type) -> type[Op]:
-        cls.contract = contract  # type: ignore[attr-defined]
-        cls.name = name  # type: ignore[attr-defined]
-        made = attrs.frozen(cls)
-        _OPS.setdefault(contract, {})[name] = made
-        return made
 
-    return wrap
+def operation(contract: str, name: str) -> Callable[[OpT], OpT]:
+    """Class decorator for an ``@attrs.frozen`` op class: name it after the protocol method and
+    register it for JSON decoding."""
+
+    def register(cls: OpT) -> OpT:
+        cls.contract = contract
+        cls.name = name
+        _OPS.setdefault(contract, {})[name] = cls
+        return cls
+
+    return register
 
 
 def op_from_json(contract: str, data: dict[str, Any]) -> Op:

@@ -14,7 +14,9 @@ import pytest
 EXTERNAL = str(Path(__file__).parent / "external")
 
 
-def fencepost(*args: str, cwd: Path, pythonpath: str | None = None) -> subprocess.CompletedProcess[str]:
+def fencepost(
+    *args: str, cwd: Path, pythonpath: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
@@ -46,7 +48,8 @@ def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) ->
                        pythonpath=EXTERNAL)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "ADK-FENCE-001 FAILED" in result.stdout
-    assert "model: error stale_owner" in result.stdout and "store: ok   <-- differs" in result.stdout
+    assert "model: error stale_owner" in result.stdout
+    assert "store: ok   <-- differs" in result.stdout
     report = json.loads((tmp_path / "R" / "report.json").read_text())
     fence = next(c for c in report["clauses"] if c["id"] == "ADK-FENCE-001")
     assert fence["status"] == "fail"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fencepost.api import check
 from fencepost.scenarios.clock import ClockWentBackwards, SimClock
-
-import pytest
 
 
 def _run(seed: int) -> tuple[int, int, list[tuple[str, str, tuple[str, ...]]]]:

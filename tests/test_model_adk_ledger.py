@@ -10,6 +10,7 @@ import copy
 
 import attrs
 import pytest
+
 from fencepost.model.adk_ledger import EMPTY, Rec, default_options, step, view
 from fencepost.model.base import Ctx
 from fencepost.spec.adk_ledger import (

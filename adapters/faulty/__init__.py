@@ -1,1 +1,1 @@
-"""Known-faulty adapters: correct adapters with one real-world bug each, used to prove the kit's checks."""
+"""Known-faulty adapters: correct stores with one real-world bug each, proving the kit's checks."""

@@ -57,6 +57,28 @@ def get_missing(h: Harness, p: str) -> None:
 
 
 @scenario()
+def missing_invocation(h: Harness, p: str) -> None:
+    inv = f"{p}-never"
+    h.apply("c1", spec.Claim(inv, "c1", "t1", h.now, 10))
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
+    h.apply("c1", spec.Finish(inv, "t1", "completed", None, {}, h.now))
+    h.apply("client", spec.Delete(inv))
+
+
+@scenario()
+def finish_phase_validated_first(h: Harness, p: str) -> None:
+    inv = f"{p}-a"
+    h.apply("c1", spec.Finish(f"{p}-never", "t1", "done", None, {}, h.now))
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t1", 10)
+    h.apply("c1", spec.Finish(inv, "t1", "running", None, {"step": 9}, h.now))
+    h.apply("c1", spec.Finish(inv, "t1", "ready", None, {"step": 9}, h.now))
+    h.apply("c2", spec.Finish(inv, "t-forged", "bogus", None, {}, h.now))
+    h.apply("c1", spec.Finish(inv, "t1", "failed", "boom", {"step": 1}, h.now))
+
+
+@scenario()
 def stale_token_cannot_commit_after_takeover(h: Harness, p: str) -> None:
     inv = f"{p}-a"
     h.apply("client", spec.Create(inv, META, {"step": 0}))

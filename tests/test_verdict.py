@@ -1,0 +1,70 @@
+"""Verdicts follow evidence: no evidence is unknown, never pass; exit codes follow verdicts."""
+
+from __future__ import annotations
+
+from fencepost.reports.verdict import RunReport, judge
+from fencepost.scenarios.evidence import Evidence, Failure
+from fencepost.spec.clauses import Catalogue, Clause
+
+CLAUSES = Catalogue([
+    Clause("T-A-001", "a", "a", ("machine",)),
+    Clause("T-B-001", "b", "b", ("machine",), requires=frozenset({"durable"})),
+    Clause("T-C-001", "c", "c", ("machine",)),
+])
+
+
+def _report(evidence: Evidence, caps: frozenset[str] = frozenset()) -> RunReport:
+    verdicts = judge(CLAUSES, evidence, caps, {})
+    return RunReport("t", "x", "0", "quick", 1, {}, caps, {}, 0, 0, tuple(verdicts), "replay")
+
+
+def test_unexercised_clause_is_unknown_and_exits_3() -> None:
+    report = _report(Evidence(exercised={"T-A-001": 2}))
+    assert [v.status for v in report.verdicts] == ["pass", "unsupported", "unknown"]
+    assert report.exit_code == 3
+
+
+def test_any_failure_exits_1_even_with_unknowns() -> None:
+    evidence = Evidence(exercised={"T-A-001": 2})
+    evidence.fail("T-A-001", Failure("machine", "boom", ()))
+    report = _report(evidence)
+    assert report.verdicts[0].status == "fail"
+    assert report.exit_code == 1
+
+
+def test_all_exercised_and_capable_passes_with_exit_0() -> None:
+    evidence = Evidence(exercised={"T-A-001": 1, "T-B-001": 1, "T-C-001": 1})
+    report = _report(evidence, frozenset({"durable"}))
+    assert {v.status for v in report.verdicts} == {"pass"}
+    assert report.exit_code == 0
+
+
+def test_lost_store_makes_a_clause_unknown_not_pass() -> None:
+    evidence = Evidence(exercised={"T-A-001": 1, "T-B-001": 1, "T-C-001": 1})
+    evidence.lost("T-C-001", "machine: store unavailable")
+    report = _report(evidence, frozenset({"durable"}))
+    assert report.verdicts[2].status == "unknown"
+    assert report.exit_code == 3
+
+
+def test_a_store_that_goes_away_is_unknown_never_pass_or_fail() -> None:
+    from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
+    from fencepost.api import check
+    from fencepost.spec.errors import Unavailable
+
+    class GoesAway(MemoryLedger):
+        calls = 0
+
+        def get(self, invocation_id: str):  # type: ignore[no-untyped-def]
+            type(self).calls += 1
+            if type(self).calls > 40:
+                raise Unavailable("connection refused")
+            return super().get(invocation_id)
+
+    report = check("adk-ledger", MemoryLedgerFactory(GoesAway), seed=3)
+    statuses = {v.status for v in report.verdicts}
+    assert "fail" not in statuses
+    assert "unknown" in statuses
+    assert report.exit_code == 3
+    unknown = [v for v in report.verdicts if v.status == "unknown"]
+    assert all("unavailable" in v.reason for v in unknown)
