@@ -1,0 +1,1 @@
+"""Verdict aggregation and rendering: JSON, Markdown (tabulate), JUnit XML."""
