@@ -35,6 +35,16 @@ def test_plugin_fails_the_broken_clause_with_its_counterexample(tmp_path: Path) 
     assert "model: error stale_owner" in result.stdout
 
 
+def test_plugin_only_deselects_the_projects_own_tests(tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert True\n")
+    both = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
+                      "--fencepost-adapter", "my_ledger:make_ledger", "--fencepost-seed", "3")
+    assert "33 passed, 3 skipped" in both.stdout, both.stdout
+    only = run_pytest(tmp_path, "--fencepost-only", "--fencepost-contract", "adk-ledger",
+                      "--fencepost-adapter", "my_ledger:make_ledger", "--fencepost-seed", "3")
+    assert "32 passed, 3 skipped, 1 deselected" in only.stdout, only.stdout
+
+
 def test_plugin_bad_adapter_is_a_usage_error(tmp_path: Path) -> None:
     result = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
                         "--fencepost-adapter", "no.such.module:factory")
