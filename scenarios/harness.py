@@ -171,19 +171,10 @@ class Harness:
                 f"reopening the store raised {type(e).__name__}: {e}",
                 tuple(self.trace),
             ) from e
+        durable = self.model.durable_clause
         for key in sorted(self.touched):
-            observe = self.model.observe(key)
-            expected = self.expect(observe).outcome
-            actual = call(self.world.open(), observe)
-            if expected != actual:
-                self._record("check", observe, expected, actual)
-                raise violation(
-                    self.model.durable_clause,
-                    f"after reopening, {observe.name} answered {actual}; the contract requires "
-                    f"{expected}",
-                    tuple(self.trace),
-                )
-        self.exercised(self.model.durable_clause)
+            self._read_back(key, "after reopening", lambda _e, _a: durable)
+        self.exercised(durable)
 
     # -- operations -------------------------------------------------------------------------
 
@@ -227,20 +218,31 @@ class Harness:
         key = op.key()
         if key is None:
             return
+        expected = self._read_back(
+            key,
+            f"after {op.name}",
+            lambda e, a: clause or attribute_effect(self.model, last, e, a),
+        )
+        if last.outcome.code == "ok" and isinstance(expected, Ok):
+            fields = {a.name for a in attrs.fields(type(expected.value))}
+            self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
+
+    def _read_back(
+        self, key: str, context: str, clause: Callable[[Outcome, Outcome], str]
+    ) -> Outcome:
+        """Observe ``key`` on store and model; on a difference raise a violation of
+        ``clause(expected, actual)``. Returns the agreed outcome."""
         observe = self.model.observe(key)
         expected = self.expect(observe).outcome
         actual = call(self.world.open(), observe)
         if expected != actual:
             self._record("check", observe, expected, actual)
             raise violation(
-                clause or attribute_effect(self.model, last, expected, actual),
-                f"after {op.name}, {observe.name} answered {actual}; "
-                f"the contract requires {expected}",
+                clause(expected, actual),
+                f"{context}, {observe.name} answered {actual}; the contract requires {expected}",
                 tuple(self.trace),
             )
-        if last.outcome.code == "ok" and isinstance(expected, Ok):
-            fields = {a.name for a in attrs.fields(type(expected.value))}
-            self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
+        return expected
 
     def _record(self, actor: str, op: Op, expected: Outcome, actual: Outcome) -> None:
         self.trace.append(TraceStep(actor, self.now, op, "", expected, actual))
