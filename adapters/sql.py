@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Engine
 
-from fencepost.spec.errors import Unavailable
+from fencepost.spec.errors import BackendUnavailable
 
 _ENGINE_SETUP: dict[str, Callable[[str], Engine]] = {}
 _ROW_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
@@ -86,19 +86,19 @@ def table_name(namespace: str, name: str) -> str:
 
 @contextmanager
 def unavailable_on_disconnect() -> Iterator[None]:
-    """Turn a lost connection or an unreachable server into the contract's ``Unavailable``."""
+    """Turn a lost connection or an unreachable server into ``BackendUnavailable``."""
     try:
         yield
     except (exc.OperationalError, exc.InterfaceError) as e:
-        raise Unavailable(f"{type(e.orig).__name__}: {str(e.orig).strip()}") from e
+        raise BackendUnavailable(f"{type(e.orig).__name__}: {str(e.orig).strip()}") from e
     except exc.DBAPIError as e:
         if e.connection_invalidated:
-            raise Unavailable(str(e.orig).strip()) from e
+            raise BackendUnavailable(str(e.orig).strip()) from e
         raise
 
 
 def probe(url: str) -> None:
-    """Connect once; raise :class:`Unavailable` with the server's reason when that fails."""
+    """Connect once; raise :class:`BackendUnavailable` with the server's reason when that fails."""
     engine = make_engine(url)
     try:
         with unavailable_on_disconnect(), engine.connect() as conn:

@@ -130,11 +130,11 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
 
 def _probe(url: str) -> None:
     from fencepost.adapters.sql import probe
-    from fencepost.spec.errors import Unavailable
+    from fencepost.spec.errors import BackendUnavailable
 
     try:
         probe(url)
-    except Unavailable as e:
+    except BackendUnavailable as e:
         reason = str(e).strip().splitlines()[0]
         raise ConfigurationError(f"cannot reach the database at {url}: {reason}") from None
     except Exception as e:  # noqa: BLE001 - bad URL, missing driver, ...

@@ -10,6 +10,7 @@ from typing import Any
 from tabulate import tabulate  # type: ignore[import-untyped]
 
 from fencepost.scenarios.trace import render_trace, trace_to_code
+from fencepost.spec.outcome import agrees
 
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
 
@@ -20,7 +21,10 @@ def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | Non
     if v.failure is None:
         return None
     trace = v.failure.trace
-    differing = [s for s in trace if s.expected is not None and s.expected != s.actual]
+    differing = [
+        s for s in trace
+        if s.expected is not None and s.actual is not None and not agrees(s.expected, s.actual)
+    ]
     last = differing[-1] if differing else (trace[-1] if trace else None)
     return {
         "check": v.failure.check,
@@ -75,11 +79,15 @@ def to_json(report: RunReport) -> dict[str, Any]:
 
 def summary_table(report: RunReport, *, all_rows: bool = True) -> str:
     rows = [
-        (v.clause.id, MARK[v.status], v.evidence, v.clause.title if not v.reason else v.reason)
+        (v.clause.id, MARK[v.status], v.evidence, _clip(v.reason or v.clause.title, 90))
         for v in report.verdicts
         if all_rows or v.status != PASS
     ]
     return str(tabulate(rows, headers=("clause", "verdict", "evidence", "title / reason")))
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def headline(report: RunReport) -> str:

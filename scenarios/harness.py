@@ -17,8 +17,9 @@ import attrs
 from fencepost.env import AdapterEnv
 from fencepost.model.base import ContractModel, Ctx, Step, attribute_effect, attribute_outcome
 from fencepost.spec.errors import ContractError
+from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, harvest, resolve
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Err, Ok, Outcome
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees
 
 from .clock import SimClock
 from .evidence import Evidence
@@ -72,7 +73,7 @@ def call(store: Any, op: Op) -> Outcome:
     try:
         return Ok(op.invoke(store))
     except ContractError as e:
-        return Err(e.code, e.detail)
+        return Err(e.code, e.detail, getattr(e, "payload", None))
     except Exception as e:  # noqa: BLE001 - anything else is a crash the report must show
         return Crash(type(e).__name__, str(e))
 
@@ -130,6 +131,8 @@ class Harness:
         self.state: Any = world.model.initial
         self.trace: list[TraceStep] = []
         self.touched: set[str] = set()
+        # name -> (what the model means by it, the value the store minted)
+        self.bindings: dict[str, tuple[Any, Any]] = {}
 
     # -- the world --------------------------------------------------------------------------
 
@@ -180,23 +183,52 @@ class Harness:
 
     def expect(self, op: Op) -> Step:
         """The model's answer to ``op`` now, without applying it."""
-        return self.model.step(self.state, op, self.ctx())  # type: ignore[no-any-return]
+        model_op = resolve(op, self._model_side)
+        return self.model.step(self.state, model_op, self.ctx())  # type: ignore[no-any-return]
 
-    def apply(self, actor: str, op: Op) -> Outcome:
-        """Run ``op`` on store and model; raise on the first difference; return the answer."""
+    def _model_side(self, ref: Ref | Forged) -> Any:
+        if isinstance(ref, Forged):
+            return ForgedMeaning(ref.label)
+        return self.bindings[ref.name][0]
+
+    def _store_side(self, ref: Ref | Forged) -> Any:
+        if isinstance(ref, Forged):
+            return ForgedValue(ref.label)
+        return self.bindings[ref.name][1]
+
+    def bind(self, name: str, meaning: Any, value: Any) -> None:
+        """Bind ``name`` to a value minted outside an op (e.g. by another store)."""
+        self.bindings[name] = (meaning, value)
+
+    def run(self, store: Any, op: Op) -> Outcome:
+        """Call ``op`` on ``store`` with references resolved to the store's real values."""
+        return call(store, resolve(op, self._store_side))
+
+    def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
+        """Run ``op`` on store and model; raise on the first difference; return the answer.
+
+        With ``bind``, the first opaque value of the answer (an access, a lease) is bound to
+        that name for later ops to use as ``Ref(name)``."""
         step = self.expect(op)
-        actual = call(self.world.open(), op)
-        self._record(actor, op, step.outcome, actual)
-        if step.outcome != actual:
+        actual = self.run(self.world.open(), op)
+        self._record(actor, op, step.outcome, actual, bind or "")
+        if not agrees(step.outcome, actual):
             raise violation(
                 attribute_outcome(self.model, step, actual),
                 f"{op.name} answered {actual}; the contract requires {step.outcome}",
                 tuple(self.trace),
             )
         self.state = step.state
+        if bind is not None:
+            self._bind_answer(bind, step.outcome, actual)
         self.check_record(op, step)
         self.exercised(step.clause, step.effect_clause)
         return actual
+
+    def _bind_answer(self, name: str, expected: Outcome, actual: Outcome) -> None:
+        pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
+        if pairs:
+            self.bindings[name] = pairs[0]
 
     def exercised(self, *clauses: str) -> None:
         """Count evidence: these clauses were put to the test and held."""
@@ -234,8 +266,8 @@ class Harness:
         ``clause(expected, actual)``. Returns the agreed outcome."""
         observe = self.model.observe(key)
         expected = self.expect(observe).outcome
-        actual = call(self.world.open(), observe)
-        if expected != actual:
+        actual = self.run(self.world.open(), observe)
+        if not agrees(expected, actual):
             self._record("check", observe, expected, actual)
             raise violation(
                 clause(expected, actual),
@@ -244,13 +276,15 @@ class Harness:
             )
         return expected
 
-    def _record(self, actor: str, op: Op, expected: Outcome, actual: Outcome) -> None:
-        self.trace.append(TraceStep(actor, self.now, op, "", expected, actual))
+    def _record(
+        self, actor: str, op: Op, expected: Outcome, actual: Outcome, bind: str = ""
+    ) -> None:
+        self.trace.append(TraceStep(actor, self.now, op, "", expected, actual, bind=bind))
         self.world.steps += 1
         key = op.key()
         if key is not None:
             self.touched.add(key)
-        if isinstance(actual, Err) and actual.code == "unavailable" or (
+        if isinstance(actual, Err) and actual.code == "backend_unavailable" or (
             isinstance(actual, Crash) and actual.kind in _LOST
         ):
             raise StoreLost(f"{op.name}: store unavailable ({actual})", tuple(self.trace))

@@ -57,8 +57,8 @@ class Replay:
         self.world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
         self.h = Harness(self.world)
 
-    def apply(self, actor: str, op: Op) -> Outcome:
-        return self.h.apply(actor, op)
+    def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
+        return self.h.apply(actor, op, bind)
 
     def set_time(self, ms: int) -> None:
         self.h.set_time(ms)

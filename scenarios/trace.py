@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Outcome, outcome_to_json
+from fencepost.spec.outcome import Outcome, agrees, outcome_to_json
 
 
 @attrs.frozen
@@ -26,6 +26,7 @@ class TraceStep:
     actual: Outcome | None = None
     event: str = ""  # for world events: "clock", "kill", "reopen"
     subject: str = ""  # the owner killed
+    bind: str = ""  # the name the answer's opaque value was bound to
 
     def render(self, number: int) -> str:
         head = f"{number:>3}. [{self.at} ms] {self.actor}: "
@@ -33,7 +34,7 @@ class TraceStep:
             return head + self.note
         line = head + self.op.describe()
         if self.expected is not None and self.actual is not None:
-            if self.expected == self.actual:
+            if agrees(self.expected, self.actual):
                 return line + f"\n       -> {self.actual}"
             line += f"\n       model: {self.expected}\n       store: {self.actual}   <-- differs"
             fields = _differing_fields(self.expected, self.actual)
@@ -47,9 +48,12 @@ class TraceStep:
         """This step as a line of a replay script (see :mod:`fencepost.scenarios.replay`)."""
         if self.op is not None:
             comment = f"  # model: {_short(self.expected)}" if self.expected is not None else ""
-            if self.expected is not None and self.expected != self.actual:
+            if self.expected is not None and self.actual is not None and not agrees(
+                self.expected, self.actual
+            ):
                 comment += f"; store: {_short(self.actual)}"
-            return f"r.apply({self.actor!r}, {self.op!r}){comment}"
+            bind = f", bind={self.bind!r}" if self.bind else ""
+            return f"r.apply({self.actor!r}, {self.op!r}{bind}){comment}"
         if self.event == "clock":
             return f"r.set_time({self.at})"
         if self.event == "kill":

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from .clauses import Catalogue, Choice, Clause
-from .errors import ContractError, Unavailable
+from .errors import BackendUnavailable, ContractError
 from .ops import Op, operation
 from .values import value_class
 
@@ -46,7 +46,7 @@ __all__ = [
     "StaleOwner",
     "LeaseExpired",
     "InvalidTerminalPhase",
-    "Unavailable",
+    "BackendUnavailable",
     "Create",
     "Get",
     "Claim",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class ContractError(Exception):
@@ -10,18 +10,21 @@ class ContractError(Exception):
 
     Each contract module subclasses this once per seed error; ``code`` is the seed's own word
     (``stale_owner``, ``lease_expired``...). Adapters raise these; the kit turns them into
-    ``Err(code)`` outcomes.
+    ``Err(code, detail, payload)`` outcomes. ``payload`` is part of the answer where the seed
+    carries one (``deferred(ms)``, ``conflict(snapshot)``) and is compared; ``detail`` is free
+    text for people and is not.
     """
 
     code: ClassVar[str] = "contract_error"
 
-    def __init__(self, detail: str = "") -> None:
+    def __init__(self, detail: str = "", payload: Any = None) -> None:
         super().__init__(detail or self.code)
         self.detail = detail
+        self.payload = payload
 
 
-class Unavailable(ContractError):
-    """The store could not answer (connection lost, server down). Not a contract verdict:
-    a check that meets it reports ``unknown``, never pass or fail."""
+class BackendUnavailable(ContractError):
+    """The store's backend could not answer (connection lost, server down). Not a contract
+    verdict: a check that meets it reports ``unknown``, never pass or fail."""
 
-    code = "unavailable"
+    code = "backend_unavailable"

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from .opaque import agree
 from .values import decode, encode
 
 
@@ -33,9 +34,12 @@ class Err:
 
     code: str
     detail: str = attrs.field(default="", eq=False)
+    payload: Any = None
 
     def __str__(self) -> str:
-        return f"error {self.code}"
+        if self.payload is None:
+            return f"error {self.code}"
+        return f"error {self.code}({self.payload!r})"
 
 
 @attrs.frozen
@@ -56,12 +60,18 @@ class Crash:
 Outcome = Ok | Err | Crash
 
 
+def agrees(expected: Outcome, actual: Outcome) -> bool:
+    """Does the store's answer match the model's? Opaque values in the model's answer match
+    any real value (see :mod:`fencepost.spec.opaque`); numbers must match in type too."""
+    return agree(expected, actual)
+
+
 def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     """Serialize an outcome to a JSON-ready dict."""
     if isinstance(outcome, Ok):
         return {"ok": encode(outcome.value)}
     if isinstance(outcome, Err):
-        return {"err": outcome.code, "detail": outcome.detail}
+        return {"err": outcome.code, "detail": outcome.detail, "payload": encode(outcome.payload)}
     return {"crash": outcome.kind, "message": outcome.message}
 
 
@@ -70,5 +80,5 @@ def outcome_from_json(data: dict[str, Any]) -> Outcome:
     if "ok" in data:
         return Ok(decode(data["ok"]))
     if "err" in data:
-        return Err(data["err"], data.get("detail", ""))
+        return Err(data["err"], data.get("detail", ""), decode(data.get("payload")))
     return Crash(data["crash"], data.get("message", ""))

@@ -25,12 +25,16 @@ def encode(value: Any) -> Any:
         return {str(k): encode(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
-    return value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return {"__opaque__": repr(value)}
 
 
 def decode(data: Any) -> Any:
     """Inverse of :func:`encode` for registered classes; lists stay lists."""
     if isinstance(data, dict):
+        if "__opaque__" in data:
+            return data["__opaque__"]
         name = data.get("__type__")
         if name is not None:
             cls = _TYPES[name]

@@ -11,11 +11,11 @@ PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0
 
 def _require(url: str, what: str) -> str:
     from fencepost.adapters.sql import probe
-    from fencepost.spec.errors import Unavailable
+    from fencepost.spec.errors import BackendUnavailable
 
     try:
         probe(url)
-    except Unavailable as e:
+    except BackendUnavailable as e:
         message = f"{what} unreachable at {url}: {e}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{message} (CI=true: server tests must not skip)")

@@ -50,7 +50,7 @@ def test_lost_store_makes_a_clause_unknown_not_pass() -> None:
 def test_a_store_that_goes_away_is_unknown_never_pass_or_fail() -> None:
     from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
     from fencepost.api import check
-    from fencepost.spec.errors import Unavailable
+    from fencepost.spec.errors import BackendUnavailable
 
     class GoesAway(MemoryLedger):
         calls = 0
@@ -58,7 +58,7 @@ def test_a_store_that_goes_away_is_unknown_never_pass_or_fail() -> None:
         def get(self, invocation_id: str):  # type: ignore[no-untyped-def]
             type(self).calls += 1
             if type(self).calls > 40:
-                raise Unavailable("connection refused")
+                raise BackendUnavailable("connection refused")
             return super().get(invocation_id)
 
     report = check("adk-ledger", MemoryLedgerFactory(GoesAway), seed=3)
