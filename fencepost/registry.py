@@ -92,7 +92,7 @@ def contract(name: str) -> ContractEntry:
 
 class TempSqliteFactory:
     """The ``sqlite`` adapter: a database file in a private temporary directory, removed at
-    the end of the run (``discard``)."""
+    the end of the run (``close``)."""
 
     def __init__(self, entry: ContractEntry, store_class: Any = None) -> None:
         self.directory = tempfile.mkdtemp(prefix="fencepost-")
@@ -103,6 +103,13 @@ class TempSqliteFactory:
         return self.inner(env)
 
     def discard(self, env: AdapterEnv) -> None:
+        """Drop one namespace's tables."""
+        discard = getattr(self.inner, "discard", None)
+        if discard is not None:
+            discard(env)
+
+    def close(self) -> None:
+        """Remove the temporary directory (the end of the run)."""
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

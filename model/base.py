@@ -38,6 +38,25 @@ class Step:
     effect_clause: str
 
 
+@attrs.frozen
+class OneOf:
+    """Several answers are allowed (``claim_next`` may pick any recoverable task): the store's
+    answer picks the option it matches, and the model follows that choice. No match fails
+    ``clause``."""
+
+    options: tuple[Step, ...]
+    clause: str
+    description: str
+
+    def pick(self, actual: Any) -> Step | None:
+        from fencepost.spec.opaque import agree
+
+        for option in self.options:
+            if agree(option.outcome, actual):
+                return option
+        return None
+
+
 def accepted(step: Step) -> bool:
     return step.outcome.code == "ok"
 
@@ -53,15 +72,17 @@ def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
     )
 
 
-def options_with_defaults(choices: Any, given: Mapping[str, str]) -> dict[str, str]:
-    """Fill in every choice's default and validate the given values."""
-    known = {c.name: c for c in choices}
+def options_with_defaults(
+    choices: Any, given: Mapping[str, str], settings: Any = ()
+) -> dict[str, str]:
+    """Fill in every choice's and setting's default and validate the given values."""
+    known = {c.name: c for c in (*choices, *settings)}
     for name in given:
         if name not in known:
             raise ValueError(
                 f"unknown option {name!r}; this contract has {', '.join(sorted(known)) or 'none'}"
             )
-    return {name: c.validate(given.get(name, c.default)) for name, c in known.items()}
+    return {name: c.validate(str(given.get(name, c.default))) for name, c in known.items()}
 
 
 def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -84,6 +105,7 @@ class ContractModel:
     field_clauses: Mapping[str, str]
     choices: tuple[Any, ...]
     durable_clause: str
+    settings: tuple[Any, ...] = ()
 
 
 def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:

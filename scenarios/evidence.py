@@ -27,6 +27,7 @@ class Evidence:
     failures: dict[str, Failure] = attrs.Factory(dict)
     unknown: dict[str, str] = attrs.Factory(dict)
     checks_run: set[str] = attrs.Factory(set)
+    steps: int = 0
 
     def fail(self, clause: str, failure: Failure) -> None:
         self.failures.setdefault(clause, failure)

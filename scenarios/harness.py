@@ -15,7 +15,14 @@ from typing import Any
 import attrs
 
 from fencepost.env import AdapterEnv
-from fencepost.model.base import ContractModel, Ctx, Step, attribute_effect, attribute_outcome
+from fencepost.model.base import (
+    ContractModel,
+    Ctx,
+    OneOf,
+    Step,
+    attribute_effect,
+    attribute_outcome,
+)
 from fencepost.spec.errors import ContractError
 from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, harvest, resolve
 from fencepost.spec.ops import Op
@@ -89,7 +96,6 @@ class World:
     options: Mapping[str, str]
     capabilities: frozenset[str] = frozenset()
     dead: set[str] = attrs.Factory(set)
-    steps: int = 0
     evidence: Evidence = attrs.Factory(Evidence)
     store: Any = None
     env: AdapterEnv = attrs.field(init=False)
@@ -120,6 +126,27 @@ class World:
     def reopen(self) -> Any:
         self.close()
         return self.open()
+
+    def fork(self, suffix: str, options: Mapping[str, str] | None = None) -> World:
+        """A world with a store of its own (namespace + ``suffix``), sharing the clock and the
+        evidence: for checks that must not see each other's records (capacity, reap)."""
+        world = World(
+            model=self.model,
+            factory=self.factory,
+            clock=self.clock,
+            namespace=f"{self.namespace}{suffix}",
+            options=dict(options if options is not None else self.options),
+            capabilities=self.capabilities,
+            evidence=self.evidence,
+        )
+        return world
+
+    def discard(self) -> None:
+        """Close the store and drop its data (the factory's ``discard``, if any)."""
+        self.close()
+        discard = getattr(self.factory, "discard", None)
+        if discard is not None:
+            discard(self.env)
 
 
 class Harness:
@@ -181,7 +208,7 @@ class Harness:
 
     # -- operations -------------------------------------------------------------------------
 
-    def expect(self, op: Op) -> Step:
+    def expect(self, op: Op) -> Any:
         """The model's answer to ``op`` now, without applying it."""
         model_op = resolve(op, self._model_side)
         return self.model.step(self.state, model_op, self.ctx())  # type: ignore[no-any-return]
@@ -211,6 +238,8 @@ class Harness:
         that name for later ops to use as ``Ref(name)``."""
         step = self.expect(op)
         actual = self.run(self.world.open(), op)
+        if isinstance(step, OneOf):
+            step = self._choose(actor, op, step, actual)
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
@@ -224,6 +253,17 @@ class Harness:
         self.check_record(op, step)
         self.exercised(step.clause, step.effect_clause)
         return actual
+
+    def _choose(self, actor: str, op: Op, choice: OneOf, actual: Outcome) -> Step:
+        picked = choice.pick(actual)
+        if picked is None:
+            self._record(actor, op, choice.options[0].outcome, actual)
+            raise violation(
+                choice.clause,
+                f"{op.name} answered {actual}; the contract allows {choice.description}",
+                tuple(self.trace),
+            )
+        return picked
 
     def _bind_answer(self, name: str, expected: Outcome, actual: Outcome) -> None:
         pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
@@ -240,6 +280,8 @@ class Harness:
         """Accept an answer the store gave concurrently: check it against the model as if the
         op had run alone now, then adopt the model's next state."""
         step = self.expect(op)
+        if isinstance(step, OneOf):
+            step = step.pick(actual) or step.options[0]
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
         return step
@@ -280,7 +322,7 @@ class Harness:
         self, actor: str, op: Op, expected: Outcome, actual: Outcome, bind: str = ""
     ) -> None:
         self.trace.append(TraceStep(actor, self.now, op, "", expected, actual, bind=bind))
-        self.world.steps += 1
+        self.world.evidence.steps += 1
         key = op.key()
         if key is not None:
             self.touched.add(key)

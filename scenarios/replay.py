@@ -51,7 +51,9 @@ class Replay:
             factory=factory,
             clock=SimClock(start_ms),
             namespace=f"replay{uuid.uuid4().hex[:8]}",
-            options=options_with_defaults(suite.model.choices, options or {}),
+            options=options_with_defaults(
+                suite.model.choices, options or {}, suite.model.settings
+            ),
         )
         store = self.world.open()
         self.world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
@@ -70,7 +72,7 @@ class Replay:
         self.h.reopen()
 
     def close(self) -> None:
-        self.world.close()
-        discard = getattr(self._factory, "discard", None)
-        if discard is not None:
-            discard(self.world.env)
+        self.world.discard()
+        close = getattr(self._factory, "close", None)
+        if close is not None:
+            close()

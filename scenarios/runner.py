@@ -100,7 +100,7 @@ def run_suite(
     mutants command stops as soon as the expected clause has failed)."""
     done = stop_when or (lambda _: False)
     try:
-        opts = options_with_defaults(suite.model.choices, options or {})
+        opts = options_with_defaults(suite.model.choices, options or {}, suite.model.settings)
     except ValueError as e:
         raise ConfigurationError(str(e)) from e
     world = World(
@@ -140,10 +140,10 @@ def run_suite(
         timings["races"] = time.perf_counter() - t0
         return _result(world, opts, gated_off, timings, examples)
     finally:
-        world.close()
-        discard = getattr(factory, "discard", None)
-        if discard is not None:
-            discard(world.env)
+        world.discard()
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()
 
 
 def _result(
@@ -155,7 +155,8 @@ def _result(
 ) -> RunResult:
     timings["total"] = sum(timings.values())
     return RunResult(
-        world.evidence, world.capabilities, opts, gated_off, timings, world.steps, examples
+        world.evidence, world.capabilities, opts, gated_off, timings, world.evidence.steps,
+        examples,
     )
 
 

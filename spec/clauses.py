@@ -48,6 +48,28 @@ class Choice:
         return value
 
 
+@attrs.frozen
+class Setting:
+    """A numeric option of a contract (a capacity limit...): a positive integer or
+    ``infinity``, passed to the adapter in ``env.options``."""
+
+    name: str
+    default: str
+    meaning: str
+
+    def validate(self, value: str) -> str:
+        if value == "infinity" or (value.isdigit() and int(value) > 0):
+            return value
+        raise ValueError(
+            f"option {self.name}={value!r} must be a positive integer or 'infinity'"
+        )
+
+
+def limit(value: str) -> float:
+    """A setting's value as a number (``infinity`` -> inf)."""
+    return float("inf") if value == "infinity" else int(value)
+
+
 class Catalogue:
     """An ordered, id-indexed set of clauses."""
 
