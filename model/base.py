@@ -93,9 +93,10 @@ def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 class ContractModel:
     """A contract's reference model as the harness sees it.
 
-    ``step`` is the pure step function; ``observe(key)`` builds the read-only op whose answer
-    shows a record's state (``get``); ``field_clauses`` narrows a lone mismatching field after
-    an accepted step to its own clause; ``choices`` are the documented options.
+    ``step`` is the pure step function; ``observe(key, bindings)`` builds the read-only op
+    whose answer shows a record's state (``get``), or None when it cannot be read;
+    ``field_clauses`` narrows a lone mismatching field after an accepted step to its own clause;
+    ``choices`` are the documented options; ``settings`` the numeric ones.
     """
 
     name: str

@@ -303,10 +303,12 @@ class Harness:
 
     def _read_back(
         self, key: str, context: str, clause: Callable[[Outcome, Outcome], str]
-    ) -> Outcome:
+    ) -> Outcome | None:
         """Observe ``key`` on store and model; on a difference raise a violation of
-        ``clause(expected, actual)``. Returns the agreed outcome."""
-        observe = self.model.observe(key)
+        ``clause(expected, actual)``. Returns the agreed outcome (None: not observable)."""
+        observe = self.model.observe(key, self.bindings)
+        if observe is None:
+            return None
         expected = self.expect(observe).outcome
         actual = self.run(self.world.open(), observe)
         if not agrees(expected, actual):

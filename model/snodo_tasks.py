@@ -1,0 +1,403 @@
+"""Reference model of the ``snodo-tasks`` contract (the Memory store's order of checks).
+
+State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events). Accesses and leases
+are represented by their meaning (:class:`AccessM`, :class:`LeaseM`); the harness binds them to
+the store's real opaque values. ``claim_next`` answers :class:`OneOf` over every recoverable task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.clauses import limit
+from fencepost.spec.opaque import Opaque, Ref
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Err, Ok
+
+from .base import ContractModel, Ctx, OneOf, Step
+
+MAIN = "main"  # the store under test; leases/accesses of another store carry another name
+
+
+@attrs.frozen
+class AccessM:
+    store: str
+    scope: str | None
+    kind: str
+    task_id: str
+
+
+@attrs.frozen
+class LeaseM:
+    store: str
+    task_id: str
+    owner_id: str
+    generation: int
+    expires_at: int
+
+
+@attrs.frozen
+class ClaimM:
+    owner_id: str
+    generation: int
+    expires_at: int
+
+
+@attrs.frozen
+class Agg:
+    scope: str | None
+    snapshot: spec.Snapshot
+    claim: ClaimM | None = None
+    generation: int = 0
+    seen: Mapping[str, tuple[spec.Event, spec.Transition]] = attrs.field(factory=dict)
+
+
+State = Mapping[str, Agg]
+EMPTY: State = {}
+
+
+def _put(state: State, task_id: str, agg: Agg) -> State:
+    return {**state, task_id: agg}
+
+
+def _err(state: State, code: str, clause: str, payload: Any = None) -> Step:
+    return Step(Err(code, "", payload), state, clause, clause)
+
+
+def expired(snap: spec.Snapshot, now: int) -> bool:
+    ttl = snap.task.ttl_ms
+    return ttl is not None and now >= snap.task.created_at + ttl
+
+
+def live(agg: Agg, now: int) -> bool:
+    return agg.claim is not None and now < agg.claim.expires_at
+
+
+def recoverable(agg: Agg, now: int) -> bool:
+    s = agg.snapshot
+    due = s.retry_at is None or now >= s.retry_at
+    return s.task.status not in spec.TERMINAL and s.work is not None and due and not live(agg, now)
+
+
+def _active(agg: Agg) -> bool:
+    return agg.snapshot.task.status not in spec.TERMINAL
+
+
+# --- requests ----------------------------------------------------------------------------------
+
+
+def _authorize(state: State, op: spec.Authorize, ctx: Ctx) -> Step:
+    meaning = AccessM(MAIN, op.context.tenant, op.action.kind, op.action.task_id)
+    return Step(Ok(Opaque(meaning)), state, "SNODO-AUTH-001", "SNODO-AUTH-001")
+
+
+def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
+    a = op.access
+    task_id = op.task.id
+    if not (isinstance(a, AccessM) and a.store == MAIN and a.kind == "create"
+            and a.task_id == task_id):
+        clause = "SNODO-AUTH-004" if not isinstance(a, AccessM) or a.store != MAIN else (
+            "SNODO-AUTH-002" if a.kind == "create" else "SNODO-CREATE-003")
+        return _err(state, "unauthorized_action", clause)
+    if task_id in state:
+        return _err(state, "already_exists", "SNODO-CREATE-002")
+    if len(state) >= limit(ctx.options.get("max_tasks", "infinity")):
+        return _err(state, "capacity_exceeded", "SNODO-CAP-001", "max_tasks")
+    active = sum(1 for g in state.values() if g.scope == a.scope and _active(g))
+    if active >= limit(ctx.options.get("max_active_tasks_per_scope", "infinity")):
+        return _err(state, "capacity_exceeded", "SNODO-CAP-002", "max_active_tasks_per_scope")
+    snap = spec.Snapshot(op.task, op.work, 0, 0, None, None, {}, {})
+    return Step(Ok(snap), _put(state, task_id, Agg(a.scope, snap)), "SNODO-CREATE-001",
+                "SNODO-CREATE-001")
+
+
+def _readable(agg: Agg | None, a: Any, task_id: str, now: int) -> str | None:
+    """None when ``a`` may read the task; else the clause a store that let it read breaks."""
+    if agg is None:
+        return "SNODO-GET-002"
+    if not isinstance(a, AccessM) or a.store != MAIN:
+        return "SNODO-AUTH-004"
+    if a.scope != agg.scope:
+        return "SNODO-AUTH-003"
+    if a.kind not in ("get", "update", "cancel"):
+        return "SNODO-AUTH-001"
+    if a.task_id != task_id:
+        return "SNODO-AUTH-002"
+    if expired(agg.snapshot, now):
+        return "SNODO-TTL-001"
+    return None
+
+
+def _get(state: State, op: spec.Get, ctx: Ctx) -> Step:
+    agg = state.get(op.task_id)
+    refused = _readable(agg, op.access, op.task_id, ctx.now)
+    if refused is not None or agg is None:
+        return _err(state, "not_found", refused or "SNODO-GET-002")
+    return Step(Ok(agg.snapshot), state, "SNODO-GET-001", "SNODO-GET-001")
+
+
+# --- claims and leases -------------------------------------------------------------------------
+
+
+def _grant(state: State, task_id: str, agg: Agg, owner: str, lease_ms: int, now: int,
+           clause: str) -> Step:
+    gen = agg.generation + 1
+    claim = ClaimM(owner, gen, now + lease_ms)
+    new = attrs.evolve(agg, claim=claim, generation=gen)
+    lease = LeaseM(MAIN, task_id, owner, gen, now + lease_ms)
+    return Step(Ok(spec.Claimed(agg.snapshot, Opaque(lease))), _put(state, task_id, new), clause,
+                clause)
+
+
+def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
+    agg = state.get(op.task_id)
+    if agg is None:
+        return _err(state, "not_found", "SNODO-CLAIM-001")
+    s = agg.snapshot
+    if s.task.status in spec.TERMINAL or s.work is None:
+        return _err(state, "unavailable", "SNODO-CLAIM-002")
+    if s.retry_at is not None and ctx.now < s.retry_at:
+        return _err(state, "deferred", "SNODO-CLAIM-006", s.retry_at - ctx.now)
+    if live(agg, ctx.now):
+        return _err(state, "unavailable", "SNODO-CLAIM-004")
+    clause = "SNODO-CLAIM-005" if agg.claim is not None else "SNODO-CLAIM-003"
+    return _grant(state, op.task_id, agg, op.owner_id, op.lease_ms, ctx.now, clause)
+
+
+def _claim_next(state: State, op: spec.ClaimNext, ctx: Ctx) -> Step | OneOf:
+    options = tuple(
+        _grant(state, tid, agg, op.owner_id, op.lease_ms, ctx.now, "SNODO-CLAIM-007")
+        for tid, agg in sorted(state.items())
+        if recoverable(agg, ctx.now)
+    )
+    if not options:
+        return Step(Ok(None), state, "SNODO-CLAIM-007", "SNODO-CLAIM-007")
+    if len(options) == 1:
+        return options[0]
+    ids = sorted(t for t, agg in state.items() if recoverable(agg, ctx.now))
+    return OneOf(options, "SNODO-CLAIM-007", f"a claim of one of the recoverable tasks {ids}")
+
+
+def lease_state(state: State, lease: Any, now: int, check_expiry: bool = True) -> str | None:
+    """None when ``lease`` is the live claim's; else the clause a store accepting it breaks."""
+    if not isinstance(lease, LeaseM) or lease.store != MAIN:
+        return "SNODO-AUTH-004"
+    agg = state.get(lease.task_id)
+    if agg is None or agg.claim is None:
+        return "SNODO-LEASE-004"
+    c = agg.claim
+    if (c.owner_id, c.generation, c.expires_at) != (lease.owner_id, lease.generation,
+                                                     lease.expires_at):
+        return "SNODO-LEASE-001" if c.generation != lease.generation else "SNODO-LEASE-002"
+    if check_expiry and now >= c.expires_at:
+        return "SNODO-LEASE-003"
+    return None
+
+
+def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
+    refused = lease_state(state, op.lease, ctx.now)
+    if refused is not None:
+        return _err(state, "stale_lease", refused)
+    lease: LeaseM = op.lease
+    agg = state[lease.task_id]
+    expires = ctx.now + op.lease_ms
+    assert agg.claim is not None
+    new = attrs.evolve(agg, claim=attrs.evolve(agg.claim, expires_at=expires))
+    fresh = attrs.evolve(lease, expires_at=expires)
+    return Step(Ok(Opaque(fresh)), _put(state, lease.task_id, new), "SNODO-LEASE-002",
+                "SNODO-LEASE-002")
+
+
+def _release(state: State, op: spec.Release, ctx: Ctx) -> Step:
+    refused = lease_state(state, op.lease, ctx.now, check_expiry=False)
+    if refused is not None:
+        return _err(state, "stale_lease", refused)
+    lease: LeaseM = op.lease
+    new = attrs.evolve(state[lease.task_id], claim=None)
+    return Step(Ok(None), _put(state, lease.task_id, new), "SNODO-LEASE-004", "SNODO-LEASE-004")
+
+
+def _worker_snapshot(state: State, op: spec.WorkerSnapshot, ctx: Ctx) -> Step:
+    agg = state.get(op.task_id)
+    if agg is None:
+        return _err(state, "not_found", "SNODO-WS-001")
+    refused = _worker_lease(state, op.lease, op.task_id, ctx.now)
+    if refused is not None:
+        return _err(state, "stale_lease", refused)
+    return Step(Ok(agg.snapshot), state, "SNODO-WS-001", "SNODO-WS-001")
+
+
+def _worker_lease(state: State, lease: Any, task_id: str, now: int) -> str | None:
+    if isinstance(lease, LeaseM) and lease.store == MAIN and lease.task_id != task_id:
+        return "SNODO-LEASE-005"
+    return lease_state(state, lease, now)
+
+
+# --- transitions -------------------------------------------------------------------------------
+
+
+def _authority(state: State, op: spec.TransitionOp, agg: Agg, now: int) -> Step | None:
+    auth = op.authority
+    if isinstance(auth, spec.RequestAuthority):
+        a = auth.access
+        if not isinstance(a, AccessM) or a.store != MAIN:
+            return _err(state, "not_found", "SNODO-AUTH-004")
+        if a.scope != agg.scope:
+            return _err(state, "not_found", "SNODO-AUTH-003")
+        if expired(agg.snapshot, now):
+            return _err(state, "not_found", "SNODO-TTL-001")
+        if a.kind not in ("update", "cancel"):
+            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
+        if a.task_id != op.task_id:
+            return _err(state, "unauthorized_action", "SNODO-AUTH-002")
+        if spec.REQUEST_KINDS.get(op.event.kind) != a.kind:
+            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
+        return None
+    lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
+    refused = _worker_lease(state, lease, op.task_id, now)
+    if refused is not None:
+        return _err(state, "stale_lease", refused)
+    if op.event.kind not in spec.WORKER_KINDS:
+        return _err(state, "unauthorized_action", "SNODO-LEASE-006")
+    return None
+
+
+def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
+    agg = state.get(op.task_id)
+    if agg is None:
+        return _err(state, "not_found", "SNODO-GET-002")
+    refused = _authority(state, op, agg, ctx.now)
+    if refused is not None:
+        return refused
+    seen = agg.seen.get(op.event.id)
+    if seen is not None:
+        if seen[0] != op.event:
+            return _err(state, "event_id_reused", "SNODO-TX-004")
+        dup = attrs.evolve(seen[1], outcome=spec.DUPLICATE, snapshot=agg.snapshot)
+        return Step(Ok(dup), state, "SNODO-TX-003", "SNODO-TX-003")
+    if op.expected_revision != agg.snapshot.revision:
+        return _err(state, "conflict", "SNODO-TX-001", agg.snapshot)
+    last = agg.snapshot.task.last_updated_at
+    committed = ctx.now if last < ctx.now else last + 1
+    return reduce(state, op.task_id, agg, op.event, committed)
+
+
+def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: int) -> Step:
+    """Apply ``event`` at ``committed``; the reducer of the notes, rule by rule."""
+    snap, task, data = agg.snapshot, agg.snapshot.task, event.data
+    if task.status in spec.TERMINAL:
+        return _unchanged(state, snap, {}, committed, "SNODO-RED-001")
+    effects: dict[str, Any] = {}
+    if event.kind == "input_requested":
+        key, request = data["key"], data["request"]
+        if key in snap.input_history:
+            return _err(state, "duplicate_input_key", "SNODO-RED-002")
+        task = attrs.evolve(task, status=spec.INPUT_REQUIRED,
+                            input_requests={**task.input_requests, key: request})
+        snap = attrs.evolve(snap, input_history={**snap.input_history, key: request})
+        clause = "SNODO-RED-002"
+    elif event.kind == "input_responses_accepted":
+        matched = {k: v for k, v in data["responses"].items() if k in task.input_requests}
+        if not matched:
+            return _unchanged(state, snap, {"accepted_input_responses": {}}, committed,
+                              "SNODO-RED-003")
+        left = {k: v for k, v in task.input_requests.items() if k not in matched}
+        task = attrs.evolve(task, input_requests=left,
+                            status=spec.WORKING if not left else spec.INPUT_REQUIRED)
+        snap = attrs.evolve(snap, accepted_input_responses={**snap.accepted_input_responses,
+                                                            **matched})
+        effects = {"accepted_input_responses": matched}
+        clause = "SNODO-RED-003"
+    elif event.kind == "retry_requested":
+        failure = {"error": data["error"], "statusMessage": data["statusMessage"]}
+        delays = snap.work.retry_policy if snap.work is not None else ()
+        if snap.retry_count < len(delays):
+            delay = delays[snap.retry_count]
+            snap = attrs.evolve(snap, retry_count=snap.retry_count + 1,
+                                retry_at=committed + delay, last_failure=failure)
+            effects = {"retry": {"disposition": "scheduled", "retry_at": committed + delay,
+                                 "delay_ms": delay, "retry_count": snap.retry_count}}
+            clause = "SNODO-RED-004"
+        else:
+            task = _terminal(task, spec.FAILED, None, data["error"], data["statusMessage"])
+            snap = attrs.evolve(snap, retry_at=None, last_failure=failure)
+            effects = {"retry": {"disposition": "exhausted", "retry_at": None,
+                                 "delay_ms": None, "retry_count": snap.retry_count}}
+            clause = "SNODO-RED-005"
+    else:
+        task = {
+            "completed": lambda: _terminal(task, spec.COMPLETED, data["result"], None, None),
+            "failed": lambda: _terminal(task, spec.FAILED, None, data["error"],
+                                        data["statusMessage"]),
+            "cancelled": lambda: _terminal(task, spec.CANCELLED, None, None,
+                                           spec.CANCEL_MESSAGE),
+        }[event.kind]()
+        snap = attrs.evolve(snap, retry_at=None)
+        clause = "SNODO-RED-006"
+    task = attrs.evolve(task, last_updated_at=committed)
+    snap = attrs.evolve(snap, task=task, revision=snap.revision + 1)
+    result = spec.Transition(spec.APPLIED, snap, effects, snap.revision, committed)
+    new = attrs.evolve(agg, snapshot=snap, seen={**agg.seen, event.id: (event, result)})
+    return Step(Ok(result), _put(state, task_id, new), clause, "SNODO-TX-002")
+
+
+def _terminal(task: spec.Task, status: str, result: Any, error: Any,
+              message: str | None) -> spec.Task:
+    return attrs.evolve(task, status=status, result=result, error=error, status_message=message,
+                        input_requests={})
+
+
+def _unchanged(state: State, snap: spec.Snapshot, effects: dict[str, Any], committed: int,
+               clause: str) -> Step:
+    result = spec.Transition(spec.UNCHANGED, snap, effects, snap.revision, committed)
+    return Step(Ok(result), state, clause, clause)
+
+
+def _reap(state: State, op: spec.Reap, ctx: Ctx) -> Step:
+    gone = sorted(t for t, g in state.items() if expired(g.snapshot, ctx.now))
+    rest = {t: g for t, g in state.items() if t not in gone}
+    return Step(Ok(gone), rest, "SNODO-TTL-002", "SNODO-TTL-002")
+
+
+_STEPS: dict[type, Any] = {
+    spec.Authorize: _authorize,
+    spec.Create: _create,
+    spec.Get: _get,
+    spec.Claim: _claim,
+    spec.ClaimNext: _claim_next,
+    spec.Renew: _renew,
+    spec.Release: _release,
+    spec.TransitionOp: _transition,
+    spec.WorkerSnapshot: _worker_snapshot,
+    spec.Reap: _reap,
+}
+
+
+def step(state: State, op: Op, ctx: Ctx) -> Step | OneOf:
+    """Apply ``op``: the outcome, the next state and the clause that decided it."""
+    return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
+
+
+def observer(task_id: str, bindings: Mapping[str, Any]) -> Op | None:
+    """How the harness reads a task back: ``get`` through the get-access the checks bind as
+    ``obs:<task_id>`` when they create the task (reads need an access of the task's scope)."""
+    name = f"obs:{task_id}"
+    if name not in bindings:
+        return None
+    return spec.Get(task_id, Ref(name))
+
+
+MODEL = ContractModel(
+    name=spec.CONTRACT,
+    initial=EMPTY,
+    step=step,
+    observe=observer,
+    field_clauses={"revision": "SNODO-TX-002"},
+    choices=(),
+    durable_clause="SNODO-DURABLE-001",
+    settings=spec.SETTINGS,
+)

@@ -1,0 +1,489 @@
+"""The ``snodo-tasks`` contract: the snodo Tasks store (revisioned tasks, worker leases).
+
+Time is store-authoritative: the store reads ``env.clock()`` (integer ms); no operation takes a
+time argument. Accesses and leases are opaque values the store mints; the kit only hands back
+what it was given (or values nobody issued, to attack). Capacity limits arrive in
+``env.options`` as ``max_tasks`` and ``max_active_tasks_per_scope`` (an integer or
+``infinity``).
+
+Example (the shape of an adapter)::
+
+    from fencepost.spec.snodo_tasks import NotFound, Snapshot
+
+    class MyTasks:
+        def get(self, task_id, access) -> Snapshot:
+            row = self._load(task_id)
+            if row is None or not self._may_read(access, row):
+                raise NotFound(task_id)       # never reveal a foreign tenant's task
+            ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from .clauses import Catalogue, Clause, Setting
+from .errors import ContractError
+from .ops import Op, operation
+from .values import value_class
+
+CONTRACT = "snodo-tasks"
+
+WORKING, INPUT_REQUIRED = "working", "input_required"
+COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
+STATUSES = (WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED)
+TERMINAL = (COMPLETED, FAILED, CANCELLED)
+ACTIONS = ("create", "get", "update", "cancel")
+WORKER_KINDS = ("input_requested", "retry_requested", "completed", "failed")
+REQUEST_KINDS = {"input_responses_accepted": "update", "cancelled": "cancel"}
+APPLIED, UNCHANGED, DUPLICATE = "applied", "unchanged", "duplicate"
+CANCEL_MESSAGE = "Cancellation requested"
+
+CAPABILITIES = {
+    "durable": "calling the factory again with the same env reopens the same data, and every "
+    "lease and access issued before stays exactly as valid as it was",
+    "concurrency": "the store may be called from several threads at once (race checks)",
+}
+
+SETTINGS = (
+    Setting("max_tasks", "infinity", "stored tasks (terminal and expired count until reaped)"),
+    Setting("max_active_tasks_per_scope", "infinity",
+            "working or input_required tasks per scope"),
+)
+
+
+# --- errors: the seed's terms -----------------------------------------------------------------
+
+
+class NotFound(ContractError):
+    code = "not_found"
+
+
+class AlreadyExists(ContractError):
+    code = "already_exists"
+
+
+class UnauthorizedAction(ContractError):
+    code = "unauthorized_action"
+
+
+class CapacityExceeded(ContractError):
+    """payload: ``"max_tasks"`` or ``"max_active_tasks_per_scope"``."""
+
+    code = "capacity_exceeded"
+
+
+class StaleLease(ContractError):
+    code = "stale_lease"
+
+
+class Unavailable(ContractError):
+    """claim's answer when the task is terminal, has no work, or holds a live claim."""
+
+    code = "unavailable"
+
+
+class Deferred(ContractError):
+    """claim's answer while a retry is not due; payload: the remaining ms, rounded up."""
+
+    code = "deferred"
+
+
+class Conflict(ContractError):
+    """transition's answer to a stale expected revision; payload: the current snapshot."""
+
+    code = "conflict"
+
+
+class EventIdReused(ContractError):
+    code = "event_id_reused"
+
+
+class DuplicateInputKey(ContractError):
+    code = "duplicate_input_key"
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+@value_class
+@attrs.frozen
+class Context:
+    """A request context; the store derives the scope (tenant) from it."""
+
+    tenant: str | None
+    principal: str = "user"
+
+
+@value_class
+@attrs.frozen
+class Action:
+    """What an access is for: ``kind`` in create/get/update/cancel, on ``task_id``."""
+
+    kind: str
+    task_id: str
+
+
+@value_class
+@attrs.frozen
+class Task:
+    id: str
+    status: str
+    status_message: str | None
+    created_at: int
+    last_updated_at: int
+    ttl_ms: int | None
+    poll_interval_ms: int | None
+    input_requests: Mapping[str, Any]
+    result: Mapping[str, Any] | None
+    error: Mapping[str, Any] | None
+
+
+@value_class
+@attrs.frozen
+class Work:
+    idempotency_key: str
+    type: str
+    input: Mapping[str, Any]
+    retry_policy: tuple[int, ...]
+
+
+@value_class
+@attrs.frozen
+class Snapshot:
+    task: Task
+    work: Work | None
+    revision: int
+    retry_count: int
+    retry_at: int | None
+    last_failure: Mapping[str, Any] | None
+    input_history: Mapping[str, Any]
+    accepted_input_responses: Mapping[str, Any]
+
+
+@value_class
+@attrs.frozen
+class Event:
+    """``kind`` in input_requested, retry_requested, completed, failed (worker) or
+    input_responses_accepted, cancelled (request). ``data`` per kind: ``{"key", "request"}``;
+    ``{"error", "statusMessage"}``; ``{"result"}``; ``{"error", "statusMessage"}``;
+    ``{"responses"}``; ``{}``."""
+
+    id: str
+    kind: str
+    data: Mapping[str, Any]
+
+
+@value_class
+@attrs.frozen
+class Transition:
+    outcome: str
+    snapshot: Snapshot
+    effects: Mapping[str, Any]
+    event_revision: int
+    committed_at: int
+
+
+@value_class
+@attrs.frozen
+class Claimed:
+    """claim's and claim_next's success: the snapshot (revision unchanged) and the new lease."""
+
+    snapshot: Snapshot
+    lease: Any
+
+
+@value_class
+@attrs.frozen
+class RequestAuthority:
+    access: Any
+
+
+@value_class
+@attrs.frozen
+class WorkerAuthority:
+    lease: Any
+
+
+# --- the protocol ------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class TasksStore(Protocol):
+    """The ten operations of ``Snodo.Extensions.Tasks.Store``, one to one."""
+
+    def authorize(self, context: Context, action: Action) -> Any: ...
+
+    def create(self, task: Task, work: Work, access: Any) -> Snapshot: ...
+
+    def get(self, task_id: str, access: Any) -> Snapshot: ...
+
+    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> Claimed: ...
+
+    def claim_next(self, owner_id: str, lease_ms: int) -> Claimed | None: ...
+
+    def renew(self, lease: Any, lease_ms: int) -> Any: ...
+
+    def release(self, lease: Any) -> None: ...
+
+    def transition(
+        self,
+        task_id: str,
+        expected_revision: int,
+        event: Event,
+        authority: RequestAuthority | WorkerAuthority,
+    ) -> Transition: ...
+
+    def worker_snapshot(self, task_id: str, lease: Any) -> Snapshot: ...
+
+    def reap(self) -> list[str]: ...
+
+
+PROTOCOL_METHODS = ("authorize", "create", "get", "claim", "claim_next", "renew", "release",
+                    "transition", "worker_snapshot", "reap")
+
+
+# --- operations as data ------------------------------------------------------------------------
+
+
+class _Keyed(Op):
+    task_id: str
+
+    def key(self) -> str | None:
+        return self.task_id
+
+
+@operation(CONTRACT, "authorize")
+@attrs.frozen
+class Authorize(Op):
+    context: Context
+    action: Action
+
+
+@operation(CONTRACT, "create")
+@attrs.frozen
+class Create(Op):
+    task: Task
+    work: Work
+    access: Any
+
+    def key(self) -> str | None:
+        return self.task.id
+
+
+@operation(CONTRACT, "get")
+@attrs.frozen
+class Get(_Keyed):
+    task_id: str
+    access: Any
+
+
+@operation(CONTRACT, "claim")
+@attrs.frozen
+class Claim(_Keyed):
+    task_id: str
+    owner_id: str
+    lease_ms: int
+
+
+@operation(CONTRACT, "claim_next")
+@attrs.frozen
+class ClaimNext(Op):
+    owner_id: str
+    lease_ms: int
+
+
+@operation(CONTRACT, "renew")
+@attrs.frozen
+class Renew(Op):
+    lease: Any
+    lease_ms: int
+
+
+@operation(CONTRACT, "release")
+@attrs.frozen
+class Release(Op):
+    lease: Any
+
+
+@operation(CONTRACT, "transition")
+@attrs.frozen
+class TransitionOp(_Keyed):
+    task_id: str
+    expected_revision: int
+    event: Event
+    authority: Any
+
+
+@operation(CONTRACT, "worker_snapshot")
+@attrs.frozen
+class WorkerSnapshot(_Keyed):
+    task_id: str
+    lease: Any
+
+
+@operation(CONTRACT, "reap")
+@attrs.frozen
+class Reap(Op):
+    pass
+
+
+# --- the clause catalogue ----------------------------------------------------------------------
+
+M = "machine"
+
+
+def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = ()) -> Clause:
+    return Clause(id, title, text, checks, frozenset(requires))
+
+
+CLAUSES = Catalogue([
+    _c("SNODO-AUTH-001", "an access is bound to its action",
+       "An access authorizes only its own action: create-access cannot read; get-access cannot "
+       "send events; only update-access sends input_responses_accepted and only cancel-access "
+       "sends cancelled (else unauthorized_action).", M, "scenario:access_bound_to_action"),
+    _c("SNODO-AUTH-002", "an access is bound to its task id",
+       "An access for one task id neither reads nor changes another task (not_found for reads "
+       "and request transitions, unauthorized_action for create).",
+       M, "scenario:cross_task_access"),
+    _c("SNODO-AUTH-003", "tenants are concealed from each other",
+       "A task created in one scope is not_found for every access of another scope, for get "
+       "and for request transitions; never another error, never data.",
+       M, "scenario:foreign_scope_sees_not_found"),
+    _c("SNODO-AUTH-004", "forged and foreign-store values are refused",
+       "An access or lease the store never issued, or issued by another store, is refused: "
+       "not_found for reads, unauthorized_action for create, stale_lease for worker use.",
+       "scenario:forged_and_cross_store_values"),
+    _c("SNODO-CREATE-001", "create stores the task at revision 0",
+       "create with a create-access for the task's id stores the task and its work in one step "
+       "and returns the snapshot at revision 0 with no retries, inputs or failures.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-CREATE-002", "create never overwrites",
+       "create of an existing id answers already_exists and changes nothing.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-CREATE-003", "create needs a create-access for that id",
+       "create with any other access answers unauthorized_action and stores nothing.",
+       M, "scenario:access_bound_to_action"),
+    _c("SNODO-CAP-001", "max_tasks bounds the store",
+       "create answers capacity_exceeded(max_tasks) when the stored count (terminal and expired "
+       "tasks included until reaped) is at max_tasks.", "scenario:capacity_limits"),
+    _c("SNODO-CAP-002", "max_active_tasks_per_scope bounds a tenant",
+       "create answers capacity_exceeded(max_active_tasks_per_scope) when the scope's working "
+       "and input_required tasks reach the limit; other scopes are unaffected.",
+       "scenario:capacity_limits"),
+    _c("SNODO-CAP-003", "capacity holds under concurrent creates",
+       "Of N concurrent creates against a limit of k free places, exactly k succeed.",
+       "race:creates_at_capacity", requires=("concurrency",)),
+    _c("SNODO-GET-001", "get returns the current snapshot",
+       "get with a get, update or cancel access of the task's scope returns the snapshot the "
+       "accepted operations so far imply.", M, "scenario:create_get_claim_complete"),
+    _c("SNODO-GET-002", "get of a missing task is not_found",
+       "get of a task that does not exist (never created or reaped) answers not_found.", M,
+       "scenario:ttl_hides_then_reaps"),
+    _c("SNODO-TTL-001", "an expired task is hidden from requests",
+       "At now >= created_at + ttl_ms, get and request transitions answer not_found, until and "
+       "after reaping.", M, "scenario:ttl_hides_then_reaps"),
+    _c("SNODO-TTL-002", "reap removes exactly the expired aggregates",
+       "reap deletes every task with now >= created_at + ttl_ms, whatever its status or claim, "
+       "and nothing else; it returns their ids sorted; a second reap returns none of them.",
+       "scenario:ttl_hides_then_reaps"),
+    _c("SNODO-TTL-003", "a reaped aggregate is gone entirely",
+       "After reaping, the id can be created again from scratch: no old claim, generation, "
+       "seen event ids or input history survive.", "scenario:ttl_hides_then_reaps"),
+    _c("SNODO-CLAIM-001", "claim of a missing task is not_found",
+       "claim of a task that does not exist answers not_found.", M),
+    _c("SNODO-CLAIM-002", "terminal tasks are unavailable",
+       "claim of a completed, failed or cancelled task answers unavailable.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-CLAIM-003", "a due task with no live claim is claimable",
+       "claim succeeds on a non-terminal task with work, no retry pending and no live claim; "
+       "it returns the snapshot at an unchanged revision and a new lease.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-CLAIM-004", "a live claim makes the task unavailable",
+       "While a claim is live (now < its expiry), claim answers unavailable.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-CLAIM-005", "a claim expires exactly at its expiry",
+       "At now >= expiry the task can be claimed again, at a higher generation.",
+       M, "scenario:renew_boundary_exact"),
+    _c("SNODO-CLAIM-006", "a pending retry defers claim by the exact remaining ms",
+       "While now < retry_at, claim answers deferred(ceil(retry_at - now)) (deferred(1) one ms "
+       "before), checked before the live-claim check; at retry_at the task is due.",
+       M, "scenario:retry_defers_claims"),
+    _c("SNODO-CLAIM-007", "claim_next picks only recoverable tasks",
+       "claim_next returns a task that is non-terminal, has work, has its retry due and no live "
+       "claim (any such task; the order is the store's), or nothing when none is.",
+       M, "scenario:release_then_claim_next"),
+    _c("SNODO-CLAIM-008", "racing claimers have one winner",
+       "Of N concurrent claims of one task exactly one succeeds; the rest answer unavailable.",
+       "race:racing_claimers", requires=("concurrency",)),
+    _c("SNODO-LEASE-001", "every claim raises the generation and fences earlier leases",
+       "After a re-claim, every lease of an earlier claim is stale_lease for renew, release, "
+       "worker_snapshot and worker transitions.", M, "scenario:old_lease_is_stale"),
+    _c("SNODO-LEASE-002", "renew replaces the lease",
+       "renew of a valid, unexpired lease returns a lease with expiry now + lease_ms (which may "
+       "shorten it) and leaves the task and revision unchanged; the lease it replaced is stale.",
+       M, "scenario:renew_boundary_exact"),
+    _c("SNODO-LEASE-003", "an expired lease cannot be renewed",
+       "At now >= expiry, renew, worker_snapshot and worker transitions answer stale_lease.",
+       M, "scenario:renew_boundary_exact"),
+    _c("SNODO-LEASE-004", "release needs identity only",
+       "release of the current claim's lease succeeds even after expiry and frees the task; a "
+       "second release, or a release by a replaced lease, answers stale_lease.",
+       M, "scenario:release_then_claim_next"),
+    _c("SNODO-LEASE-005", "a lease binds its task",
+       "A lease for one task is stale_lease for worker_snapshot and transitions of another.",
+       M, "scenario:forged_and_cross_store_values"),
+    _c("SNODO-LEASE-006", "a lease is not request access",
+       "A worker lease cannot send input_responses_accepted or cancelled (unauthorized_action).",
+       M, "scenario:access_bound_to_action"),
+    _c("SNODO-WS-001", "worker_snapshot reads through a live lease",
+       "worker_snapshot with the current, unexpired lease returns the snapshot; missing task "
+       "-> not_found.", M, "scenario:old_lease_is_stale"),
+    _c("SNODO-TX-001", "a stale expected revision conflicts",
+       "transition with expected_revision != the current revision answers conflict carrying "
+       "the current snapshot, and changes nothing.", M, "scenario:two_writers_one_revision"),
+    _c("SNODO-TX-002", "an applied event adds exactly one revision",
+       "An applied event raises the revision by exactly 1 and sets last_updated_at = "
+       "committed_at; event_revision is the new revision.", M,
+       "scenario:create_get_claim_complete"),
+    _c("SNODO-TX-003", "a replayed event is a duplicate with the original result",
+       "An event id seen before with the identical event answers duplicate with the original "
+       "event_revision, effects and committed_at, whatever expected_revision is.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-TX-004", "an event id is never reused for another event",
+       "An event id seen before with a different event answers event_id_reused.", M),
+    _c("SNODO-TX-005", "committed_at never goes backwards",
+       "committed_at = now, or last_updated_at + 1 when the clock did not move past it.", M),
+    _c("SNODO-TX-006", "concurrent writers at one revision: one applies",
+       "Two writers with the same expected revision: exactly one is applied, the other "
+       "answers conflict.", "race:two_writers_one_revision", requires=("concurrency",)),
+    _c("SNODO-RED-001", "terminal tasks never change",
+       "Any event on a completed, failed or cancelled task is unchanged: no revision, no "
+       "history, no field changes.", M, "scenario:create_get_claim_complete"),
+    _c("SNODO-RED-002", "input requests open once per key",
+       "input_requested with a key never used sets status input_required and records the "
+       "request; a key used before answers duplicate_input_key.", M,
+       "scenario:input_round_trip"),
+    _c("SNODO-RED-003", "input responses close outstanding requests",
+       "input_responses_accepted takes only outstanding keys (none -> unchanged); when none "
+       "remain outstanding the status returns to working.", M, "scenario:input_round_trip"),
+    _c("SNODO-RED-004", "retry follows the exact delay list",
+       "retry_requested with a delay left: retry_count + 1, retry_at = committed_at + "
+       "delays[retry_count], last_failure set, status unchanged.", M,
+       "scenario:retry_defers_claims"),
+    _c("SNODO-RED-005", "an exhausted retry fails the task",
+       "retry_requested with no delay left fails the task with the event's error and status "
+       "message; retry_at is cleared and retry_count unchanged.", M,
+       "scenario:retry_defers_claims"),
+    _c("SNODO-RED-006", "terminal events set exactly their payload",
+       "completed sets the result (status message cleared), failed the error and message, "
+       "cancelled the message 'Cancellation requested'; each clears retry_at and inputs.",
+       M, "scenario:create_get_claim_complete"),
+    _c("SNODO-DURABLE-001", "reopening keeps everything and keeps fences",
+       "After a reopen every task, claim, generation and seen event is as before; old leases "
+       "stay stale and live ones stay valid.", M, "scenario:reopen_keeps_fences",
+       requires=("durable",)),
+])
