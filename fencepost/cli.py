@@ -107,11 +107,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("\ncapabilities a store may declare (store.capabilities):")
     for name, meaning in spec.CAPABILITIES.items():
         print(f"  {name:16} {meaning}")
-    print("\noptions (--option NAME=VALUE; the default is what the seed implementation does):")
+    if spec.CHOICES:
+        print("\noptions (--option NAME=VALUE; the default is what the seed implementation does):")
     for choice in spec.CHOICES:
         values = ", ".join(v for v, _ in choice.values)
         print(f"  {choice.name}={choice.default}  [{values}]\n      doc: {choice.doc_says}"
               f"\n      implementation: {choice.implementation_does}")
+    settings = getattr(spec, "SETTINGS", ())
+    if settings:
+        print("\nsettings (--option NAME=VALUE, passed to the adapter in env.options):")
+    for setting in settings:
+        print(f"  {setting.name}={setting.default}  {setting.meaning}")
     print(f"\nprotocol: {entry.spec_module}  ({', '.join(spec.PROTOCOL_METHODS)})")
     print("adapters: " + ", ".join(ADAPTER_FORMS))
     print(f"known-faulty adapters: {len(entry.mutants())} (fencepost mutants {entry.name})")
@@ -163,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("check", help="check an adapter against a contract")
-    p.add_argument("contract", help="adk-ledger (see fencepost list)")
+    p.add_argument("contract", help="adk-ledger or snodo-tasks (see fencepost list)")
     p.add_argument("--adapter", default="sqlite",
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
                         "postgresql://..., or MODULE:FACTORY")

@@ -69,6 +69,18 @@ CONTRACTS = {
         sql_store="fencepost.adapters.adk_ledger.sql:SqlLedger",
         faulty="fencepost.adapters.faulty.adk_ledger:MUTANTS",
     ),
+    "snodo-tasks": ContractEntry(
+        name="snodo-tasks",
+        summary="snodo Tasks store: scoped accesses, generation-fenced leases, revisioned "
+        "events, retries, TTL reaping",
+        spec_module="fencepost.spec.snodo_tasks",
+        suite="fencepost.scenarios.snodo_tasks.suite:SUITE",
+        memory="fencepost.adapters.snodo_tasks.memory:MemoryTasksFactory",
+        sql="fencepost.adapters.snodo_tasks.sql:SqlTasksFactory",
+        memory_store="fencepost.adapters.snodo_tasks.memory:MemoryTasks",
+        sql_store="fencepost.adapters.snodo_tasks.sql:SqlTasks",
+        faulty="fencepost.adapters.faulty.snodo_tasks:MUTANTS",
+    ),
 }
 
 ADAPTER_FORMS = (

@@ -48,6 +48,8 @@ CAPABILITIES = {
     "concurrency": "the store may be called from several threads at once (race checks)",
 }
 
+CHOICES = ()  # where the stores disagree, the kit follows the Memory store (see the notes)
+
 SETTINGS = (
     Setting("max_tasks", "infinity", "stored tasks (terminal and expired count until reaped)"),
     Setting("max_active_tasks_per_scope", "infinity",

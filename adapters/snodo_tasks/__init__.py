@@ -1,0 +1,1 @@
+"""Built-in ``snodo-tasks`` stores: ``memory`` and the SQLAlchemy store (SQLite, PostgreSQL)."""

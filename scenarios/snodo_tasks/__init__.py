@@ -1,0 +1,1 @@
+"""Checks of the snodo-tasks contract: state machine, scripted scenarios, races."""

@@ -1,0 +1,224 @@
+"""The snodo-tasks state machine: two tenants, workers holding leases, a moving clock.
+
+Each example runs on a store of its own (reap and capacity see the whole store). Accesses of
+every action, for the home tenant and a foreign one, are authorized up front; workers keep every
+lease they were ever given (so old generations get replayed); events reuse ids on purpose. Every
+answer and the task behind it are compared with the model after every step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.opaque import Forged, Ref
+from fencepost.spec.outcome import Ok
+
+from ..harness import Harness, World
+
+TASKS = 3
+TENANTS = ("t1", "t2")
+WORKERS = ("w0", "w1", "w2")
+LEASES = st.sampled_from([5, 20, 60])
+TTLS = st.sampled_from([None, None, 40, 150])
+POLICIES = st.sampled_from([(), (10,), (3, 25)])
+# The access a request presents: its own (g/u/x/c), the foreign tenant's, another task's, forged.
+ACCESS = st.sampled_from(["g", "u", "x", "c", "foreign", "other_task", "forged"])
+KINDS = st.sampled_from(["input_requested", "retry_requested", "completed", "failed",
+                         "input_responses_accepted", "cancelled"])
+
+
+class TasksMachine(RuleBasedStateMachine):
+    """Bound to a base :class:`World` by :func:`machine_for`."""
+
+    world: World
+    examples = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        cls = type(self)
+        cls.examples += 1
+        self.prefix = f"x{cls.examples}"
+        self.own = self.world.fork(f"m{cls.examples}")
+        self.h = Harness(self.own)
+        self.leases: list[tuple[str, str]] = []  # (lease name, task id) in issue order
+        self.events: dict[str, list[spec.Event]] = {}
+        self.counter = 0
+
+    def teardown(self) -> None:
+        self.own.discard()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def tid(self, i: int) -> str:
+        return f"{self.prefix}-k{i}"
+
+    def home(self, i: int) -> str:
+        return TENANTS[i % 2]
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def access(self, i: int, which: str) -> Any:
+        if which == "forged":
+            return Forged("access")
+        if which == "foreign":
+            return Ref(f"f:{i}")
+        if which == "other_task":
+            return Ref(f"g:{(i + 1) % TASKS}")
+        return Ref(f"{which}:{i}")
+
+    def lease(self, pick: int) -> Any:
+        if not self.leases:
+            return Forged("lease")
+        return Ref(self.leases[pick % len(self.leases)][0])
+
+    def revision(self, i: int, stale: bool) -> int:
+        agg = self.h.state.get(self.tid(i))
+        rev = agg.snapshot.revision if agg is not None else 0
+        return max(rev - 1, 0) if stale and rev else rev + (1 if stale else 0)
+
+    def event(self, i: int, kind: str, pick: int, reuse: bool) -> spec.Event:
+        seen = self.events.setdefault(self.tid(i), [])
+        if reuse and seen:
+            old = seen[pick % len(seen)]
+            if pick % 3 == 0:  # same id, different content: event_id_reused
+                return spec.Event(old.id, kind, self.data(kind, pick + 1))
+            return old
+        ev = spec.Event(self.fresh("e"), kind, self.data(kind, pick))
+        seen.append(ev)
+        return ev
+
+    @staticmethod
+    def data(kind: str, pick: int) -> dict[str, Any]:
+        key = f"q{pick % 2}"
+        if kind == "input_requested":
+            return {"key": key, "request": {"method": "elicitation/create", "n": pick % 2}}
+        if kind == "input_responses_accepted":
+            return {"responses": {key: {"answer": pick}}}
+        if kind in ("retry_requested", "failed"):
+            return {"error": {"code": -1, "message": "boom"}, "statusMessage": f"try {pick % 2}"}
+        if kind == "completed":
+            return {"result": {"value": pick % 2}}
+        return {}
+
+    # -- rules ------------------------------------------------------------------------------
+
+    @initialize()
+    def authorize_everything(self) -> None:
+        """Accesses for every action of every task, home tenant and foreign; obs = get."""
+        for i in range(TASKS):
+            tid, home, other = self.tid(i), self.home(i), TENANTS[(i + 1) % 2]
+            for kind, name in (("get", "g"), ("update", "u"), ("cancel", "x"), ("create", "c")):
+                bind = f"{name}:{i}"
+                self.h.apply("client", spec.Authorize(spec.Context(home), spec.Action(kind, tid)),
+                             bind=bind)
+            self.h.bindings[f"obs:{tid}"] = self.h.bindings[f"g:{i}"]
+            self.h.apply("intruder", spec.Authorize(spec.Context(other),
+                                                    spec.Action("cancel", tid)), bind=f"f:{i}")
+
+    @rule(i=st.integers(0, TASKS - 1), ttl=TTLS, policy=POLICIES,
+          which=st.sampled_from(["c", "c", "c", "g", "other_task", "forged"]))
+    def create(self, i: int, ttl: int | None, policy: tuple[int, ...], which: str) -> None:
+        now = self.h.now
+        task = spec.Task(self.tid(i), spec.WORKING, None, now, now, ttl, 250, {}, None, None)
+        work = spec.Work(self.fresh("idem"), "job", {"n": i}, policy)
+        access = Ref(f"c:{(i + 1) % TASKS}") if which == "other_task" else self.access(i, which)
+        self.h.apply("client", spec.Create(task, work, access))
+
+    @rule(i=st.integers(0, TASKS - 1), which=ACCESS)
+    def get(self, i: int, which: str) -> None:
+        self.h.apply("client", spec.Get(self.tid(i), self.access(i, which)))
+
+    @rule(i=st.integers(0, TASKS - 1), worker=st.sampled_from(WORKERS), lease_ms=LEASES)
+    def claim(self, i: int, worker: str, lease_ms: int) -> None:
+        name = self.fresh("L")
+        out = self.h.apply(worker, spec.Claim(self.tid(i), worker, lease_ms), bind=name)
+        if isinstance(out, Ok):
+            self.leases.append((name, self.tid(i)))
+
+    @rule(worker=st.sampled_from(WORKERS), lease_ms=LEASES)
+    def claim_next(self, worker: str, lease_ms: int) -> None:
+        name = self.fresh("L")
+        out = self.h.apply(worker, spec.ClaimNext(worker, lease_ms), bind=name)
+        if isinstance(out, Ok) and out.value is not None:
+            self.leases.append((name, out.value.snapshot.task.id))
+
+    @rule(pick=st.integers(0, 50), lease_ms=LEASES)
+    def renew(self, pick: int, lease_ms: int) -> None:
+        name = self.fresh("L")
+        lease = self.lease(pick)
+        out = self.h.apply("worker", spec.Renew(lease, lease_ms), bind=name)
+        if isinstance(out, Ok) and isinstance(lease, Ref):
+            task = next(t for n, t in self.leases if n == lease.name)
+            self.leases.append((name, task))
+
+    @rule(pick=st.integers(0, 50))
+    def release(self, pick: int) -> None:
+        self.h.apply("worker", spec.Release(self.lease(pick)))
+
+    @rule(i=st.integers(0, TASKS - 1), pick=st.integers(0, 50))
+    def worker_snapshot(self, i: int, pick: int) -> None:
+        self.h.apply("worker", spec.WorkerSnapshot(self.tid(i), self.lease(pick)))
+
+    @rule(i=st.integers(0, TASKS - 1), pick=st.integers(0, 50), kind=KINDS,
+          stale=st.booleans(), reuse=st.booleans(), own=st.booleans())
+    def worker_event(self, i: int, pick: int, kind: str, stale: bool, reuse: bool,
+                     own: bool) -> None:
+        """A worker event, usually with the task's own latest lease."""
+        lease = self.lease(pick)
+        if own:
+            mine = [n for n, t in self.leases if t == self.tid(i)]
+            lease = Ref(mine[-1]) if mine else lease
+        op = spec.TransitionOp(self.tid(i), self.revision(i, stale), self.event(i, kind, pick,
+                               reuse), spec.WorkerAuthority(lease))
+        self.h.apply("worker", op)
+
+    @rule(i=st.integers(0, TASKS - 1), which=ACCESS, pick=st.integers(0, 50),
+          cancel=st.booleans(), stale=st.booleans(), reuse=st.booleans())
+    def request_event(self, i: int, which: str, pick: int, cancel: bool, stale: bool,
+                      reuse: bool) -> None:
+        kind = "cancelled" if cancel else "input_responses_accepted"
+        op = spec.TransitionOp(self.tid(i), self.revision(i, stale),
+                               self.event(i, kind, pick, reuse),
+                               spec.RequestAuthority(self.access(i, which)))
+        self.h.apply("client", op)
+
+    @rule()
+    def reap(self) -> None:
+        self.h.apply("reaper", spec.Reap())
+
+    @rule(ms=st.sampled_from([1, 2, 5, 13, 40]))
+    def advance(self, ms: int) -> None:
+        self.h.advance(ms)
+
+    @rule(i=st.integers(0, TASKS - 1), what=st.sampled_from(["lease", "retry", "ttl"]),
+          before=st.booleans())
+    def advance_to_boundary(self, i: int, what: str, before: bool) -> None:
+        """Move the clock to exactly a claim expiry, retry_at or TTL expiry (or 1 ms before)."""
+        agg = self.h.state.get(self.tid(i))
+        if agg is None:
+            return
+        task = agg.snapshot.task
+        target = {
+            "lease": agg.claim.expires_at if agg.claim is not None else None,
+            "retry": agg.snapshot.retry_at,
+            "ttl": task.created_at + task.ttl_ms if task.ttl_ms is not None else None,
+        }[what]
+        if target is not None:
+            target -= 1 if before else 0
+            if target > self.h.now:
+                self.h.set_time(target)
+
+    @precondition(lambda self: "durable" in self.world.capabilities)
+    @rule()
+    def reopen(self) -> None:
+        self.h.reopen()
+
+
+def machine_for(world: World) -> type[TasksMachine]:
+    return type("TasksMachine", (TasksMachine,), {"world": world, "examples": 0})
