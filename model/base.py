@@ -62,14 +62,31 @@ def accepted(step: Step) -> bool:
 
 
 def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
-    """Names of the attrs fields that differ between two values of the same class."""
+    """Names of the innermost attrs fields that differ between two values of the same class
+    (a nested value contributes its own differing fields, not its name)."""
     if type(expected) is not type(actual) or not attrs.has(type(expected)):
         return ("<value>",)
-    return tuple(
-        a.name
-        for a in attrs.fields(type(expected))
-        if getattr(expected, a.name) != getattr(actual, a.name)
-    )
+    out: list[str] = []
+    for a in attrs.fields(type(expected)):
+        left, right = getattr(expected, a.name), getattr(actual, a.name)
+        if left == right:
+            continue
+        if attrs.has(type(left)) and type(left) is type(right):
+            out += field_diff(left, right)
+        else:
+            out.append(a.name)
+    return tuple(out)
+
+
+def leaf_fields(value: Any) -> set[str]:
+    """Every innermost attrs field name of ``value`` (what :func:`field_diff` can report)."""
+    if not attrs.has(type(value)):
+        return set()
+    out: set[str] = set()
+    for a in attrs.fields(type(value)):
+        inner = getattr(value, a.name)
+        out |= leaf_fields(inner) if attrs.has(type(inner)) else {a.name}
+    return out
 
 
 def options_with_defaults(

@@ -38,6 +38,7 @@ class LeaseM:
     owner_id: str
     generation: int
     expires_at: int
+    incarnation: int = 0  # which creation of task_id (a reaped id can be created again)
 
 
 @attrs.frozen
@@ -54,14 +55,28 @@ class Agg:
     claim: ClaimM | None = None
     generation: int = 0
     seen: Mapping[str, tuple[spec.Event, spec.Transition]] = attrs.field(factory=dict)
+    incarnation: int = 0
 
 
-State = Mapping[str, Agg]
-EMPTY: State = {}
+class State(dict[str, Agg]):
+    """``task_id -> Agg``, plus how many creates ever happened (incarnation numbers). Treated
+    as immutable: every step returns a new one."""
+
+    creates: int = 0
+
+    def with_(self, changes: Mapping[str, Agg], drop: tuple[str, ...] = (),
+              creates: int | None = None) -> State:
+        new = State({k: v for k, v in self.items() if k not in drop})
+        new.update(changes)
+        new.creates = self.creates if creates is None else creates
+        return new
+
+
+EMPTY = State()
 
 
 def _put(state: State, task_id: str, agg: Agg) -> State:
-    return {**state, task_id: agg}
+    return state.with_({task_id: agg})
 
 
 def _err(state: State, code: str, clause: str, payload: Any = None) -> Step:
@@ -111,8 +126,9 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
     if active >= limit(ctx.options.get("max_active_tasks_per_scope", "infinity")):
         return _err(state, "capacity_exceeded", "SNODO-CAP-002", "max_active_tasks_per_scope")
     snap = spec.Snapshot(op.task, op.work, 0, 0, None, None, {}, {})
-    return Step(Ok(snap), _put(state, task_id, Agg(a.scope, snap)), "SNODO-CREATE-001",
-                "SNODO-CREATE-001")
+    agg = Agg(a.scope, snap, incarnation=state.creates + 1)
+    return Step(Ok(snap), state.with_({task_id: agg}, creates=state.creates + 1),
+                "SNODO-CREATE-001", "SNODO-CREATE-001")
 
 
 def _readable(agg: Agg | None, a: Any, task_id: str, now: int) -> str | None:
@@ -148,7 +164,7 @@ def _grant(state: State, task_id: str, agg: Agg, owner: str, lease_ms: int, now:
     gen = agg.generation + 1
     claim = ClaimM(owner, gen, now + lease_ms)
     new = attrs.evolve(agg, claim=claim, generation=gen)
-    lease = LeaseM(MAIN, task_id, owner, gen, now + lease_ms)
+    lease = LeaseM(MAIN, task_id, owner, gen, now + lease_ms, agg.incarnation)
     return Step(Ok(spec.Claimed(agg.snapshot, Opaque(lease))), _put(state, task_id, new), clause,
                 clause)
 
@@ -187,6 +203,8 @@ def lease_state(state: State, lease: Any, now: int, check_expiry: bool = True) -
     if not isinstance(lease, LeaseM) or lease.store != MAIN:
         return "SNODO-AUTH-004"
     agg = state.get(lease.task_id)
+    if agg is not None and agg.incarnation != lease.incarnation:
+        return "SNODO-TTL-003"
     if agg is None or agg.claim is None:
         return "SNODO-LEASE-004"
     c = agg.claim
@@ -342,7 +360,7 @@ def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: i
     snap = attrs.evolve(snap, task=task, revision=snap.revision + 1)
     result = spec.Transition(spec.APPLIED, snap, effects, snap.revision, committed)
     new = attrs.evolve(agg, snapshot=snap, seen={**agg.seen, event.id: (event, result)})
-    return Step(Ok(result), _put(state, task_id, new), clause, "SNODO-TX-002")
+    return Step(Ok(result), _put(state, task_id, new), clause, clause)
 
 
 def _terminal(task: spec.Task, status: str, result: Any, error: Any,
@@ -359,8 +377,7 @@ def _unchanged(state: State, snap: spec.Snapshot, effects: dict[str, Any], commi
 
 def _reap(state: State, op: spec.Reap, ctx: Ctx) -> Step:
     gone = sorted(t for t, g in state.items() if expired(g.snapshot, ctx.now))
-    rest = {t: g for t, g in state.items() if t not in gone}
-    return Step(Ok(gone), rest, "SNODO-TTL-002", "SNODO-TTL-002")
+    return Step(Ok(gone), state.with_({}, drop=tuple(gone)), "SNODO-TTL-002", "SNODO-TTL-002")
 
 
 _STEPS: dict[type, Any] = {
@@ -396,7 +413,12 @@ MODEL = ContractModel(
     initial=EMPTY,
     step=step,
     observe=observer,
-    field_clauses={"revision": "SNODO-TX-002"},
+    field_clauses={
+        "revision": "SNODO-TX-002",
+        "event_revision": "SNODO-TX-002",
+        "committed_at": "SNODO-TX-005",
+        "last_updated_at": "SNODO-TX-005",
+    },
     choices=(),
     durable_clause="SNODO-DURABLE-001",
     settings=spec.SETTINGS,

@@ -22,6 +22,7 @@ from fencepost.model.base import (
     Step,
     attribute_effect,
     attribute_outcome,
+    leaf_fields,
 )
 from fencepost.spec.errors import ContractError
 from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, harvest, resolve
@@ -298,7 +299,7 @@ class Harness:
             lambda e, a: clause or attribute_effect(self.model, last, e, a),
         )
         if last.outcome.code == "ok" and isinstance(expected, Ok):
-            fields = {a.name for a in attrs.fields(type(expected.value))}
+            fields = leaf_fields(expected.value) | leaf_fields(getattr(last.outcome, "value", None))
             self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
 
     def _read_back(

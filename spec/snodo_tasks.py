@@ -348,8 +348,8 @@ CLAUSES = Catalogue([
        "send events; only update-access sends input_responses_accepted and only cancel-access "
        "sends cancelled (else unauthorized_action).", M, "scenario:access_bound_to_action"),
     _c("SNODO-AUTH-002", "an access is bound to its task id",
-       "An access for one task id neither reads nor changes another task (not_found for reads "
-       "and request transitions, unauthorized_action for create).",
+       "An access for one task id neither reads nor changes another task (not_found for get, "
+       "unauthorized_action for create and request transitions).",
        M, "scenario:cross_task_access"),
     _c("SNODO-AUTH-003", "tenants are concealed from each other",
        "A task created in one scope is not_found for every access of another scope, for get "

@@ -86,10 +86,10 @@ def test_expired_task_is_hidden_at_exactly_ttl() -> None:
 
 def test_claim_raises_generation_and_live_claim_is_unavailable() -> None:
     state, lease = claimed(created())
-    assert lease == LeaseM(MAIN, "a", "w1", 1, NOW + 10)
+    assert lease == LeaseM(MAIN, "a", "w1", 1, NOW + 10, 1)
     assert run(state, spec.Claim("a", "w2", 10), NOW + 9).outcome == Err("unavailable")
     again = run(state, spec.Claim("a", "w2", 10), NOW + 10)
-    assert again.outcome.value.lease == Opaque(LeaseM(MAIN, "a", "w2", 2, NOW + 20))
+    assert again.outcome.value.lease == Opaque(LeaseM(MAIN, "a", "w2", 2, NOW + 20, 1))
     assert again.clause == "SNODO-CLAIM-005"
     old = run(again.state, spec.WorkerSnapshot("a", lease), NOW + 10)
     assert old.outcome == Err("stale_lease") and old.clause == "SNODO-LEASE-001"

@@ -26,7 +26,8 @@ def reduce_event(snapshot: spec.Snapshot, event: spec.Event, committed_at: int) 
 
 
 def _input_requested(snap: spec.Snapshot, data: Mapping[str, Any], _at: int) -> Reduced:
-    key, request = data.get("key"), data.get("request")
+    key: Any = data.get("key")
+    request: Any = data.get("request")
     if key in snap.input_history:
         raise spec.DuplicateInputKey(f"input key {key!r} was requested before")
     task = attrs.evolve(

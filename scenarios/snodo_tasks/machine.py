@@ -24,7 +24,7 @@ TENANTS = ("t1", "t2")
 WORKERS = ("w0", "w1", "w2")
 LEASES = st.sampled_from([5, 20, 60])
 TTLS = st.sampled_from([None, None, 40, 150])
-POLICIES = st.sampled_from([(), (10,), (3, 25)])
+POLICIES = st.sampled_from([(), (10,), (3, 25), (3, 25)])
 # The access a request presents: its own (g/u/x/c), the foreign tenant's, another task's, forged.
 ACCESS = st.sampled_from(["g", "u", "x", "c", "foreign", "other_task", "forged"])
 KINDS = st.sampled_from(["input_requested", "retry_requested", "completed", "failed",
@@ -108,9 +108,16 @@ class TasksMachine(RuleBasedStateMachine):
 
     # -- rules ------------------------------------------------------------------------------
 
-    @initialize()
+    @initialize(ttls=st.lists(TTLS, min_size=TASKS, max_size=TASKS),
+                policies=st.lists(POLICIES, min_size=TASKS, max_size=TASKS))
+    def start(self, ttls: list[int | None], policies: list[tuple[int, ...]]) -> None:
+        """Accesses for every action of every task (home tenant and foreign; obs = get), then
+        every task created, so most rules meet a task."""
+        self.authorize_everything()
+        for i in range(TASKS):
+            self.create(i, ttls[i], policies[i], "c")
+
     def authorize_everything(self) -> None:
-        """Accesses for every action of every task, home tenant and foreign; obs = get."""
         for i in range(TASKS):
             tid, home, other = self.tid(i), self.home(i), TENANTS[(i + 1) % 2]
             for kind, name in (("get", "g"), ("update", "u"), ("cancel", "x"), ("create", "c")):

@@ -1,0 +1,366 @@
+"""Known-faulty snodo-tasks stores: each is the correct core with one real-world bug."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.snodo_tasks.core import Access, Aggregate, TasksCore
+from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
+from fencepost.spec import snodo_tasks as spec
+
+from .base import Mutant, round_trip
+
+_Base: Any = TasksCore
+
+
+class OldLeaseAccepted(_Base):
+    """Leases are checked by task and owner only: a re-claim does not fence the old lease."""
+
+    def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
+        return (self._genuine_lease(lease) and lease.task_id == aggregate.task_id
+                and aggregate.claim is not None)
+
+    def _lease_valid(self, aggregate: Aggregate, lease: Any, now: int) -> bool:
+        return self._lease_matches(aggregate, lease) and self._claim_live(aggregate.claim, now)
+
+
+class ExpiredLeaseAccepted(_Base):
+    def _lease_valid(self, aggregate: Aggregate, lease: Any, now: int) -> bool:
+        return self._lease_matches(aggregate, lease)  # type: ignore[no-any-return]
+
+
+class ReleaseByAnyLeaseOfTheTask(_Base):
+    def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
+        if aggregate.claim is None and self._genuine_lease(lease):
+            return lease.task_id == aggregate.task_id
+        return super()._lease_matches(aggregate, lease)  # type: ignore[no-any-return]
+
+
+class RenewKeepsOldExpiry(_Base):
+    """renew hands out a new expiry but stores nothing: the old lease stays the valid one."""
+
+    def renew(self, lease: Any, lease_ms: int) -> Any:
+        with self._transaction() as txn:
+            aggregate = self._leased(txn, lease)
+            now = self.env.clock()
+            if aggregate is None or not self._lease_valid(aggregate, lease, now):
+                raise spec.StaleLease("stale")
+            return attrs.evolve(lease, expires_at=now + lease_ms)
+
+
+class ClaimIgnoresRetryAt(_Base):
+    def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
+        return True
+
+
+class DeferredRoundedDown(_Base):
+    def _deferred_ms(self, retry_at: int, now: int) -> int:
+        return retry_at - now - 1
+
+
+class ClaimNextTakesClaimedTasks(_Base):
+    def _recoverable(self, aggregate: Aggregate, now: int) -> bool:
+        snap = aggregate.snapshot
+        return snap.task.status not in spec.TERMINAL and self._retry_due(snap, now)
+
+
+class ClaimSelectThenUpdate(_Base):
+    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        with self._transaction() as txn:
+            self._check_claimable(self._require(txn, task_id), self.env.clock())
+        round_trip()
+        with self._transaction() as txn:
+            aggregate = self._require(txn, task_id)
+            return self._grant(txn, aggregate, owner_id, lease_ms,  # type: ignore[no-any-return]
+                               self.env.clock())
+
+
+class LostUpdate(_Base):
+    def _revision_ok(self, snapshot: spec.Snapshot, expected_revision: int) -> bool:
+        return True
+
+
+class RevisionCheckedOutsideTheWrite(_Base):
+    """Checks expected_revision in one transaction and applies the event in another."""
+
+    def transition(self, task_id: str, expected_revision: int, event: Any,
+                   authority: Any) -> Any:
+        with self._transaction() as txn:
+            current = self._require(txn, task_id).snapshot
+        if current.revision == expected_revision:
+            round_trip()
+            expected_revision = self._current_revision(task_id)
+        return super().transition(task_id, expected_revision, event, authority)
+
+    def _current_revision(self, task_id: str) -> int:
+        with self._transaction() as txn:
+            return self._require(txn, task_id).snapshot.revision  # type: ignore[no-any-return]
+
+
+class DuplicateAppliedTwice(_Base):
+    def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
+        return None
+
+
+class ReusedEventIdReplays(_Base):
+    def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
+        found = aggregate.seen.get(event.id)
+        return None if found is None else found[1]
+
+
+class CommittedAtIsNow(_Base):
+    def _committed_at(self, task: spec.Task, now: int) -> int:
+        return now
+
+
+class ForeignTenantSeesTasks(_Base):
+    def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
+        return True
+
+
+class GetAccessCancels(_Base):
+    def _check_authority(self, aggregate: Aggregate, event: spec.Event, authority: Any,
+                         now: int) -> None:
+        if isinstance(authority, spec.RequestAuthority) and self._genuine_access(
+                authority.access) and authority.access.kind == "get":
+            authority = spec.RequestAuthority(attrs.evolve(authority.access, kind="cancel"))
+        super()._check_authority(aggregate, event, authority, now)
+
+
+class AccessForAnyTask(_Base):
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        if self._genuine_access(access):
+            access = attrs.evolve(access, task_id=task_id)
+        return super().get(task_id, access)  # type: ignore[no-any-return]
+
+
+class AcceptsOtherStoresAccesses(_Base):
+    def _genuine_access(self, access: Any) -> bool:
+        return type(access) is Access
+
+
+class LeaseSendsRequestEvents(_Base):
+    def _check_authority(self, aggregate: Aggregate, event: spec.Event, authority: Any,
+                         now: int) -> None:
+        if isinstance(authority, spec.WorkerAuthority) and event.kind in spec.REQUEST_KINDS:
+            if not self._lease_valid(aggregate, authority.lease, now):
+                raise spec.StaleLease("stale")
+            return
+        super()._check_authority(aggregate, event, authority, now)
+
+
+class CreateOverwrites(_Base):
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            if txn.load(task.id) is not None:
+                txn.delete(task.id)
+        return super().create(task, work, access)  # type: ignore[no-any-return]
+
+
+class CreateWithAnyAccess(_Base):
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        if self._genuine_access(access):
+            access = attrs.evolve(access, kind="create", task_id=task.id)
+        return super().create(task, work, access)  # type: ignore[no-any-return]
+
+
+class MaxTasksCountsActiveOnly(_Base):
+    """max_tasks is compared with the active tasks, forgetting terminal and expired ones."""
+
+    def _check_capacity(self, txn: Any, scope: str | None) -> None:
+        if self.max_tasks is not None and txn.count_active(scope) >= self.max_tasks:
+            raise spec.CapacityExceeded("full", payload="max_tasks")
+        limit = self.max_active_per_scope
+        if limit is not None and txn.count_active(scope) >= limit:
+            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
+
+
+class ScopeLimitCountsEveryScope(_Base):
+    def _check_capacity(self, txn: Any, scope: str | None) -> None:
+        limit = self.max_active_per_scope
+        if limit is not None and txn.count_tasks() >= limit:
+            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
+        super()._check_capacity(txn, scope)
+
+
+class CapacityCheckedOutsideTheTransaction(_Base):
+    """Counts in one transaction, inserts in another: concurrent creates overshoot."""
+
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        if not (self._genuine_access(access) and access.kind == "create"
+                and access.task_id == task.id):
+            raise spec.UnauthorizedAction(task.id)
+        with self._transaction() as txn:
+            if txn.load(task.id) is not None:
+                raise spec.AlreadyExists(task.id)
+            self._check_capacity(txn, access.scope)
+        round_trip()
+        with self._transaction() as txn:
+            if txn.load(task.id) is not None:
+                raise spec.AlreadyExists(task.id)
+            snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
+            txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
+            return snapshot
+
+
+class GetIgnoresTtl(_Base):
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            aggregate = txn.load(task_id)
+            if aggregate is not None and self._genuine_access(access) and self._same_scope(
+                    access, aggregate) and access.kind != "create" and access.task_id == task_id:
+                return aggregate.snapshot
+        raise spec.NotFound(task_id)
+
+
+class ReapsOneMsEarly(_Base):
+    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+        return sorted(txn.expired_ids(now + 1, self._expired))
+
+
+class WorkerSnapshotChecksLeaseFirst(_Base):
+    def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            aggregate = txn.load(task_id)
+            if aggregate is None or not self._lease_valid(aggregate, lease, self.env.clock()):
+                raise spec.StaleLease("stale")
+            return aggregate.snapshot
+
+
+class TerminalTasksChange(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        if snapshot.task.status in spec.TERMINAL:
+            working = attrs.evolve(snapshot, task=attrs.evolve(snapshot.task, status="working"))
+            return reduce_event(working, event, committed_at)
+        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+
+
+class InputKeyOverwritten(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        if event.kind == "input_requested":
+            key = event.data["key"]
+            history = {k: v for k, v in snapshot.input_history.items() if k != key}
+            snapshot = attrs.evolve(snapshot, input_history=history)
+        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+
+
+class PartialResponsesResumeWork(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        reduced, effects = super()._reduce(snapshot, event, committed_at)
+        if reduced is not None and event.kind == "input_responses_accepted":
+            reduced = attrs.evolve(reduced, task=attrs.evolve(reduced.task, status="working"))
+        return reduced, effects
+
+
+class RetryUsesLastDelay(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        reduced, effects = super()._reduce(snapshot, event, committed_at)
+        work = snapshot.work
+        if (event.kind == "retry_requested" and reduced is not None and work is not None
+                and reduced.retry_at is not None):
+            delay = work.retry_policy[-1]
+            reduced = attrs.evolve(reduced, retry_at=committed_at + delay)
+            effects = {"retry": {**effects["retry"], "retry_at": committed_at + delay,
+                                 "delay_ms": delay}}
+        return reduced, effects
+
+
+class ExhaustedRetryCounts(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        reduced, effects = super()._reduce(snapshot, event, committed_at)
+        if event.kind == "retry_requested" and reduced is not None and reduced.retry_at is None:
+            reduced = attrs.evolve(reduced, retry_count=reduced.retry_count + 1)
+        return reduced, effects
+
+
+class CancelKeepsMessage(_Base):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        reduced, effects = super()._reduce(snapshot, event, committed_at)
+        if event.kind == "cancelled" and reduced is not None:
+            message = snapshot.task.status_message
+            reduced = attrs.evolve(reduced,
+                                   task=attrs.evolve(reduced.task, status_message=message))
+        return reduced, effects
+
+
+class IdentityPerProcess(_Base):
+    """Signs accesses and leases with a per-process secret: after a restart every value issued
+    before is foreign."""
+
+    def _identity(self) -> str:
+        return f"{self.env.namespace}-{secrets.token_hex(4)}"
+
+
+def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:
+    return Mutant(name, bug, clause, mixin, bases or ("memory", "sqlite"))
+
+
+MUTANTS = (
+    _m("old_lease_accepted", "an old lease is still accepted after a re-claim",
+       "SNODO-LEASE-001", OldLeaseAccepted),
+    _m("expired_lease_accepted", "renew/worker events accepted after the lease expired",
+       "SNODO-LEASE-003", ExpiredLeaseAccepted),
+    _m("release_by_stale_lease", "release by a stale lease frees the task again",
+       "SNODO-LEASE-004", ReleaseByAnyLeaseOfTheTask),
+    _m("renew_keeps_old_expiry", "renew returns a new lease but stores nothing",
+       "SNODO-LEASE-002", RenewKeepsOldExpiry),
+    _m("claim_ignores_retry_at", "claim ignores a pending retry_at", "SNODO-CLAIM-006",
+       ClaimIgnoresRetryAt),
+    _m("deferred_rounded_down", "deferred ms rounded down (deferred(0) one ms before)",
+       "SNODO-CLAIM-006", DeferredRoundedDown),
+    _m("claim_next_takes_claimed", "claim_next returns a task under a live claim",
+       "SNODO-CLAIM-007", ClaimNextTakesClaimedTasks, "memory"),
+    _m("claim_select_then_update", "claim checks and writes in two transactions",
+       "SNODO-CLAIM-008", ClaimSelectThenUpdate),
+    _m("lost_update", "transition ignores expected_revision", "SNODO-TX-001", LostUpdate),
+    _m("revision_checked_outside_write", "expected_revision checked outside the write "
+       "transaction", "SNODO-TX-006", RevisionCheckedOutsideTheWrite),
+    _m("duplicate_applied_twice", "a replayed event id is applied again", "SNODO-TX-003",
+       DuplicateAppliedTwice),
+    _m("reused_event_id_replays", "an event id reused for another event replays the first",
+       "SNODO-TX-004", ReusedEventIdReplays),
+    _m("committed_at_is_now", "committed_at does not move past last_updated_at",
+       "SNODO-TX-005", CommittedAtIsNow),
+    _m("foreign_tenant_get", "a foreign tenant's access reads the task", "SNODO-AUTH-003",
+       ForeignTenantSeesTasks),
+    _m("get_access_cancels", "a get-access is accepted for cancel", "SNODO-AUTH-001",
+       GetAccessCancels),
+    _m("access_for_any_task", "get ignores the access's task id", "SNODO-AUTH-002",
+       AccessForAnyTask),
+    _m("accepts_other_stores_accesses", "an access minted by another store is accepted",
+       "SNODO-AUTH-004", AcceptsOtherStoresAccesses),
+    _m("lease_sends_request_events", "a worker lease is accepted for request events",
+       "SNODO-LEASE-006", LeaseSendsRequestEvents),
+    _m("create_overwrites", "create replaces an existing task", "SNODO-CREATE-002",
+       CreateOverwrites),
+    _m("create_with_any_access", "create accepts any access of the store",
+       "SNODO-CREATE-003", CreateWithAnyAccess),
+    _m("max_tasks_counts_active_only", "max_tasks counts only active tasks", "SNODO-CAP-001",
+       MaxTasksCountsActiveOnly),
+    _m("scope_limit_counts_every_scope", "the per-scope limit counts every scope's tasks",
+       "SNODO-CAP-002", ScopeLimitCountsEveryScope),
+    _m("capacity_outside_transaction", "capacity checked outside the insert transaction",
+       "SNODO-CAP-003", CapacityCheckedOutsideTheTransaction),
+    _m("get_ignores_ttl", "get returns an expired task", "SNODO-TTL-001", GetIgnoresTtl),
+    _m("reaps_one_ms_early", "reap deletes tasks 1 ms before their TTL", "SNODO-TTL-002",
+       ReapsOneMsEarly),
+    _m("worker_snapshot_lease_first", "worker_snapshot of a missing task says stale_lease",
+       "SNODO-WS-001", WorkerSnapshotChecksLeaseFirst),
+    _m("terminal_tasks_change", "an event changes a terminal task", "SNODO-RED-001",
+       TerminalTasksChange),
+    _m("input_key_overwritten", "input_requested reuses a key already used",
+       "SNODO-RED-002", InputKeyOverwritten),
+    _m("partial_responses_resume", "partial input responses set the status to working",
+       "SNODO-RED-003", PartialResponsesResumeWork),
+    _m("retry_uses_last_delay", "retry uses the last delay of the list, not the next",
+       "SNODO-RED-004", RetryUsesLastDelay),
+    _m("exhausted_retry_counts", "an exhausted retry still bumps retry_count",
+       "SNODO-RED-005", ExhaustedRetryCounts),
+    _m("cancel_keeps_message", "cancelled keeps the previous status message",
+       "SNODO-RED-006", CancelKeepsMessage),
+    _m("identity_per_process", "values signed per process: a restart voids every lease",
+       "SNODO-DURABLE-001", IdentityPerProcess),
+)

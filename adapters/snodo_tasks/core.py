@@ -1,0 +1,405 @@
+"""The snodo-tasks rules written once over a small storage interface.
+
+``TasksCore`` implements the ten operations on top of ``_transaction()``, a context manager that
+yields a :class:`Txn`: one atomic unit of work (a mutex, ``BEGIN IMMEDIATE``, row locks) that
+loads task aggregates for update and writes them back. The memory and SQLAlchemy stores only
+provide storage; the known-faulty adapters override one small predicate each. This is an
+implementation of the contract independent of the reference model: the model is the oracle it
+is checked against.
+
+Accesses and leases are values only this store mints (:class:`Access`, :class:`Lease`); a store
+recognises its own by exact type and by ``store_id``, which is derived from ``env.namespace`` so
+that a reopened store honours what it issued before and another namespace is another store.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import attrs
+
+from fencepost.env import AdapterEnv
+from fencepost.spec import snodo_tasks as spec
+
+from .reducer import Reduced, reduce_event
+
+ACTIVE = (spec.WORKING, spec.INPUT_REQUIRED)
+READ_KINDS = ("get", "update", "cancel")
+EVENT_KINDS = ("update", "cancel")
+
+
+@attrs.frozen
+class Access:
+    """What ``authorize`` mints: one action on one task id, in one scope, at one store."""
+
+    store_id: str
+    scope: str | None
+    kind: str
+    task_id: str
+
+
+@attrs.frozen
+class Lease:
+    """What ``claim`` mints: the claim it stands for, fenced by generation and token."""
+
+    store_id: str
+    task_id: str
+    owner_id: str
+    token: str = attrs.field(repr=False)
+    generation: int
+    expires_at: int
+
+
+@attrs.frozen
+class Claim:
+    """The stored side of a lease."""
+
+    owner_id: str
+    token: str
+    generation: int
+    expires_at: int
+
+
+@attrs.define
+class Aggregate:
+    """Everything stored for one task: removed as a whole by ``reap``."""
+
+    scope: str | None
+    snapshot: spec.Snapshot
+    claim: Claim | None = None
+    generation: int = 0
+    seen: dict[str, tuple[spec.Event, spec.Transition]] = attrs.Factory(dict)
+
+    @property
+    def task_id(self) -> str:
+        return self.snapshot.task.id
+
+
+Predicate = Callable[[Aggregate, int], bool]
+
+
+class Txn(Protocol):
+    """One atomic unit of work on the store; every read holds its lock until the end."""
+
+    def load(self, task_id: str) -> Aggregate | None: ...
+
+    def insert(self, aggregate: Aggregate) -> None: ...
+
+    def save(self, aggregate: Aggregate) -> None: ...
+
+    def delete(self, task_id: str) -> None: ...
+
+    def lock_for_create(self) -> None:
+        """Serialize concurrent creates so that capacity is counted race-free."""
+
+    def count_tasks(self) -> int: ...
+
+    def count_active(self, scope: str | None) -> int: ...
+
+    def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
+        """One recoverable task id (any scope), skipping rows other transactions hold."""
+
+    def expired_ids(self, now: int, expired: Predicate) -> list[str]: ...
+
+
+def parse_limit(options: Mapping[str, Any], name: str) -> int | None:
+    """A capacity option: ``"infinity"`` (or missing) is ``None``, else an integer."""
+    raw = str(options.get(name, "infinity")).strip()
+    if raw == "infinity":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"option {name}={raw!r}: use 'infinity' or a positive integer") from None
+
+
+class TasksCore:
+    """The snodo-tasks rules, in the seed Memory store's order of checks."""
+
+    capabilities: frozenset[str] = frozenset({"durable", "concurrency"})
+
+    def __init__(self, env: AdapterEnv) -> None:
+        self.env = env
+        self.store_id = self._identity()
+        self.max_tasks = parse_limit(env.options, "max_tasks")
+        self.max_active_per_scope = parse_limit(env.options, "max_active_tasks_per_scope")
+
+    # -- storage, provided by subclasses --------------------------------------------------------
+
+    def _transaction(self) -> AbstractContextManager[Txn]:
+        raise NotImplementedError
+
+    def _identity(self) -> str:
+        return self.env.namespace
+
+    def close(self) -> None:
+        """Release connections; the data stays (see the ``durable`` capability)."""
+
+    # -- predicates and helpers the faulty adapters bend ----------------------------------------
+
+    def _genuine_access(self, access: Any) -> bool:
+        return type(access) is Access and access.store_id == self.store_id
+
+    def _genuine_lease(self, lease: Any) -> bool:
+        return type(lease) is Lease and lease.store_id == self.store_id
+
+    def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
+        return access.scope == aggregate.scope
+
+    def _expired(self, aggregate: Aggregate, now: int) -> bool:
+        task = aggregate.snapshot.task
+        return task.ttl_ms is not None and now >= task.created_at + task.ttl_ms
+
+    def _action_allows(self, access_kind: str, event_kind: str) -> bool:
+        return spec.REQUEST_KINDS.get(event_kind) == access_kind
+
+    def _claim_live(self, claim: Claim | None, now: int) -> bool:
+        return claim is not None and now < claim.expires_at
+
+    def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
+        return snapshot.retry_at is None or now >= snapshot.retry_at
+
+    def _deferred_ms(self, retry_at: int, now: int) -> int:
+        return retry_at - now
+
+    def _recoverable(self, aggregate: Aggregate, now: int) -> bool:
+        snap = aggregate.snapshot
+        return (
+            snap.task.status not in spec.TERMINAL
+            and snap.work is not None
+            and self._retry_due(snap, now)
+            and not self._claim_live(aggregate.claim, now)
+        )
+
+    def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
+        snap = aggregate.snapshot
+        if snap.task.status in spec.TERMINAL:
+            raise spec.Unavailable(f"task {snap.task.id!r} is {snap.task.status}")
+        if snap.work is None:
+            raise spec.Unavailable(f"task {snap.task.id!r} has no work")
+        if snap.retry_at is not None and not self._retry_due(snap, now):
+            ms = self._deferred_ms(snap.retry_at, now)
+            raise spec.Deferred(f"retry due in {ms} ms", payload=ms)
+        if self._claim_live(aggregate.claim, now):
+            raise spec.Unavailable(f"task {snap.task.id!r} is claimed")
+
+    def _next_generation(self, aggregate: Aggregate) -> int:
+        return aggregate.generation + 1
+
+    def _new_token(self) -> str:
+        return secrets.token_hex(16)
+
+    def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
+        """Identity only: genuine, this task, and exactly the stored claim."""
+        claim = aggregate.claim
+        return (
+            self._genuine_lease(lease)
+            and lease.task_id == aggregate.task_id
+            and claim is not None
+            and (claim.owner_id, claim.token, claim.generation, claim.expires_at)
+            == (lease.owner_id, lease.token, lease.generation, lease.expires_at)
+        )
+
+    def _lease_valid(self, aggregate: Aggregate, lease: Any, now: int) -> bool:
+        return self._lease_matches(aggregate, lease) and self._claim_live(aggregate.claim, now)
+
+    def _revision_ok(self, snapshot: spec.Snapshot, expected_revision: int) -> bool:
+        return expected_revision == snapshot.revision
+
+    def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
+        """The original transition of a replayed event; ``event_id_reused`` for another."""
+        found = aggregate.seen.get(event.id)
+        if found is None:
+            return None
+        original_event, original = found
+        if original_event != event:
+            raise spec.EventIdReused(f"event id {event.id!r} was used for another event")
+        return original
+
+    def _committed_at(self, task: spec.Task, now: int) -> int:
+        return now if task.last_updated_at < now else task.last_updated_at + 1
+
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        return reduce_event(snapshot, event, committed_at)
+
+    def _check_capacity(self, txn: Txn, scope: str | None) -> None:
+        if self.max_tasks is not None and txn.count_tasks() >= self.max_tasks:
+            raise spec.CapacityExceeded(f"{self.max_tasks} tasks stored", payload="max_tasks")
+        limit = self.max_active_per_scope
+        if limit is not None and txn.count_active(scope) >= limit:
+            raise spec.CapacityExceeded(
+                f"{limit} active tasks in scope {scope!r}", payload="max_active_tasks_per_scope"
+            )
+
+    def _reap_ids(self, txn: Txn, now: int) -> list[str]:
+        return sorted(txn.expired_ids(now, self._expired))
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def authorize(self, context: spec.Context, action: spec.Action) -> Access:
+        return Access(self.store_id, context.tenant, action.kind, action.task_id)
+
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        if not (
+            self._genuine_access(access) and access.kind == "create" and access.task_id == task.id
+        ):
+            raise spec.UnauthorizedAction(f"no create access for task {task.id!r}")
+        with self._transaction() as txn:
+            txn.lock_for_create()
+            if txn.load(task.id) is not None:
+                raise spec.AlreadyExists(task.id)
+            self._check_capacity(txn, access.scope)
+            snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
+            txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
+            return snapshot
+
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            aggregate = txn.load(task_id)
+            now = self.env.clock()
+            if (
+                aggregate is None
+                or not self._genuine_access(access)
+                or not self._same_scope(access, aggregate)
+                or access.kind not in READ_KINDS
+                or access.task_id != task_id
+                or self._expired(aggregate, now)
+            ):
+                raise spec.NotFound(task_id)
+            return aggregate.snapshot
+
+    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        with self._transaction() as txn:
+            aggregate = self._require(txn, task_id)
+            now = self.env.clock()
+            self._check_claimable(aggregate, now)
+            return self._grant(txn, aggregate, owner_id, lease_ms, now)
+
+    def claim_next(self, owner_id: str, lease_ms: int) -> spec.Claimed | None:
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task_id = txn.find_recoverable(now, self._recoverable)
+            if task_id is None:
+                return None
+            aggregate = txn.load(task_id)
+            if aggregate is None or not self._recoverable(aggregate, now):
+                return None
+            return self._grant(txn, aggregate, owner_id, lease_ms, now)
+
+    def renew(self, lease: Any, lease_ms: int) -> Lease:
+        with self._transaction() as txn:
+            aggregate = self._leased(txn, lease)
+            now = self.env.clock()
+            if aggregate is None or not self._lease_valid(aggregate, lease, now):
+                raise spec.StaleLease("the lease is not the task's live claim")
+            assert aggregate.claim is not None
+            expires_at = now + lease_ms
+            aggregate.claim = attrs.evolve(aggregate.claim, expires_at=expires_at)
+            txn.save(aggregate)
+            renewed: Lease = attrs.evolve(lease, expires_at=expires_at)
+            return renewed
+
+    def release(self, lease: Any) -> None:
+        with self._transaction() as txn:
+            aggregate = self._leased(txn, lease)
+            if aggregate is None or not self._lease_matches(aggregate, lease):
+                raise spec.StaleLease("the lease is not the task's current claim")
+            aggregate.claim = None
+            txn.save(aggregate)
+
+    def transition(
+        self,
+        task_id: str,
+        expected_revision: int,
+        event: spec.Event,
+        authority: spec.RequestAuthority | spec.WorkerAuthority,
+    ) -> spec.Transition:
+        with self._transaction() as txn:
+            aggregate = self._require(txn, task_id)
+            now = self.env.clock()
+            self._check_authority(aggregate, event, authority, now)
+            original = self._seen(aggregate, event)
+            if original is not None:
+                return spec.Transition(spec.DUPLICATE, aggregate.snapshot, original.effects,
+                                       original.event_revision, original.committed_at)
+            current = aggregate.snapshot
+            if not self._revision_ok(current, expected_revision):
+                raise spec.Conflict(f"revision is {current.revision}", payload=current)
+            committed_at = self._committed_at(current.task, now)
+            reduced, effects = self._reduce(current, event, committed_at)
+            if reduced is None:
+                return spec.Transition(spec.UNCHANGED, current, effects, current.revision,
+                                       committed_at)
+            revision = current.revision + 1
+            task = attrs.evolve(reduced.task, last_updated_at=committed_at)
+            snapshot = attrs.evolve(reduced, task=task, revision=revision)
+            applied = spec.Transition(spec.APPLIED, snapshot, effects, revision, committed_at)
+            aggregate.snapshot = snapshot
+            aggregate.seen[event.id] = (event, applied)
+            txn.save(aggregate)
+            return applied
+
+    def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            aggregate = self._require(txn, task_id)
+            if not self._lease_valid(aggregate, lease, self.env.clock()):
+                raise spec.StaleLease("the lease is not the task's live claim")
+            return aggregate.snapshot
+
+    def reap(self) -> list[str]:
+        with self._transaction() as txn:
+            ids = self._reap_ids(txn, self.env.clock())
+            for task_id in ids:
+                txn.delete(task_id)
+            return ids
+
+    # -- steps shared by the operations ---------------------------------------------------------
+
+    @staticmethod
+    def _require(txn: Txn, task_id: str) -> Aggregate:
+        aggregate = txn.load(task_id)
+        if aggregate is None:
+            raise spec.NotFound(task_id)
+        return aggregate
+
+    def _leased(self, txn: Txn, lease: Any) -> Aggregate | None:
+        """The aggregate a genuine lease names; ``None`` for anything else."""
+        if not self._genuine_lease(lease):
+            return None
+        return txn.load(lease.task_id)
+
+    def _grant(
+        self, txn: Txn, aggregate: Aggregate, owner_id: str, lease_ms: int, now: int
+    ) -> spec.Claimed:
+        generation = self._next_generation(aggregate)
+        claim = Claim(owner_id, self._new_token(), generation, now + lease_ms)
+        aggregate.generation = generation
+        aggregate.claim = claim
+        txn.save(aggregate)
+        lease = Lease(self.store_id, aggregate.task_id, owner_id, claim.token, generation,
+                      claim.expires_at)
+        return spec.Claimed(aggregate.snapshot, lease)
+
+    def _check_authority(
+        self, aggregate: Aggregate, event: spec.Event, authority: Any, now: int
+    ) -> None:
+        if isinstance(authority, spec.RequestAuthority):
+            access = authority.access
+            if not self._genuine_access(access) or not self._same_scope(access, aggregate):
+                raise spec.NotFound(aggregate.task_id)
+            if self._expired(aggregate, now):
+                raise spec.NotFound(aggregate.task_id)
+            if access.kind not in EVENT_KINDS or access.task_id != aggregate.task_id:
+                raise spec.UnauthorizedAction(f"a {access.kind} access cannot send events")
+            if not self._action_allows(access.kind, event.kind):
+                raise spec.UnauthorizedAction(f"a {access.kind} access cannot send {event.kind}")
+            return
+        # Anything else is a worker's claim to act; a bare value is checked as the lease.
+        lease = authority.lease if isinstance(authority, spec.WorkerAuthority) else authority
+        if not self._lease_valid(aggregate, lease, now):
+            raise spec.StaleLease("the lease is not the task's live claim")
+        if event.kind not in spec.WORKER_KINDS:
+            raise spec.UnauthorizedAction(f"a worker cannot send {event.kind}")

@@ -1,0 +1,114 @@
+"""The ``memory`` snodo-tasks store: a thread-safe in-process store.
+
+Durable within the process: a store opened again with the same ``env.namespace`` sees the same
+aggregates and honours the accesses and leases it issued, which is what lets the kit check the
+``durable`` clauses without a database. Every operation holds the namespace's one lock, and
+aggregates are copied in and out so that no caller can change stored data by mutating a value.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+
+from fencepost.env import AdapterEnv
+from fencepost.spec import snodo_tasks as spec
+
+from .core import ACTIVE, Aggregate, Predicate, TasksCore
+
+
+@attrs.define
+class _Shelf:
+    tasks: dict[str, Aggregate] = attrs.Factory(dict)
+    lock: threading.Lock = attrs.Factory(threading.Lock)
+
+
+_SHELVES: dict[str, _Shelf] = {}
+_SHELVES_LOCK = threading.Lock()
+
+
+@attrs.define
+class _MemoryTxn:
+    tasks: dict[str, Aggregate]
+
+    def load(self, task_id: str) -> Aggregate | None:
+        found = self.tasks.get(task_id)
+        return copy.deepcopy(found) if found is not None else None
+
+    def insert(self, aggregate: Aggregate) -> None:
+        if aggregate.task_id in self.tasks:
+            raise spec.AlreadyExists(aggregate.task_id)
+        self.tasks[aggregate.task_id] = copy.deepcopy(aggregate)
+
+    def save(self, aggregate: Aggregate) -> None:
+        self.tasks[aggregate.task_id] = copy.deepcopy(aggregate)
+
+    def delete(self, task_id: str) -> None:
+        self.tasks.pop(task_id, None)
+
+    def lock_for_create(self) -> None:
+        """The shelf's lock is already held."""
+
+    def count_tasks(self) -> int:
+        return len(self.tasks)
+
+    def count_active(self, scope: str | None) -> int:
+        return sum(
+            1 for a in self.tasks.values()
+            if a.scope == scope and a.snapshot.task.status in ACTIVE
+        )
+
+    def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
+        candidates = [a for a in self.tasks.values() if recoverable(a, now)]
+        if not candidates:
+            return None
+        first = min(candidates, key=lambda a: (a.snapshot.task.created_at, a.task_id))
+        return first.task_id
+
+    def expired_ids(self, now: int, expired: Predicate) -> list[str]:
+        return [a.task_id for a in self.tasks.values() if expired(a, now)]
+
+
+class MemoryTasks(TasksCore):
+    """A ``snodo-tasks`` store in a dict under one lock."""
+
+    def __init__(self, env: AdapterEnv) -> None:
+        super().__init__(env)
+        with _SHELVES_LOCK:
+            self._shelf = _SHELVES.setdefault(env.namespace, _Shelf())
+
+    def _identity(self) -> str:
+        return f"memory:{self.env.namespace}"
+
+    @contextmanager
+    def _transaction(self) -> Iterator[_MemoryTxn]:
+        with self._shelf.lock:
+            yield _MemoryTxn(self._shelf.tasks)
+
+
+class MemoryTasksFactory:
+    """``factory(env)`` for the built-in ``memory`` adapter; ``discard(env)`` forgets the run's
+    tasks.
+
+    Example::
+
+        factory = MemoryTasksFactory()
+        store = factory(AdapterEnv(clock=clock.now, namespace="run1"))
+    """
+
+    def __init__(self, store_class: type[MemoryTasks] = MemoryTasks) -> None:
+        self.store_class = store_class
+
+    def __call__(self, env: AdapterEnv) -> MemoryTasks:
+        return self.store_class(env)
+
+    def discard(self, env: AdapterEnv) -> None:
+        with _SHELVES_LOCK:
+            _SHELVES.pop(env.namespace, None)
+
+
+memory_factory = MemoryTasksFactory()

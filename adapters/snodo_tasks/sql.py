@@ -1,0 +1,211 @@
+"""The SQLAlchemy snodo-tasks store: one store for SQLite and PostgreSQL.
+
+One table per run (``fp_<namespace>_snodo_tasks``): a row per task holding the whole aggregate
+as exact JSON text (see :mod:`.codec`) plus the columns the set-wise queries need (scope,
+status, work present, retry and claim times, TTL).
+
+Atomicity: each operation is one transaction. SQLite serializes them with ``BEGIN IMMEDIATE``.
+PostgreSQL (READ COMMITTED) locks the task's row with ``SELECT ... FOR UPDATE``; create first
+takes a transaction-scoped advisory lock keyed by the table, so capacity is counted with no
+concurrent create in flight; claim_next takes a recoverable row with ``FOR UPDATE SKIP LOCKED``
+so that concurrent claimers never wait on, or double-claim, one task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection, Engine
+
+from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
+from fencepost.env import AdapterEnv
+from fencepost.spec import snodo_tasks as spec
+
+from .codec import dump_aggregate, dump_scope, load_aggregate
+from .core import ACTIVE, Aggregate, Predicate, TasksCore
+
+_CREATE_LOCK: dict[str, Callable[[Connection, sa.Table], None]] = {}
+_SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
+
+
+def _no_create_lock(conn: Connection, table: sa.Table) -> None:
+    """SQLite: ``BEGIN IMMEDIATE`` already serializes every writing transaction."""
+
+
+def _pg_create_lock(conn: Connection, table: sa.Table) -> None:
+    conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": table.name})
+
+
+def _no_skip_locked(select: sa.Select[Any]) -> sa.Select[Any]:
+    """SQLite: the transaction already holds the database's write lock."""
+    return select
+
+
+def _pg_skip_locked(select: sa.Select[Any]) -> sa.Select[Any]:
+    return select.with_for_update(skip_locked=True)
+
+
+_CREATE_LOCK["postgresql"] = _pg_create_lock
+_SKIP_LOCKED["postgresql"] = _pg_skip_locked
+
+
+def tasks_table(namespace: str) -> sa.Table:
+    return sa.Table(
+        table_name(namespace, "snodo_tasks"),
+        sa.MetaData(),
+        sa.Column("task_id", sa.Text, primary_key=True),
+        sa.Column("scope", sa.Text, nullable=False),  # JSON text: null is a scope of its own
+        sa.Column("status", sa.String(32), nullable=False),
+        sa.Column("has_work", sa.Boolean, nullable=False),
+        sa.Column("retry_at", sa.BigInteger),
+        sa.Column("claim_expires_at", sa.BigInteger),
+        sa.Column("created_at", sa.BigInteger, nullable=False),
+        sa.Column("ttl_ms", sa.BigInteger),
+        sa.Column("aggregate", sa.Text, nullable=False),
+    )
+
+
+def _columns(aggregate: Aggregate) -> dict[str, Any]:
+    snap = aggregate.snapshot
+    return {
+        "scope": dump_scope(aggregate.scope),
+        "status": snap.task.status,
+        "has_work": snap.work is not None,
+        "retry_at": snap.retry_at,
+        "claim_expires_at": aggregate.claim.expires_at if aggregate.claim is not None else None,
+        "created_at": snap.task.created_at,
+        "ttl_ms": snap.task.ttl_ms,
+        "aggregate": dump_aggregate(aggregate),
+    }
+
+
+@attrs.define
+class _SqlTxn:
+    conn: Connection
+    engine: Engine
+    table: sa.Table
+
+    @property
+    def _backend(self) -> str:
+        return self.engine.dialect.name
+
+    def load(self, task_id: str) -> Aggregate | None:
+        query = sa.select(self.table.c.aggregate).where(self.table.c.task_id == task_id)
+        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        return load_aggregate(text) if text is not None else None
+
+    def insert(self, aggregate: Aggregate) -> None:
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(
+                    self.table.insert().values(task_id=aggregate.task_id, **_columns(aggregate))
+                )
+        except exc.IntegrityError as e:
+            raise spec.AlreadyExists(aggregate.task_id) from e
+
+    def save(self, aggregate: Aggregate) -> None:
+        self.conn.execute(
+            self.table.update().where(self.table.c.task_id == aggregate.task_id),
+            _columns(aggregate),
+        )
+
+    def delete(self, task_id: str) -> None:
+        self.conn.execute(self.table.delete().where(self.table.c.task_id == task_id))
+
+    def lock_for_create(self) -> None:
+        _CREATE_LOCK.get(self._backend, _no_create_lock)(self.conn, self.table)
+
+    def count_tasks(self) -> int:
+        query = sa.select(sa.func.count()).select_from(self.table)
+        return int(self.conn.execute(query).scalar_one())
+
+    def count_active(self, scope: str | None) -> int:
+        t = self.table
+        query = sa.select(sa.func.count()).select_from(t).where(
+            t.c.scope == dump_scope(scope), t.c.status.in_(ACTIVE)
+        )
+        return int(self.conn.execute(query).scalar_one())
+
+    def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
+        t = self.table
+        query = (
+            sa.select(t.c.task_id)
+            .where(
+                t.c.status.not_in(spec.TERMINAL),
+                t.c.has_work.is_(True),
+                sa.or_(t.c.retry_at.is_(None), t.c.retry_at <= now),
+                sa.or_(t.c.claim_expires_at.is_(None), t.c.claim_expires_at <= now),
+            )
+            .order_by(t.c.created_at, t.c.task_id)
+            .limit(1)
+        )
+        query = _SKIP_LOCKED.get(self._backend, _no_skip_locked)(query)
+        found: str | None = self.conn.execute(query).scalar()
+        return found
+
+    def expired_ids(self, now: int, expired: Predicate) -> list[str]:
+        t = self.table
+        query = sa.select(t.c.task_id).where(
+            t.c.ttl_ms.is_not(None), t.c.created_at + t.c.ttl_ms <= now
+        ).order_by(t.c.task_id)  # one lock order, so that concurrent reaps cannot deadlock
+        return list(self.conn.execute(lock_row(self.engine, query)).scalars())
+
+
+class SqlTasks(TasksCore):
+    """A ``snodo-tasks`` store in one SQL table."""
+
+    def __init__(self, env: AdapterEnv, engine: Engine) -> None:
+        self.engine = engine
+        super().__init__(env)
+        self.table = tasks_table(env.namespace)
+        # Stores of one run may open at once: serialize the check-then-create of the table
+        # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
+        # transactional there, so the second opener sees the table).
+        with unavailable_on_disconnect(), engine.begin() as conn:
+            _CREATE_LOCK.get(engine.dialect.name, _no_create_lock)(conn, self.table)
+            self.table.create(conn, checkfirst=True)
+
+    def _identity(self) -> str:
+        url = self.engine.url.render_as_string(hide_password=True)
+        return f"sql:{url}:{self.env.namespace}"
+
+    @contextmanager
+    def _transaction(self) -> Iterator[_SqlTxn]:
+        with unavailable_on_disconnect(), self.engine.begin() as conn:
+            yield _SqlTxn(conn, self.engine, self.table)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+class SqlTasksFactory:
+    """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table.
+
+    Example::
+
+        factory = SqlTasksFactory("sqlite:///tasks.db")
+        store = factory(AdapterEnv(clock=clock.now, namespace="run1"))
+    """
+
+    def __init__(self, url: str, store_class: type[SqlTasks] = SqlTasks) -> None:
+        self.url = url
+        self.store_class = store_class
+
+    def __call__(self, env: AdapterEnv) -> SqlTasks:
+        return self.store_class(env, make_engine(self.url))
+
+    def discard(self, env: AdapterEnv) -> None:
+        engine = make_engine(self.url)
+        try:
+            with unavailable_on_disconnect():
+                tasks_table(env.namespace).drop(engine, checkfirst=True)
+        finally:
+            engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"SqlTasksFactory({self.url!r})"

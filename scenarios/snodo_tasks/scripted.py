@@ -1,0 +1,408 @@
+"""Named scripted scenarios: every case the snodo stores' own tests cover, and more.
+
+Each scenario is a plain function of a :class:`Harness`; the model supplies every expected
+answer, so a scenario only says what happens, never what should come back. Checks that see the
+whole store (claim_next, reap, capacity) run on a forked world of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.opaque import Forged, Ref
+
+from ..harness import Harness
+from .steps import (
+    ASK,
+    DONE,
+    FAILURE,
+    STOP,
+    TENANT,
+    authorized,
+    blamed_on,
+    created,
+    event,
+    fenced,
+    forked,
+    new_task,
+    observed,
+    refused_everywhere,
+    request,
+    smuggled,
+    work,
+    worker,
+)
+
+Scenario = Callable[[Harness, str], None]
+SCENARIOS: dict[str, Scenario] = {}
+REQUIRES: dict[str, frozenset[str]] = {}
+
+
+def scenario(*requires: str) -> Callable[[Scenario], Scenario]:
+    def register(fn: Scenario) -> Scenario:
+        SCENARIOS[fn.__name__] = fn
+        REQUIRES[fn.__name__] = frozenset(requires)
+        return fn
+
+    return register
+
+
+@scenario()
+def access_bound_to_action(h: Harness, p: str) -> None:
+    t, u = f"{p}-a", f"{p}-b"
+    created(h, t)
+    make = Ref(f"create:{TENANT}:{t}")
+    get, update, cancel = (authorized(h, kind, t) for kind in ("get", "update", "cancel"))
+    h.apply("client", spec.Get(t, make))  # a create-access cannot read
+    h.apply("client", spec.Get(t, update))
+    h.apply("client", spec.Get(t, cancel))
+    for wrong in (get, update, make):
+        request(h, t, 0, STOP, wrong)
+    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    for wrong in (get, cancel, make):
+        request(h, t, 0, answer, wrong)
+    observed(h, u)
+    for kind in ("get", "update", "cancel"):  # stores nothing: the read-back says not_found
+        h.apply("client", spec.Create(new_task(h, u), work(u), authorized(h, kind, u)))
+    created(h, u)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
+    worker(h, "w1", t, 0, STOP, Ref("lease"))  # a lease is not request access
+    worker(h, "w1", t, 0, answer, Ref("lease"))
+    h.apply("w1", spec.Get(t, Ref("lease")))
+    worker(h, "w1", t, 0, ASK, Ref("lease"))
+    request(h, t, 1, answer, update)
+    request(h, t, 2, STOP, cancel)
+
+
+@scenario()
+def cross_task_access(h: Harness, p: str) -> None:
+    t, u, v = f"{p}-a", f"{p}-b", f"{p}-c"
+    created(h, t)
+    created(h, u)
+    h.apply("w1", spec.Claim(u, "w1", 30_000), bind="lease")
+    worker(h, "w1", u, 0, ASK, Ref("lease"))
+    for kind in ("get", "update", "cancel"):
+        h.apply("client", spec.Get(u, authorized(h, kind, t)))
+    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    request(h, u, 1, answer, Ref(f"update:{TENANT}:{t}"))
+    request(h, u, 1, STOP, Ref(f"cancel:{TENANT}:{t}"))
+    observed(h, v)
+    h.apply("client", spec.Create(new_task(h, v), work(v), Ref(f"create:{TENANT}:{t}")))
+    request(h, u, 1, answer, authorized(h, "update", u))
+    request(h, u, 2, STOP, authorized(h, "cancel", u))
+
+
+@scenario()
+def foreign_scope_sees_not_found(h: Harness, p: str) -> None:
+    t, u = f"{p}-a", f"{p}-b"
+    created(h, t)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
+    worker(h, "w1", t, 0, ASK, Ref("lease"))
+    answer = event("answer", "input_responses_accepted", responses={"k": "Mallory"})
+    for intruder in ("umbrella", None):  # no tenant is a scope of its own
+        h.apply("client", spec.Get(t, authorized(h, "get", t, intruder)))
+        request(h, t, 1, STOP, authorized(h, "cancel", t, intruder))
+        request(h, t, 1, answer, authorized(h, "update", t, intruder))
+    created(h, u, tenant=None)
+    h.apply("client", spec.Get(u, authorized(h, "get", u)))
+    request(h, u, 0, STOP, authorized(h, "cancel", u))
+    request(h, t, 1, STOP, authorized(h, "cancel", t))
+
+
+@scenario()
+def forged_and_cross_store_values(h: Harness, p: str) -> None:
+    t, u, v = f"{p}-a", f"{p}-b", f"{p}-c"
+    created(h, t)
+    created(h, u)
+    observed(h, v)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lt")
+    h.apply("w1", spec.Claim(u, "w1", 30_000), bind="lu")
+    refused_everywhere(h, t, v, Forged("get"), Forged("cancel"), Forged("create"),
+                        Forged("lease"))
+    h.apply("w1", spec.WorkerSnapshot(u, Ref("lt")))  # a lease of another task
+    worker(h, "w1", u, 0, DONE, Ref("lt"))
+    h.apply("w1", spec.WorkerSnapshot(t, authorized(h, "get", t)))  # an access is no lease
+    # The same ids, scope, owner, generation and expiry: only the issuing store differs.
+    with forked(h, f"-{p}-other") as h2:
+        created(h2, t)
+        h2.apply("w1", spec.Claim(t, "w1", 30_000), bind="lt")
+        for kind in ("get", "cancel"):
+            authorized(h2, kind, t)
+        authorized(h2, "create", v)
+        names = (f"get:{TENANT}:{t}", f"cancel:{TENANT}:{t}", f"create:{TENANT}:{v}", "lt")
+        refused_everywhere(h, t, v, *(smuggled(h, h2, n) for n in names))
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("lt")))
+    worker(h, "w1", t, 0, DONE, Ref("lt"))
+
+
+@scenario()
+def create_get_claim_complete(h: Harness, p: str) -> None:
+    t, u, v = f"{p}-a", f"{p}-b", f"{p}-c"
+    h.apply("w1", spec.Claim(f"{p}-never", "w1", 30_000))
+    created(h, t)
+    h.apply("client", spec.Get(t, Ref(f"obs:{t}")))
+    h.advance(3)
+    h.apply("client", spec.Create(new_task(h, t, 5_000), work(t, (100,)),
+                                  authorized(h, "create", t)))
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="l1")
+    h.apply("w2", spec.Claim(t, "w2", 30_000))
+    h.advance(5)
+    worker(h, "w1", t, 0, DONE, Ref("l1"))
+    h.advance(5)
+    worker(h, "w1", t, 0, DONE, Ref("l1"))  # a replay: the original answer, at any revision
+    worker(h, "w1", t, 1, DONE, Ref("l1"))
+    worker(h, "w1", t, 1, event("done", "completed", result={"pages": 4}), Ref("l1"))
+    failed = event("fail", "failed", **FAILURE)
+    worker(h, "w1", t, 0, failed, Ref("l1"))
+    worker(h, "w1", t, 1, failed, Ref("l1"))  # terminal: unchanged
+    request(h, t, 1, STOP, authorized(h, "cancel", t))
+    h.apply("w2", spec.Claim(t, "w2", 30_000))
+    created(h, u)
+    created(h, v)
+    h.apply("w1", spec.Claim(u, "w1", 30_000), bind="lu")
+    worker(h, "w1", u, 0, ASK, Ref("lu"))
+    worker(h, "w1", u, 1, failed, Ref("lu"))  # clears the open input request
+    h.apply("w2", spec.Claim(u, "w2", 30_000))
+    with blamed_on(h, "SNODO-RED-006"):
+        request(h, v, 0, STOP, authorized(h, "cancel", v))
+    h.apply("w2", spec.Claim(v, "w2", 30_000))
+
+
+@scenario()
+def capacity_limits(h: Harness, p: str) -> None:
+    with forked(h, f"-{p}-cap", max_tasks="4", max_active_tasks_per_scope="2") as c:
+        a1, a2, a3, b1, b2, b3 = (f"{p}-{x}" for x in ("a1", "a2", "a3", "b1", "b2", "b3"))
+        created(c, a1)
+        created(c, a2)
+        created(c, a3)  # acme's third active task
+        with blamed_on(c, "SNODO-CAP-002"):  # another scope is unaffected
+            created(c, b1, "umbrella", ttl_ms=1_000)
+        created(c, b2, "umbrella")
+        created(c, b3, "umbrella")  # four stored
+        request(c, a1, 0, STOP, authorized(c, "cancel", a1))
+        created(c, a3)  # a terminal task still counts
+        c.advance(1_000)
+        created(c, a3)  # so does an expired one, until reaped
+        c.apply("reaper", spec.Reap())
+        with blamed_on(c, "SNODO-CAP-001"):  # a reaped task no longer counts
+            created(c, a3)
+        created(c, b3, "umbrella")
+
+
+@scenario()
+def ttl_hides_then_reaps(h: Harness, p: str) -> None:
+    with forked(h, f"-{p}-ttl") as r:
+        a, b, c, d, e, never = (f"{p}-{x}" for x in ("a", "b", "c", "d", "e", "never"))
+        start = r.now
+        for task_id in (b, a, e):  # out of order: reap still answers sorted ids
+            created(r, task_id, ttl_ms=1_000)
+        created(r, c, ttl_ms=2_000)
+        created(r, d)
+        r.apply("w1", spec.Claim(a, "w1", 60_000), bind="la")  # a live claim does not save it
+        worker(r, "w1", a, 0, ASK, Ref("la"))
+        r.apply("w1", spec.Claim(b, "w1", 60_000), bind="lb")  # nor does a terminal status
+        worker(r, "w1", b, 0, DONE, Ref("lb"))
+        r.apply("client", spec.Get(never, authorized(r, "get", never)))
+        cancel = authorized(r, "cancel", a)
+        r.set_time(start + 999)
+        with blamed_on(r, "SNODO-TTL-001"):
+            r.apply("client", spec.Get(a, Ref(f"obs:{a}")))
+        r.apply("reaper", spec.Reap())
+        r.set_time(start + 1_000)
+        r.apply("client", spec.Get(a, Ref(f"obs:{a}")))
+        request(r, a, 1, STOP, cancel)
+        r.apply("reaper", spec.Reap())
+        r.apply("reaper", spec.Reap())
+        r.apply("client", spec.Get(a, Ref(f"obs:{a}")))
+        r.apply("client", spec.Get(c, Ref(f"obs:{c}")))
+        with blamed_on(r, "SNODO-TTL-003"):  # no claim, generation, event or input survives
+            created(r, a)
+            r.apply("w2", spec.Claim(a, "w2", 60_000), bind="la2")
+            worker(r, "w2", a, 0, ASK, Ref("la2"))
+        r.apply("w1", spec.WorkerSnapshot(a, Ref("la")))
+        r.set_time(start + 2_000)
+        r.apply("reaper", spec.Reap())
+        r.apply("client", spec.Get(d, Ref(f"obs:{d}")))
+
+
+@scenario()
+def renew_boundary_exact(h: Harness, p: str) -> None:
+    t = f"{p}-a"
+    created(h, t)
+    start = h.now
+    h.apply("w1", spec.Claim(t, "w1", 100), bind="l1")
+    h.set_time(start + 99)
+    h.apply("w2", spec.Claim(t, "w2", 100))
+    h.apply("w1", spec.Renew(Ref("l1"), 100), bind="l2")  # now expires at start + 199
+    h.apply("w1", spec.Renew(Ref("l1"), 100))  # replaced by l2
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("l1")))
+    h.set_time(start + 198)
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+    h.apply("w2", spec.Claim(t, "w2", 100))
+    worker(h, "w1", t, 0, ASK, Ref("l2"))
+    h.set_time(start + 199)
+    h.apply("w1", spec.Renew(Ref("l2"), 100))
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+    worker(h, "w1", t, 1, DONE, Ref("l2"))
+    h.apply("w2", spec.Claim(t, "w2", 1_000), bind="l3")
+    h.apply("w1", spec.Release(Ref("l2")))
+    h.apply("w2", spec.Renew(Ref("l3"), 10), bind="l4")  # shortened to start + 209
+    h.set_time(start + 250)
+    with blamed_on(h, "SNODO-LEASE-002"):
+        h.apply("w2", spec.WorkerSnapshot(t, Ref("l4")))
+        h.apply("w3", spec.Claim(t, "w3", 1_000), bind="l5")
+    worker(h, "w3", t, 1, DONE, Ref("l5"))
+
+
+@scenario()
+def retry_defers_claims(h: Harness, p: str) -> None:
+    with forked(h, f"-{p}-retry") as r:
+        t, u = f"{p}-a", f"{p}-b"
+        created(r, t, retry_policy=(2_000,))
+        r.apply("w1", spec.Claim(t, "w1", 60_000), bind="l1")
+        r.advance(10)
+        worker(r, "w1", t, 0, event("retry1", "retry_requested", **FAILURE), Ref("l1"))
+        due = r.now + 2_000
+        r.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(2000), before the live claim
+        r.apply("w1", spec.Release(Ref("l1")))
+        r.apply("w2", spec.ClaimNext("w2", 1_000))
+        r.set_time(due - 1)
+        r.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(1)
+        r.apply("w2", spec.ClaimNext("w2", 1_000))
+        r.set_time(due)
+        with blamed_on(r, "SNODO-CLAIM-006"):  # due at retry_at exactly
+            r.apply("w2", spec.Claim(t, "w2", 1_000), bind="l2")
+        with blamed_on(r, "SNODO-RED-005"):  # exhausted: failed, retry_count kept
+            worker(r, "w2", t, 1, event("retry2", "retry_requested", **FAILURE), Ref("l2"))
+        r.apply("w3", spec.Claim(t, "w3", 1_000))
+        created(r, u, retry_policy=(500, 100))
+        r.apply("w1", spec.Claim(u, "w1", 60_000), bind="lu1")
+        r.advance(10)
+        with blamed_on(r, "SNODO-RED-004"):  # delays[retry_count], not the first or the last
+            worker(r, "w1", u, 0, event("retry1", "retry_requested", **FAILURE), Ref("lu1"))
+        r.apply("w1", spec.Release(Ref("lu1")))
+        r.set_time(r.now + 500)
+        r.apply("w2", spec.ClaimNext("w2", 60_000), bind="lu2")
+        r.advance(10)
+        with blamed_on(r, "SNODO-RED-004"):
+            worker(r, "w2", u, 1, event("retry2", "retry_requested", **FAILURE), Ref("lu2"))
+        r.apply("w3", spec.Claim(u, "w3", 1_000))  # deferred(100): the second delay
+
+
+@scenario()
+def release_then_claim_next(h: Harness, p: str) -> None:
+    with forked(h, f"-{p}-next") as r:
+        t, u, v = f"{p}-a", f"{p}-b", f"{p}-c"
+        created(r, t)
+        r.apply("w1", spec.ClaimNext("w1", 100), bind="l1")
+        r.apply("w2", spec.ClaimNext("w2", 100))
+        r.apply("w1", spec.Release(Ref("l1")))
+        r.apply("w1", spec.Release(Ref("l1")))  # a second release
+        r.apply("w1", spec.Renew(Ref("l1"), 100))
+        r.apply("w2", spec.ClaimNext("w2", 100), bind="l2")  # generation 2
+        r.apply("w1", spec.WorkerSnapshot(t, Ref("l1")))
+        r.advance(150)
+        r.apply("w2", spec.Release(Ref("l2")))  # expired, still the current claim
+        r.apply("w3", spec.Claim(t, "w3", 30_000), bind="l3")
+        created(r, u)
+        created(r, v)
+        r.apply("w3", spec.Claim(u, "w3", 30_000), bind="lu")
+        worker(r, "w3", u, 0, DONE, Ref("lu"))
+        r.apply("w3", spec.Release(Ref("lu")))
+        r.apply("w4", spec.ClaimNext("w4", 100), bind="lv")  # only v is recoverable
+        r.apply("w5", spec.ClaimNext("w5", 100))
+        r.advance(100)
+        r.apply("w3", spec.Release(Ref("l3")))
+        for owner in ("w6", "w7", "w8"):  # t and v, in the store's order, then nothing
+            r.apply(owner, spec.ClaimNext(owner, 100))
+
+
+@scenario()
+def old_lease_is_stale(h: Harness, p: str) -> None:
+    t = f"{p}-a"
+    created(h, t)
+    h.apply("w1", spec.Claim(t, "w1", 100), bind="l1")
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("l1")))
+    h.apply("w1", spec.WorkerSnapshot(f"{p}-never", Ref("l1")))
+    h.advance(100)
+    h.apply("w2", spec.Claim(t, "w2", 30_000), bind="l2")  # takes over the expired claim
+    fenced(h, t, Ref("l1"), 0)
+    worker(h, "w2", t, 0, ASK, Ref("l2"))
+    h.apply("w2", spec.Release(Ref("l2")))
+    h.apply("w1", spec.Claim(t, "w1", 100), bind="l3")  # l1's owner again, a new generation
+    fenced(h, t, Ref("l1"), 1)
+    fenced(h, t, Ref("l2"), 1)
+    h.apply("w1", spec.WorkerSnapshot(t, Ref("l3")))
+    worker(h, "w1", t, 1, DONE, Ref("l3"))
+
+
+@scenario()
+def two_writers_one_revision(h: Harness, p: str) -> None:
+    t = f"{p}-a"
+    created(h, t)
+    update = authorized(h, "update", t)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
+    worker(h, "w1", t, 0, ASK, Ref("lease"))
+    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    request(h, t, 0, answer, update)  # read at revision 0, written after the worker's event
+    request(h, t, 1, answer, update)
+    ask2 = event("ask2", "input_requested", key="k2", request={"prompt": "Age?"})
+    worker(h, "w1", t, 1, ask2, Ref("lease"))
+    worker(h, "w1", t, 0, ASK, Ref("lease"))  # a replay with a stale revision: duplicate
+    worker(h, "w1", t, 2, event("ask", "input_requested", key="k9", request={}), Ref("lease"))
+    request(h, t, 2, event("ask", "cancelled"), authorized(h, "cancel", t))
+    worker(h, "w1", t, 2, ask2, Ref("lease"))  # the conflict did not record ask2
+
+
+@scenario()
+def input_round_trip(h: Harness, p: str) -> None:
+    t = f"{p}-a"
+    created(h, t)
+    update = authorized(h, "update", t)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
+    lease = Ref("lease")
+    worker(h, "w1", t, 0, event("e1", "input_requested", key="name", request={"p": "Name?"}),
+           lease)
+    worker(h, "w1", t, 1, event("e2", "input_requested", key="age", request={"p": "Age?"}), lease)
+    worker(h, "w1", t, 2, event("e3", "input_requested", key="name", request={"p": "?"}), lease)
+    stray = event("r1", "input_responses_accepted", responses={"nope": 1})
+    request(h, t, 2, stray, update)  # nothing outstanding matches: unchanged
+    request(h, t, 2, stray, update)  # and not recorded: unchanged again
+    partial = event("r2", "input_responses_accepted", responses={"name": "Ada", "nope": 1})
+    rest = event("r3", "input_responses_accepted", responses={"name": "Bob", "age": 36})
+    with blamed_on(h, "SNODO-RED-003"):
+        request(h, t, 2, partial, update)
+        request(h, t, 3, rest, update)
+    worker(h, "w1", t, 4, event("e4", "input_requested", key="age", request={}), lease)
+    worker(h, "w1", t, 4, event("e5", "completed", result={"name": "Ada", "age": 36}), lease)
+    h.apply("client", spec.Get(t, update))
+
+
+@scenario("durable")
+def reopen_keeps_fences(h: Harness, p: str) -> None:
+    t, u = f"{p}-a", f"{p}-b"
+    created(h, t)
+    created(h, u, ttl_ms=600_000)
+    update = authorized(h, "update", t)
+    h.apply("w1", spec.Claim(t, "w1", 1_000), bind="l1")
+    h.apply("w1", spec.Renew(Ref("l1"), 2_000), bind="l2")
+    worker(h, "w1", t, 0, ASK, Ref("l2"))
+    h.apply("w1", spec.Claim(u, "w1", 1_000), bind="lu1")
+    h.apply("w1", spec.Release(Ref("lu1")))
+    h.apply("w2", spec.Claim(u, "w2", 1_000), bind="lu2")
+    h.reopen()
+    with blamed_on(h, "SNODO-DURABLE-001"):
+        h.apply("w1", spec.Renew(Ref("l1"), 2_000))
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        worker(h, "w1", t, 0, ASK, Ref("l2"))  # seen before the reopen: duplicate
+        h.apply("w3", spec.Claim(t, "w3", 1_000))
+        h.apply("w1", spec.WorkerSnapshot(u, Ref("lu1")))
+        worker(h, "w2", u, 0, DONE, Ref("lu2"))
+        request(h, t, 1, event("answer", "input_responses_accepted", responses={"k": 1}), update)
+        h.advance(2_000)
+        h.apply("w3", spec.Claim(t, "w3", 1_000), bind="l3")
+        h.reopen()
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        h.apply("w2", spec.Release(Ref("lu2")))
+        worker(h, "w3", t, 2, DONE, Ref("l3"))
