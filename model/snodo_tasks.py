@@ -63,12 +63,15 @@ class State(dict[str, Agg]):
     as immutable: every step returns a new one."""
 
     creates: int = 0
+    # event ids seen by reaped incarnations, per task id: a store that keeps them is caught
+    ghosts: Mapping[str, frozenset[str]] = {}
 
     def with_(self, changes: Mapping[str, Agg], drop: tuple[str, ...] = (),
               creates: int | None = None) -> State:
         new = State({k: v for k, v in self.items() if k not in drop})
         new.update(changes)
         new.creates = self.creates if creates is None else creates
+        new.ghosts = {**self.ghosts, **{t: frozenset(self[t].seen) for t in drop}}
         return new
 
 
@@ -301,7 +304,11 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
         return _err(state, "conflict", "SNODO-TX-001", agg.snapshot)
     last = agg.snapshot.task.last_updated_at
     committed = ctx.now if last < ctx.now else last + 1
-    return reduce(state, op.task_id, agg, op.event, committed)
+    step = reduce(state, op.task_id, agg, op.event, committed)
+    if op.event.id in state.ghosts.get(op.task_id, ()):
+        # The id was seen by a reaped incarnation only: a store answering duplicate kept it.
+        step = attrs.evolve(step, clause="SNODO-TTL-003")
+    return step
 
 
 def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: int) -> Step:

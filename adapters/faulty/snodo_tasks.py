@@ -294,6 +294,121 @@ class IdentityPerProcess(_Base):
         return f"{self.env.namespace}-{secrets.token_hex(4)}"
 
 
+class ClaimOfMissingIsUnavailable(_Base):
+    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        with self._transaction() as txn:
+            if txn.load(task_id) is None:
+                raise spec.Unavailable(task_id)
+        return super().claim(task_id, owner_id, lease_ms)  # type: ignore[no-any-return]
+
+
+class TerminalTasksClaimable(_Base):
+    def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
+        snap = aggregate.snapshot
+        if snap.task.status in spec.TERMINAL:
+            snap = attrs.evolve(snap, task=attrs.evolve(snap.task, status="working"))
+            aggregate = attrs.evolve(aggregate, snapshot=snap)
+        super()._check_claimable(aggregate, now)
+
+
+class ClaimHidesExpiredTasks(_Base):
+    """claim applies the TTL (the seed's stores do not): an expired task is not_found."""
+
+    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        with self._transaction() as txn:
+            aggregate = txn.load(task_id)
+            if aggregate is not None and self._expired(aggregate, self.env.clock()):
+                raise spec.NotFound(task_id)
+        return super().claim(task_id, owner_id, lease_ms)  # type: ignore[no-any-return]
+
+
+class ClaimIgnoresLiveClaim(_Base):
+    def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
+        super()._check_claimable(attrs.evolve(aggregate, claim=None), now)
+
+
+class ClaimLiveAtExpiry(_Base):
+    def _claim_live(self, claim: Any, now: int) -> bool:
+        return claim is not None and now <= claim.expires_at
+
+
+class CreateDropsWork(_Base):
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        snapshot = super().create(task, work, access)
+        with self._transaction() as txn:
+            aggregate = txn.load(task.id)
+            aggregate.snapshot = attrs.evolve(aggregate.snapshot, work=None)
+            txn.save(aggregate)
+        return attrs.evolve(snapshot, work=None)
+
+
+class ReadsNeedGetAccess(_Base):
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        if self._genuine_access(access) and access.kind != "get":
+            raise spec.NotFound(task_id)
+        return super().get(task_id, access)  # type: ignore[no-any-return]
+
+
+class MissingTaskIsUnauthorized(_Base):
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        with self._transaction() as txn:
+            if txn.load(task_id) is None:
+                raise spec.UnauthorizedAction(task_id)
+        return super().get(task_id, access)  # type: ignore[no-any-return]
+
+
+class LeaseNamesTheTask(_Base):
+    """worker_snapshot reads the task the lease names, not the one asked for."""
+
+    def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
+        if self._genuine_lease(lease):
+            task_id = lease.task_id
+        return super().worker_snapshot(task_id, lease)  # type: ignore[no-any-return]
+
+
+class ReapLeavesSeenEvents(_Base):
+    """reap deletes the task row but its seen-event ledger survives a re-create."""
+
+    _ghosts: dict[str, Any] = {}
+
+    def reap(self) -> list[str]:
+        with self._transaction() as txn:
+            ids = self._reap_ids(txn, self.env.clock())
+            for task_id in ids:
+                aggregate = txn.load(task_id)
+                if aggregate is not None:
+                    self._ghosts[f"{self.store_id}/{task_id}"] = dict(aggregate.seen)
+                txn.delete(task_id)
+            return ids
+
+    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        snapshot = super().create(task, work, access)
+        ghosts = self._ghosts.pop(f"{self.store_id}/{task.id}", None)
+        if ghosts:
+            with self._transaction() as txn:
+                aggregate = txn.load(task.id)
+                aggregate.seen.update(ghosts)
+                txn.save(aggregate)
+        return snapshot  # type: ignore[no-any-return]
+
+
+class AppliedEventKeepsRevision(_Base):
+    """Bumps the revision only when the status changes."""
+
+    def transition(self, task_id: str, expected_revision: int, event: Any,
+                   authority: Any) -> Any:
+        result = super().transition(task_id, expected_revision, event, authority)
+        before = result.snapshot.revision - 1
+        if result.outcome != spec.APPLIED or event.kind in ("completed", "failed", "cancelled"):
+            return result
+        with self._transaction() as txn:
+            aggregate = txn.load(task_id)
+            aggregate.snapshot = attrs.evolve(aggregate.snapshot, revision=before)
+            txn.save(aggregate)
+        return attrs.evolve(result, snapshot=attrs.evolve(result.snapshot, revision=before),
+                            event_revision=before)
+
+
 def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:
     return Mutant(name, bug, clause, mixin, bases or ("memory", "sqlite"))
 
@@ -361,6 +476,28 @@ MUTANTS = (
        "SNODO-RED-005", ExhaustedRetryCounts),
     _m("cancel_keeps_message", "cancelled keeps the previous status message",
        "SNODO-RED-006", CancelKeepsMessage),
+    _m("claim_of_missing_unavailable", "claim of a missing task answers unavailable",
+       "SNODO-CLAIM-001", ClaimOfMissingIsUnavailable),
+    _m("terminal_tasks_claimable", "claim accepts a completed, failed or cancelled task",
+       "SNODO-CLAIM-002", TerminalTasksClaimable),
+    _m("claim_hides_expired_tasks", "claim applies the TTL and answers not_found",
+       "SNODO-CLAIM-003", ClaimHidesExpiredTasks),
+    _m("claim_ignores_live_claim", "claim takes a task under a live claim",
+       "SNODO-CLAIM-004", ClaimIgnoresLiveClaim),
+    _m("claim_live_at_expiry", "a claim is still live at its expiry (<= for <)",
+       "SNODO-CLAIM-005", ClaimLiveAtExpiry),
+    _m("create_drops_work", "create stores the task without its work", "SNODO-CREATE-001",
+       CreateDropsWork),
+    _m("reads_need_get_access", "get refuses update and cancel accesses", "SNODO-GET-001",
+       ReadsNeedGetAccess),
+    _m("missing_task_unauthorized", "get of a missing task answers unauthorized_action",
+       "SNODO-GET-002", MissingTaskIsUnauthorized),
+    _m("lease_names_the_task", "worker_snapshot reads the task its lease names",
+       "SNODO-LEASE-005", LeaseNamesTheTask),
+    _m("reap_leaves_seen_events", "reap leaves the event ledger behind for a re-created id",
+       "SNODO-TTL-003", ReapLeavesSeenEvents),
+    _m("applied_event_keeps_revision", "an applied event does not raise the revision",
+       "SNODO-TX-002", AppliedEventKeepsRevision),
     _m("identity_per_process", "values signed per process: a restart voids every lease",
        "SNODO-DURABLE-001", IdentityPerProcess),
 )
