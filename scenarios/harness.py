@@ -209,10 +209,17 @@ class Harness:
 
     # -- operations -------------------------------------------------------------------------
 
-    def expect(self, op: Op) -> Any:
+    def expect(self, op: Op) -> Step | OneOf:
         """The model's answer to ``op`` now, without applying it."""
         model_op = resolve(op, self._model_side)
-        return self.model.step(self.state, model_op, self.ctx())  # type: ignore[no-any-return]
+        answer: Step | OneOf = self.model.step(self.state, model_op, self.ctx())
+        return answer
+
+    def expect_one(self, op: Op) -> Step:
+        """The model's answer to a deterministic op (a read)."""
+        answer = self.expect(op)
+        assert isinstance(answer, Step), f"{op.name} has several allowed answers"
+        return answer
 
     def _model_side(self, ref: Ref | Forged) -> Any:
         if isinstance(ref, Forged):
@@ -237,10 +244,9 @@ class Harness:
 
         With ``bind``, the first opaque value of the answer (an access, a lease) is bound to
         that name for later ops to use as ``Ref(name)``."""
-        step = self.expect(op)
+        answer = self.expect(op)
         actual = self.run(self.world.open(), op)
-        if isinstance(step, OneOf):
-            step = self._choose(actor, op, step, actual)
+        step = self._choose(actor, op, answer, actual) if isinstance(answer, OneOf) else answer
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
@@ -280,9 +286,8 @@ class Harness:
     def linearize(self, actor: str, op: Op, actual: Outcome) -> Step:
         """Accept an answer the store gave concurrently: check it against the model as if the
         op had run alone now, then adopt the model's next state."""
-        step = self.expect(op)
-        if isinstance(step, OneOf):
-            step = step.pick(actual) or step.options[0]
+        answer = self.expect(op)
+        step = (answer.pick(actual) or answer.options[0]) if isinstance(answer, OneOf) else answer
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
         return step
@@ -310,7 +315,7 @@ class Harness:
         observe = self.model.observe(key, self.bindings)
         if observe is None:
             return None
-        expected = self.expect(observe).outcome
+        expected: Outcome = self.expect_one(observe).outcome
         actual = self.run(self.world.open(), observe)
         if not agrees(expected, actual):
             self._record("check", observe, expected, actual)

@@ -35,7 +35,7 @@ def race(fn: Race) -> Race:
 def _read_back_all(h: Harness, clause: str, ops: Sequence[Op]) -> None:
     """Read every racer's task back: each is stored exactly when the model says so."""
     for op in ops:
-        h.check_record(op, h.expect(op), clause=clause)
+        h.check_record(op, h.expect_one(op), clause=clause)
 
 
 @race
