@@ -6,25 +6,16 @@ records, which is what lets the kit check the ``durable`` clauses without a data
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import attrs
 
+from fencepost.adapters.memory import forget, shelf
 from fencepost.env import AdapterEnv
+from fencepost.spec.adk_ledger import CONTRACT
 
 from .core import LedgerCore, Row
-
-
-@attrs.define
-class _Shelf:
-    rows: dict[str, Row] = attrs.Factory(dict)
-    lock: threading.Lock = attrs.Factory(threading.Lock)
-
-
-_SHELVES: dict[str, _Shelf] = {}
-_SHELVES_LOCK = threading.Lock()
 
 
 @attrs.define
@@ -48,14 +39,14 @@ class MemoryLedger(LedgerCore):
 
     def __init__(self, env: AdapterEnv) -> None:
         super().__init__(env)
-        with _SHELVES_LOCK:
-            self._shelf = _SHELVES.setdefault(env.namespace, _Shelf())
+        self._shelf = shelf(CONTRACT, env.namespace)
 
     @contextmanager
     def _locked(self, invocation_id: str) -> Iterator[_MemorySlot]:
         with self._shelf.lock:
-            row = self._shelf.rows.get(invocation_id)
-            yield _MemorySlot(self._shelf.rows, invocation_id, attrs.evolve(row) if row else None)
+            row = self._shelf.records.get(invocation_id)
+            copied = attrs.evolve(row) if row else None
+            yield _MemorySlot(self._shelf.records, invocation_id, copied)
 
 
 class MemoryLedgerFactory:
@@ -69,8 +60,7 @@ class MemoryLedgerFactory:
         return self.store_class(env)
 
     def discard(self, env: AdapterEnv) -> None:
-        with _SHELVES_LOCK:
-            _SHELVES.pop(env.namespace, None)
+        forget(CONTRACT, env.namespace)
 
 
 memory_factory = MemoryLedgerFactory()

@@ -9,26 +9,16 @@ aggregates are copied in and out so that no caller can change stored data by mut
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import attrs
 
+from fencepost.adapters.memory import forget, shelf
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 
 from .core import ACTIVE, Aggregate, Predicate, TasksCore
-
-
-@attrs.define
-class _Shelf:
-    tasks: dict[str, Aggregate] = attrs.Factory(dict)
-    lock: threading.Lock = attrs.Factory(threading.Lock)
-
-
-_SHELVES: dict[str, _Shelf] = {}
-_SHELVES_LOCK = threading.Lock()
 
 
 @attrs.define
@@ -78,8 +68,7 @@ class MemoryTasks(TasksCore):
 
     def __init__(self, env: AdapterEnv) -> None:
         super().__init__(env)
-        with _SHELVES_LOCK:
-            self._shelf = _SHELVES.setdefault(env.namespace, _Shelf())
+        self._shelf = shelf(spec.CONTRACT, env.namespace)
 
     def _identity(self) -> str:
         return f"memory:{self.env.namespace}"
@@ -87,7 +76,7 @@ class MemoryTasks(TasksCore):
     @contextmanager
     def _transaction(self) -> Iterator[_MemoryTxn]:
         with self._shelf.lock:
-            yield _MemoryTxn(self._shelf.tasks)
+            yield _MemoryTxn(self._shelf.records)
 
 
 class MemoryTasksFactory:
@@ -107,8 +96,7 @@ class MemoryTasksFactory:
         return self.store_class(env)
 
     def discard(self, env: AdapterEnv) -> None:
-        with _SHELVES_LOCK:
-            _SHELVES.pop(env.namespace, None)
+        forget(spec.CONTRACT, env.namespace)
 
 
 memory_factory = MemoryTasksFactory()

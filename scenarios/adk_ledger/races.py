@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fencepost.spec import adk_ledger as spec
 
 from ..harness import Harness
 from ..races import release_together, settle_race
+from ..registry import Races
 
-Race = Callable[[Harness, str, int, int], None]
-RACES: dict[str, Race] = {}
+RACES = Races()
+race = RACES.register
 CHOICE_GATES: dict[str, tuple[str, str]] = {}
 
-
-def race(fn: Race) -> Race:
-    RACES[fn.__name__] = fn
-    return fn
 
 
 @race

@@ -6,26 +6,17 @@ answer, so a scenario only says what happens, never what should come back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fencepost.spec import adk_ledger as spec
 
 from ..harness import Harness
+from ..registry import Scenarios
 
-Scenario = Callable[[Harness, str], None]
-SCENARIOS: dict[str, Scenario] = {}
-REQUIRES: dict[str, frozenset[str]] = {}
+SCENARIOS = Scenarios()
+REQUIRES = SCENARIOS.requires
+scenario = SCENARIOS.register
 
 META = {"workflow_id": "wf-1", "workflow_version": 3, "kind": "agent", "tenant": "dropped"}
 
-
-def scenario(*requires: str) -> Callable[[Scenario], Scenario]:
-    def register(fn: Scenario) -> Scenario:
-        SCENARIOS[fn.__name__] = fn
-        REQUIRES[fn.__name__] = frozenset(requires)
-        return fn
-
-    return register
 
 
 def _claimed(h: Harness, inv: str, coord: str, token: str, lease: int) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Ref
@@ -10,6 +10,7 @@ from fencepost.spec.ops import Op
 
 from ..harness import Harness
 from ..races import release_together, settle_race
+from ..registry import Races
 from .steps import (
     ASK,
     FAILURE,
@@ -23,13 +24,9 @@ from .steps import (
     worker,
 )
 
-Race = Callable[[Harness, str, int, int], None]
-RACES: dict[str, Race] = {}
+RACES = Races()
+race = RACES.register
 
-
-def race(fn: Race) -> Race:
-    RACES[fn.__name__] = fn
-    return fn
 
 
 def _read_back_all(h: Harness, clause: str, ops: Sequence[Op]) -> None:

@@ -7,12 +7,11 @@ whole store (claim_next, reap, capacity) run on a forked world of their own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 
 from ..harness import Harness
+from ..registry import Scenarios
 from .steps import (
     ASK,
     DONE,
@@ -34,18 +33,10 @@ from .steps import (
     worker,
 )
 
-Scenario = Callable[[Harness, str], None]
-SCENARIOS: dict[str, Scenario] = {}
-REQUIRES: dict[str, frozenset[str]] = {}
+SCENARIOS = Scenarios()
+REQUIRES = SCENARIOS.requires
+scenario = SCENARIOS.register
 
-
-def scenario(*requires: str) -> Callable[[Scenario], Scenario]:
-    def register(fn: Scenario) -> Scenario:
-        SCENARIOS[fn.__name__] = fn
-        REQUIRES[fn.__name__] = frozenset(requires)
-        return fn
-
-    return register
 
 
 @scenario()
