@@ -12,9 +12,37 @@ import attrs
 import hypothesis
 import hypothesis.configuration as hypothesis_configuration
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from .harness import ClauseViolation, StoreLost
+from .harness import ClauseViolation, Harness, StoreLost, World
+
+
+class WorldMachine(RuleBasedStateMachine):
+    """Base of the contracts' state machines: bound to a :class:`World` by :meth:`bound_to`;
+    Hypothesis makes one instance per example, each with an id prefix of its own. With
+    ``own_store`` an example runs on a store of its own (checks that see the whole store:
+    reap, capacity, claim_next); it is discarded at teardown."""
+
+    world: World
+    examples = 0
+    own_store = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        cls = type(self)
+        cls.examples += 1
+        self.prefix = f"x{cls.examples}"
+        self.own = self.world.fork(f"m{cls.examples}") if self.own_store else self.world
+        self.h = Harness(self.own)
+
+    def teardown(self) -> None:
+        if self.own_store:
+            self.own.discard()
+
+    @classmethod
+    def bound_to(cls, world: World) -> type[WorldMachine]:
+        """A subclass bound to ``world`` with its own example counter."""
+        return type(cls.__name__, (cls,), {"world": world, "examples": 0})
 
 
 @attrs.frozen

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from fencepost.spec import adk_ledger as spec
 
-from ..harness import Harness, World
+from ..machine import WorldMachine
 
 INVOCATIONS = 3
 COORDINATORS = ("c0", "c1", "c2")
@@ -36,18 +36,11 @@ PHASES = st.sampled_from([*spec.FINISH_PHASES, "running", "bogus"])
 TOKEN_CHOICE = st.integers(0, 3)
 
 
-class LedgerMachine(RuleBasedStateMachine):
-    """Bound to a :class:`World` by :func:`machine_for`; one instance per Hypothesis example."""
-
-    world: World
-    examples = 0
+class LedgerMachine(WorldMachine):
+    """Coordinators over a few invocations of the run's store (ids prefixed per example)."""
 
     def __init__(self) -> None:
         super().__init__()
-        cls = type(self)
-        cls.examples += 1
-        self.prefix = f"x{cls.examples}"
-        self.h = Harness(self.world)
         self.issued: dict[tuple[str, int], list[str]] = {}
         self.tokens = 0
 
@@ -153,6 +146,4 @@ class LedgerMachine(RuleBasedStateMachine):
         self.h.reopen()
 
 
-def machine_for(world: World) -> type[LedgerMachine]:
-    """A machine class bound to ``world`` (Hypothesis instantiates it once per example)."""
-    return type("LedgerMachine", (LedgerMachine,), {"world": world, "examples": 0})
+machine_for = LedgerMachine.bound_to

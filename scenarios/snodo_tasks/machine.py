@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 from fencepost.spec.outcome import Ok
 
-from ..harness import Harness, World
+from ..machine import WorldMachine
 
 TASKS = 3
 TENANTS = ("t1", "t2")
@@ -31,25 +31,16 @@ KINDS = st.sampled_from(["input_requested", "retry_requested", "completed", "fai
                          "input_responses_accepted", "cancelled"])
 
 
-class TasksMachine(RuleBasedStateMachine):
-    """Bound to a base :class:`World` by :func:`machine_for`."""
+class TasksMachine(WorldMachine):
+    """Tenants and workers over a few tasks, each example on a store of its own."""
 
-    world: World
-    examples = 0
+    own_store = True
 
     def __init__(self) -> None:
         super().__init__()
-        cls = type(self)
-        cls.examples += 1
-        self.prefix = f"x{cls.examples}"
-        self.own = self.world.fork(f"m{cls.examples}")
-        self.h = Harness(self.own)
         self.leases: list[tuple[str, str]] = []  # (lease name, task id) in issue order
         self.events: dict[str, list[spec.Event]] = {}
         self.counter = 0
-
-    def teardown(self) -> None:
-        self.own.discard()
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -227,5 +218,4 @@ class TasksMachine(RuleBasedStateMachine):
         self.h.reopen()
 
 
-def machine_for(world: World) -> type[TasksMachine]:
-    return type("TasksMachine", (TasksMachine,), {"world": world, "examples": 0})
+machine_for = TasksMachine.bound_to
