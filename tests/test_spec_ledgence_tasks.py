@@ -111,3 +111,24 @@ def test_errors_carry_the_seed_variant_names() -> None:
         "invalid_input", "external_dispatch_required", "conflict", "ownership_lost",
         "unknown_session", "session_expired", "obsolete_operation", "out_of_order", "busy",
         "not_found", "unavailable"]
+
+
+def test_delivery_values_round_trip_through_json() -> None:
+    import json
+
+    from fencepost.spec.values import decode, encode
+
+    owner = spec.LeaseOwner(SCOPE, "task_1", "att_1", "lease_1", 1, "ws_1", 0)
+    authority = spec.Authority(60_000, 60_000, 300_000, 0, False, False)
+    descriptor = spec.ProgramDescriptor(spec.Program("mailer", "1.2.0"), DIGEST, 10)
+    event = spec.AssignmentEvent("evt_1", "task_1", "run_1", "att_1", 1, SCOPE, {"n": -0.0})
+    reply = spec.AcquireAssigned(1, spec.Assignment(descriptor, event, spec.Lease(owner, 60_000),
+                                                    authority, 300_000))
+    back = decode(json.loads(json.dumps(encode(reply))))
+    assert back == reply
+
+
+def test_protocol_methods_match_the_traits() -> None:
+    declared = [n for n in vars(spec.TaskStore) if not n.startswith("_")]
+    declared += [n for n in vars(spec.RecoveryStore) if not n.startswith("_")]
+    assert sorted(declared) == sorted(spec.PROTOCOL_METHODS)

@@ -1,0 +1,344 @@
+"""ledgence-tasks: constants, errors, submission types, validation and canonical matching.
+
+Import these through :mod:`fencepost.spec.ledgence_tasks`, the contract's public module.
+
+Matching is on canonical form: object key order is ignored and defaults are explicit, but
+``1`` and ``1.0`` differ, and so do ``0.0`` and ``-0.0``::
+
+    >>> a = TaskInput(Scope("t", "ns"), "q", Program("p", "1"), data={"x": 1, "y": [0.0]})
+    >>> b = TaskInput(Scope("t", "ns"), "q", Program("p", "1"), data={"y": [0.0], "x": 1},
+    ...               retry_policy=RetryPolicy(3, 5000))
+    >>> canonical(a) == canonical(b)
+    True
+    >>> canonical(a) == canonical(attrs.evolve(a, data={"x": 1.0, "y": [0.0]}))
+    False
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .errors import ContractError
+from .values import value_class
+
+__all__ = [
+    "CONTRACT",
+    "LEASE_MS",
+    "CLEANUP_GRACE_MS",
+    "SESSION_MS",
+    "CONTROL_REQUEST_TIMEOUT_MS",
+    "SETTLEMENT_MAX_BYTES",
+    "MAX_RECOVERY_BATCH",
+    "MAX_TIMESTAMP_MS",
+    "MAX_ID_BYTES",
+    "MAX_IDEMPOTENCY_KEY_BYTES",
+    "MAX_CORRELATION_KEY_BYTES",
+    "MAX_DATA_DEPTH",
+    "MAX_DATA_BYTES",
+    "MAX_ATTEMPTS",
+    "RETRY_DELAY_MS",
+    "ATTEMPT_TIMEOUT_MS",
+    "TASK_STATES",
+    "TERMINAL_TASK_STATES",
+    "ATTEMPT_STATES",
+    "InvalidInput",
+    "ExternalDispatchRequired",
+    "Conflict",
+    "OwnershipLost",
+    "UnknownSession",
+    "SessionExpired",
+    "ObsoleteOperation",
+    "OutOfOrder",
+    "Busy",
+    "NotFound",
+    "Unavailable",
+    "ERRORS",
+    "Scope",
+    "Program",
+    "RetryPolicy",
+    "TaskInput",
+    "SubmitCommand",
+    "ProgramDescriptor",
+    "validate_text",
+    "validate_scope",
+    "validate_input",
+    "validate_submission",
+    "canonical_json",
+    "canonical",
+    "same_submission",
+]
+
+CONTRACT = "ledgence-tasks"
+
+# --- constants (the seed's) ---------------------------------------------------------------------
+
+LEASE_MS = 60_000
+CLEANUP_GRACE_MS = 30_000
+SESSION_MS = 86_400_000
+CONTROL_REQUEST_TIMEOUT_MS = 30_000
+SETTLEMENT_MAX_BYTES = 8 * 1024 * 1024
+MAX_RECOVERY_BATCH = 100
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+MAX_ID_BYTES = 128
+MAX_IDEMPOTENCY_KEY_BYTES = 255
+MAX_CORRELATION_KEY_BYTES = 512
+MAX_DATA_DEPTH = 64
+MAX_DATA_BYTES = 1024 * 1024
+MAX_ATTEMPTS = (1, 1000)
+RETRY_DELAY_MS = (0, 86_400_000)
+ATTEMPT_TIMEOUT_MS = (60_000, 86_400_000)
+
+TASK_STATES = ("queued", "active", "succeeded", "failed", "cancelled")
+TERMINAL_TASK_STATES = ("succeeded", "failed", "cancelled")
+ATTEMPT_STATES = ("active", "succeeded", "failed", "cancelled", "lost")
+
+
+# --- errors: the seed's ContractError variants -----------------------------------------------
+
+
+class InvalidInput(ContractError):
+    code = "invalid_input"
+
+
+class ExternalDispatchRequired(ContractError):
+    code = "external_dispatch_required"
+
+
+class Conflict(ContractError):
+    code = "conflict"
+
+
+class OwnershipLost(ContractError):
+    code = "ownership_lost"
+
+
+class UnknownSession(ContractError):
+    code = "unknown_session"
+
+
+class SessionExpired(ContractError):
+    code = "session_expired"
+
+
+class ObsoleteOperation(ContractError):
+    code = "obsolete_operation"
+
+
+class OutOfOrder(ContractError):
+    code = "out_of_order"
+
+
+class Busy(ContractError):
+    code = "busy"
+
+
+class NotFound(ContractError):
+    code = "not_found"
+
+
+class Unavailable(ContractError):
+    """The store could not complete the operation (database error, deadline): never an empty
+    queue, never proof that ownership was lost."""
+
+    code = "unavailable"
+
+
+ERRORS = (InvalidInput, ExternalDispatchRequired, Conflict, OwnershipLost, UnknownSession,
+          SessionExpired, ObsoleteOperation, OutOfOrder, Busy, NotFound, Unavailable)
+
+
+# --- submission types ------------------------------------------------------------------------
+
+
+@value_class
+@attrs.frozen
+class Scope:
+    tenant_id: str
+    namespace: str
+
+
+@value_class
+@attrs.frozen
+class Program:
+    id: str
+    version: str
+
+
+@value_class
+@attrs.frozen
+class RetryPolicy:
+    max_attempts: int = 3
+    retry_delay_ms: int = 5000
+
+
+@value_class
+@attrs.frozen
+class TaskInput:
+    """What a task runs. ``data`` is any JSON value; defaults are part of the canonical form."""
+
+    scope: Scope
+    queue: str
+    program: Program
+    correlation_key: str | None = None
+    data: Any = None
+    retry_policy: RetryPolicy = RetryPolicy()
+    attempt_timeout_ms: int = 300_000
+
+
+@value_class
+@attrs.frozen
+class SubmitCommand:
+    idempotency_key: str
+    input: TaskInput
+
+
+@value_class
+@attrs.frozen
+class ProgramDescriptor:
+    """The program a submission resolved to: ``digest`` is ``sha256:<64 hex>``."""
+
+    program: Program
+    digest: str
+    size: int
+
+
+# --- validation ------------------------------------------------------------------------------
+
+_PROGRAM_PART = re.compile(r"[a-z0-9._-]+")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _noncharacter(cp: int) -> bool:
+    return 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFF) in (0xFFFE, 0xFFFF)
+
+
+def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
+                  allow_empty: bool = False) -> str:
+    """Non-empty (unless allowed), at most ``max_bytes`` UTF-8 bytes, no control characters
+    and no Unicode noncharacters; else :class:`InvalidInput`."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    if not value and not allow_empty:
+        raise InvalidInput(f"{what} must not be empty")
+    if len(value.encode("utf-8")) > max_bytes:
+        raise InvalidInput(f"{what} is longer than {max_bytes} bytes")
+    for ch in value:
+        cp = ord(ch)
+        if cp < 0x20 or 0x7F <= cp < 0xA0 or _noncharacter(cp):
+            raise InvalidInput(f"{what} contains a control or noncharacter code point")
+    return value
+
+
+def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            bounds[0] <= value <= bounds[1]):
+        raise InvalidInput(f"{what} must be an integer in {bounds[0]}..={bounds[1]}")
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, Mapping):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def validate_scope(scope: Any) -> Scope:
+    if not isinstance(scope, Scope):
+        raise InvalidInput("scope must be a Scope")
+    validate_text(scope.tenant_id, "tenant_id")
+    validate_text(scope.namespace, "namespace")
+    return scope
+
+
+def validate_input(task: Any) -> TaskInput:
+    """Every rule of the seed's SubmitTask validation; :class:`InvalidInput` on the first
+    broken one."""
+    if not isinstance(task, TaskInput):
+        raise InvalidInput("input must be a TaskInput")
+    validate_scope(task.scope)
+    validate_text(task.queue, "queue")
+    for part, what in ((task.program.id, "program id"), (task.program.version,
+                                                          "program version")):
+        validate_text(part, what)
+        if not _PROGRAM_PART.fullmatch(part) or part in (".", ".."):
+            raise InvalidInput(f"{what} must be [a-z0-9._-]+ and not . or ..")
+    if task.correlation_key is not None:
+        validate_text(task.correlation_key, "correlation_key", MAX_CORRELATION_KEY_BYTES,
+                      allow_empty=True)
+    if _depth(task.data) > MAX_DATA_DEPTH:
+        raise InvalidInput(f"data nests deeper than {MAX_DATA_DEPTH}")
+    if len(canonical_json(task.data).encode("utf-8")) > MAX_DATA_BYTES:
+        raise InvalidInput("data is larger than 1 MiB")
+    _in_range(task.retry_policy.max_attempts, "max_attempts", MAX_ATTEMPTS)
+    _in_range(task.retry_policy.retry_delay_ms, "retry_delay_ms", RETRY_DELAY_MS)
+    _in_range(task.attempt_timeout_ms, "attempt_timeout_ms", ATTEMPT_TIMEOUT_MS)
+    return task
+
+
+def validate_submission(command: Any, descriptor: Any) -> None:
+    """The checks of accept_resolved_submission before any storage is touched."""
+    if not isinstance(command, SubmitCommand):
+        raise InvalidInput("command must be a SubmitCommand")
+    validate_text(command.idempotency_key, "idempotency_key", MAX_IDEMPOTENCY_KEY_BYTES)
+    validate_input(command.input)
+    if not isinstance(descriptor, ProgramDescriptor) or not _DIGEST.fullmatch(
+            str(descriptor.digest)) or not isinstance(descriptor.size, int) or descriptor.size <= 0:
+        raise InvalidInput("descriptor must carry a sha256 digest and a positive size")
+    if descriptor.program != command.input.program:
+        raise Conflict("the descriptor resolves another program than the input names")
+
+
+# --- canonical form --------------------------------------------------------------------------
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys that keeps number classes apart: ``1`` is not ``1.0``
+    and ``-0.0`` is not ``0.0`` (floats are written with ``repr``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput("data must not hold NaN or infinity")
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = sorted(value.items())
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{canonical_json(v)}"
+                              for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    raise InvalidInput(f"data must be JSON, not {type(value).__name__}")
+
+
+def canonical(task: TaskInput) -> str:
+    """The canonical form a submission is matched on: every field with its default made
+    explicit, a missing correlation key left out."""
+    body = {
+        "scope": {"tenant_id": task.scope.tenant_id, "namespace": task.scope.namespace},
+        "queue": task.queue,
+        "program": {"id": task.program.id, "version": task.program.version},
+        "data": task.data,
+        "retry_policy": {"max_attempts": task.retry_policy.max_attempts,
+                         "retry_delay_ms": task.retry_policy.retry_delay_ms},
+        "attempt_timeout_ms": task.attempt_timeout_ms,
+    }
+    if task.correlation_key is not None:
+        body["correlation_key"] = task.correlation_key
+    return canonical_json(body)
+
+
+def same_submission(a: TaskInput, b: TaskInput) -> bool:
+    """Does ``b`` replay ``a`` (same canonical form)?"""
+    return canonical(a) == canonical(b)
