@@ -25,10 +25,10 @@ class ContractEntry:
     spec_module: str
     suite: str
     memory: str
-    sql: str
+    sql: str | None
     memory_store: str
-    sql_store: str
-    faulty: str
+    sql_store: str | None
+    faulty: str | None
 
     def load_suite(self) -> Any:
         return _attr(self.suite)
@@ -41,15 +41,23 @@ class ContractEntry:
         return cls() if store_class is None else cls(store_class)  # type: ignore[no-any-return]
 
     def sql_factory(self, url: str, store_class: Any = None) -> Factory:
+        if self.sql is None:
+            raise ConfigurationError(
+                f"{self.name} has no SQL store yet (work in progress); use --adapter memory "
+                "or your own MODULE:FACTORY"
+            )
         cls = _attr(self.sql)
         return cls(url) if store_class is None else cls(url, store_class)  # type: ignore[no-any-return]
 
     def store_class(self, base: str) -> Any:
         """The correct store class a known-faulty adapter is built on."""
-        return _attr(self.memory_store if base == "memory" else self.sql_store)
+        path = self.memory_store if base == "memory" else self.sql_store
+        if path is None:
+            raise ConfigurationError(f"{self.name} has no {base} store yet")
+        return _attr(path)
 
     def mutants(self) -> Any:
-        return _attr(self.faulty)
+        return _attr(self.faulty) if self.faulty is not None else ()
 
 
 def _attr(path: str) -> Any:
@@ -80,6 +88,18 @@ CONTRACTS = {
         memory_store="fencepost.adapters.snodo_tasks.memory:MemoryTasks",
         sql_store="fencepost.adapters.snodo_tasks.sql:SqlTasks",
         faulty="fencepost.adapters.faulty.snodo_tasks:MUTANTS",
+    ),
+    "ledgence-tasks": ContractEntry(
+        name="ledgence-tasks",
+        summary="ledgence TaskStore + RecoveryStore (work in progress: sessions, submissions, "
+        "reads, history, cancel of queued tasks; memory store only)",
+        spec_module="fencepost.spec.ledgence_tasks",
+        suite="fencepost.scenarios.ledgence_tasks.suite:SUITE",
+        memory="fencepost.adapters.ledgence_tasks.memory:MemoryLedgenceFactory",
+        sql=None,
+        memory_store="fencepost.adapters.ledgence_tasks.memory:MemoryLedgence",
+        sql_store=None,
+        faulty="fencepost.adapters.faulty.ledgence_tasks:MUTANTS",
     ),
 }
 

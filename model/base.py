@@ -110,7 +110,7 @@ def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 class ContractModel:
     """A contract's reference model as the harness sees it.
 
-    ``step`` is the pure step function; ``observe(key, bindings)`` builds the read-only op
+    ``step`` is the pure step function; ``observe(key, bindings, state)`` builds the read-only op
     whose answer shows a record's state (``get``), or None when it cannot be read;
     ``field_clauses`` narrows a lone mismatching field after an accepted step to its own clause;
     ``choices`` are the documented options; ``settings`` the numeric ones.
@@ -124,6 +124,9 @@ class ContractModel:
     choices: tuple[Any, ...]
     durable_clause: str
     settings: tuple[Any, ...] = ()
+    # Identifiers the store mints (Opaque("task#1") in answers) must be unique: a store that
+    # hands out one id for two things breaks this clause. None: the contract mints none.
+    mint_clause: str | None = None
 
 
 def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:

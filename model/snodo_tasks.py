@@ -406,7 +406,7 @@ def step(state: State, op: Op, ctx: Ctx) -> Step | OneOf:
     return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
 
 
-def observer(task_id: str, bindings: Mapping[str, Any]) -> Op | None:
+def observer(task_id: str, bindings: Mapping[str, Any], _state: Any = None) -> Op | None:
     """How the harness reads a task back: ``get`` through the get-access the checks bind as
     ``obs:<task_id>`` when they create the task (reads need an access of the task's scope)."""
     name = f"obs:{task_id}"

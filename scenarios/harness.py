@@ -25,7 +25,15 @@ from fencepost.model.base import (
     leaf_fields,
 )
 from fencepost.spec.errors import ContractError
-from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, harvest, resolve
+from fencepost.spec.opaque import (
+    Forged,
+    ForgedMeaning,
+    ForgedValue,
+    Ref,
+    harvest,
+    known,
+    resolve,
+)
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees
 
@@ -247,6 +255,7 @@ class Harness:
         answer = self.expect(op)
         actual = self.run(self.world.open(), op)
         step = self._choose(actor, op, answer, actual) if isinstance(answer, OneOf) else answer
+        step = attrs.evolve(step, outcome=known(step.outcome, self._minted))
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
@@ -255,11 +264,33 @@ class Harness:
                 tuple(self.trace),
             )
         self.state = step.state
+        self._bind_minted(step, actual)
         if bind is not None:
             self._bind_answer(bind, step.outcome, actual)
         self.check_record(op, step)
         self.exercised(step.clause, step.effect_clause)
         return actual
+
+    def _minted(self, name: str) -> Any:
+        return self.bindings[name][1]
+
+    def _bind_minted(self, step: Step, actual: Outcome) -> None:
+        """Bind every identifier the store minted in this answer under the model's name for it
+        (``Ref("task#1")`` then means that real id); one real id for two names is a violation."""
+        pairs = harvest(getattr(step.outcome, "value", None), getattr(actual, "value", None))
+        for meaning, value in pairs:
+            if not isinstance(meaning, str) or meaning in self.bindings:
+                continue
+            twin = next((n for n, (_, v) in self.bindings.items() if v == value), None)
+            if twin is not None and self.model.mint_clause is not None:
+                raise violation(
+                    self.model.mint_clause,
+                    f"the store minted {value!r} for {meaning} and for {twin} before",
+                    tuple(self.trace),
+                )
+            self.bindings[meaning] = (meaning, value)
+            if self.model.mint_clause is not None:
+                self.exercised(self.model.mint_clause)
 
     def _choose(self, actor: str, op: Op, choice: OneOf, actual: Outcome) -> Step:
         picked = choice.pick(actual)
@@ -288,8 +319,11 @@ class Harness:
         op had run alone now, then adopt the model's next state."""
         answer = self.expect(op)
         step = (answer.pick(actual) or answer.options[0]) if isinstance(answer, OneOf) else answer
+        step = attrs.evolve(step, outcome=known(step.outcome, self._minted))
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
+        if agrees(step.outcome, actual):
+            self._bind_minted(step, actual)
         return step
 
     def check_record(self, op: Op, last: Step, clause: str | None = None) -> None:
@@ -312,7 +346,7 @@ class Harness:
     ) -> Outcome | None:
         """Observe ``key`` on store and model; on a difference raise a violation of
         ``clause(expected, actual)``. Returns the agreed outcome (None: not observable)."""
-        observe = self.model.observe(key, self.bindings)
+        observe = self.model.observe(key, self.bindings, self.state)
         if observe is None:
             return None
         expected: Outcome = self.expect_one(observe).outcome

@@ -96,6 +96,30 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
     return out
 
 
+def known(value: Any, minted: Callable[[str], Any]) -> Any:
+    """Replace every :class:`Opaque` whose meaning is a name already minted (``minted(name)``
+    returns the real value, or raises KeyError) by that real value: an identifier a store
+    minted once must come back unchanged everywhere."""
+    if isinstance(value, Opaque):
+        if isinstance(value.meaning, str):
+            try:
+                return minted(value.meaning)
+            except KeyError:
+                return value
+        return value
+    if attrs.has(type(value)):
+        changes = {f.name: known(getattr(value, f.name), minted) for f in attrs.fields(
+            type(value)) if f.init}
+        return attrs.evolve(value, **changes)
+    if isinstance(value, tuple):
+        return tuple(known(v, minted) for v in value)
+    if isinstance(value, list):
+        return [known(v, minted) for v in value]
+    if isinstance(value, dict):
+        return {k: known(v, minted) for k, v in value.items()}
+    return value
+
+
 def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
     """Rebuild ``value`` with every :class:`Ref`/:class:`Forged` replaced by ``replace(it)``."""
     if isinstance(value, Ref | Forged):

@@ -1,0 +1,228 @@
+"""Known-faulty ledgence-tasks stores (first slice): the correct core with one bug each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.ledgence_tasks.core import LedgenceCore, TaskRecord
+from fencepost.spec import ledgence_tasks as spec
+
+from .base import Mutant, round_trip
+
+_Base: Any = LedgenceCore
+
+
+class SessionsLastOneHour(_Base):
+    def open_session(self, scope: Any, queue: str, concurrency: int) -> Any:
+        session = super().open_session(scope, queue, concurrency)
+        with self._transaction() as txn:
+            short = attrs.evolve(session, expires_at=session.expires_at - spec.SESSION_MS
+                                 + 3_600_000)
+            txn.save_session(short)
+        return short
+
+
+class ZeroConcurrencyAccepted(_Base):
+    def open_session(self, scope: Any, queue: str, concurrency: int) -> Any:
+        return super().open_session(scope, queue, max(concurrency, 1))
+
+
+class UnknownSessionIsExpired(_Base):
+    def extend_session(self, worker_session_id: str) -> Any:
+        with self._transaction() as txn:
+            if spec.validate_text(worker_session_id, "id") and txn.load_session(
+                    worker_session_id) is None:
+                raise spec.SessionExpired(worker_session_id)
+        return super().extend_session(worker_session_id)
+
+
+class ExpiredSessionRevived(_Base):
+    def _session_expired(self, session: Any, now: int) -> bool:
+        return now > session.expires_at
+
+
+class SubmissionAvailableLater(_Base):
+    def _new_task(self, command: Any, descriptor: Any, now: int) -> TaskRecord:
+        record = super()._new_task(command, descriptor, now)
+        return attrs.evolve(record, snapshot=attrs.evolve(record.snapshot,
+                                                          available_at=now + 1))
+
+
+class LoserDescriptorReplacesWinner(_Base):
+    def _replay(self, winner: TaskRecord, command: Any) -> Any:
+        snapshot = super()._replay(winner, command)
+        return attrs.evolve(snapshot, descriptor=self._last_descriptor)
+
+    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+        self._last_descriptor = descriptor
+        return super().accept_resolved_submission(command, descriptor)
+
+
+class OneEqualsOnePointZero(_Base):
+    """Matches submissions on json.dumps with sorted keys after a float round trip."""
+
+    def _same_submission(self, a: Any, b: Any) -> bool:
+        import json
+
+        def loose(t: Any) -> str:
+            return json.dumps(json.loads(json.dumps(attrs.asdict(t)), parse_int=float),
+                              sort_keys=True)
+        return loose(a) == loose(b)
+
+
+class ProgramMismatchAccepted(_Base):
+    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+        if isinstance(descriptor, spec.ProgramDescriptor) and isinstance(
+                command, spec.SubmitCommand):
+            descriptor = attrs.evolve(descriptor, program=command.input.program)
+        return super().accept_resolved_submission(command, descriptor)
+
+
+class KeysAcrossScopes(_Base):
+    def _accepted(self, txn: Any, scope: Any, idempotency_key: str) -> Any:
+        for other in (scope, *self._scopes_seen):
+            found = super()._accepted(txn, other, idempotency_key)
+            if found is not None:
+                return found
+        self._scopes_seen.add(scope)
+        return None
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self._scopes_seen: set[Any] = set()
+
+
+class SubmissionCheckThenInsert(_Base):
+    """Looks the key up in one transaction and inserts in another."""
+
+    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+        spec.validate_submission(command, descriptor)
+        with self._transaction() as txn:
+            winner = self._accepted(txn, command.input.scope, command.idempotency_key)
+            if winner is not None:
+                return self._replay(winner, command)
+        round_trip()
+        with self._transaction() as txn:
+            record = self._new_task(command, descriptor, self.env.clock())
+            txn.insert_task(record)
+            self._record(txn, record.task_id, "submitted", record.snapshot.submitted_at)
+            return record.snapshot
+
+
+class LookupOnlyQueued(_Base):
+    """lookup_submission filters on the queued state (a copy of the acquisition query)."""
+
+    def lookup_submission(self, scope: Any, idempotency_key: str) -> Any:
+        found = super().lookup_submission(scope, idempotency_key)
+        return found if found is not None and found.state == "queued" else None
+
+
+class ResultHidesCancellation(_Base):
+    def result(self, scope: Any, task_id: str) -> Any:
+        return attrs.evolve(super().result(scope, task_id), outcome=None)
+
+
+class ForeignScopeReads(_Base):
+    def _visible(self, record: TaskRecord, scope: Any) -> bool:
+        return True
+
+
+class HistoryOffByOne(_Base):
+    def _history_page(self, txn: Any, task_id: str, after_sequence: int) -> Any:
+        return super()._history_page(txn, task_id, max(after_sequence - 1, 0))
+
+
+class CancelOnlyRequests(_Base):
+    """Writes cancel_requested but leaves the queued task queued."""
+
+    def _cancel_queued(self, txn: Any, record: TaskRecord, now: int) -> TaskRecord:
+        snapshot = attrs.evolve(record.snapshot, cancel_requested_at=now)
+        requested = attrs.evolve(record, snapshot=snapshot)
+        txn.save_task(requested)
+        self._record(txn, record.task_id, "cancel_requested", now)
+        return requested
+
+
+class CancelTwiceRestamps(_Base):
+    """A second cancel stamps terminal_at again."""
+
+    def cancel(self, scope: Any, task_id: str) -> str:
+        with self._transaction() as txn:
+            record = self._require(txn, scope, task_id)
+            if record.snapshot.state == "cancelled":
+                snapshot = attrs.evolve(record.snapshot, terminal_at=self.env.clock())
+                txn.save_task(attrs.evolve(record, snapshot=snapshot))
+                return "cancelled"
+        return super().cancel(scope, task_id)  # type: ignore[no-any-return]
+
+
+class RecycledIds(_Base):
+    """Ids from a counter that restarts with every store object."""
+
+    def _new_id(self, prefix: str) -> str:
+        self._n = getattr(self, "_n", 0) + 1
+        return f"{prefix}_{self._n % 2}"
+
+
+class CancellationsInProcess(_Base):
+    """Cancellations kept in a process-local overlay: after a restart the task is queued."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self._cancelled: dict[str, Any] = {}
+
+    def _cancel_queued(self, txn: Any, record: TaskRecord, now: int) -> TaskRecord:
+        before = record
+        cancelled = super()._cancel_queued(txn, record, now)
+        txn.save_task(before)
+        self._cancelled[record.task_id] = cancelled
+        return cancelled
+
+    def _read(self, scope: Any, task_id: str) -> TaskRecord:
+        record = super()._read(scope, task_id)
+        return self._cancelled.get(task_id, record)  # type: ignore[no-any-return]
+
+
+def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
+    return Mutant(name, bug, clause, mixin, ("memory",))
+
+
+MUTANTS = (
+    _m("sessions_last_one_hour", "a session expires after one hour", "LDG-SESSION-001",
+       SessionsLastOneHour),
+    _m("zero_concurrency_accepted", "open_session accepts concurrency 0", "LDG-SESSION-002",
+       ZeroConcurrencyAccepted),
+    _m("unknown_session_is_expired", "an unknown session id answers session_expired",
+       "LDG-SESSION-003", UnknownSessionIsExpired),
+    _m("expired_session_revived", "extend at exactly expires_at revives the session",
+       "LDG-SESSION-004", ExpiredSessionRevived),
+    _m("submission_available_later", "a new task is available 1 ms after submission",
+       "LDG-SUBMIT-001", SubmissionAvailableLater),
+    _m("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",
+       "LDG-SUBMIT-002", LoserDescriptorReplacesWinner),
+    _m("one_equals_one_point_zero", "submissions matched with 1 == 1.0", "LDG-SUBMIT-003",
+       OneEqualsOnePointZero),
+    _m("program_mismatch_accepted", "a descriptor for another program is accepted",
+       "LDG-SUBMIT-004", ProgramMismatchAccepted),
+    _m("keys_across_scopes", "idempotency keys are global, not per scope", "LDG-SUBMIT-005",
+       KeysAcrossScopes),
+    _m("submission_check_then_insert", "the key is looked up and inserted in two "
+       "transactions", "LDG-SUBMIT-006", SubmissionCheckThenInsert),
+    _m("lookup_only_queued", "lookup_submission finds only queued tasks", "LDG-LOOKUP-001",
+       LookupOnlyQueued),
+    _m("result_hides_cancellation", "result of a cancelled task has no outcome",
+       "LDG-READ-001", ResultHidesCancellation),
+    _m("foreign_scope_reads", "another scope reads the task", "LDG-READ-002",
+       ForeignScopeReads),
+    _m("history_off_by_one", "history includes the event at after_sequence",
+       "LDG-HISTORY-001", HistoryOffByOne),
+    _m("cancel_only_requests", "cancel of a queued task only requests it", "LDG-CANCEL-001",
+       CancelOnlyRequests),
+    _m("cancel_twice_restamps", "a second cancel stamps terminal_at again", "LDG-CANCEL-002",
+       CancelTwiceRestamps),
+    _m("recycled_ids", "ids come from a counter that wraps", "LDG-ID-001", RecycledIds),
+    _m("cancellations_in_process", "cancellations kept in the process are lost on reopen",
+       "LDG-DURABLE-001", CancellationsInProcess),
+)

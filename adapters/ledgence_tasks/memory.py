@@ -1,0 +1,102 @@
+"""The ``memory`` ledgence-tasks store: a thread-safe in-process store.
+
+Durable within the process: a store opened again with the same ``env.namespace`` sees the same
+sessions, tasks and history, which is what lets the kit check the ``durable`` clauses without a
+database. Every operation holds the namespace's one lock, and task records are copied in and out
+so that no caller can change stored data by mutating a value (``data`` is any JSON value).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fencepost.adapters.memory import forget, shelf
+from fencepost.env import AdapterEnv
+from fencepost.spec import ledgence_tasks as spec
+
+from .core import LedgenceCore, TaskRecord
+
+
+class _MemoryTxn:
+    """The shelf's tables, read and written while its lock is held."""
+
+    def __init__(self, records: dict[str, Any]) -> None:
+        self.sessions: dict[str, spec.WorkerSession] = records.setdefault("sessions", {})
+        self.tasks: dict[str, TaskRecord] = records.setdefault("tasks", {})
+        self.submissions: dict[tuple[spec.Scope, str], str] = records.setdefault(
+            "submissions", {})
+        self.events: dict[str, list[spec.RecordedHistoryEvent]] = records.setdefault(
+            "history", {})
+
+    def load_session(self, worker_session_id: str) -> spec.WorkerSession | None:
+        return self.sessions.get(worker_session_id)
+
+    def save_session(self, session: spec.WorkerSession) -> None:
+        self.sessions[session.id] = session
+
+    def find_submission(self, scope: spec.Scope, idempotency_key: str) -> str | None:
+        return self.submissions.get((scope, idempotency_key))
+
+    def load_task(self, task_id: str) -> TaskRecord | None:
+        found = self.tasks.get(task_id)
+        return copy.deepcopy(found) if found is not None else None
+
+    def insert_task(self, record: TaskRecord) -> None:
+        self.tasks[record.task_id] = copy.deepcopy(record)
+        self.submissions[(record.scope, record.snapshot.idempotency_key)] = record.task_id
+
+    def save_task(self, record: TaskRecord) -> None:
+        self.tasks[record.task_id] = copy.deepcopy(record)
+
+    def last_sequence(self, task_id: str) -> int:
+        events = self.events.get(task_id)
+        return events[-1].sequence if events else 0
+
+    def append_history(self, recorded: spec.RecordedHistoryEvent) -> None:
+        self.events.setdefault(recorded.event.task_id, []).append(recorded)
+
+    def history(self, task_id: str, after_sequence: int,
+                limit: int) -> list[spec.RecordedHistoryEvent]:
+        later = [r for r in self.events.get(task_id, []) if r.sequence > after_sequence]
+        return sorted(later, key=lambda r: r.sequence)[:limit]
+
+
+class MemoryLedgence(LedgenceCore):
+    """A ``ledgence-tasks`` store in dicts under one lock."""
+
+    def __init__(self, env: AdapterEnv) -> None:
+        super().__init__(env)
+        self._shelf = shelf(spec.CONTRACT, env.namespace)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[_MemoryTxn]:
+        with self._shelf.lock:
+            yield _MemoryTxn(self._shelf.records)
+
+
+class MemoryLedgenceFactory:
+    """``factory(env)`` for the built-in ``memory`` adapter; ``discard(env)`` forgets the run's
+    sessions, tasks and history.
+
+    Example::
+
+        factory = MemoryLedgenceFactory()
+        store = factory(AdapterEnv(clock=clock.now, namespace="run1"))
+        snapshot = store.accept_resolved_submission(command, descriptor)
+        store.cancel(command.input.scope, snapshot.task_id)  # "cancelled"
+    """
+
+    def __init__(self, store_class: type[MemoryLedgence] = MemoryLedgence) -> None:
+        self.store_class = store_class
+
+    def __call__(self, env: AdapterEnv) -> MemoryLedgence:
+        return self.store_class(env)
+
+    def discard(self, env: AdapterEnv) -> None:
+        forget(spec.CONTRACT, env.namespace)
+
+
+memory_factory = MemoryLedgenceFactory()

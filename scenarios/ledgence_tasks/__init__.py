@@ -1,0 +1,1 @@
+"""Checks of the ledgence-tasks contract (first slice): state machine, scenarios, races."""

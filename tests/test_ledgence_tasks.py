@@ -1,0 +1,57 @@
+"""ledgence-tasks, first slice, end to end on the memory store: every clause passes, every
+known-faulty store is caught by its clause, and the CLI says plainly what is not there yet."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fencepost.adapters.faulty.ledgence_tasks import MUTANTS
+from fencepost.api import check
+from fencepost.mutants import run_mutants
+from fencepost.scenarios.ledgence_tasks.suite import SUITE
+from fencepost.spec import ledgence_tasks as spec
+
+ALL = {c.id for c in spec.CLAUSES}
+
+
+def test_memory_store_passes_every_clause_of_the_slice() -> None:
+    report = check("ledgence-tasks", "memory", seed=3)
+    assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}, [
+        (v.clause.id, v.status, v.reason) for v in report.verdicts if v.status != "pass"
+    ]
+
+
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS])
+def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
+    [row] = run_mutants("ledgence-tasks", base="memory", only=[name])
+    assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+
+
+def test_every_clause_has_a_faulty_store() -> None:
+    assert {m.expected_clause for m in MUTANTS} == ALL
+
+
+def test_catalogue_is_wired_to_real_checks() -> None:
+    assert all(re.fullmatch(r"LDG-[A-Z]+-\d{3}", c) for c in ALL)
+    for clause in spec.CLAUSES:
+        for name in clause.checks:
+            kind, _, rest = name.partition(":")
+            if kind != "machine":
+                assert rest in (SUITE.scenarios if kind == "scenario" else SUITE.races), name
+
+
+def test_sql_adapter_is_refused_with_one_clear_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "ledgence-tasks", "--quiet"],
+        cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "fencepost: error: ledgence-tasks has no SQL store yet (work in progress); use "
+        "--adapter memory or your own MODULE:FACTORY")
