@@ -51,6 +51,8 @@ def run_mutants(
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
     entry = contract(contract_name)
     mutants = [m for m in entry.mutants() if base in m.bases and (not only or m.name in only)]
+    if not mutants and not only:
+        raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
     if only and len(mutants) != len(only):
         known = ", ".join(m.name for m in entry.mutants())
         raise ConfigurationError(f"unknown mutant in {only}; known: {known}")

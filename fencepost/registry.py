@@ -92,13 +92,13 @@ CONTRACTS = {
     "ledgence-tasks": ContractEntry(
         name="ledgence-tasks",
         summary="ledgence TaskStore + RecoveryStore (work in progress: sessions, submissions, "
-        "reads, history, cancel of queued tasks; memory store only)",
+        "reads, history, cancel of queued tasks)",
         spec_module="fencepost.spec.ledgence_tasks",
         suite="fencepost.scenarios.ledgence_tasks.suite:SUITE",
         memory="fencepost.adapters.ledgence_tasks.memory:MemoryLedgenceFactory",
-        sql=None,
+        sql="fencepost.adapters.ledgence_tasks.sql:SqlLedgenceFactory",
         memory_store="fencepost.adapters.ledgence_tasks.memory:MemoryLedgence",
-        sql_store=None,
+        sql_store="fencepost.adapters.ledgence_tasks.sql:SqlLedgence",
         faulty="fencepost.adapters.faulty.ledgence_tasks:MUTANTS",
     ),
 }

@@ -314,6 +314,8 @@ def canonical_json(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise InvalidInput("JSON object keys must be strings")
         items = sorted(value.items())
         return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{canonical_json(v)}"
                               for k, v in items) + "}"

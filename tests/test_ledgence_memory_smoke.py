@@ -1,5 +1,7 @@
-"""The memory ledgence-tasks store, called directly (no harness): exact answers per rule.
+"""The built-in ledgence-tasks stores, called directly (no harness): exact answers per rule.
 
+Every test runs on the memory store, on SQLite (a file per test) and on PostgreSQL (the
+``pg_url`` fixture: skipped when the server is unreachable, failed under ``CI=true``).
 First slice: sessions, submission, reads, history and cancelling a queued task.
 """
 
@@ -10,12 +12,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
+from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
+from fencepost.adapters.ledgence_tasks.sql import SqlLedgenceFactory
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
 
@@ -35,32 +40,53 @@ class Clock:
 
 
 class World:
-    """One factory, one clock and the envs opened (discarded at the end)."""
+    """One factory, one clock, the envs opened (discarded at the end) and the stores (closed)."""
 
-    def __init__(self) -> None:
-        self.factory = MemoryLedgenceFactory()
+    def __init__(self, factory: Any) -> None:
+        self.factory = factory
         self.clock = Clock(START)
         self.envs: list[AdapterEnv] = []
+        self.stores: list[LedgenceCore] = []
+        self._lock = threading.Lock()  # races open stores from several threads
 
     def env(self, clock: Callable[[], int] | None = None) -> AdapterEnv:
         env = AdapterEnv(clock=clock or self.clock, namespace=f"smoke_{uuid.uuid4().hex[:12]}")
         self.envs.append(env)
         return env
 
-    def open(self, env: AdapterEnv | None = None) -> MemoryLedgence:
-        return self.factory(env if env is not None else self.env())
+    def open(self, env: AdapterEnv | None = None) -> LedgenceCore:
+        store: LedgenceCore = self.factory(env if env is not None else self.env())
+        with self._lock:
+            self.stores.append(store)
+        return store
+
+    def cleanup(self) -> None:
+        for store in self.stores:
+            store.close()
+        for env in self.envs:
+            self.factory.discard(env)
 
 
-@pytest.fixture
-def world() -> Iterator[World]:
-    w = World()
+BACKENDS = ("memory", "sqlite", "postgresql")
+
+
+def make_factory(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if kind == "memory":
+        return MemoryLedgenceFactory()
+    if kind == "sqlite":
+        return SqlLedgenceFactory(f"sqlite:///{tmp_path}/ledgence.db")
+    return SqlLedgenceFactory(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=BACKENDS)
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    w = World(make_factory(request.param, request, tmp_path))
     yield w
-    for env in w.envs:
-        w.factory.discard(env)
+    w.cleanup()
 
 
 @pytest.fixture
-def store(world: World) -> MemoryLedgence:
+def store(world: World) -> LedgenceCore:
     return world.open()
 
 
@@ -78,15 +104,15 @@ def descriptor(digest: str = DIGEST, program: spec.Program = PROGRAM) -> spec.Pr
     return spec.ProgramDescriptor(program, digest, 4096)
 
 
-def submit(store: MemoryLedgence, key: str = "key-1", **changes: Any) -> spec.TaskSnapshot:
+def submit(store: LedgenceCore, key: str = "key-1", **changes: Any) -> spec.TaskSnapshot:
     return store.accept_resolved_submission(submit_command(key, **changes), descriptor())
 
 
-def reasons(store: MemoryLedgence, task_id: str, scope: spec.Scope = SCOPE) -> list[str]:
+def reasons(store: LedgenceCore, task_id: str, scope: spec.Scope = SCOPE) -> list[str]:
     return [r.event.reason for r in store.history(scope, task_id, 0)]
 
 
-def sequences(store: MemoryLedgence, task_id: str, after: int = 0) -> list[int]:
+def sequences(store: LedgenceCore, task_id: str, after: int = 0) -> list[int]:
     return [r.sequence for r in store.history(SCOPE, task_id, after)]
 
 
@@ -94,14 +120,14 @@ def minted(prefix: str, value: str) -> bool:
     return re.fullmatch(prefix + "_[0-9a-f]{32}", value) is not None
 
 
-def test_memory_store_declares_durable_and_concurrency(store: MemoryLedgence) -> None:
+def test_store_declares_durable_and_concurrency(store: LedgenceCore) -> None:
     assert store.capabilities == frozenset({"durable", "concurrency"})
 
 
 # --- sessions ---------------------------------------------------------------------------------
 
 
-def test_open_session_mints_a_ws_id_that_expires_a_day_later(store: MemoryLedgence) -> None:
+def test_open_session_mints_a_ws_id_that_expires_a_day_later(store: LedgenceCore) -> None:
     session = store.open_session(SCOPE, "emails", 4)
     assert minted("ws", session.id)
     assert session == spec.WorkerSession(session.id, SCOPE, "emails", 4, START + spec.SESSION_MS)
@@ -110,7 +136,7 @@ def test_open_session_mints_a_ws_id_that_expires_a_day_later(store: MemoryLedgen
 
 @pytest.mark.parametrize("concurrency", [0, -1, True, 1.0, "2", None])
 def test_open_session_needs_an_integer_concurrency_of_at_least_one(
-        store: MemoryLedgence, concurrency: Any) -> None:
+        store: LedgenceCore, concurrency: Any) -> None:
     with pytest.raises(spec.InvalidInput, match="concurrency must be an integer >= 1"):
         store.open_session(SCOPE, "emails", concurrency)
 
@@ -122,13 +148,13 @@ def test_open_session_needs_an_integer_concurrency_of_at_least_one(
     (SCOPE, "a\x00b", "queue contains a control"),
 ])
 def test_open_session_validates_scope_and_queue(
-        store: MemoryLedgence, scope: Any, queue: Any, message: str) -> None:
+        store: LedgenceCore, scope: Any, queue: Any, message: str) -> None:
     with pytest.raises(spec.InvalidInput, match=message):
         store.open_session(scope, queue, 1)
 
 
 def test_extend_session_moves_expiry_to_a_day_after_now(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     session = store.open_session(SCOPE, "emails", 2)
     world.clock.now = session.expires_at - 1
     extended = store.extend_session(session.id)
@@ -138,7 +164,7 @@ def test_extend_session_moves_expiry_to_a_day_after_now(
 
 
 def test_extend_at_exactly_expires_at_is_session_expired_and_never_revives(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     session = store.open_session(SCOPE, "emails", 1)
     world.clock.now = session.expires_at
     with pytest.raises(spec.SessionExpired):
@@ -149,7 +175,7 @@ def test_extend_at_exactly_expires_at_is_session_expired_and_never_revives(
 
 
 def test_extend_unknown_session_is_unknown_session_and_a_bad_id_is_invalid(
-        store: MemoryLedgence) -> None:
+        store: LedgenceCore) -> None:
     with pytest.raises(spec.UnknownSession):
         store.extend_session("ws_" + "0" * 32)
     for bad in ("", "x" * 129, 7):
@@ -161,7 +187,7 @@ def test_extend_unknown_session_is_unknown_session_and_a_bad_id_is_invalid(
 
 
 def test_submission_creates_a_queued_task_with_one_submitted_event(
-        store: MemoryLedgence) -> None:
+        store: LedgenceCore) -> None:
     command = submit_command()
     snap = store.accept_resolved_submission(command, descriptor())
     assert minted("task", snap.task_id) and minted("run", snap.run_id)
@@ -174,7 +200,7 @@ def test_submission_creates_a_queued_task_with_one_submitted_event(
 
 
 def test_lookup_submission_answers_the_accepted_snapshot_or_none(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     assert store.lookup_submission(SCOPE, "key-1") is None
     snap = submit(store)
     world.clock.now += 50
@@ -187,19 +213,19 @@ def test_lookup_submission_answers_the_accepted_snapshot_or_none(
     (SCOPE, ""), (SCOPE, "k" * 256), (SCOPE, "a\nb"), (spec.Scope("t", ""), "key-1"),
 ])
 def test_lookup_submission_validates_scope_and_key(
-        store: MemoryLedgence, scope: spec.Scope, key: str) -> None:
+        store: LedgenceCore, scope: spec.Scope, key: str) -> None:
     with pytest.raises(spec.InvalidInput):
         store.lookup_submission(scope, key)
 
 
-def test_lookup_accepts_a_key_of_exactly_255_bytes(store: MemoryLedgence) -> None:
+def test_lookup_accepts_a_key_of_exactly_255_bytes(store: LedgenceCore) -> None:
     key = "k" * spec.MAX_IDEMPOTENCY_KEY_BYTES
     snap = submit(store, key)
     assert store.lookup_submission(SCOPE, key) == snap
 
 
 def test_replay_returns_the_winner_unchanged_even_with_another_descriptor(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     winner = submit(store)
     world.clock.now += 500
     replay = store.accept_resolved_submission(
@@ -212,7 +238,7 @@ def test_replay_returns_the_winner_unchanged_even_with_another_descriptor(
 
 
 def test_replay_after_cancel_returns_the_current_snapshot(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     winner = submit(store)
     world.clock.now += 10
     store.cancel(SCOPE, winner.task_id)
@@ -230,7 +256,7 @@ def test_replay_after_cancel_returns_the_current_snapshot(
     {"attempt_timeout_ms": 60_000},
 ])
 def test_another_input_under_an_accepted_key_conflicts(
-        store: MemoryLedgence, changes: dict[str, Any]) -> None:
+        store: LedgenceCore, changes: dict[str, Any]) -> None:
     winner = submit(store)
     with pytest.raises(spec.Conflict, match="accepted for another input"):
         submit(store, **changes)
@@ -238,13 +264,13 @@ def test_another_input_under_an_accepted_key_conflicts(
     assert sequences(store, winner.task_id) == [1]
 
 
-def test_one_and_one_point_zero_conflict(store: MemoryLedgence) -> None:
+def test_one_and_one_point_zero_conflict(store: LedgenceCore) -> None:
     submit(store, data=1)
     with pytest.raises(spec.Conflict):
         submit(store, data=1.0)
 
 
-def test_same_key_in_another_scope_is_another_task(store: MemoryLedgence) -> None:
+def test_same_key_in_another_scope_is_another_task(store: LedgenceCore) -> None:
     mine = submit(store)
     theirs = store.accept_resolved_submission(
         spec.SubmitCommand("key-1", task_input(OTHER, data={"other": True})), descriptor())
@@ -255,7 +281,7 @@ def test_same_key_in_another_scope_is_another_task(store: MemoryLedgence) -> Non
 
 
 def test_descriptor_of_another_program_conflicts_and_stores_nothing(
-        store: MemoryLedgence) -> None:
+        store: LedgenceCore) -> None:
     with pytest.raises(spec.Conflict, match="another program"):
         store.accept_resolved_submission(submit_command(),
                                          descriptor(program=spec.Program("mailer", "9")))
@@ -269,14 +295,14 @@ def test_descriptor_of_another_program_conflicts_and_stores_nothing(
     ("not a command", descriptor()),
 ])
 def test_invalid_submission_is_invalid_input_and_stores_nothing(
-        store: MemoryLedgence, command: Any, desc: Any) -> None:
+        store: LedgenceCore, command: Any, desc: Any) -> None:
     with pytest.raises(spec.InvalidInput):
         store.accept_resolved_submission(command, desc)
     assert store.lookup_submission(SCOPE, "key-1") is None
 
 
 def test_stored_input_is_not_changed_by_mutating_the_callers_data(
-        store: MemoryLedgence) -> None:
+        store: LedgenceCore) -> None:
     command = submit_command(data={"to": "x", "n": 1})
     snap = store.accept_resolved_submission(command, descriptor())
     command.input.data["n"] = 2
@@ -297,7 +323,7 @@ def queued_status(snap: spec.TaskSnapshot) -> spec.TaskStatus:
 
 
 def test_status_result_and_inspect_read_a_queued_task(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     snap = submit(store)
     world.clock.now += 1_000
     assert store.status(SCOPE, snap.task_id) == queued_status(snap)
@@ -305,7 +331,7 @@ def test_status_result_and_inspect_read_a_queued_task(
     assert store.inspect(SCOPE, snap.task_id) == snap
 
 
-def test_status_of_a_task_without_correlation_key_has_none(store: MemoryLedgence) -> None:
+def test_status_of_a_task_without_correlation_key_has_none(store: LedgenceCore) -> None:
     snap = submit(store, correlation_key=None)
     assert store.status(SCOPE, snap.task_id).correlation_key is None
 
@@ -313,13 +339,13 @@ def test_status_of_a_task_without_correlation_key_has_none(store: MemoryLedgence
 READS = ("status", "result", "inspect", "history", "cancel")
 
 
-def call(store: MemoryLedgence, operation: str, scope: Any, task_id: Any) -> Any:
+def call(store: LedgenceCore, operation: str, scope: Any, task_id: Any) -> Any:
     args = (scope, task_id, 0) if operation == "history" else (scope, task_id)
     return getattr(store, operation)(*args)
 
 
 @pytest.mark.parametrize("operation", READS)
-def test_a_task_of_another_scope_is_not_found(store: MemoryLedgence, operation: str) -> None:
+def test_a_task_of_another_scope_is_not_found(store: LedgenceCore, operation: str) -> None:
     snap = submit(store)
     for scope in (OTHER, spec.Scope("tenant-a", "staging")):
         with pytest.raises(spec.NotFound):
@@ -329,7 +355,7 @@ def test_a_task_of_another_scope_is_not_found(store: MemoryLedgence, operation: 
 
 
 @pytest.mark.parametrize("operation", READS)
-def test_a_missing_task_is_not_found(store: MemoryLedgence, operation: str) -> None:
+def test_a_missing_task_is_not_found(store: LedgenceCore, operation: str) -> None:
     with pytest.raises(spec.NotFound):
         call(store, operation, SCOPE, "task_" + "0" * 32)
 
@@ -340,7 +366,7 @@ def test_a_missing_task_is_not_found(store: MemoryLedgence, operation: str) -> N
     (None, "task_1"),
 ])
 def test_reads_and_cancel_validate_scope_and_task_id(
-        store: MemoryLedgence, operation: str, scope: Any, task_id: Any) -> None:
+        store: LedgenceCore, operation: str, scope: Any, task_id: Any) -> None:
     with pytest.raises(spec.InvalidInput):
         call(store, operation, scope, task_id)
 
@@ -350,14 +376,14 @@ def test_reads_and_cancel_validate_scope_and_task_id(
 
 @pytest.mark.parametrize("after", [-1, True, 1.0, "0", None])
 def test_history_needs_an_integer_after_sequence_of_at_least_zero(
-        store: MemoryLedgence, after: Any) -> None:
+        store: LedgenceCore, after: Any) -> None:
     snap = submit(store)
     with pytest.raises(spec.InvalidInput, match="after_sequence must be an integer >= 0"):
         store.history(SCOPE, snap.task_id, after)
 
 
 def test_history_pages_hold_at_most_100_records_after_the_sequence(
-        store: MemoryLedgence) -> None:
+        store: LedgenceCore) -> None:
     snap = submit(store)
     # Only attempts write long histories; until they exist, write through the storage interface.
     with store._transaction() as txn:
@@ -375,7 +401,7 @@ def test_history_pages_hold_at_most_100_records_after_the_sequence(
 
 
 def test_cancel_of_a_queued_task_is_immediate_and_terminal(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     snap = submit(store)
     world.clock.now = START + 700
     assert store.cancel(SCOPE, snap.task_id) == "cancelled"
@@ -396,7 +422,7 @@ def test_cancel_of_a_queued_task_is_immediate_and_terminal(
 
 
 def test_cancel_again_answers_cancelled_and_writes_nothing(
-        world: World, store: MemoryLedgence) -> None:
+        world: World, store: LedgenceCore) -> None:
     snap = submit(store)
     world.clock.now = START + 700
     store.cancel(SCOPE, snap.task_id)
@@ -407,7 +433,7 @@ def test_cancel_again_answers_cancelled_and_writes_nothing(
     assert sequences(store, snap.task_id) == [1, 2, 3]
 
 
-def test_cancel_touches_only_its_own_task(store: MemoryLedgence) -> None:
+def test_cancel_touches_only_its_own_task(store: LedgenceCore) -> None:
     first, second = submit(store, "key-1"), submit(store, "key-2")
     store.cancel(SCOPE, first.task_id)
     assert store.inspect(SCOPE, second.task_id) == second

@@ -89,8 +89,8 @@ class KeysAcrossScopes(_Base):
         self._scopes_seen.add(scope)
         return None
 
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self._scopes_seen: set[Any] = set()
 
 
@@ -169,8 +169,8 @@ class RecycledIds(_Base):
 class CancellationsInProcess(_Base):
     """Cancellations kept in a process-local overlay: after a restart the task is queued."""
 
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self._cancelled: dict[str, Any] = {}
 
     def _cancel_queued(self, txn: Any, record: TaskRecord, now: int) -> TaskRecord:
@@ -186,7 +186,7 @@ class CancellationsInProcess(_Base):
 
 
 def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
-    return Mutant(name, bug, clause, mixin, ("memory",))
+    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
 
 
 MUTANTS = (

@@ -1,0 +1,230 @@
+"""What only the SQL ledgence-tasks store has: exact storage of values, the tables, the unique
+binding's lost-race path, discard and unreachable servers, on SQLite and PostgreSQL.
+
+The contract's rules themselves run on every backend in test_ledgence_memory_smoke.py.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from fencepost.adapters.ledgence_tasks.core import TaskRecord
+from fencepost.adapters.ledgence_tasks.sql import (
+    SqlLedgence,
+    SqlLedgenceFactory,
+    dumps,
+    ledgence_tables,
+    loads,
+)
+from fencepost.adapters.sql import make_engine, table_name
+from fencepost.env import AdapterEnv
+from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import BackendUnavailable
+
+SCOPE = spec.Scope("tenant-a", "prod")
+PROGRAM = spec.Program("mailer", "1.2.0")
+DESCRIPTOR = spec.ProgramDescriptor(PROGRAM, "sha256:" + "ab" * 32, 4096)
+START = 1_000
+
+
+def command(key: str = "key-1", data: Any = None, scope: spec.Scope = SCOPE) -> spec.SubmitCommand:
+    return spec.SubmitCommand(key, spec.TaskInput(scope, "emails", PROGRAM, data=data))
+
+
+class Backend:
+    """One SQL URL; the envs opened (dropped at the end) and the stores (closed)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.factory = SqlLedgenceFactory(url)
+        self.envs: list[AdapterEnv] = []
+        self.stores: list[SqlLedgence] = []
+        self._lock = threading.Lock()
+
+    def env(self) -> AdapterEnv:
+        env = AdapterEnv(clock=lambda: START, namespace=f"sqlsmoke_{uuid.uuid4().hex[:12]}")
+        self.envs.append(env)
+        return env
+
+    def open(self, env: AdapterEnv | None = None,
+             store_class: type[SqlLedgence] = SqlLedgence) -> SqlLedgence:
+        factory = SqlLedgenceFactory(self.url, store_class)
+        store = factory(env if env is not None else self.env())
+        with self._lock:
+            self.stores.append(store)
+        return store
+
+    def table_names(self) -> set[str]:
+        engine = make_engine(self.url)
+        try:
+            return set(sa.inspect(engine).get_table_names())
+        finally:
+            engine.dispose()
+
+    def cleanup(self) -> None:
+        for store in self.stores:
+            store.close()
+        for env in self.envs:
+            self.factory.discard(env)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    url = (f"sqlite:///{tmp_path}/ledgence.db" if request.param == "sqlite"
+           else request.getfixturevalue("pg_url"))
+    b = Backend(url)
+    yield b
+    b.cleanup()
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every scalar paired with its type: equal only when types are equal too."""
+    if isinstance(value, dict):
+        return ("dict", [(typed(k), typed(v)) for k, v in value.items()])
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", repr(value))
+    return (type(value).__name__, value)
+
+
+EXACT = {
+    "int": 1, "float": 1.0, "neg_zero": -0.0, "big": 2**63 + 7, "tiny": 5e-324,
+    "tuple": (1, (2.5, "x"), []), "nested": [{"a": None, "b": True}, (False,)],
+    "int_keys": {2: "two", 1: "one"}, "tuple_keys": {(1, 2): "pair", (0,): "single"},
+    "tagged": {"__t__": "tuple", "v": [1]}, "typed": {"__type__": "Scope", "tenant_id": "x"},
+    "text": "caf\u00e9 \u2603 \U0001f600 \"quoted\" \\ \x00 nul",
+}
+
+
+MIXED_KEYS = {1: "one", 2.5: "two and a half", None: "none", (1, 2): "pair", "s": "str"}
+
+
+def test_values_round_trip_with_their_types() -> None:
+    for value in (*EXACT.values(), EXACT, MIXED_KEYS, -0.0, 0.0, [], {}, (), None):
+        assert typed(loads(dumps(value))) == typed(value)
+    snap = spec.TaskSnapshot("task_1", "run_1", "k", command(data=EXACT).input, DESCRIPTOR,
+                             "queued", 1, 1, None, None, 0, None)
+    record = TaskRecord(snap, "att_1", {"kind": "cancelled"})
+    assert loads(dumps(record)) == record
+    assert math.copysign(1.0, loads(dumps(-0.0))) == -1.0
+
+
+def test_a_submission_is_stored_exactly_and_reopened_exactly(backend: Backend) -> None:
+    env = backend.env()
+    store = backend.open(env)
+    snap = store.accept_resolved_submission(command(data=EXACT), DESCRIPTOR)
+    store.close()
+    again = backend.open(env)
+    assert again.inspect(SCOPE, snap.task_id) == snap
+    assert typed(again.inspect(SCOPE, snap.task_id).input.data) == typed(EXACT)
+    assert again.accept_resolved_submission(command(data=dict(EXACT)), DESCRIPTOR) == snap
+
+
+@pytest.mark.parametrize(("first", "second"), [(0.0, -0.0), (1, 1.0), ((1,), [1.0])])
+def test_stored_numbers_keep_their_class_for_matching(
+        backend: Backend, first: Any, second: Any) -> None:
+    store = backend.open()
+    winner = store.accept_resolved_submission(command(data=first), DESCRIPTOR)
+    with pytest.raises(spec.Conflict):
+        store.accept_resolved_submission(command(data=second), DESCRIPTOR)
+    assert store.accept_resolved_submission(command(data=first), DESCRIPTOR) == winner
+
+
+def test_tables_are_named_for_the_namespace_and_discard_drops_only_them(
+        backend: Backend) -> None:
+    mine, other = backend.env(), backend.env()
+    backend.open(mine).open_session(SCOPE, "emails", 1)
+    backend.open(other)
+    names = {table_name(mine.namespace, f"ledgence_{t}") for t in ("sessions", "tasks",
+                                                                     "history")}
+    theirs = {table_name(other.namespace, f"ledgence_{t}") for t in ("sessions", "tasks",
+                                                                       "history")}
+    assert names | theirs <= backend.table_names()
+    backend.factory.discard(mine)
+    assert not names & backend.table_names()
+    assert theirs <= backend.table_names()
+    backend.factory.discard(mine)  # discarding twice is fine
+
+
+def test_the_binding_is_a_unique_constraint(backend: Backend) -> None:
+    env = backend.env()
+    backend.open(env)
+    engine = make_engine(backend.url)
+    try:
+        tasks = ledgence_tables(env.namespace).tasks.name
+        uniques = sa.inspect(engine).get_unique_constraints(tasks)
+    finally:
+        engine.dispose()
+    assert [sorted(u["column_names"]) for u in uniques] == [["idempotency_key", "scope"]]
+
+
+class BlindToBindings(SqlLedgence):
+    """Never sees an accepted binding before inserting: every repeat submission takes the path
+    of a transaction that lost the race to insert (IntegrityError on the unique binding)."""
+
+    @staticmethod
+    def _accepted(txn: Any, scope: spec.Scope, idempotency_key: str) -> TaskRecord | None:
+        return None
+
+
+def test_a_lost_insert_replays_or_conflicts_like_a_found_binding(backend: Backend) -> None:
+    env = backend.env()
+    blind = backend.open(env, BlindToBindings)
+    winner = blind.accept_resolved_submission(command(data={"n": 1}), DESCRIPTOR)
+    other_descriptor = spec.ProgramDescriptor(PROGRAM, "sha256:" + "cd" * 32, 1)
+    assert blind.accept_resolved_submission(command(data={"n": 1}), other_descriptor) == winner
+    with pytest.raises(spec.Conflict, match="accepted for another input"):
+        blind.accept_resolved_submission(command(data={"n": 2}), DESCRIPTOR)
+    blind.cancel(SCOPE, winner.task_id)
+    replay = blind.accept_resolved_submission(command(data={"n": 1}), DESCRIPTOR)
+    assert replay.state == "cancelled" and replay.task_id == winner.task_id
+    # Another scope is another binding, even for a store blind to bindings.
+    theirs = blind.accept_resolved_submission(
+        command(data={"n": 1}, scope=spec.Scope("tenant-b", "prod")), DESCRIPTOR)
+    assert theirs.task_id != winner.task_id
+    seeing = backend.open(env)
+    assert seeing.lookup_submission(SCOPE, "key-1") == replay
+    assert [r.event.reason for r in seeing.history(SCOPE, winner.task_id, 0)] == [
+        "submitted", "cancel_requested", "cancelled"]
+
+
+def test_stores_of_one_namespace_open_concurrently(backend: Backend) -> None:
+    env = backend.env()
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        barrier.wait()
+        try:
+            backend.open(env).open_session(SCOPE, "emails", 1)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+
+
+def test_repr_names_the_url() -> None:
+    assert repr(SqlLedgenceFactory("sqlite:///x.db")) == "SqlLedgenceFactory('sqlite:///x.db')"
+
+
+def test_an_unreachable_server_is_backend_unavailable() -> None:
+    factory = SqlLedgenceFactory("postgresql+psycopg://postgres@127.0.0.1:1/test")
+    env = AdapterEnv(clock=lambda: START, namespace="unreachable")
+    with pytest.raises(BackendUnavailable):
+        factory(env)
+    with pytest.raises(BackendUnavailable):
+        factory.discard(env)
