@@ -24,15 +24,15 @@ transaction and replays or conflicts exactly as the core does for a binding it f
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import attrs
 import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
+from fencepost.adapters.codec import Codec
 from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_delivery, ledgence_submission
@@ -42,61 +42,15 @@ from .core import LedgenceCore, TaskRecord
 
 # --- exact JSON ---------------------------------------------------------------------------------
 
-TAG = "__t__"
-_CLASSES: dict[str, type] = {
-    **{c.__name__: c for module in (ledgence_submission, ledgence_delivery)
-       for c in vars(module).values()
-       if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__},
-    TaskRecord.__name__: TaskRecord,
-}
-"""The value classes a stored value may hold: the contract's types, and the core's record."""
-
-
-def dump_value(value: Any) -> Any:
-    """JSON-ready data that :func:`load_value` turns back into an equal value of equal types.
-
-    Plain JSON where it is exact; tagged (``{"__t__": ...}``) where it is not: value classes,
-    tuples, and mappings whose keys are not all strings or that hold the tag as a key."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    cls = type(value)
-    if _CLASSES.get(cls.__name__) is cls:
-        fields = {a.name: dump_value(getattr(value, a.name)) for a in attrs.fields(cls)}
-        return {TAG: cls.__name__, "v": fields}
-    if isinstance(value, list):
-        return [dump_value(v) for v in value]
-    if isinstance(value, tuple):
-        return {TAG: "tuple", "v": [dump_value(v) for v in value]}
-    if isinstance(value, Mapping):
-        if TAG not in value and all(isinstance(k, str) for k in value):
-            return {k: dump_value(v) for k, v in value.items()}
-        return {TAG: "dict", "v": [[dump_value(k), dump_value(v)] for k, v in value.items()]}
-    raise TypeError(f"cannot store a {cls.__name__} in a ledgence task; use JSON data")
-
-
-def load_value(data: Any) -> Any:
-    """The inverse of :func:`dump_value`."""
-    if isinstance(data, list):
-        return [load_value(v) for v in data]
-    if not isinstance(data, dict):
-        return data
-    tag = data.get(TAG)
-    if tag is None:
-        return {k: load_value(v) for k, v in data.items()}
-    if tag == "tuple":
-        return tuple(load_value(v) for v in data["v"])
-    if tag == "dict":
-        return {load_value(k): load_value(v) for k, v in data["v"]}
-    return _CLASSES[tag](**{k: load_value(v) for k, v in data["v"].items()})
-
-
-def dumps(value: Any) -> str:
-    """Exact JSON text (ASCII, so that any string survives every backend's text type)."""
-    return json.dumps(dump_value(value), separators=(",", ":"), allow_nan=False)
-
-
-def loads(text: str) -> Any:
-    return load_value(json.loads(text))
+CODEC = Codec([
+    *(c for module in (ledgence_submission, ledgence_delivery)
+      for c in vars(module).values()
+      if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__),
+    TaskRecord,
+])
+"""Stored values may hold the contract's types and the core's record, nothing else."""
+dump_value, load_value, dumps, loads = (CODEC.dump_value, CODEC.load_value, CODEC.dumps,
+                                        CODEC.loads)
 
 
 def dump_scope(scope: spec.Scope) -> str:

@@ -8,58 +8,14 @@ exact, and tagged (``{"__t__": ...}``) where it is not; ints stay ints, floats s
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
 
-import attrs
-
+from fencepost.adapters.codec import Codec
 from fencepost.spec import snodo_tasks as spec
 
 from .core import Aggregate, Claim
 
-TAG = "__t__"
-_CLASSES: dict[str, type] = {
-    c.__name__: c
-    for c in (spec.Task, spec.Work, spec.Snapshot, spec.Event, spec.Transition, Claim)
-}
-
-
-def dump_value(value: Any) -> Any:
-    """JSON-ready data that :func:`load_value` turns back into an equal value of equal types."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    name = type(value).__name__
-    if _CLASSES.get(name) is type(value):
-        fields = {f: dump_value(getattr(value, f)) for f in _names(type(value))}
-        return {TAG: name, "v": fields}
-    if isinstance(value, list):
-        return [dump_value(v) for v in value]
-    if isinstance(value, tuple):
-        return {TAG: "tuple", "v": [dump_value(v) for v in value]}
-    if isinstance(value, Mapping):
-        if TAG not in value and all(isinstance(k, str) for k in value):
-            return {k: dump_value(v) for k, v in value.items()}
-        return {TAG: "dict", "v": [[dump_value(k), dump_value(v)] for k, v in value.items()]}
-    raise TypeError(f"cannot store a {type(value).__name__} in a snodo task; use JSON data")
-
-
-def _names(cls: type) -> list[str]:
-    return [a.name for a in attrs.fields(cls)]
-
-
-def load_value(data: Any) -> Any:
-    if isinstance(data, list):
-        return [load_value(v) for v in data]
-    if not isinstance(data, dict):
-        return data
-    tag = data.get(TAG)
-    if tag is None:
-        return {k: load_value(v) for k, v in data.items()}
-    if tag == "tuple":
-        return tuple(load_value(v) for v in data["v"])
-    if tag == "dict":
-        return {load_value(k): load_value(v) for k, v in data["v"]}
-    return _CLASSES[tag](**{k: load_value(v) for k, v in data["v"].items()})
+CODEC = Codec([spec.Task, spec.Work, spec.Snapshot, spec.Event, spec.Transition, Claim])
+dump_value, load_value = CODEC.dump_value, CODEC.load_value
 
 
 def dump_aggregate(aggregate: Aggregate) -> str:
