@@ -48,9 +48,10 @@ def check(
     if profile not in PROFILES:
         raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
     factory, name = resolve_adapter(contract_name, adapter)
+    suite = entry.load_suite()
     seed = new_seed() if seed is None else seed
     result = run_suite(
-        entry.load_suite(),
+        suite,
         factory,
         profile=PROFILES[profile],
         seed=seed,
@@ -58,7 +59,6 @@ def check(
         progress=progress or (lambda _: None),
         stop_when=stop_when,
     )
-    suite = entry.load_suite()
     verdicts = judge(suite.clauses, result.evidence, result.capabilities, result.gated_off)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]

@@ -110,11 +110,11 @@ def run_suite(
         namespace=namespace or f"r{uuid.uuid4().hex[:10]}",
         options=opts,
     )
-    store = open_checked(suite, world)
-    world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
     timings: dict[str, float] = {}
     examples = 0
     try:
+        store = open_checked(suite, world)
+        world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
         t0 = time.perf_counter()
         _run_scenarios(suite, world, progress, done)
         timings["scenarios"] = time.perf_counter() - t0
