@@ -127,6 +127,8 @@ class ContractModel:
     # Identifiers the store mints (Opaque("task#1") in answers) must be unique: a store that
     # hands out one id for two things breaks this clause. None: the contract mints none.
     mint_clause: str | None = None
+    # (op, error code[, payload]) -> the clause a wrongful refusal of an allowed op breaks
+    refusal_clauses: Mapping[tuple[Any, ...], str] = attrs.field(factory=dict)
 
 
 def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:
@@ -144,8 +146,22 @@ def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: An
     return last.effect_clause
 
 
-def attribute_outcome(model: ContractModel, step: Step, actual: Any) -> str:
-    """The clause a mismatching answer to ``step`` violates."""
+def attribute_outcome(model: ContractModel, step: Step, actual: Any, op_name: str = "") -> str:
+    """The clause a mismatching answer to ``step`` violates.
+
+    When the model allowed the operation and the store refused it, the refusal itself can name
+    the rule at stake better than the success path does (a claim refused ``deferred`` at
+    exactly retry_at breaks the retry rule): ``refusal_clauses`` maps ``(op, code, payload)``
+    or ``(op, code)`` to that clause."""
     if step.outcome.code == actual.code == "ok":
         return attribute_effect(model, step, step.outcome, actual)
+    if step.outcome.code == "ok" and actual.code != "ok":
+        payload = getattr(actual, "payload", None)
+        for key in ((op_name, actual.code, payload), (op_name, actual.code)):
+            try:
+                clause = model.refusal_clauses.get(key)
+            except TypeError:  # an unhashable payload
+                clause = None
+            if clause is not None:
+                return clause
     return step.clause

@@ -429,4 +429,11 @@ MODEL = ContractModel(
     choices=(),
     durable_clause="SNODO-DURABLE-001",
     settings=spec.SETTINGS,
+    refusal_clauses={
+        ("claim", "deferred"): "SNODO-CLAIM-006",
+        ("claim_next", "deferred"): "SNODO-CLAIM-006",
+        ("create", "capacity_exceeded", "max_tasks"): "SNODO-CAP-001",
+        ("create", "capacity_exceeded", "max_active_tasks_per_scope"): "SNODO-CAP-002",
+        ("create", "already_exists"): "SNODO-TTL-003",
+    },
 )

@@ -259,7 +259,7 @@ class Harness:
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
-                attribute_outcome(self.model, step, actual),
+                attribute_outcome(self.model, step, actual, op.name),
                 f"{op.name} answered {actual}; the contract requires {step.outcome}",
                 tuple(self.trace),
             )

@@ -68,3 +68,16 @@ def test_a_store_that_goes_away_is_unknown_never_pass_or_fail() -> None:
     assert report.exit_code == 3
     unknown = [v for v in report.verdicts if v.status == "unknown"]
     assert all("unavailable" in v.reason for v in unknown)
+
+
+def test_a_wrongful_refusal_names_the_rule_at_stake() -> None:
+    from fencepost.model.base import Step, attribute_outcome
+    from fencepost.model.snodo_tasks import MODEL
+    from fencepost.spec.outcome import Err, Ok
+
+    allowed = Step(Ok("claimed"), {}, "SNODO-CLAIM-003", "SNODO-CLAIM-003")
+    assert attribute_outcome(MODEL, allowed, Err("deferred", "", 1), "claim") == "SNODO-CLAIM-006"
+    assert attribute_outcome(MODEL, allowed, Err("unavailable"), "claim") == "SNODO-CLAIM-003"
+    created = Step(Ok("snapshot"), {}, "SNODO-CREATE-001", "SNODO-CREATE-001")
+    refused = Err("capacity_exceeded", "", "max_active_tasks_per_scope")
+    assert attribute_outcome(MODEL, created, refused, "create") == "SNODO-CAP-002"
