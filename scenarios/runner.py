@@ -185,7 +185,7 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
 def _run_scenarios(
     suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool]
 ) -> None:
-    names = [n for n, req in suite.scenario_requires.items() if req <= world.capabilities]
+    names = [n for n, req in suite.scenarios.requires.items() if req <= world.capabilities]
     for k, name in enumerate(names, 1):
         if done(world.evidence):
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -11,13 +12,15 @@ from fencepost.model.base import ContractModel
 from fencepost.spec.clauses import Catalogue
 
 from .harness import World
+from .registry import Races, Scenarios
 
 
 @attrs.frozen
 class Suite:
     """Everything the runner needs to check one contract.
 
-    - ``scenarios``: name -> ``fn(harness, prefix)``, with ``scenario_requires`` capabilities;
+    - ``scenarios``: name -> ``fn(harness, prefix)``; ``scenarios.requires[name]`` the
+      capabilities it needs;
     - ``machine_for(world)``: the Hypothesis state-machine class bound to a world;
     - ``races``: name -> ``fn(harness, prefix, racers, round_no)``; ``race_gates`` maps a race to
       the (option, value) under which it applies.
@@ -27,8 +30,27 @@ class Suite:
     clauses: Catalogue
     protocol_methods: tuple[str, ...]
     capabilities: Mapping[str, str]
-    scenarios: Mapping[str, Callable[..., None]]
-    scenario_requires: Mapping[str, frozenset[str]]
+    scenarios: Scenarios
     machine_for: Callable[[World], Any]
-    races: Mapping[str, Callable[..., None]]
+    races: Races
     race_gates: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        spec: ModuleType,
+        model: ContractModel,
+        machine_for: Callable[[World], Any],
+        scenarios: Scenarios,
+        races: Races,
+        **overrides: Any,
+    ) -> Suite:
+        """A suite whose catalogue, protocol and capabilities come from the ``spec`` module."""
+        fields: dict[str, Any] = {
+            "clauses": spec.CLAUSES,
+            "protocol_methods": spec.PROTOCOL_METHODS,
+            "capabilities": spec.CAPABILITIES,
+            **overrides,
+        }
+        return cls(model=model, machine_for=machine_for, scenarios=scenarios, races=races,
+                   **fields)

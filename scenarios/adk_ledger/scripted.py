@@ -12,7 +12,6 @@ from ..harness import Harness
 from ..registry import Scenarios
 
 SCENARIOS = Scenarios()
-REQUIRES = SCENARIOS.requires
 scenario = SCENARIOS.register
 
 META = {"workflow_id": "wf-1", "workflow_version": 3, "kind": "agent", "tenant": "dropped"}

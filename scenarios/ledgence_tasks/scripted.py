@@ -13,7 +13,6 @@ from ..harness import Harness
 from ..registry import Scenarios
 
 SCENARIOS = Scenarios()
-REQUIRES = SCENARIOS.requires
 scenario = SCENARIOS.register
 
 SCOPE = spec.Scope("acme", "prod")

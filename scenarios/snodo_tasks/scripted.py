@@ -34,7 +34,6 @@ from .steps import (
 )
 
 SCENARIOS = Scenarios()
-REQUIRES = SCENARIOS.requires
 scenario = SCENARIOS.register
 
 

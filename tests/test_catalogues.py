@@ -1,0 +1,40 @@
+"""Every contract's catalogue is well formed, wired to checks that exist, and proven: each
+clause has a known-faulty adapter expected to be caught by it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fencepost.registry import CONTRACTS
+
+PREFIX = {"adk-ledger": "ADK", "snodo-tasks": "SNODO", "ledgence-tasks": "LDG"}
+
+
+@pytest.fixture(params=sorted(CONTRACTS))
+def entry(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    return CONTRACTS[request.param]
+
+
+def test_clause_ids_are_unique_and_well_formed(entry) -> None:  # type: ignore[no-untyped-def]
+    ids = [c.id for c in entry.load_spec().CLAUSES]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(rf"{PREFIX[entry.name]}-[A-Z]+-\d{{3}}", i) for i in ids), ids
+
+
+def test_every_named_check_exists_and_every_check_is_named(entry) -> None:  # type: ignore[no-untyped-def]
+    suite = entry.load_suite()
+    named = {check for clause in suite.clauses for check in clause.checks}
+    for check in named:
+        kind, _, name = check.partition(":")
+        if kind != "machine":
+            assert name in (suite.scenarios if kind == "scenario" else suite.races), check
+    assert {f"scenario:{n}" for n in suite.scenarios} <= named
+    assert {f"race:{n}" for n in suite.races} <= named
+
+
+def test_every_clause_has_a_faulty_adapter(entry) -> None:  # type: ignore[no-untyped-def]
+    mutants = entry.mutants()
+    assert {m.expected_clause for m in mutants} == {c.id for c in entry.load_spec().CLAUSES}
+    assert len({m.name for m in mutants}) == len(mutants)
