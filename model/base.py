@@ -36,6 +36,9 @@ class Step:
     state: Any
     clause: str
     effect_clause: str
+    # Clauses the step also puts to the test when store and model agree on it (the order rule
+    # when a claim passed other tasks over), without being the ones a difference fails.
+    also: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -129,6 +132,12 @@ class ContractModel:
     mint_clause: str | None = None
     # (op, error code[, payload]) -> the clause a wrongful refusal of an allowed op breaks
     refusal_clauses: Mapping[tuple[Any, ...], str] = attrs.field(factory=dict)
+    # changed(state_before, state_after) -> keys whose records a step changed besides its own
+    # op.key() (an acquisition claims some task): the harness reads them back too
+    changed: Any = None
+    # answer_clause(op, step_clause, expected, actual) -> the clause a differing answer (or
+    # read-back, with step_clause "") breaks when the difference itself names it, else None
+    answer_clause: Any = None
 
 
 def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:
@@ -146,13 +155,19 @@ def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: An
     return last.effect_clause
 
 
-def attribute_outcome(model: ContractModel, step: Step, actual: Any, op_name: str = "") -> str:
+def attribute_outcome(model: ContractModel, step: Step, actual: Any, op_name: str = "",
+                      op: Any = None) -> str:
     """The clause a mismatching answer to ``step`` violates.
 
     When the model allowed the operation and the store refused it, the refusal itself can name
     the rule at stake better than the success path does (a claim refused ``deferred`` at
     exactly retry_at breaks the retry rule): ``refusal_clauses`` maps ``(op, code, payload)``
-    or ``(op, code)`` to that clause."""
+    or ``(op, code)`` to that clause. ``model.answer_clause`` may name it from the difference
+    itself."""
+    if model.answer_clause is not None and op is not None:
+        named = model.answer_clause(op, step.clause, step.outcome, actual)
+        if named is not None:
+            return str(named)
     if step.outcome.code == actual.code == "ok":
         return attribute_effect(model, step, step.outcome, actual)
     if step.outcome.code == "ok" and actual.code != "ok":

@@ -1,14 +1,20 @@
-"""Reference model of ``ledgence-tasks``, first slice: sessions, submissions, reads, history and
-the cancel of queued or terminal tasks.
+"""Reference model of ``ledgence-tasks``: the whole lifecycle of the ``TaskStore`` and
+``RecoveryStore`` traits but paginated listing and targeted dispatch.
 
-Identifiers are minted by the store; the model names them ``ws#1``, ``task#1``, ``run#1`` and
-answers with :class:`Opaque` around those names. The harness binds each name to the real id on
-first sight and from then on expects exactly that id back (``Ref("task#1")`` in later ops).
+Identifiers are minted by the store; the model names them ``ws#1``, ``task#1``, ``run#1``,
+``attempt#2``, ``lease#2``, ``event#2`` and answers with :class:`Opaque` around those names. The
+harness binds each name to the real id on first sight and from then on expects exactly that id
+back (``Ref("task#1")`` in later ops, also inside a :class:`~spec.LeaseOwner`).
+
+Every step names the clause that decided its answer. Where the store may legitimately choose
+(two candidates tied on every ordering key the model can see, since real ids are not the
+model's names), the step is a :class:`OneOf` and the store's answer picks the option.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -17,21 +23,47 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 from fencepost.spec.opaque import Opaque, Ref
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Err, Ok
+from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .base import ContractModel, Ctx, Step
+from .base import ContractModel, Ctx, OneOf, Step
 
 
 @attrs.frozen
 class TaskRec:
-    snapshot: spec.TaskSnapshot  # task_id / run_id hold the model's names
+    snapshot: spec.TaskSnapshot  # ids hold the model's names
     history: tuple[spec.HistoryEvent, ...]
+    latest_attempt: str | None = None
+    outcome: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class AttemptRec:
+    snapshot: spec.AttemptSnapshot
+    receipt: spec.SettleReceipt | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.snapshot.event.task_id
+
+    @property
+    def owner(self) -> spec.LeaseOwner:
+        return self.snapshot.lease.owner
+
+
+@attrs.frozen
+class Cursor:
+    """A consumer's last acquisition: its sequence and the attempt it assigned (None: Empty)."""
+
+    sequence: int
+    attempt: str | None
 
 
 @attrs.frozen
 class State:
     sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
     tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
+    attempts: Mapping[str, AttemptRec] = attrs.field(factory=dict)
+    cursors: Mapping[tuple[str, int], Cursor] = attrs.field(factory=dict)
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
 
@@ -42,42 +74,127 @@ class State:
 EMPTY = State()
 
 
-def _err(state: State, error: ContractError, clause: str) -> Step:
-    return Step(Err(error.code, error.detail), state, clause, clause)
+class Draft:
+    """A mutable copy of a :class:`State` for one step; :meth:`freeze` makes the next state."""
+
+    def __init__(self, state: State) -> None:
+        self.sessions = dict(state.sessions)
+        self.tasks = dict(state.tasks)
+        self.attempts = dict(state.attempts)
+        self.cursors = dict(state.cursors)
+        self.keys = dict(state.keys)
+        self.minted = state.minted
+
+    def freeze(self) -> State:
+        return State(self.sessions, self.tasks, self.attempts, self.cursors, self.keys,
+                     self.minted)
+
+    def record(self, task_id: str, reason: str, at: int, attempt: str | None = None) -> None:
+        rec = self.tasks[task_id]
+        event = spec.HistoryEvent(task_id, attempt, at, reason)
+        self.tasks[task_id] = attrs.evolve(rec, history=rec.history + (event,))
+
+    def evolve_task(self, task_id: str, **changes: Any) -> None:
+        rec = self.tasks[task_id]
+        self.tasks[task_id] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
+
+    def evolve_attempt(self, name: str, **changes: Any) -> None:
+        rec = self.attempts[name]
+        self.attempts[name] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
 
 
-def _ok(state: State, value: Any, clause: str) -> Step:
-    return Step(Ok(value), state, clause, clause)
+# --- answers -----------------------------------------------------------------------------------
 
-
-def _minted(name: str) -> Any:
-    """A store-minted identifier in an answer: the model knows only its name (typed ``Any``
-    because it stands where the real value's ``str`` goes)."""
-    return Opaque(name)
+_NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 
 def _opaque_ids(value: Any) -> Any:
     """The model's view of a value: every minted name wrapped as :class:`Opaque`."""
-    if isinstance(value, spec.TaskSnapshot):
-        return attrs.evolve(value, task_id=_minted(value.task_id), run_id=_minted(value.run_id))
-    if isinstance(value, spec.WorkerSession):
-        return attrs.evolve(value, id=_minted(value.id))
-    if isinstance(value, spec.TaskStatus):
-        return attrs.evolve(value, task_id=_minted(value.task_id), run_id=_minted(value.run_id))
-    if isinstance(value, spec.TaskResult):
-        return attrs.evolve(value, task=_opaque_ids(value.task))
-    if isinstance(value, spec.RecordedHistoryEvent):
-        return attrs.evolve(value, event=attrs.evolve(value.event,
-                                                      task_id=_minted(value.event.task_id)))
+    if isinstance(value, str):
+        return Opaque(value) if _NAME.fullmatch(value) else value
+    if attrs.has(type(value)):
+        return attrs.evolve(value, **{f.name: _opaque_ids(getattr(value, f.name))
+                                      for f in attrs.fields(type(value)) if f.init})
+    if isinstance(value, tuple):
+        return tuple(_opaque_ids(v) for v in value)
+    if isinstance(value, list):
+        return [_opaque_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _opaque_ids(v) for k, v in value.items()}
     return value
 
 
-def _validated(state: State, check: Any, clause: str) -> Step | None:
+def _err(state: State, error: ContractError, clause: str) -> Step:
+    return Step(Err(error.code, error.detail), state, clause, clause)
+
+
+def _ok(state: State, value: Any, clause: str, effect: str | None = None,
+        also: tuple[str, ...] = ()) -> Step:
+    return Step(Ok(_opaque_ids(value)), state, clause, effect or clause, also)
+
+
+class Refused(Exception):
+    """Raised inside a step: answer ``error`` under ``clause`` and change nothing."""
+
+    def __init__(self, error: ContractError, clause: str) -> None:
+        self.error, self.clause = error, clause
+
+
+def _check(clause: str, check: Callable[[], Any]) -> None:
     try:
         check()
     except ContractError as e:
-        return _err(state, e, clause)
-    return None
+        raise Refused(e, clause) from None
+
+
+def _refuse(error: ContractError, clause: str) -> Refused:
+    return Refused(error, clause)
+
+
+# --- liveness, authority, leases ---------------------------------------------------------------
+
+
+def is_live(task: TaskRec, att: AttemptRec, now: int) -> bool:
+    """Active and current, and now strictly before both the lease expiry and the authority
+    deadline (equality is expired)."""
+    snap = att.snapshot
+    return (task.snapshot.state == "active"
+            and task.snapshot.current_attempt_id == snap.event.attempt_id
+            and snap.state == "active"
+            and now < snap.lease.expires_at and now < snap.authority_deadline)
+
+
+def at_boundary(task: TaskRec, att: AttemptRec, now: int) -> bool:
+    """A current active attempt exactly at its lease expiry or authority deadline: the
+    equality rule alone makes it expired."""
+    snap = att.snapshot
+    return (task.snapshot.current_attempt_id == snap.event.attempt_id and snap.state == "active"
+            and now in (snap.lease.expires_at, snap.authority_deadline))
+
+
+def authority(task: TaskRec, att: AttemptRec, now: int) -> spec.Authority:
+    snap = att.snapshot
+    live = is_live(task, att, now)
+    cancel = task.snapshot.cancel_requested_at is not None or now >= snap.deadline
+    last = snap.last_renewal
+    return spec.Authority(
+        expires_at=snap.lease.expires_at,
+        remaining_ms=snap.lease.expires_at - now if live else 0,
+        execution_remaining_ms=max(0, snap.deadline - now) if live else 0,
+        renew_sequence=last.sequence if last is not None else 0,
+        cancel_requested=cancel,
+        dispatch_allowed=(live and not cancel and snap.settlement is None
+                          and last is not None and last.intent == spec.DISPATCH),
+    )
+
+
+def lease_expiry(now: int, authority_deadline: int, session: spec.WorkerSession) -> int:
+    return min(now + spec.LEASE_MS, authority_deadline, session.expires_at)
+
+
+def _live_failure(task: TaskRec, att: AttemptRec, now: int, clause: str) -> str:
+    """The clause a not-live answer rests on: the equality rule at the exact boundary."""
+    return "LDG-LIVE-001" if at_boundary(task, att, now) else clause
 
 
 # --- sessions ----------------------------------------------------------------------------------
@@ -91,30 +208,37 @@ def _open_session(state: State, op: spec.OpenSession, ctx: Ctx) -> Step:
                 op.concurrency < 1):
             raise spec.InvalidInput("concurrency must be at least 1")
 
-    refused = _validated(state, check, "LDG-SESSION-002")
-    if refused:
-        return refused
-    name = f"ws#{state.minted + 1}"
+    _check("LDG-SESSION-002", check)
+    d = Draft(state)
+    d.minted += 1
+    name = f"ws#{d.minted}"
     session = spec.WorkerSession(name, op.scope, op.queue, op.concurrency,
                                  ctx.now + spec.SESSION_MS)
-    new = attrs.evolve(state, sessions={**state.sessions, name: session}, minted=state.minted + 1)
-    return _ok(new, _opaque_ids(session), "LDG-SESSION-001")
+    d.sessions[name] = session
+    return _ok(d.freeze(), session, "LDG-SESSION-001")
 
 
 def _extend_session(state: State, op: spec.ExtendSession, ctx: Ctx) -> Step:
-    refused = _validated(state, lambda: spec.validate_text(op.worker_session_id,
-                                                           "worker_session_id"),
-                         "LDG-SESSION-003")
-    if refused:
-        return refused
+    _check("LDG-SESSION-003", lambda: spec.validate_text(op.worker_session_id,
+                                                          "worker_session_id"))
     session = state.sessions.get(op.worker_session_id)
     if session is None:
-        return _err(state, spec.UnknownSession(str(op.worker_session_id)), "LDG-SESSION-003")
+        raise _refuse(spec.UnknownSession(str(op.worker_session_id)), "LDG-SESSION-003")
     if ctx.now >= session.expires_at:
-        return _err(state, spec.SessionExpired(session.id), "LDG-SESSION-004")
+        raise _refuse(spec.SessionExpired(session.id), "LDG-SESSION-004")
+    d = Draft(state)
     session = attrs.evolve(session, expires_at=ctx.now + spec.SESSION_MS)
-    new = attrs.evolve(state, sessions={**state.sessions, session.id: session})
-    return _ok(new, _opaque_ids(session), "LDG-SESSION-004")
+    d.sessions[session.id] = session
+    return _ok(d.freeze(), session, "LDG-SESSION-004")
+
+
+def _session(state: State, session_id: str, clause: str, now: int) -> spec.WorkerSession:
+    session = state.sessions.get(session_id)
+    if session is None:
+        raise _refuse(spec.UnknownSession(session_id), clause)
+    if now >= session.expires_at:
+        raise _refuse(spec.SessionExpired(session_id), clause)
+    return session
 
 
 # --- submissions -------------------------------------------------------------------------------
@@ -126,115 +250,487 @@ def _lookup(state: State, op: spec.LookupSubmission, ctx: Ctx) -> Step:
         spec.validate_text(op.idempotency_key, "idempotency_key",
                            spec.MAX_IDEMPOTENCY_KEY_BYTES)
 
-    refused = _validated(state, check, "LDG-LOOKUP-001")
-    if refused:
-        return refused
+    _check("LDG-LOOKUP-001", check)
     task_id = state.keys.get((op.scope, op.idempotency_key))
     found = state.tasks[task_id].snapshot if task_id is not None else None
-    return _ok(state, _opaque_ids(found), "LDG-LOOKUP-001")
+    return _ok(state, found, "LDG-LOOKUP-001")
 
 
 def _accept(state: State, op: spec.AcceptResolvedSubmission, ctx: Ctx) -> Step:
-    refused = _validated(state, lambda: spec.validate_submission(op.command, op.descriptor),
-                         "LDG-SUBMIT-004")
-    if refused:
-        return refused
+    _check("LDG-SUBMIT-004", lambda: spec.validate_submission(op.command, op.descriptor))
     task = op.command.input
     key = (task.scope, op.command.idempotency_key)
     winner = state.keys.get(key)
     if winner is not None:
         rec = state.tasks[winner]
         if not spec.same_submission(rec.snapshot.input, task):
-            return _err(state, spec.Conflict("another input under this key"), "LDG-SUBMIT-003")
-        return _ok(state, _opaque_ids(rec.snapshot), "LDG-SUBMIT-002")
-    n = state.minted + 1
-    task_id, run_id = f"task#{n}", f"run#{n}"
+            raise _refuse(spec.Conflict("another input under this key"), "LDG-SUBMIT-003")
+        return _ok(state, rec.snapshot, "LDG-SUBMIT-002")
+    d = Draft(state)
+    d.minted += 1
+    task_id, run_id = f"task#{d.minted}", f"run#{d.minted}"
     snap = spec.TaskSnapshot(task_id, run_id, op.command.idempotency_key, task, op.descriptor,
                              "queued", ctx.now, ctx.now, None, None, 0, None)
-    rec = TaskRec(snap, (spec.HistoryEvent(task_id, None, ctx.now, "submitted"),))
+    d.tasks[task_id] = TaskRec(snap, (spec.HistoryEvent(task_id, None, ctx.now, "submitted"),))
+    d.keys[key] = task_id
     reused = any(k == key[1] for _, k in state.keys)
-    clause = "LDG-SUBMIT-005" if reused else "LDG-SUBMIT-001"
-    new = attrs.evolve(state, tasks={**state.tasks, task_id: rec},
-                       keys={**state.keys, key: task_id}, minted=n)
-    return _ok(new, _opaque_ids(snap), clause)
+    return _ok(d.freeze(), snap, "LDG-SUBMIT-005" if reused else "LDG-SUBMIT-001")
 
 
 # --- reads -------------------------------------------------------------------------------------
 
 
-def _find(state: State, scope: Any, task_id: Any) -> TaskRec | Step:
+def _find(state: State, scope: Any, task_id: Any) -> TaskRec:
+    """The task in ``scope``: malformed references answer invalid_input (READ-001), a missing
+    task or one of another scope not_found (READ-002)."""
     def check() -> None:
         spec.validate_scope(scope)
         spec.validate_text(task_id, "task_id")
 
-    refused = _validated(state, check, "LDG-READ-001")
-    if refused:
-        return refused
+    _check("LDG-READ-001", check)
     rec = state.tasks.get(task_id)
     if rec is None or rec.snapshot.input.scope != scope:
-        return _err(state, spec.NotFound(str(task_id)), "LDG-READ-002")
+        raise _refuse(spec.NotFound(str(task_id)), "LDG-READ-002")
     return rec
 
 
-def status_of(snap: spec.TaskSnapshot) -> spec.TaskStatus:
-    latest = None  # attempts arrive with acquisition (issue 4, next slice)
+def _read_clause(state: State, rec: TaskRec, now: int, clause: str) -> str:
+    """READ-004 when the read shows an attempt that is past its expiry but not yet recovered."""
+    current = rec.snapshot.current_attempt_id
+    if current is not None and not is_live(rec, state.attempts[current], now):
+        return "LDG-READ-004"
+    return clause
+
+
+def status_of(rec: TaskRec) -> spec.TaskStatus:
+    snap = rec.snapshot
     return spec.TaskStatus(snap.input.scope, snap.task_id, snap.run_id, snap.input.queue,
                            snap.input.correlation_key, snap.state, snap.attempt_count,
-                           snap.current_attempt_id, latest, snap.submitted_at,
+                           snap.current_attempt_id, rec.latest_attempt, snap.submitted_at,
                            snap.available_at, snap.terminal_at, snap.cancel_requested_at)
 
 
 def _status(state: State, op: spec.Status, ctx: Ctx) -> Step:
     rec = _find(state, op.scope, op.task_id)
-    if isinstance(rec, Step):
-        return rec
-    return _ok(state, _opaque_ids(status_of(rec.snapshot)), "LDG-READ-001")
+    return _ok(state, status_of(rec), _read_clause(state, rec, ctx.now, "LDG-READ-001"))
 
 
 def _result(state: State, op: spec.Result, ctx: Ctx) -> Step:
     rec = _find(state, op.scope, op.task_id)
-    if isinstance(rec, Step):
-        return rec
-    outcome = {"kind": "cancelled"} if rec.snapshot.state == "cancelled" else None
-    return _ok(state, _opaque_ids(spec.TaskResult(status_of(rec.snapshot), outcome)),
-               "LDG-READ-001")
+    return _ok(state, spec.TaskResult(status_of(rec), rec.outcome),
+               _read_clause(state, rec, ctx.now, "LDG-READ-001"))
 
 
 def _inspect(state: State, op: spec.Inspect, ctx: Ctx) -> Step:
     rec = _find(state, op.scope, op.task_id)
-    if isinstance(rec, Step):
-        return rec
-    return _ok(state, _opaque_ids(rec.snapshot), "LDG-READ-001")
+    return _ok(state, rec.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-001"))
+
+
+def _inspect_attempt(state: State, op: spec.InspectAttempt, ctx: Ctx) -> Step:
+    _check("LDG-READ-003", lambda: spec.validate_text(op.attempt_id, "attempt_id"))
+    rec = _find(state, op.scope, op.task_id)
+    att = state.attempts.get(op.attempt_id)
+    if att is None or att.task_id != op.task_id:
+        raise _refuse(spec.NotFound(str(op.attempt_id)), "LDG-READ-003")
+    return _ok(state, att.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-003"))
 
 
 def _history(state: State, op: spec.History, ctx: Ctx) -> Step:
     rec = _find(state, op.scope, op.task_id)
-    if isinstance(rec, Step):
-        return rec
     after = op.after_sequence
     if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-        return _err(state, spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
+        raise _refuse(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
     page = [spec.RecordedHistoryEvent(i, e) for i, e in enumerate(rec.history, 1) if i > after]
-    return _ok(state, [_opaque_ids(r) for r in page[:100]], "LDG-HISTORY-001")
+    # A page that agrees shows every transition wrote its events: HISTORY-002 held too.
+    return _ok(state, page[:100], "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
 
 
-# --- cancel ------------------------------------------------------------------------------------
+# --- finishing an attempt ----------------------------------------------------------------------
+
+
+def finish(d: Draft, task_id: str, attempt: str, now: int) -> str:
+    """Finish ``attempt`` of ``task_id`` at ``now`` by the rules; answer the rule's clause."""
+    rec, att = d.tasks[task_id], d.attempts[attempt]
+    snap = rec.snapshot
+    settlement = att.snapshot.settlement
+    report = settlement.report if settlement is not None else None
+    confirmed = att.snapshot.quiescence == spec.CONFIRMED
+    failure: Mapping[str, Any] | None = None
+    if snap.cancel_requested_at is not None:
+        task_state, att_state, clause = "cancelled", "cancelled" if confirmed else "lost", \
+            "LDG-FINISH-006"
+        outcome: Mapping[str, Any] | None = {"kind": "cancelled"}
+    elif isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
+        task_state, att_state, clause = "succeeded", "succeeded", "LDG-FINISH-001"
+        outcome = {"kind": "succeeded", "output": report.outcome["output"]}
+    elif isinstance(report, spec.ExecutionReport):
+        task_state, att_state, clause = "failed", "failed", "LDG-FINISH-002"
+        outcome = {"kind": "failed", "failure": {"kind": report.outcome["kind"],
+                                                 "message": report.outcome["message"]}}
+    elif isinstance(report, spec.ExecutionFailure) and (
+            report.kind not in spec.RETRYABLE_FAILURE_KINDS):
+        task_state, att_state, clause = "failed", "failed", "LDG-FINISH-005"
+        outcome = {"kind": "failed", "failure": {"kind": report.kind,
+                                                 "message": report.message}}
+    else:
+        att_state = "failed" if report is not None else "lost"
+        failure = ({"kind": report.kind, "message": report.message} if report is not None
+                   else {"kind": "lost", "message": ""})
+        if snap.attempt_count < snap.input.retry_policy.max_attempts:
+            task_state, clause, outcome = "queued", "LDG-FINISH-003", None
+        else:
+            task_state, clause = "failed", "LDG-FINISH-004"
+            outcome = {"kind": "failed", "failure": failure}
+    d.evolve_attempt(attempt, state=att_state, finished_at=now)
+    if task_state == "queued":
+        d.evolve_task(task_id, state="queued", current_attempt_id=None,
+                      available_at=now + snap.input.retry_policy.retry_delay_ms)
+        d.record(task_id, "retry_scheduled", now, attempt)
+    else:
+        d.evolve_task(task_id, state=task_state, current_attempt_id=None, terminal_at=now)
+        d.tasks[task_id] = attrs.evolve(d.tasks[task_id], outcome=outcome)
+        d.record(task_id, task_state, now, attempt)
+    return clause
+
+
+# --- acquisition -------------------------------------------------------------------------------
+
+
+def _eligible(rec: TaskRec, scope: spec.Scope, queue: str, now: int) -> bool:
+    snap = rec.snapshot
+    return (snap.input.scope == scope and snap.input.queue == queue and snap.state == "queued"
+            and snap.cancel_requested_at is None and snap.available_at <= now
+            and snap.attempt_count < snap.input.retry_policy.max_attempts)
+
+
+def _assignment(rec: TaskRec, att: AttemptRec, now: int) -> spec.Assignment:
+    snap = att.snapshot
+    return spec.Assignment(snap.descriptor, snap.event, snap.lease, authority(rec, att, now),
+                           snap.deadline)
+
+
+def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int | None,
+                 ctx: Ctx) -> Step | OneOf:
+    """probe_acquisition (``deadline`` given) or acquire (None): replies as ProbeCompleted /
+    ProbePending for the probe; the bare reply for acquire."""
+    now = ctx.now
+    _check("LDG-ACQ-005", lambda: spec.validate_acquire(command))
+    if deadline is not None:
+        if not isinstance(finish_empty, bool) or isinstance(deadline, bool) or not isinstance(
+                deadline, int):
+            raise _refuse(spec.InvalidInput("finish_empty must be a bool and deadline_ms an "
+                                            "integer"), "LDG-ACQ-005")
+        if deadline <= now:
+            raise _refuse(spec.Unavailable("the acquisition deadline has passed"),
+                          "LDG-ACQ-015")
+    session = _session(state, command.worker_session_id, "LDG-ACQ-004", now)
+    if (session.scope != command.scope or session.queue != command.queue
+            or command.consumer_id >= session.concurrency):
+        raise _refuse(spec.InvalidInput("the command does not match its session"),
+                      "LDG-ACQ-005")
+    seq = command.sequence
+    if seq == 0:
+        raise _refuse(spec.OutOfOrder("sequences start at 1"), "LDG-ACQ-006")
+    cursor = state.cursors.get((session.id, command.consumer_id))
+    others = any(s == session.id and c != command.consumer_id for s, c in state.cursors)
+
+    def done(reply: Any, kind: str) -> Any:
+        return spec.ProbeCompleted(reply, kind) if deadline is not None else reply
+
+    if cursor is None and seq != 1:
+        raise _refuse(spec.OutOfOrder("a consumer's first sequence is 1"),
+                      "LDG-ACQ-016" if others else "LDG-ACQ-006")
+    if cursor is not None:
+        if seq < cursor.sequence:
+            raise _refuse(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-ACQ-007")
+        if seq > cursor.sequence + 1:
+            raise _refuse(spec.OutOfOrder(f"sequence {seq}"), "LDG-ACQ-008")
+        previous = state.attempts[cursor.attempt] if cursor.attempt is not None else None
+        if seq == cursor.sequence:
+            if previous is None:
+                return _ok(state, done(spec.AcquireEmpty(seq), "replayed"), "LDG-ACQ-009")
+            rec = state.tasks[previous.task_id]
+            if is_live(rec, previous, now):
+                return _ok(state, done(spec.AcquireAssigned(seq, _assignment(rec, previous, now)),
+                                       "replayed"), "LDG-ACQ-010")
+            lost = spec.AcquireOwnershipLost(seq, spec.AttemptRef(previous.task_id,
+                                                                  cursor.attempt or ""))
+            return _ok(state, done(lost, "replayed"),
+                       _live_failure(rec, previous, now, "LDG-ACQ-011"))
+        if previous is not None and is_live(state.tasks[previous.task_id], previous, now):
+            raise _refuse(spec.Busy("the previous assignment is still live"), "LDG-ACQ-012")
+    queued = [r for r in state.tasks.values() if r.snapshot.state == "queued"]
+    eligible = sorted((r for r in queued if _eligible(r, command.scope, command.queue, now)),
+                      key=lambda r: (r.snapshot.available_at, r.snapshot.submitted_at))
+    # The eligibility and order rule is at stake whenever another queued task was passed over.
+    passed_over = ("LDG-ACQ-001",) if len(queued) > len(eligible[:1]) else ()
+    if not eligible:
+        if not finish_empty:
+            return _ok(state, spec.ProbePending(session.expires_at - now), "LDG-ACQ-013",
+                       also=passed_over)
+        d = Draft(state)
+        d.cursors[(session.id, command.consumer_id)] = Cursor(seq, None)
+        return _ok(d.freeze(), done(spec.AcquireEmpty(seq), "finalized_empty"), "LDG-ACQ-014",
+                   also=passed_over)
+    first = (eligible[0].snapshot.available_at, eligible[0].snapshot.submitted_at)
+    tied = [r for r in eligible
+            if (r.snapshot.available_at, r.snapshot.submitted_at) == first]
+    steps = tuple(attrs.evolve(_claim(state, rec, session, command, now, done, others),
+                               also=passed_over) for rec in tied)
+    if len(steps) == 1:
+        return steps[0]
+    return OneOf(steps, "LDG-ACQ-001", "a claim of any task tied first on (available_at, "
+                 "submitted_at), the real ids deciding")
+
+
+def _claim(state: State, rec: TaskRec, session: spec.WorkerSession, command: Any, now: int,
+           done: Callable[[Any, str], Any], others: bool) -> Step:
+    d = Draft(state)
+    d.minted += 1
+    n = d.minted
+    snap = rec.snapshot
+    task_id, attempt, lease_id, event_id = snap.task_id, f"attempt#{n}", f"lease#{n}", \
+        f"event#{n}"
+    generation = snap.attempt_count + 1
+    deadline = now + snap.input.attempt_timeout_ms
+    authority_deadline = deadline + spec.CLEANUP_GRACE_MS
+    expiry = lease_expiry(now, authority_deadline, session)
+    owner = spec.LeaseOwner(snap.input.scope, task_id, attempt, lease_id, generation,
+                            session.id, command.consumer_id)
+    event = spec.AssignmentEvent(event_id, task_id, snap.run_id, attempt, generation,
+                                 snap.input.scope, snap.input.data)
+    d.attempts[attempt] = AttemptRec(spec.AttemptSnapshot(
+        event=event, descriptor=snap.descriptor, lease=spec.Lease(owner, expiry),
+        deadline=deadline, authority_deadline=authority_deadline, state="active",
+        execution_may_have_started=False, last_renewal=None, quiescence=None, settlement=None,
+        finished_at=None))
+    d.evolve_task(task_id, state="active", attempt_count=generation, current_attempt_id=attempt)
+    d.tasks[task_id] = attrs.evolve(d.tasks[task_id], latest_attempt=attempt)
+    d.record(task_id, "claimed", now, attempt)
+    d.cursors[(session.id, command.consumer_id)] = Cursor(command.sequence, attempt)
+    new = d.freeze()
+    reply = spec.AcquireAssigned(command.sequence,
+                                 _assignment(new.tasks[task_id], new.attempts[attempt], now))
+    if expiry != now + spec.LEASE_MS:
+        clause = "LDG-ACQ-003"
+    elif generation > 1:
+        clause = "LDG-FINISH-007"
+    elif others:
+        clause = "LDG-ACQ-016"
+    else:
+        clause = "LDG-ACQ-002"
+    return _ok(new, done(reply, "claimed"), clause)
+
+
+def _probe(state: State, op: spec.ProbeAcquisition, ctx: Ctx) -> Step | OneOf:
+    return _acquisition(state, op.command, op.finish_empty, op.deadline_ms, ctx)
+
+
+def _acquire(state: State, op: spec.Acquire, ctx: Ctx) -> Step | OneOf:
+    return _acquisition(state, op.command, True, None, ctx)
+
+
+# --- owner calls -------------------------------------------------------------------------------
+
+
+def _owned(state: State, owner: Any, clause: str) -> tuple[TaskRec, AttemptRec]:
+    """The task (not_found when missing or of another scope) and the attempt whose stored
+    owner is exactly ``owner`` (else ownership_lost under ``clause``)."""
+    rec = state.tasks.get(owner.task_id)
+    if rec is None or rec.snapshot.input.scope != owner.scope:
+        raise _refuse(spec.NotFound(str(owner.task_id)), "LDG-OWNER-001")
+    att = state.attempts.get(owner.attempt_id)
+    if att is None or att.task_id != owner.task_id or att.owner != owner:
+        raise _refuse(spec.OwnershipLost("the owner does not hold this attempt"), clause)
+    return rec, att
+
+
+def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
+    now, command = ctx.now, op.command
+    _check("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
+    _check("LDG-RENEW-008", lambda: spec.validate_renew(command))
+    owner = command.owner
+    session = _session(state, owner.worker_session_id, "LDG-RENEW-003", now)
+    rec, att = _owned(state, owner, "LDG-RENEW-002")
+    if not is_live(rec, att, now):
+        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
+                      _live_failure(rec, att, now, "LDG-RENEW-002"))
+    last = att.snapshot.last_renewal
+    last_seq = last.sequence if last is not None else 0
+    seq = command.sequence
+    if seq == 0:
+        raise _refuse(spec.OutOfOrder("renewal sequences start at 1"), "LDG-RENEW-004")
+    if seq < last_seq:
+        raise _refuse(spec.ObsoleteOperation(f"renewal {seq}"), "LDG-RENEW-004")
+    if seq == last_seq and last is not None:
+        if last.intent != command.intent:
+            raise _refuse(spec.Conflict("this renewal sequence had another intent"),
+                          "LDG-RENEW-006")
+        return _ok(state, authority(rec, att, now), "LDG-RENEW-005")
+    if seq > last_seq + 1:
+        raise _refuse(spec.OutOfOrder(f"renewal {seq}"), "LDG-RENEW-004")
+    d = Draft(state)
+    name = owner.attempt_id
+    expiry = lease_expiry(now, att.snapshot.authority_deadline, session)
+    d.evolve_attempt(name, lease=attrs.evolve(att.snapshot.lease, expires_at=expiry),
+                     last_renewal=command)
+    clause = "LDG-RENEW-001" if expiry == now + spec.LEASE_MS else "LDG-ACQ-003"
+    if (command.intent == spec.DISPATCH and not att.snapshot.execution_may_have_started
+            and now < att.snapshot.deadline and rec.snapshot.cancel_requested_at is None
+            and att.snapshot.settlement is None):
+        d.evolve_attempt(name, execution_may_have_started=True)
+        d.record(owner.task_id, "dispatch_authorized", now, name)
+        clause = "LDG-RENEW-007"
+    new = d.freeze()
+    return _ok(new, authority(new.tasks[owner.task_id], new.attempts[name], now), clause)
+
+
+def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
+    now, command = ctx.now, op.command
+    _check("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
+    _check("LDG-SETTLE-006", lambda: spec.validate_settle(command))
+    owner = command.owner
+    rec, att = _owned(state, owner, "LDG-SETTLE-002")
+    _check("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
+                                                                 rec.snapshot.descriptor))
+    stored = att.snapshot.settlement
+    if stored is not None:
+        if not spec.same_settlement(stored, command):
+            raise _refuse(spec.Conflict("this attempt was settled differently"),
+                          "LDG-SETTLE-004")
+        assert att.receipt is not None
+        return _ok(state, spec.SettleReply(att.receipt, True, rec.snapshot.state),
+                   "LDG-SETTLE-003")
+    if not is_live(rec, att, now):
+        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
+                      _live_failure(rec, att, now, "LDG-SETTLE-002"))
+    d = Draft(state)
+    name = owner.attempt_id
+    receipt = spec.SettleReceipt(command.operation_id, owner.task_id, name, now)
+    d.evolve_attempt(name, settlement=command, quiescence=command.quiescence)
+    d.attempts[name] = attrs.evolve(d.attempts[name], receipt=receipt)
+    d.record(owner.task_id, "report_accepted", now, name)
+    clause = "LDG-SETTLE-007"
+    if command.quiescence == spec.CONFIRMED:
+        clause = finish(d, owner.task_id, name, now)
+    new = d.freeze()
+    return _ok(new, spec.SettleReply(receipt, False, new.tasks[owner.task_id].snapshot.state),
+               clause)
+
+
+def _confirm(state: State, op: spec.ConfirmQuiescence, ctx: Ctx) -> Step:
+    now, owner = ctx.now, op.owner
+    _check("LDG-OWNER-001", lambda: spec.validate_owner(owner))
+    rec, att = _owned(state, owner, "LDG-QUIESCE-004")
+    if att.snapshot.quiescence == spec.CONFIRMED:
+        return _ok(state, rec.snapshot.state, "LDG-QUIESCE-002")
+    if not is_live(rec, att, now):
+        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
+                      _live_failure(rec, att, now, "LDG-QUIESCE-004"))
+    if att.snapshot.settlement is None:
+        raise _refuse(spec.InvalidInput("no accepted report to confirm"), "LDG-QUIESCE-003")
+    d = Draft(state)
+    d.evolve_attempt(owner.attempt_id, quiescence=spec.CONFIRMED)
+    d.record(owner.task_id, "cleanup_confirmed", now, owner.attempt_id)
+    effect = finish(d, owner.task_id, owner.attempt_id, now)
+    new = d.freeze()
+    return _ok(new, new.tasks[owner.task_id].snapshot.state, "LDG-QUIESCE-001", effect)
+
+
+# --- cancel and recovery -----------------------------------------------------------------------
 
 
 def _cancel(state: State, op: spec.Cancel, ctx: Ctx) -> Step:
+    now = ctx.now
     rec = _find(state, op.scope, op.task_id)
-    if isinstance(rec, Step):
-        return rec
     snap = rec.snapshot
     if snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None:
         return _ok(state, snap.state, "LDG-CANCEL-002")
-    snap = attrs.evolve(snap, state="cancelled", cancel_requested_at=ctx.now,
-                        terminal_at=ctx.now)
-    events = (spec.HistoryEvent(snap.task_id, None, ctx.now, "cancel_requested"),
-              spec.HistoryEvent(snap.task_id, None, ctx.now, "cancelled"))
-    new_rec = TaskRec(snap, rec.history + events)
-    new = attrs.evolve(state, tasks={**state.tasks, snap.task_id: new_rec})
-    return _ok(new, "cancelled", "LDG-CANCEL-001")
+    d = Draft(state)
+    task_id = snap.task_id
+    if snap.state == "queued":
+        d.evolve_task(task_id, state="cancelled", cancel_requested_at=now, terminal_at=now)
+        d.tasks[task_id] = attrs.evolve(d.tasks[task_id], outcome={"kind": "cancelled"})
+        d.record(task_id, "cancel_requested", now)
+        d.record(task_id, "cancelled", now)
+        return _ok(d.freeze(), "cancelled", "LDG-CANCEL-001")
+    name = snap.current_attempt_id
+    assert name is not None
+    att = state.attempts[name]
+    d.evolve_task(task_id, cancel_requested_at=now)
+    d.record(task_id, "cancel_requested", now, name)
+    if is_live(rec, att, now):
+        cut = min(att.snapshot.authority_deadline, now + spec.CLEANUP_GRACE_MS)
+        lease = attrs.evolve(att.snapshot.lease,
+                             expires_at=min(att.snapshot.lease.expires_at, cut))
+        d.evolve_attempt(name, authority_deadline=cut, lease=lease)
+        return _ok(d.freeze(), "active", "LDG-CANCEL-003")
+    d.record(task_id, "lease_expired", now, name)
+    finish(d, task_id, name, now)
+    return _ok(d.freeze(), "cancelled", _live_failure(rec, att, now, "LDG-CANCEL-004"))
+
+
+def expired_candidates(state: State, now: int) -> list[TaskRec]:
+    """Active tasks whose current attempt is past its lease expiry, earliest first."""
+    due = []
+    for rec in state.tasks.values():
+        current = rec.snapshot.current_attempt_id
+        if rec.snapshot.state == "active" and current is not None:
+            att = state.attempts[current]
+            if now >= att.snapshot.lease.expires_at:
+                due.append(rec)
+    return sorted(due, key=lambda r: _expiry_of(state, r))
+
+
+def _expiry_of(state: State, rec: TaskRec) -> int:
+    current = rec.snapshot.current_attempt_id
+    assert current is not None
+    return state.attempts[current].snapshot.lease.expires_at
+
+
+def _expire_batch(state: State, op: spec.ExpireBatch, ctx: Ctx) -> Step | OneOf:
+    now, limit = ctx.now, op.limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or not (
+            1 <= limit <= spec.MAX_RECOVERY_BATCH):
+        raise _refuse(spec.InvalidInput("limit must be in 1..=100"), "LDG-RECOVER-002")
+    due = expired_candidates(state, now)
+    if not due:
+        return _ok(state, spec.RecoveryProgress(0, 0), "LDG-RECOVER-004")
+    if len(due) <= limit:
+        return _expire(state, due, now, "LDG-RECOVER-001")
+    # The shortlist is the `limit` earliest; tasks tied with the last one may be either.
+    cut = _expiry_of(state, due[limit - 1])
+    sure = [r for r in due if _expiry_of(state, r) < cut]
+    tied = [r for r in due if _expiry_of(state, r) == cut]
+    picks = _combinations(tied, limit - len(sure))
+    steps = tuple(_expire(state, sure + list(p), now, "LDG-RECOVER-003") for p in picks)
+    if len(steps) == 1:
+        return steps[0]
+    return OneOf(steps, "LDG-RECOVER-003", "the earliest expiries, any of those tied")
+
+
+def _combinations(items: list[TaskRec], k: int) -> Iterable[tuple[TaskRec, ...]]:
+    from itertools import combinations
+
+    return combinations(items, k)
+
+
+def _expire(state: State, shortlist: list[TaskRec], now: int, clause: str) -> Step:
+    d = Draft(state)
+    effects = set()
+    boundary = False
+    for rec in shortlist:
+        task_id = rec.snapshot.task_id
+        name = rec.snapshot.current_attempt_id
+        assert name is not None
+        boundary |= now == state.attempts[name].snapshot.lease.expires_at
+        d.record(task_id, "lease_expired", now, name)
+        effects.add(finish(d, task_id, name, now))
+    if boundary and clause == "LDG-RECOVER-001":
+        clause = "LDG-LIVE-001"
+    effect = effects.pop() if len(effects) == 1 else "LDG-RECOVER-001"
+    progress = spec.RecoveryProgress(len(shortlist), len(shortlist))
+    return _ok(d.freeze(), progress, clause, effect)
 
 
 _STEPS: dict[type, Any] = {
@@ -245,22 +741,84 @@ _STEPS: dict[type, Any] = {
     spec.Status: _status,
     spec.Result: _result,
     spec.Inspect: _inspect,
+    spec.InspectAttempt: _inspect_attempt,
     spec.History: _history,
     spec.Cancel: _cancel,
+    spec.ProbeAcquisition: _probe,
+    spec.Acquire: _acquire,
+    spec.Renew: _renew,
+    spec.Settle: _settle,
+    spec.ConfirmQuiescence: _confirm,
+    spec.ExpireBatch: _expire_batch,
 }
 
 
-def step(state: State, op: Op, ctx: Ctx) -> Step:
+def step(state: State, op: Op, ctx: Ctx) -> Step | OneOf:
     """Apply ``op``: the outcome, the next state and the clause that decided it."""
-    return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
+    try:
+        return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
+    except Refused as refused:
+        return _err(state, refused.error, refused.clause)
 
 
-def observer(key: str, bindings: Mapping[str, Any], state: State) -> Op | None:
-    """Read a task back with ``inspect`` in its own scope (once its id is bound)."""
+def observer(key: str, bindings: Mapping[str, Any], state: State) -> tuple[Op, ...] | None:
+    """Read a task back in its own scope: inspect, its latest attempt, its history."""
     rec = state.tasks.get(key)
     if rec is None or key not in bindings:
         return None
-    return spec.Inspect(rec.snapshot.input.scope, Ref(key))
+    scope = rec.snapshot.input.scope
+    reads: list[Op] = [spec.Inspect(scope, Ref(key))]
+    if rec.latest_attempt is not None and rec.latest_attempt in bindings:
+        reads.append(spec.InspectAttempt(scope, Ref(key), Ref(rec.latest_attempt)))
+    reads.append(spec.History(scope, Ref(key), 0))
+    return tuple(reads)
+
+
+def changed(before: State, after: State) -> list[str]:
+    """The tasks a step changed (their history included): the harness reads them back."""
+    return [k for k, rec in after.tasks.items() if before.tasks.get(k) != rec]
+
+
+def _claimed_task(outcome: Outcome) -> Any:
+    """The task id an acquisition answer assigns, or None."""
+    reply = getattr(outcome, "value", None)
+    reply = getattr(reply, "reply", reply)
+    assignment = getattr(reply, "assignment", None)
+    return getattr(getattr(assignment, "event", None), "task_id", None)
+
+
+_FRESH_ACQUISITION = frozenset({"LDG-ACQ-002", "LDG-ACQ-003", "LDG-ACQ-013", "LDG-ACQ-014",
+                                "LDG-ACQ-016", "LDG-FINISH-007"})
+
+
+def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> str | None:
+    """The rule a differing answer breaks, where the difference itself tells (``clause`` is
+    the model's step clause; empty for a read-back).
+
+    - A new acquisition (not a replay, not busy) that assigns another task than the model,
+      or one where the model finds none eligible, or none where one is: the eligibility and
+      order rule, LDG-ACQ-001.
+    - A history read with gaps or repeats in its sequences, or a repeated event: HISTORY-001;
+      any other wrong history: HISTORY-002 (the events a transition writes)."""
+    if isinstance(op, spec.Acquire | spec.ProbeAcquisition):
+        if clause not in _FRESH_ACQUISITION or not isinstance(actual, Ok):
+            return None
+        mine, theirs = _claimed_task(expected), _claimed_task(actual)
+        if mine != theirs and not isinstance(mine, Opaque):
+            return "LDG-ACQ-001"
+        return None
+    if not isinstance(op, spec.History) or not isinstance(actual, Ok):
+        return None
+    records = actual.value if isinstance(actual.value, list) else []
+    sequences = [getattr(r, "sequence", None) for r in records]
+    if sequences != list(range(1, len(sequences) + 1)):
+        return "LDG-HISTORY-001"
+    reasons = [getattr(getattr(r, "event", None), "reason", None) for r in records]
+    if len(records) > len(getattr(expected, "value", [])):
+        for a, b in zip(reasons, reasons[1:], strict=False):
+            if a == b:
+                return "LDG-HISTORY-001"
+    return "LDG-HISTORY-002"
 
 
 MODEL = ContractModel(
@@ -268,8 +826,19 @@ MODEL = ContractModel(
     initial=EMPTY,
     step=step,
     observe=observer,
-    field_clauses={},
+    field_clauses={
+        "remaining_ms": "LDG-AUTH-001",
+        "execution_remaining_ms": "LDG-AUTH-001",
+        "renew_sequence": "LDG-AUTH-001",
+        "cancel_requested": "LDG-AUTH-001",
+        "dispatch_allowed": "LDG-AUTH-001",
+        "execution_may_have_started": "LDG-RENEW-007",
+        "accepted_at": "LDG-SETTLE-001",
+        "latest_attempt_id": "LDG-READ-001",
+    },
     choices=(),
     durable_clause="LDG-DURABLE-001",
     mint_clause="LDG-ID-001",
+    changed=changed,
+    answer_clause=answer_clause,
 )

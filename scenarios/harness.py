@@ -9,7 +9,7 @@ clause the model says was broken, with the numbered trace so far.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -259,17 +259,21 @@ class Harness:
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
-                attribute_outcome(self.model, step, actual, op.name),
+                attribute_outcome(self.model, step, actual, op.name, op),
                 f"{op.name} answered {actual}; the contract requires {step.outcome}",
                 tuple(self.trace),
             )
-        self.state = step.state
+        before, self.state = self.state, step.state
         self._bind_minted(step, actual)
         if bind is not None:
             self._bind_answer(bind, step.outcome, actual)
-        self.check_record(op, step)
-        self.exercised(step.clause, step.effect_clause)
+        self.check_record(op, step, keys=self._changed(before, step.state))
+        self.exercised(step.clause, step.effect_clause, *step.also)
         return actual
+
+    def _changed(self, before: Any, after: Any) -> list[str]:
+        """The records a step changed beyond its op's own key (the model says which)."""
+        return list(self.model.changed(before, after)) if self.model.changed else []
 
     def _minted(self, name: str) -> Any:
         return self.bindings[name][1]
@@ -292,8 +296,19 @@ class Harness:
             if self.model.mint_clause is not None:
                 self.exercised(self.model.mint_clause)
 
+    def pick(self, choice: OneOf, actual: Outcome) -> Step | None:
+        """The option the store's answer matches (identifiers already bound must come back
+        unchanged); when several answer alike but leave different states (which tasks a
+        bounded scan took), the store's records decide."""
+        options = tuple(attrs.evolve(o, outcome=known(o.outcome, self._minted))
+                        for o in choice.options)
+        matching = [o for o in options if agrees(o.outcome, actual)]
+        if len(matching) > 1:
+            return next((o for o in matching if self._store_shows(o.state)), matching[0])
+        return matching[0] if matching else None
+
     def _choose(self, actor: str, op: Op, choice: OneOf, actual: Outcome) -> Step:
-        picked = choice.pick(actual)
+        picked = self.pick(choice, actual)
         if picked is None:
             self._record(actor, op, choice.options[0].outcome, actual)
             raise violation(
@@ -302,6 +317,23 @@ class Harness:
                 tuple(self.trace),
             )
         return picked
+
+    def _store_shows(self, state: Any, keys: Iterable[str] = ()) -> bool:
+        """Does every record ``state`` changed (and every one of ``keys``) read back from the
+        store as in ``state``?"""
+        for key in dict.fromkeys([*self._changed(self.state, state), *keys]):
+            for observe in self._observations(key, state):
+                expected = self.model.step(state, resolve(observe, self._model_side), self.ctx())
+                if not agrees(known(expected.outcome, self._minted),
+                              self.run(self.world.open(), observe)):
+                    return False
+        return True
+
+    def _observations(self, key: str, state: Any) -> tuple[Op, ...]:
+        found = self.model.observe(key, self.bindings, state)
+        if found is None:
+            return ()
+        return tuple(found) if isinstance(found, tuple | list) else (found,)
 
     def _bind_answer(self, name: str, expected: Outcome, actual: Outcome) -> None:
         pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
@@ -318,7 +350,8 @@ class Harness:
         """Accept an answer the store gave concurrently: check it against the model as if the
         op had run alone now, then adopt the model's next state."""
         answer = self.expect(op)
-        step = (answer.pick(actual) or answer.options[0]) if isinstance(answer, OneOf) else answer
+        step = (self.pick(answer, actual) or answer.options[0]) if isinstance(
+            answer, OneOf) else answer
         step = attrs.evolve(step, outcome=known(step.outcome, self._minted))
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
@@ -326,39 +359,47 @@ class Harness:
             self._bind_minted(step, actual)
         return step
 
-    def check_record(self, op: Op, last: Step, clause: str | None = None) -> None:
-        """Read the record ``op`` touched back from store and model; a difference fails the
-        clause governing ``last``'s effect (for a refused op: that nothing changed)."""
-        key = op.key()
-        if key is None:
-            return
-        expected = self._read_back(
-            key,
-            f"after {op.name}",
-            lambda e, a: clause or attribute_effect(self.model, last, e, a),
-        )
-        if last.outcome.code == "ok" and isinstance(expected, Ok):
-            fields = leaf_fields(expected.value) | leaf_fields(getattr(last.outcome, "value", None))
-            self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
+    def check_record(self, op: Op, last: Step, clause: str | None = None,
+                     keys: Iterable[str] = ()) -> None:
+        """Read the records ``op`` touched (its key, and ``keys`` the step changed) back from
+        store and model; a difference fails the clause governing ``last``'s effect (for a
+        refused op: that nothing changed)."""
+        own = op.key()
+        for key in dict.fromkeys([*([own] if own is not None else []), *keys]):
+            agreed = self._read_back(
+                key,
+                f"after {op.name}",
+                lambda e, a: clause or attribute_effect(self.model, last, e, a),
+            )
+            if last.outcome.code == "ok":
+                fields = leaf_fields(getattr(last.outcome, "value", None))
+                for expected in agreed:
+                    if isinstance(expected, Ok):
+                        fields |= leaf_fields(expected.value)
+                self.exercised(*(c for f, c in self.model.field_clauses.items() if f in fields))
 
     def _read_back(
         self, key: str, context: str, clause: Callable[[Outcome, Outcome], str]
-    ) -> Outcome | None:
+    ) -> list[Outcome]:
         """Observe ``key`` on store and model; on a difference raise a violation of
-        ``clause(expected, actual)``. Returns the agreed outcome (None: not observable)."""
-        observe = self.model.observe(key, self.bindings, self.state)
-        if observe is None:
-            return None
-        expected: Outcome = self.expect_one(observe).outcome
-        actual = self.run(self.world.open(), observe)
-        if not agrees(expected, actual):
-            self._record("check", observe, expected, actual)
-            raise violation(
-                clause(expected, actual),
-                f"{context}, {observe.name} answered {actual}; the contract requires {expected}",
-                tuple(self.trace),
-            )
-        return expected
+        ``clause(expected, actual)`` (or of the clause the model names from the difference).
+        Returns the agreed outcomes (none: not observable)."""
+        agreed: list[Outcome] = []
+        for observe in self._observations(key, self.state):
+            expected: Outcome = known(self.expect_one(observe).outcome, self._minted)
+            actual = self.run(self.world.open(), observe)
+            if not agrees(expected, actual):
+                self._record("check", observe, expected, actual)
+                named = (self.model.answer_clause(observe, "", expected, actual)
+                         if self.model.answer_clause else None)
+                raise violation(
+                    named or clause(expected, actual),
+                    f"{context}, {observe.name} answered {actual}; the contract requires "
+                    f"{expected}",
+                    tuple(self.trace),
+                )
+            agreed.append(expected)
+        return agreed
 
     def _record(
         self, actor: str, op: Op, expected: Outcome, actual: Outcome, bind: str = ""

@@ -12,7 +12,18 @@ from typing import Any
 
 import attrs
 
-from .ledgence_submission import Program, ProgramDescriptor, Scope, TaskInput
+from .ledgence_submission import (
+    SETTLEMENT_MAX_BYTES,
+    Conflict,
+    InvalidInput,
+    Program,
+    ProgramDescriptor,
+    Scope,
+    TaskInput,
+    canonical_json,
+    validate_scope,
+    validate_text,
+)
 from .values import value_class
 
 __all__ = [
@@ -48,6 +59,17 @@ __all__ = [
     "HistoryEvent",
     "RecordedHistoryEvent",
     "RecoveryProgress",
+    "KEEP_ALIVE",
+    "DISPATCH",
+    "CONFIRMED",
+    "UNCONFIRMED",
+    "validate_owner",
+    "validate_acquire",
+    "validate_renew",
+    "validate_settle",
+    "check_report_identity",
+    "canonical_settlement",
+    "same_settlement",
 ]
 
 KEEP_ALIVE, DISPATCH = "keep_alive", "dispatch"
@@ -360,3 +382,124 @@ class RecordedHistoryEvent:
 class RecoveryProgress:
     examined: int
     expired: int
+
+
+# --- validation of the delivery commands (before any storage is touched) -----------------------
+
+
+def _count(value: Any, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidInput(f"{what} must be an integer >= {minimum}")
+    return value
+
+
+def validate_owner(owner: Any) -> LeaseOwner:
+    """A well-formed lease owner: scope, four ids, generation >= 1, consumer >= 0."""
+    if not isinstance(owner, LeaseOwner):
+        raise InvalidInput("owner must be a LeaseOwner")
+    validate_scope(owner.scope)
+    for what in ("task_id", "attempt_id", "lease_id", "worker_session_id"):
+        validate_text(getattr(owner, what), what)
+    _count(owner.generation, "generation", 1)
+    _count(owner.consumer_id, "consumer_id", 0)
+    return owner
+
+
+def validate_acquire(command: Any) -> AcquireCommand:
+    """Sequence 0 is well formed here (it answers out_of_order once the session is checked)."""
+    if not isinstance(command, AcquireCommand):
+        raise InvalidInput("command must be an AcquireCommand")
+    validate_scope(command.scope)
+    validate_text(command.queue, "queue")
+    validate_text(command.worker_session_id, "worker_session_id")
+    _count(command.consumer_id, "consumer_id", 0)
+    _count(command.sequence, "sequence", 0)
+    return command
+
+
+def validate_renew(command: Any) -> RenewCommand:
+    if not isinstance(command, RenewCommand):
+        raise InvalidInput("command must be a RenewCommand")
+    validate_owner(command.owner)
+    _count(command.sequence, "sequence", 0)
+    if command.intent not in (KEEP_ALIVE, DISPATCH):
+        raise InvalidInput("intent must be keep_alive or dispatch")
+    return command
+
+
+def _validate_context(context: Any) -> None:
+    if not isinstance(context, ExecutionContext) or not isinstance(context.program, Program):
+        raise InvalidInput("report.context must be an ExecutionContext")
+    validate_text(context.task_id, "context.task_id")
+    validate_text(context.attempt_id, "context.attempt_id")
+    validate_text(context.digest, "context.digest")
+
+
+def _validate_report(report: Any) -> None:
+    if isinstance(report, ExecutionReport):
+        _validate_context(report.context)
+        validate_text(report.process_id, "process_id")
+        if not isinstance(report.reused_process, bool):
+            raise InvalidInput("reused_process must be a bool")
+        _count(report.elapsed_ms, "elapsed_ms", 0)
+        outcome = report.outcome
+        if not isinstance(outcome, Mapping):
+            raise InvalidInput("outcome must be a mapping")
+        if outcome.get("status") == "success" and set(outcome) == {"status", "output"}:
+            canonical_json(outcome["output"])
+        elif outcome.get("status") == "failure" and set(outcome) == {"status", "kind",
+                                                                       "message"}:
+            if outcome["kind"] not in FAILURE_KINDS or not isinstance(outcome["message"], str):
+                raise InvalidInput("a failure outcome needs a known kind and a message")
+        else:
+            raise InvalidInput('outcome must be {"status": "success", "output": ...} or '
+                               '{"status": "failure", "kind": ..., "message": ...}')
+    elif isinstance(report, ExecutionFailure):
+        _validate_context(report.context)
+        if report.kind not in FAILURE_KINDS:
+            raise InvalidInput(f"failure kind must be one of {', '.join(FAILURE_KINDS)}")
+        if report.phase not in FAILURE_PHASES:
+            raise InvalidInput(f"failure phase must be one of {', '.join(FAILURE_PHASES)}")
+        if not isinstance(report.message, str) or not isinstance(
+                report.execution_may_have_started, bool):
+            raise InvalidInput("a failure needs a message and execution_may_have_started")
+        if report.cleanup_error is not None and not isinstance(report.cleanup_error, str):
+            raise InvalidInput("cleanup_error must be text or None")
+    else:
+        raise InvalidInput("report must be an ExecutionReport or an ExecutionFailure")
+
+
+def canonical_settlement(command: SettleCommand) -> str:
+    """The canonical JSON a settlement is matched (and size-limited) on: every field, keys
+    sorted, 1 and 1.0 apart."""
+    return canonical_json(attrs.asdict(command, recurse=True))
+
+
+def same_settlement(a: SettleCommand, b: SettleCommand) -> bool:
+    """Is ``b`` a canonically identical re-send of ``a``?"""
+    return canonical_settlement(a) == canonical_settlement(b)
+
+
+def validate_settle(command: Any) -> SettleCommand:
+    """Shape, vocabularies and the 8 MiB limit on the canonical settlement."""
+    if not isinstance(command, SettleCommand):
+        raise InvalidInput("command must be a SettleCommand")
+    validate_owner(command.owner)
+    validate_text(command.operation_id, "operation_id")
+    if command.quiescence not in (CONFIRMED, UNCONFIRMED):
+        raise InvalidInput("quiescence must be confirmed or unconfirmed")
+    _validate_report(command.report)
+    if len(canonical_settlement(command).encode("utf-8")) > SETTLEMENT_MAX_BYTES:
+        raise InvalidInput("the settlement is larger than 8 MiB")
+    return command
+
+
+def check_report_identity(command: SettleCommand, descriptor: ProgramDescriptor) -> None:
+    """The report must name the owner's task and attempt and the task's program and digest;
+    else :class:`Conflict`."""
+    context = command.report.context
+    owner = command.owner
+    if (context.task_id, context.attempt_id) != (owner.task_id, owner.attempt_id):
+        raise Conflict("the report names another task or attempt than its owner")
+    if context.program != descriptor.program or context.digest != descriptor.digest:
+        raise Conflict("the report names another program or digest than the task runs")

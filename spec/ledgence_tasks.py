@@ -1,9 +1,8 @@
 """The ``ledgence-tasks`` contract: the ledgence ``TaskStore`` + ``RecoveryStore`` traits.
 
-Work in progress (issue 4): the types, constants, errors, submission validation and canonical
-matching are here; the clause catalogue, model, adapters and checks are not yet, so the CLI does
-not offer this contract. Identifiers (task, run, attempt, lease, session ids) are minted by the
-store; time is the store's (``env.clock()``, integer ms).
+Everything but paginated listing and targeted dispatch (``list_tasks``, ``claim_dispatch``).
+Identifiers (session, task, run, attempt, lease and event ids) are minted by the store; time is
+the store's (``env.clock()``, integer ms).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from .ledgence_delivery import (
 )
 from .ledgence_submission import *  # noqa: F403
 from .ledgence_submission import CONTRACT, ProgramDescriptor, Scope, SubmitCommand
+from .opaque import Ref
 from .ops import Op, operation
 
 
@@ -90,7 +90,7 @@ PROTOCOL_METHODS = ("open_session", "extend_session", "lookup_submission",
                     "settle", "confirm_quiescence", "cancel", "expire_batch")
 
 
-# --- operations as data (this slice: sessions, submissions, reads, history, cancel) -------------
+# --- operations as data ------------------------------------------------------------------------
 
 
 class _TaskOp(Op):
@@ -165,6 +165,74 @@ class Cancel(_TaskOp):
     task_id: Any
 
 
+@operation(CONTRACT, "inspect_attempt")
+@attrs.frozen
+class InspectAttempt(_TaskOp):
+    scope: Scope
+    task_id: Any
+    attempt_id: Any
+
+
+@operation(CONTRACT, "probe_acquisition")
+@attrs.frozen
+class ProbeAcquisition(Op):
+    """``deadline_ms`` is store time: a deadline at or before now answers unavailable."""
+
+    command: AcquireCommand
+    finish_empty: bool
+    deadline_ms: int
+
+
+@operation(CONTRACT, "acquire")
+@attrs.frozen
+class Acquire(Op):
+    command: AcquireCommand
+
+
+class _OwnerOp(Op):
+    def owner_of(self) -> Any:
+        raise NotImplementedError
+
+    def key(self) -> str | None:
+        tid = getattr(self.owner_of(), "task_id", None)
+        if isinstance(tid, Ref):
+            return tid.name
+        return tid if isinstance(tid, str) else None
+
+
+@operation(CONTRACT, "renew")
+@attrs.frozen
+class Renew(_OwnerOp):
+    command: RenewCommand
+
+    def owner_of(self) -> Any:
+        return getattr(self.command, "owner", None)
+
+
+@operation(CONTRACT, "settle")
+@attrs.frozen
+class Settle(_OwnerOp):
+    command: SettleCommand
+
+    def owner_of(self) -> Any:
+        return getattr(self.command, "owner", None)
+
+
+@operation(CONTRACT, "confirm_quiescence")
+@attrs.frozen
+class ConfirmQuiescence(_OwnerOp):
+    owner: LeaseOwner
+
+    def owner_of(self) -> Any:
+        return self.owner
+
+
+@operation(CONTRACT, "expire_batch")
+@attrs.frozen
+class ExpireBatch(Op):
+    limit: int
+
+
 # --- the clause catalogue (this slice) -------------------------------------------------------
 
 M = "machine"
@@ -181,6 +249,7 @@ def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] =
 
 
 CLAUSES = Catalogue([
+    # -- sessions
     _c("LDG-SESSION-001", "a session lasts 24 hours",
        "open_session returns a new session of the given scope, queue and concurrency expiring "
        "at now + 86 400 000.", M, "scenario:sessions_expire_and_never_revive"),
@@ -193,6 +262,7 @@ CLAUSES = Catalogue([
     _c("LDG-SESSION-004", "an expired session is never revived",
        "extend_session before expires_at sets expires_at = now + 24 h; at or after it answers "
        "session_expired.", M, "scenario:sessions_expire_and_never_revive"),
+    # -- submission
     _c("LDG-SUBMIT-001", "a submission creates one queued task",
        "accept_resolved_submission of a new key creates a queued task with submitted_at = "
        "available_at = now, no attempts, and exactly one `submitted` history event.",
@@ -219,17 +289,35 @@ CLAUSES = Catalogue([
     _c("LDG-LOOKUP-001", "lookup reads the binding",
        "lookup_submission returns the task accepted under (scope, key), or none.", M,
        "scenario:submission_replay_ignores_key_order"),
+    # -- reads and history
     _c("LDG-READ-001", "reads agree with the task",
        "status, result and inspect of a task in its scope return what the accepted operations "
-       "imply (result's outcome: none while queued, cancelled once cancelled).", M,
-       "scenario:queued_cancel_is_terminal_and_idempotent"),
+       "imply: result's outcome is none while queued or active, then {kind: succeeded, "
+       "output}, {kind: failed, failure} or {kind: cancelled}; status names the latest "
+       "attempt.", M, "scenario:queued_cancel_is_terminal_and_idempotent"),
     _c("LDG-READ-002", "other scopes see not_found",
-       "A missing task, or one of another scope, is not_found for every read and for cancel.",
+       "A missing task, or one of another scope, is not_found for every read (inspect_attempt "
+       "included) and for cancel.",
        M, "scenario:queued_cancel_is_terminal_and_idempotent"),
+    _c("LDG-READ-003", "inspect_attempt shows the attempt",
+       "inspect_attempt returns the attempt's event, descriptor, lease, deadlines, state, "
+       "last renewal, quiescence, settlement and finished_at; an attempt of another task is "
+       "not_found.", M, "scenario:finish_rules"),
+    _c("LDG-READ-004", "reads never expire anything",
+       "An attempt past its expiry still reads as active, with its task active, until a "
+       "recovery scan, a cancel or its owner's next call finds it expired.", M,
+       "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
     _c("LDG-HISTORY-001", "history is contiguous and paged",
        "history returns the task's events with sequence > after, ascending, at most 100; "
        "sequences start at 1 and have no gaps; replays and no-ops write nothing.", M,
        "scenario:queued_cancel_is_terminal_and_idempotent"),
+    _c("LDG-HISTORY-002", "each transition writes its events",
+       "Every event names its attempt (none for submitted and for a queued task's cancel) and "
+       "the time of the transition: claimed; dispatch_authorized; cancel_requested; "
+       "report_accepted; cleanup_confirmed; lease_expired; then exactly one of succeeded, "
+       "failed, cancelled, retry_scheduled when an attempt finishes.", M,
+       "scenario:finish_rules"),
+    # -- cancel
     _c("LDG-CANCEL-001", "a queued task is cancelled at once",
        "cancel of a queued task makes it cancelled now (terminal_at, cancel_requested_at) and "
        "writes `cancel_requested` then `cancelled`.", M,
@@ -237,13 +325,220 @@ CLAUSES = Catalogue([
     _c("LDG-CANCEL-002", "cancel of a terminal task changes nothing",
        "cancel of a terminal or already cancel-requested task returns its state and writes "
        "nothing.", M, "scenario:queued_cancel_is_terminal_and_idempotent"),
+    _c("LDG-CANCEL-003", "cancel of a live attempt only requests it",
+       "cancel of an active task whose attempt is live sets cancel_requested_at = now, writes "
+       "`cancel_requested`, cuts the authority deadline to min(itself, now + 30 000) and caps "
+       "the lease by it, and answers active: the attempt is not finalized yet.", M,
+       "scenario:cancel_of_live_attempt_requests_it"),
+    _c("LDG-CANCEL-004", "cancel of an expired attempt finalizes it",
+       "cancel of an active task whose attempt is no longer live writes `cancel_requested`, "
+       "`lease_expired` and `cancelled`, marks the attempt lost and answers cancelled.", M,
+       "scenario:cancel_of_expired_attempt_finalizes_it"),
+    # -- acquisition
+    _c("LDG-ACQ-001", "a claim takes the first eligible task",
+       "acquire claims, among the tasks of the command's scope and queue that are queued, not "
+       "cancel-requested, with available_at <= now and attempts left, the one first by "
+       "(available_at, submitted_at, task_id); a retry is not claimable before its "
+       "available_at.", M, "scenario:claim_order_and_eligibility"),
+    _c("LDG-ACQ-002", "a claim starts an attempt",
+       "The claimed task becomes active with attempt_count + 1 and a new current attempt of "
+       "generation attempt_count + 1, deadline = now + attempt_timeout_ms and authority "
+       "deadline = deadline + 30 000, owned by the (session, consumer); the reply is Assigned "
+       "with the descriptor, the event (task, run, attempt, attempt number, scope, data), the "
+       "lease and its authority; `claimed` is written.", M,
+       "scenario:claim_order_and_eligibility"),
+    _c("LDG-ACQ-003", "the lease is capped",
+       "A lease granted or renewed expires at min(now + 60 000, authority deadline, session "
+       "expiry).", M, "scenario:lease_capped_by_session_expiry"),
+    _c("LDG-ACQ-004", "acquisition checks the session first",
+       "An unknown session answers unknown_session; an expired one session_expired, before "
+       "any replay.", M, "scenario:lease_capped_by_session_expiry"),
+    _c("LDG-ACQ-005", "acquisition validates its command",
+       "A malformed command, a scope or queue other than the session's, or a consumer id >= "
+       "the session's concurrency answers invalid_input.", M,
+       "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-006", "sequences start at 1",
+       "Sequence 0, or a first sequence other than 1, answers out_of_order.", M,
+       "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-007", "old sequences are obsolete",
+       "A sequence below the consumer's cursor answers obsolete_operation.", M,
+       "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-008", "gaps are out of order",
+       "A sequence more than one above the cursor answers out_of_order.", M,
+       "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-009", "an Empty replay stays Empty",
+       "Repeating the cursor's sequence after an Empty answers Empty again, even when work "
+       "has arrived since, and writes nothing.", M, "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-010", "a live assignment replays with fresh authority",
+       "Repeating the cursor's sequence while its attempt is live answers the same assignment "
+       "(its current lease) with authority computed now, and writes nothing.", M,
+       "scenario:overtaking_a_live_assignment_is_busy"),
+    _c("LDG-ACQ-011", "a lost assignment replays as ownership_lost",
+       "Repeating the cursor's sequence once its attempt is no longer live answers the "
+       "OwnershipLost reply naming the task and attempt.", M,
+       "scenario:overtaking_a_live_assignment_is_busy"),
+    _c("LDG-ACQ-012", "overtaking a live assignment is busy",
+       "The next sequence while the consumer's previous attempt is live (an unconfirmed "
+       "settlement included) answers busy and changes nothing.", M,
+       "scenario:overtaking_a_live_assignment_is_busy"),
+    _c("LDG-ACQ-013", "Pending changes nothing",
+       "probe_acquisition with nothing to claim and finish_empty false answers Pending with "
+       "the session's remaining ms; the cursor does not move.", M,
+       "scenario:pending_changes_nothing"),
+    _c("LDG-ACQ-014", "an empty finish commits Empty",
+       "With nothing to claim, acquire (and probe_acquisition with finish_empty) answers Empty "
+       "and moves the cursor to the sequence; probe replies say replayed, claimed or "
+       "finalized_empty.", M, "scenario:acquisition_sequences"),
+    _c("LDG-ACQ-015", "a passed deadline is unavailable, never Empty",
+       "probe_acquisition whose deadline is at or before now answers unavailable and changes "
+       "nothing.", M, "scenario:pending_changes_nothing"),
+    _c("LDG-ACQ-016", "each consumer has its own cursor",
+       "Sequences are per (session, consumer): one consumer's live assignment or cursor "
+       "never makes another consumer busy, obsolete or out of order.", M,
+       "scenario:claim_order_and_eligibility"),
+    _c("LDG-ACQ-017", "a drained queue hands each task out once",
+       "Consumers acquiring concurrently from one queue claim every task at most once per "
+       "attempt, and every queued task is claimed.", "race:consumers_drain_a_queue",
+       requires=("concurrency",)),
+    # -- liveness and authority
+    _c("LDG-LIVE-001", "expiry is exact",
+       "An attempt is live only while its task is active, it is current and active, now < "
+       "lease expiry and now < authority deadline; at equality it is expired for every "
+       "operation.", M, "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+    _c("LDG-AUTH-001", "authority is computed fresh",
+       "Every authority reports expires_at (the lease's), remaining_ms and "
+       "execution_remaining_ms (expiry - now and deadline - now while live, else 0), "
+       "renew_sequence (the last accepted renewal's, else 0), cancel_requested (cancel "
+       "requested or now >= deadline) and dispatch_allowed (live, no cancel, no settlement, "
+       "and the last renewal's intent was dispatch).", M,
+       "scenario:dispatch_renewal_authorizes_once"),
+    _c("LDG-OWNER-001", "owner calls find their task",
+       "renew, settle and confirm_quiescence with a malformed owner answer invalid_input; "
+       "with a task that is missing or of another scope, not_found.", M,
+       "scenario:settle_conflicts"),
+    # -- renewal
+    _c("LDG-RENEW-001", "renew extends a live lease",
+       "The next renewal sequence of the exact live owner extends the lease to the capped "
+       "expiry, records the renewal and answers the authority.", M,
+       "scenario:renewal_replay_does_not_extend"),
+    _c("LDG-RENEW-002", "renew needs the exact live owner",
+       "An owner that differs in any field from the attempt's, an attempt that is not current, "
+       "or one no longer live answers ownership_lost, before any sequence check.", M,
+       "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+    _c("LDG-RENEW-003", "renew checks the session first",
+       "An unknown owner session answers unknown_session, an expired one session_expired.",
+       M, "scenario:lease_capped_by_session_expiry"),
+    _c("LDG-RENEW-004", "renewal sequences are ordered",
+       "Sequence 0 or one more than one above the last renewal answers out_of_order; one "
+       "below it obsolete_operation.", M, "scenario:renewal_replay_does_not_extend"),
+    _c("LDG-RENEW-005", "a renewal replay does not extend",
+       "Repeating the last renewal (same sequence and intent) answers fresh authority and "
+       "leaves the lease as it was.", M, "scenario:renewal_replay_does_not_extend"),
+    _c("LDG-RENEW-006", "a renewal sequence binds its intent",
+       "The last renewal's sequence with another intent answers conflict.", M,
+       "scenario:renewal_replay_does_not_extend"),
+    _c("LDG-RENEW-007", "the first dispatch renewal authorizes dispatch once",
+       "A dispatch renewal before the deadline, with no cancel requested and no settlement, "
+       "sets execution_may_have_started and writes `dispatch_authorized` the first time "
+       "only.", M, "scenario:dispatch_renewal_authorizes_once"),
+    _c("LDG-RENEW-008", "renew validates its command",
+       "An intent other than keep_alive or dispatch, or a negative sequence, answers "
+       "invalid_input.", M, "scenario:renewal_replay_does_not_extend"),
+    # -- settlement and quiescence
+    _c("LDG-SETTLE-001", "settle accepts the live owner's report",
+       "A first settlement from the exact live owner is accepted: receipt (operation id, "
+       "task, attempt, accepted_at = now), already_accepted false, `report_accepted` "
+       "written; with confirmed quiescence the attempt finishes at once.", M,
+       "scenario:finish_rules"),
+    _c("LDG-SETTLE-002", "settle needs the live owner",
+       "An owner that differs from the attempt's answers ownership_lost; so does a matching "
+       "owner whose attempt is no longer live and has no settlement.", M,
+       "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+    _c("LDG-SETTLE-003", "an identical re-send replays",
+       "A canonically identical settlement of a settled attempt answers the original receipt "
+       "with already_accepted true and the task's current state, even after expiry or a "
+       "newer attempt, and writes nothing.", M,
+       "scenario:settle_replay_after_retry_leaves_new_attempt"),
+    _c("LDG-SETTLE-004", "a different settlement conflicts",
+       "Any other settlement (operation id, report or quiescence) of a settled attempt "
+       "answers conflict.", M, "scenario:settle_conflicts"),
+    _c("LDG-SETTLE-005", "a report names its attempt and program",
+       "A report whose context names another task or attempt than its owner, or another "
+       "program or digest than the task's descriptor, answers conflict.", M,
+       "scenario:settle_conflicts"),
+    _c("LDG-SETTLE-006", "settle validates its command",
+       "A malformed settlement (report shape, failure kind or phase, quiescence) or one "
+       "larger than 8 MiB canonically answers invalid_input.", M,
+       "scenario:settle_conflicts"),
+    _c("LDG-SETTLE-007", "an unconfirmed settlement keeps the task active",
+       "With unconfirmed quiescence the task and attempt stay active (the consumer busy) "
+       "until confirm_quiescence or expiry.", M,
+       "scenario:unconfirmed_settlements"),
+    _c("LDG-QUIESCE-001", "confirmation finishes the attempt",
+       "confirm_quiescence of a live, settled, unconfirmed attempt writes `cleanup_confirmed` "
+       "and finishes it by its report; it answers the task's state.", M,
+       "scenario:unconfirmed_settlements"),
+    _c("LDG-QUIESCE-002", "a confirmed attempt is unchanged",
+       "confirm_quiescence of an attempt whose quiescence is confirmed answers the task's "
+       "state and writes nothing.", M, "scenario:unconfirmed_settlements"),
+    _c("LDG-QUIESCE-003", "there is nothing to confirm without a report",
+       "confirm_quiescence of a live attempt without a settlement answers invalid_input.",
+       M, "scenario:unconfirmed_settlements"),
+    _c("LDG-QUIESCE-004", "confirmation needs the live owner",
+       "A mismatched owner, or an unconfirmed attempt no longer live, answers "
+       "ownership_lost.", M, "scenario:unconfirmed_settlements"),
+    # -- the finish rules
+    _c("LDG-FINISH-001", "success succeeds",
+       "A finished attempt whose report is a success makes the task succeeded (terminal_at "
+       "now, outcome {kind: succeeded, output}) and the attempt succeeded.", M,
+       "scenario:finish_rules"),
+    _c("LDG-FINISH-002", "an application failure fails without retry",
+       "A report whose outcome is a failure makes the task and the attempt failed, with "
+       "attempts left or not.", M, "scenario:finish_rules"),
+    _c("LDG-FINISH-003", "retryable failures retry",
+       "An execution failure of kind unavailable, io, capacity, runtime, timed_out or "
+       "cancelled, or an attempt lost without a report, requeues the task while "
+       "attempt_count < max_attempts: queued, no current attempt, available_at = now + "
+       "retry_delay_ms, `retry_scheduled`; the task and run ids stay.", M,
+       "scenario:finish_rules"),
+    _c("LDG-FINISH-004", "the attempt budget is final",
+       "A retryable end with attempt_count = max_attempts fails the task instead.", M,
+       "scenario:finish_rules"),
+    _c("LDG-FINISH-005", "other failure kinds are final",
+       "An execution failure of any other kind fails the task and the attempt.", M,
+       "scenario:finish_rules"),
+    _c("LDG-FINISH-006", "a cancel request wins",
+       "When cancel was requested, a finishing attempt makes the task cancelled whatever its "
+       "report; the attempt is cancelled if quiescence was confirmed, else lost.", M,
+       "scenario:cancel_of_live_attempt_requests_it"),
+    _c("LDG-FINISH-007", "a retry is a new attempt",
+       "The claim of a retried task makes a new attempt id, lease and event with the next "
+       "generation; the old owner can change nothing.", M,
+       "scenario:settle_replay_after_retry_leaves_new_attempt"),
+    # -- recovery
+    _c("LDG-RECOVER-001", "expire_batch expires due attempts",
+       "Each active task whose attempt is expired (now >= lease expiry) gets `lease_expired`, "
+       "then finishes by the rules (lost without a report; an accepted report still decides); "
+       "the answer counts examined and expired candidates.", M,
+       "scenario:expire_batch_is_bounded"),
+    _c("LDG-RECOVER-002", "the batch limit is 1..100",
+       "expire_batch(0) and expire_batch(101) answer invalid_input.", M,
+       "scenario:expire_batch_is_bounded"),
+    _c("LDG-RECOVER-003", "a batch is bounded and earliest first",
+       "A scan examines at most `limit` candidates, those with the earliest lease expiry.", M,
+       "scenario:expire_batch_is_bounded"),
+    _c("LDG-RECOVER-004", "nothing is finalized twice",
+       "A scan never examines a task that is not active with an expired attempt: repeated "
+       "scans after a recovery, a settlement or a cancel answer {0, 0} and write nothing.", M,
+       "scenario:expire_batch_is_bounded"),
+    _c("LDG-RECOVER-005", "concurrent scanners and settlers finalize once",
+       "expire_batch scans running concurrently with each other and with settlements "
+       "finalize every attempt exactly once and write each finishing event once.",
+       "race:scanners_and_settlers", requires=("concurrency",)),
+    # -- identity and durability
     _c("LDG-ID-001", "minted identifiers are unique",
-       "Every session, task and run id the store mints is new.", M),
+       "Every session, task, run, attempt, lease and event id the store mints is new.", M),
     _c("LDG-DURABLE-001", "reopening keeps everything",
-       "After a reopen every session, task, binding and history event is as before.", M,
-       "scenario:reopen_keeps_everything", requires=("durable",)),
+       "After a reopen every session, task, attempt, cursor, binding and history event is as "
+       "before.", M, "scenario:reopen_keeps_everything", requires=("durable",)),
 ])
-
-PROTOCOL_SLICE = ("open_session", "extend_session", "lookup_submission",
-                  "accept_resolved_submission", "status", "result", "inspect", "history",
-                  "cancel")

@@ -1,4 +1,4 @@
-"""ledgence-tasks, first slice, end to end on the memory store: every clause passes, every
+"""ledgence-tasks end to end on the memory store: every clause passes, every
 known-faulty store is caught by its clause, and the CLI says plainly what is not there yet."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fencepost.spec import ledgence_tasks as spec
 ALL = {c.id for c in spec.CLAUSES}
 
 
-def test_memory_store_passes_every_clause_of_the_slice() -> None:
+def test_memory_store_passes_every_clause() -> None:
     report = check("ledgence-tasks", "memory", seed=3)
     assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}, [
         (v.clause.id, v.status, v.reason) for v in report.verdicts if v.status != "pass"
@@ -31,12 +31,12 @@ def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
 
 
-def test_sqlite_store_passes_every_clause_of_the_slice() -> None:
+def test_sqlite_store_passes_every_clause() -> None:
     report = check("ledgence-tasks", "sqlite", seed=3)
     assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}
 
 
-def test_postgresql_store_passes_every_clause_of_the_slice(pg_url: str) -> None:
+def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
     report = check("ledgence-tasks", pg_url, seed=3)
     assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}
 
@@ -48,7 +48,7 @@ def test_non_string_json_keys_are_invalid_input() -> None:
         canonical_json({1: "x", None: "y"})
 
 
-def test_cli_checks_the_slice_on_sqlite(tmp_path: Path) -> None:
+def test_cli_checks_sqlite(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "fencepost.cli", "check", "ledgence-tasks", "--quiet",
          "--seed", "4"],

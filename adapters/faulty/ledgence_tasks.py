@@ -1,4 +1,8 @@
-"""Known-faulty ledgence-tasks stores (first slice): the correct core with one bug each."""
+"""Known-faulty ledgence-tasks stores: the correct core with one bug each.
+
+Sessions, submission, reads and history here; acquisition and renewal in
+:mod:`.ledgence_delivery`; settlement, the finish rules, cancel and recovery in
+:mod:`.ledgence_recovery`. ``MUTANTS`` lists them all."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore, TaskRecord
 from fencepost.spec import ledgence_tasks as spec
 
+from . import ledgence_delivery as _delivery
+from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
 
 _Base: Any = LedgenceCore
@@ -189,7 +195,7 @@ def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
     return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
 
 
-MUTANTS = (
+_SLICE = (
     _m("sessions_last_one_hour", "a session expires after one hour", "LDG-SESSION-001",
        SessionsLastOneHour),
     _m("zero_concurrency_accepted", "open_session accepts concurrency 0", "LDG-SESSION-002",
@@ -226,3 +232,5 @@ MUTANTS = (
     _m("cancellations_in_process", "cancellations kept in the process are lost on reopen",
        "LDG-DURABLE-001", CancellationsInProcess),
 )
+
+MUTANTS = _SLICE + _delivery.MUTANTS + _recovery.MUTANTS

@@ -1,20 +1,26 @@
 """The ledgence-tasks rules written once over a small storage interface.
 
 ``LedgenceCore`` implements the operations on top of ``_transaction()``, a context manager that
-yields a :class:`Txn`: one atomic unit of work that loads and writes sessions, tasks and history.
-Storage classes only provide that; the known-faulty adapters override one small helper each
-(``_same_submission``, ``_session_expired``, ``_history_page``, ``_cancel_queued``...). This is
-an implementation of the contract independent of any reference model: the model is the oracle
-it is checked against.
+yields a :class:`Txn`: one atomic unit of work that loads and writes sessions, tasks, attempts,
+acquisition cursors and history. Storage classes only provide that; the known-faulty adapters
+override one small helper each (``_same_submission``, ``_session_expired``, ``_live``,
+``_lease_expiry``, ``_retryable``, ``_expire_one``...). This is an implementation of the
+contract independent of any reference model: the model is the oracle it is checked against.
 
-First slice (issue 4): sessions, submission, the reads, history and cancelling a queued task.
-Acquisition, renewal, settlement and recovery arrive later, so no task is ever active here.
+The whole lifecycle: sessions, submission, the reads, history, acquisition (with replays and
+per-consumer sequences), renewal, settlement, quiescence, cancellation of queued and active
+tasks and the recovery scan (``expire_batch``). Every operation reads the store's clock once,
+inside its transaction (``expire_batch`` once per transaction: the shortlist and each
+candidate's own re-check).
+
+Reads and replays never write and never expire anything: an attempt past its expiry stays
+``active`` until ``expire_batch``, a cancel or its owner's next call finds it expired.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -27,12 +33,20 @@ HISTORY_PAGE = 100
 """At most this many records per ``history`` call (the seed's page size)."""
 
 QUEUED, ACTIVE, CANCELLED = "queued", "active", "cancelled"
+SUCCEEDED, FAILED, LOST = "succeeded", "failed", "lost"
 CANCELLED_OUTCOME: Mapping[str, Any] = {"kind": CANCELLED}
+LOST_FAILURE: Mapping[str, Any] = {"kind": "lost", "message": ""}
+
+CLAIMED, REPLAYED, FINALIZED_EMPTY = "claimed", "replayed", "finalized_empty"
+"""The kinds of :class:`spec.ProbeCompleted`."""
+
+CANDIDATE_ORDER_FIELDS = ("available_at", "submitted_at", "task_id")
+"""The fields a candidate order may name (each storage maps them to its own columns)."""
 
 
 @attrs.frozen
 class TaskRecord:
-    """Everything stored for one task besides its history.
+    """Everything stored for one task besides its history and attempts.
 
     ``latest_attempt_id`` outlives ``snapshot.current_attempt_id`` (which a finished attempt
     clears); ``outcome`` is the logical outcome ``result`` reports, set when the task finishes.
@@ -51,22 +65,151 @@ class TaskRecord:
         return self.snapshot.input.scope
 
 
-class Txn(Protocol):
-    """One atomic unit of work on the store; every read holds its lock until the end."""
+@attrs.frozen
+class AttemptRecord:
+    """Everything stored for one attempt: the snapshot ``inspect_attempt`` answers and the
+    receipt of its accepted settlement (``None`` until one is accepted), which a replayed
+    settlement answers again unchanged."""
 
-    def load_session(self, worker_session_id: str) -> spec.WorkerSession | None: ...
+    snapshot: spec.AttemptSnapshot
+    receipt: spec.SettleReceipt | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.snapshot.event.task_id
+
+    @property
+    def attempt_id(self) -> str:
+        return self.snapshot.event.attempt_id
+
+    @property
+    def owner(self) -> spec.LeaseOwner:
+        return self.snapshot.lease.owner
+
+
+@attrs.frozen
+class Cursor:
+    """A consumer's acquisition cursor: the last sequence it committed and the attempt that
+    sequence assigned (``None`` for an Empty answer). Keyed by (session id, consumer id)."""
+
+    sequence: int
+    attempt: spec.AttemptRef | None
+
+
+@attrs.frozen
+class CandidateQuery:
+    """Which tasks an acquisition may claim and in which order: decided by the core, run by
+    the storage (in SQL, as the WHERE and ORDER BY of the candidate query) and re-checked by
+    the core on the locked record with :meth:`matches`.
+
+    ``available_by``: ``available_at <= available_by`` (``None``: no bound);
+    ``attempts_left``: ``attempt_count < max_attempts``; ``not_cancel_requested``:
+    ``cancel_requested_at is None``; ``order``: fields of :data:`CANDIDATE_ORDER_FIELDS`,
+    ascending (``task_id`` compared bytewise).
+    """
+
+    scope: spec.Scope
+    queue: str
+    states: tuple[str, ...]
+    available_by: int | None
+    attempts_left: bool
+    not_cancel_requested: bool
+    order: tuple[str, ...]
+
+    def matches(self, record: TaskRecord) -> bool:
+        snap = record.snapshot
+        return (
+            snap.input.scope == self.scope
+            and snap.input.queue == self.queue
+            and snap.state in self.states
+            and (self.available_by is None or snap.available_at <= self.available_by)
+            and (not self.attempts_left
+                 or snap.attempt_count < snap.input.retry_policy.max_attempts)
+            and (not self.not_cancel_requested or snap.cancel_requested_at is None)
+        )
+
+    def sort_key(self, record: TaskRecord) -> tuple[Any, ...]:
+        # Python compares str by code point, which is UTF-8 byte order.
+        return tuple(getattr(record.snapshot, name) for name in self.order)
+
+
+@attrs.frozen
+class Ending:
+    """How a finishing attempt ends: the task's and the attempt's new states, the task's
+    outcome (``None`` for a retry), its ``available_at`` and the one finishing event."""
+
+    task_state: str
+    attempt_state: str
+    outcome: Mapping[str, Any] | None
+    reason: str
+    available_at: int
+
+
+class Txn(Protocol):
+    """One atomic unit of work on the store; every read holds its lock until the end.
+
+    Lock order, for the storages that lock rows: session, cursor, task, attempt (a task's
+    history is written only by the holder of the task's lock).
+    """
+
+    # sessions
+
+    def load_session(self, worker_session_id: str) -> spec.WorkerSession | None:
+        """The session, locked for an update (``extend_session``)."""
+
+    def read_session(self, worker_session_id: str) -> spec.WorkerSession | None:
+        """The session, locked only against a concurrent update (acquire and renew read it;
+        several may hold it at once)."""
 
     def save_session(self, session: spec.WorkerSession) -> None: ...
+
+    # tasks and submissions
 
     def find_submission(self, scope: spec.Scope, idempotency_key: str) -> str | None:
         """The id of the task accepted under ``(scope, idempotency_key)``, if any."""
 
-    def load_task(self, task_id: str) -> TaskRecord | None: ...
+    def load_task(self, task_id: str) -> TaskRecord | None:
+        """The task, locked (waits for another holder)."""
+
+    def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
+        """The task, locked, or ``None`` when it is missing or another transaction holds it
+        (PostgreSQL: ``FOR UPDATE SKIP LOCKED``); the recovery scan passes held tasks over."""
 
     def insert_task(self, record: TaskRecord) -> None:
         """Store a new task and bind its ``(scope, idempotency_key)`` to it."""
 
     def save_task(self, record: TaskRecord) -> None: ...
+
+    def next_candidate(self, query: CandidateQuery,
+                       passed_over: Collection[str]) -> TaskRecord | None:
+        """The first task (by ``query.order``) matching ``query`` and not in ``passed_over``,
+        locked; ``None`` only when no such task exists. Tasks other transactions hold are
+        skipped while a free one matches (PostgreSQL: ``FOR UPDATE SKIP LOCKED``); the core
+        re-checks the record it gets with :meth:`CandidateQuery.matches`."""
+
+    def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
+        """Up to ``limit`` active tasks whose current attempt's lease expires at or before
+        ``due_by``, first by (lease expiry, task id); read without locks (a shortlist)."""
+
+    # attempts
+
+    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+        """The attempt ``attempt_id`` of task ``task_id`` (locked), ``None`` when that task has
+        no such attempt."""
+
+    def insert_attempt(self, record: AttemptRecord) -> None: ...
+
+    def save_attempt(self, record: AttemptRecord) -> None: ...
+
+    # acquisition cursors
+
+    def lock_cursor(self, worker_session_id: str, consumer_id: int) -> Cursor | None:
+        """The consumer's cursor, locked even when it does not exist yet (insert-or-lock), so
+        that concurrent acquisitions of one consumer serialize; ``None`` when it has none."""
+
+    def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None: ...
+
+    # history
 
     def last_sequence(self, task_id: str) -> int:
         """The highest history sequence of the task, 0 when it has none."""
@@ -76,6 +219,15 @@ class Txn(Protocol):
     def history(self, task_id: str, after_sequence: int,
                 limit: int) -> list[spec.RecordedHistoryEvent]:
         """Up to ``limit`` records with ``sequence > after_sequence``, ascending."""
+
+
+class _Discard(Exception):
+    """Ends a transaction without committing anything it did (a Pending probe) and carries
+    the answer out of it."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__("discarded")
+        self.answer = answer
 
 
 def _require_count(value: Any, what: str, minimum: int) -> int:
@@ -100,18 +252,22 @@ class LedgenceCore:
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the faulty adapters bend: sessions, submissions, reads ---------------------------
 
     def _new_id(self, prefix: str) -> str:
+        """A new unique id, ``<prefix>_<32 hex>``."""
         return f"{prefix}_{uuid.uuid4().hex}"
 
     def _session_expired(self, session: spec.WorkerSession, now: int) -> bool:
+        """Expiry is exact: at ``expires_at`` the session is expired."""
         return now >= session.expires_at
 
     def _same_submission(self, a: spec.TaskInput, b: spec.TaskInput) -> bool:
+        """Does ``b`` replay ``a``: canonical equality (1 is not 1.0)."""
         return spec.same_submission(a, b)
 
     def _visible(self, record: TaskRecord, scope: spec.Scope) -> bool:
+        """A task is seen only from its own scope."""
         return record.scope == scope
 
     def _cancel_unchanged(self, snapshot: spec.TaskSnapshot) -> bool:
@@ -121,6 +277,7 @@ class LedgenceCore:
 
     def _history_page(self, txn: Txn, task_id: str,
                       after_sequence: int) -> list[spec.RecordedHistoryEvent]:
+        """The page of history after ``after_sequence`` (at most :data:`HISTORY_PAGE`)."""
         return txn.history(task_id, after_sequence, HISTORY_PAGE)
 
     def _record(self, txn: Txn, task_id: str, reason: str, at: int,
@@ -132,6 +289,7 @@ class LedgenceCore:
 
     def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
                   now: int) -> TaskRecord:
+        """A new queued task: submitted and available at ``now``, no attempts."""
         snapshot = spec.TaskSnapshot(
             task_id=self._new_id("task"), run_id=self._new_id("run"),
             idempotency_key=command.idempotency_key, input=command.input, descriptor=descriptor,
@@ -160,6 +318,7 @@ class LedgenceCore:
         return cancelled
 
     def _status(self, record: TaskRecord) -> spec.TaskStatus:
+        """The task's status: its snapshot's fields plus the latest attempt ever claimed."""
         snap = record.snapshot
         return spec.TaskStatus(
             scope=snap.input.scope, task_id=snap.task_id, run_id=snap.run_id,
@@ -170,6 +329,493 @@ class LedgenceCore:
             submitted_at=snap.submitted_at, available_at=snap.available_at,
             terminal_at=snap.terminal_at, cancel_requested_at=snap.cancel_requested_at,
         )
+
+    # -- helpers the faulty adapters bend: liveness and authority --------------------------------
+
+    def _live(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """LDG-LIVE-001: the task is active with this attempt current and active, and ``now``
+        is before both the lease expiry and the authority deadline (equality is expired)."""
+        snap, att = task.snapshot, attempt.snapshot
+        return (snap.state == ACTIVE
+                and snap.current_attempt_id == attempt.attempt_id
+                and att.state == ACTIVE
+                and now < att.lease.expires_at
+                and now < att.authority_deadline)
+
+    def _cancel_requested(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """Authority's ``cancel_requested``: the task's cancel was requested, or the attempt's
+        execution deadline has passed."""
+        return task.snapshot.cancel_requested_at is not None or now >= attempt.snapshot.deadline
+
+    def _dispatch_allowed(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """Authority's ``dispatch_allowed``: live, no cancel, no settlement, and the last
+        accepted renewal asked for dispatch."""
+        att = attempt.snapshot
+        last = att.last_renewal
+        return (self._live(task, attempt, now)
+                and not self._cancel_requested(task, attempt, now)
+                and att.settlement is None
+                and last is not None and last.intent == spec.DISPATCH)
+
+    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> spec.Authority:
+        """LDG-AUTH-001: the attempt's authority computed at ``now`` (never stored)."""
+        att = attempt.snapshot
+        live = self._live(task, attempt, now)
+        last = att.last_renewal
+        return spec.Authority(
+            expires_at=att.lease.expires_at,
+            remaining_ms=att.lease.expires_at - now if live else 0,
+            execution_remaining_ms=max(0, att.deadline - now) if live else 0,
+            renew_sequence=last.sequence if last is not None else 0,
+            cancel_requested=self._cancel_requested(task, attempt, now),
+            dispatch_allowed=self._dispatch_allowed(task, attempt, now),
+        )
+
+    def _owner_matches(self, attempt: AttemptRecord, owner: spec.LeaseOwner) -> bool:
+        """The caller's owner equals the attempt's lease owner in every field."""
+        return attempt.owner == owner
+
+    # -- helpers the faulty adapters bend: acquisition --------------------------------------------
+
+    def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
+        """LDG-ACQ-015: a probe whose deadline is at or before now is unavailable."""
+        return deadline_ms <= now
+
+    def _cursor_key(self, session: spec.WorkerSession,
+                    command: spec.AcquireCommand) -> tuple[str, int]:
+        """LDG-ACQ-016: cursors are per (session, consumer)."""
+        return session.id, command.consumer_id
+
+    def _fits_session(self, session: spec.WorkerSession, command: spec.AcquireCommand) -> bool:
+        """The command's scope and queue are the session's and its consumer is one of the
+        session's ``concurrency`` consumers (else invalid_input)."""
+        return (session.scope == command.scope and session.queue == command.queue
+                and command.consumer_id < session.concurrency)
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        """Order the command's sequence against the consumer's cursor: raise out_of_order
+        (0, a first sequence other than 1, a gap) or obsolete_operation (below the cursor);
+        answer True for a replay (the cursor's own sequence), False for the next one."""
+        if sequence == 0:
+            raise spec.OutOfOrder("acquisition sequences start at 1")
+        if cursor is None:
+            if sequence != 1:
+                raise spec.OutOfOrder(f"the consumer's first sequence must be 1, not {sequence}")
+            return False
+        if sequence < cursor.sequence:
+            raise spec.ObsoleteOperation(
+                f"sequence {sequence} is below the consumer's cursor {cursor.sequence}")
+        if sequence > cursor.sequence + 1:
+            raise spec.OutOfOrder(
+                f"sequence {sequence} skips past the consumer's cursor {cursor.sequence}")
+        return sequence == cursor.sequence
+
+    def _cursor_attempt(self, txn: Txn, cursor: Cursor
+                        ) -> tuple[TaskRecord, AttemptRecord] | None:
+        """The task and attempt the cursor's sequence assigned (locked), ``None`` for Empty."""
+        ref = cursor.attempt
+        if ref is None:
+            return None
+        task = txn.load_task(ref.task_id)
+        attempt = txn.load_attempt(ref.task_id, ref.attempt_id)
+        if task is None or attempt is None:
+            raise RuntimeError(f"the store lost attempt {ref.attempt_id!r} of {ref.task_id!r}")
+        return task, attempt
+
+    def _acquire_replay(self, txn: Txn, cursor: Cursor, now: int) -> Any:
+        """The reply a repeated sequence answers, writing nothing: Empty again after an Empty,
+        the assignment with fresh authority while its attempt is live, else OwnershipLost."""
+        found = self._cursor_attempt(txn, cursor)
+        if found is None:
+            return spec.AcquireEmpty(cursor.sequence)
+        task, attempt = found
+        if self._live(task, attempt, now):
+            return spec.AcquireAssigned(cursor.sequence, self._assignment(task, attempt, now))
+        return spec.AcquireOwnershipLost(
+            cursor.sequence, spec.AttemptRef(attempt.task_id, attempt.attempt_id))
+
+    def _busy(self, txn: Txn, cursor: Cursor, now: int) -> bool:
+        """The next sequence is refused while the cursor's attempt is still live (an
+        unconfirmed settlement included)."""
+        found = self._cursor_attempt(txn, cursor)
+        return found is not None and self._live(found[0], found[1], now)
+
+    def _candidate_order(self) -> tuple[str, ...]:
+        """The claim order: (available_at, submitted_at, task_id), task ids bytewise."""
+        return CANDIDATE_ORDER_FIELDS
+
+    def _candidate_query(self, command: spec.AcquireCommand, now: int) -> CandidateQuery:
+        """LDG-ACQ-001: queued tasks of the command's scope and queue, not cancel-requested,
+        available at ``now``, with attempts left, in :meth:`_candidate_order`."""
+        return CandidateQuery(
+            scope=command.scope, queue=command.queue, states=(QUEUED,), available_by=now,
+            attempts_left=True, not_cancel_requested=True, order=self._candidate_order(),
+        )
+
+    def _claimable(self, record: TaskRecord, query: CandidateQuery) -> bool:
+        """The re-check of a locked candidate: it still matches the query."""
+        return query.matches(record)
+
+    def _pick_candidate(self, txn: Txn, query: CandidateQuery) -> TaskRecord | None:
+        """The first candidate that is still claimable once locked (the storage's order)."""
+        passed_over: set[str] = set()
+        while True:
+            record = txn.next_candidate(query, frozenset(passed_over))
+            if record is None or self._claimable(record, query):
+                return record
+            passed_over.add(record.task_id)
+
+    def _attempt_deadline(self, task: TaskRecord, now: int) -> int:
+        """An attempt's execution deadline: ``now + attempt_timeout_ms``."""
+        return now + task.snapshot.input.attempt_timeout_ms
+
+    def _authority_deadline(self, deadline: int) -> int:
+        """An attempt's authority deadline: the execution deadline plus the cleanup grace."""
+        return deadline + spec.CLEANUP_GRACE_MS
+
+    def _lease_expiry(self, now: int, authority_deadline: int,
+                      session: spec.WorkerSession) -> int:
+        """LDG-ACQ-003: a granted or renewed lease expires at min(now + LEASE_MS, authority
+        deadline, session expiry)."""
+        return min(now + spec.LEASE_MS, authority_deadline, session.expires_at)
+
+    def _claim(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+               command: spec.AcquireCommand, now: int) -> spec.Assignment:
+        """Start the task's next attempt for the (session, consumer): mint the attempt, lease
+        and event ids, store the attempt, make the task active, write `claimed`, move the
+        cursor; answer the assignment."""
+        snap = task.snapshot
+        attempt_id, lease_id, event_id = (self._new_id("att"), self._new_id("lease"),
+                                          self._new_id("evt"))
+        generation = snap.attempt_count + 1
+        deadline = self._attempt_deadline(task, now)
+        authority_deadline = self._authority_deadline(deadline)
+        owner = spec.LeaseOwner(command.scope, snap.task_id, attempt_id, lease_id, generation,
+                                session.id, command.consumer_id)
+        lease = spec.Lease(owner, self._lease_expiry(now, authority_deadline, session))
+        event = spec.AssignmentEvent(event_id, snap.task_id, snap.run_id, attempt_id,
+                                     generation, command.scope, snap.input.data)
+        attempt = AttemptRecord(spec.AttemptSnapshot(
+            event=event, descriptor=snap.descriptor, lease=lease, deadline=deadline,
+            authority_deadline=authority_deadline, state=ACTIVE,
+            execution_may_have_started=False, last_renewal=None, quiescence=None,
+            settlement=None, finished_at=None,
+        ))
+        claimed = attrs.evolve(
+            task, latest_attempt_id=attempt_id,
+            snapshot=attrs.evolve(snap, state=ACTIVE, attempt_count=generation,
+                                  current_attempt_id=attempt_id),
+        )
+        txn.insert_attempt(attempt)
+        txn.save_task(claimed)
+        self._record(txn, snap.task_id, CLAIMED, now, attempt_id)
+        txn.save_cursor(*self._cursor_key(session, command),
+                        Cursor(command.sequence, spec.AttemptRef(snap.task_id, attempt_id)))
+        return self._assignment(claimed, attempt, now)
+
+    def _assignment(self, task: TaskRecord, attempt: AttemptRecord,
+                    now: int) -> spec.Assignment:
+        """The assignment of a stored attempt: its descriptor, event, current lease and
+        deadline, with authority computed at ``now``."""
+        att = attempt.snapshot
+        return spec.Assignment(att.descriptor, att.event, att.lease,
+                               self._authority(task, attempt, now), att.deadline)
+
+    def _finish_empty(self, txn: Txn, session: spec.WorkerSession,
+                      command: spec.AcquireCommand) -> spec.ProbeCompleted:
+        """Nothing to claim, and the caller finishes: the cursor moves to the sequence with no
+        attempt, and the answer is Empty."""
+        txn.save_cursor(*self._cursor_key(session, command), Cursor(command.sequence, None))
+        return spec.ProbeCompleted(spec.AcquireEmpty(command.sequence), FINALIZED_EMPTY)
+
+    def _pending(self, session: spec.WorkerSession, now: int) -> spec.ProbePending:
+        """Nothing to claim and the caller keeps waiting: the session's remaining ms."""
+        return spec.ProbePending(session.expires_at - now)
+
+    def _no_candidate(self, txn: Txn, session: spec.WorkerSession,
+                      command: spec.AcquireCommand, finish_empty: bool, now: int) -> Any:
+        """Nothing to claim: with ``finish_empty`` the Empty answer is committed
+        (:meth:`_finish_empty`); without, the transaction is rolled back (every mutation, the
+        cursor's insert-or-lock placeholder included) and the answer is Pending."""
+        if finish_empty:
+            return self._finish_empty(txn, session, command)
+        raise _Discard(self._pending(session, now))
+
+    # -- helpers the faulty adapters bend: renewal ----------------------------------------------
+
+    def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """Renewal needs the attempt live (current, active, unexpired)."""
+        return self._live(task, attempt, now)
+
+    def _renew_sequence(self, attempt: AttemptRecord, command: spec.RenewCommand) -> bool:
+        """Order the renewal against the last accepted one: 0 and gaps are out_of_order, below
+        it obsolete_operation; True for a replay (the last sequence), False for the next."""
+        last = attempt.snapshot.last_renewal
+        last_sequence = last.sequence if last is not None else 0
+        if command.sequence == 0:
+            raise spec.OutOfOrder("renewal sequences start at 1")
+        if command.sequence < last_sequence:
+            raise spec.ObsoleteOperation(
+                f"renewal {command.sequence} is below the last renewal {last_sequence}")
+        if command.sequence > last_sequence + 1:
+            raise spec.OutOfOrder(
+                f"renewal {command.sequence} skips past the last renewal {last_sequence}")
+        return command.sequence == last_sequence
+
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
+        """The last renewal's sequence again: the same intent answers fresh authority and
+        changes nothing (the lease is not extended); another intent is a conflict."""
+        last = attempt.snapshot.last_renewal
+        if last is None or last.intent != command.intent:
+            raise spec.Conflict(
+                f"renewal {command.sequence} was accepted with another intent")
+        return self._authority(task, attempt, now)
+
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord,
+                             command: spec.RenewCommand, now: int) -> bool:
+        """LDG-RENEW-007: the first dispatch renewal before the deadline, with no cancel
+        requested and no settlement, marks that execution may have started."""
+        att = attempt.snapshot
+        return (command.intent == spec.DISPATCH and not att.execution_may_have_started
+                and now < att.deadline and task.snapshot.cancel_requested_at is None
+                and att.settlement is None)
+
+    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
+        """The next renewal: the lease moves to the capped expiry, the renewal is recorded
+        and, the first time dispatch is authorized, `dispatch_authorized` is written."""
+        att = attempt.snapshot
+        expiry = self._lease_expiry(now, att.authority_deadline, session)
+        renewed = attrs.evolve(att, lease=attrs.evolve(att.lease, expires_at=expiry),
+                               last_renewal=command)
+        dispatch = self._authorizes_dispatch(task, attempt, command, now)
+        if dispatch:
+            renewed = attrs.evolve(renewed, execution_may_have_started=True)
+        attempt = attrs.evolve(attempt, snapshot=renewed)
+        txn.save_attempt(attempt)
+        if dispatch:
+            self._record(txn, task.task_id, "dispatch_authorized", now, attempt.attempt_id)
+        return self._authority(task, attempt, now)
+
+    # -- helpers the faulty adapters bend: settlement and quiescence ----------------------------
+
+    def _may_settle(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """A first settlement needs the attempt live."""
+        return self._live(task, attempt, now)
+
+    def _check_report(self, command: spec.SettleCommand, task: TaskRecord) -> None:
+        """LDG-SETTLE-005: the report names the owner's task and attempt and the task's
+        program and digest (else conflict)."""
+        spec.check_report_identity(command, task.snapshot.descriptor)
+
+    def _same_settlement(self, stored: spec.SettleCommand, command: spec.SettleCommand) -> bool:
+        """Is ``command`` a canonically identical re-send of the accepted settlement."""
+        return spec.same_settlement(stored, command)
+
+    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                       command: spec.SettleCommand, now: int) -> spec.SettleReply:
+        """A settled attempt: an identical re-send answers the original receipt with the
+        task's current state and writes nothing; anything else is a conflict."""
+        stored = attempt.snapshot.settlement
+        if stored is None or attempt.receipt is None:
+            raise RuntimeError(f"attempt {attempt.attempt_id!r} has no settlement to replay")
+        if not self._same_settlement(stored, command):
+            raise spec.Conflict(
+                f"attempt {attempt.attempt_id!r} was settled by operation "
+                f"{stored.operation_id!r} with another settlement")
+        return spec.SettleReply(attempt.receipt, True, task.snapshot.state)
+
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                           command: spec.SettleCommand, now: int) -> spec.SettleReply:
+        """Store the settlement and its receipt, write `report_accepted`; with confirmed
+        quiescence the attempt finishes at once, else the task stays active."""
+        receipt = spec.SettleReceipt(command.operation_id, task.task_id, attempt.attempt_id,
+                                     now)
+        attempt = attrs.evolve(
+            attempt, receipt=receipt,
+            snapshot=attrs.evolve(attempt.snapshot, settlement=command,
+                                  quiescence=command.quiescence),
+        )
+        txn.save_attempt(attempt)
+        self._record(txn, task.task_id, "report_accepted", now, attempt.attempt_id)
+        if command.quiescence == spec.CONFIRMED:
+            task = self._finish(txn, task, attempt, now)
+        return spec.SettleReply(receipt, False, task.snapshot.state)
+
+    def _may_confirm(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        """Confirming quiescence needs the attempt live."""
+        return self._live(task, attempt, now)
+
+    def _confirm(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
+        """Quiescence confirmed: write `cleanup_confirmed` and finish by the report."""
+        attempt = attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
+                                                              quiescence=spec.CONFIRMED))
+        txn.save_attempt(attempt)
+        self._record(txn, task.task_id, "cleanup_confirmed", now, attempt.attempt_id)
+        return self._finish(txn, task, attempt, now).snapshot.state
+
+    # -- helpers the faulty adapters bend: finishing an attempt ---------------------------------
+
+    def _cancel_wins(self, task: TaskRecord) -> bool:
+        """LDG-FINISH-006: a requested cancel decides a finishing attempt, whatever its report."""
+        return task.snapshot.cancel_requested_at is not None
+
+    def _retryable(self, report: spec.ExecutionFailure) -> bool:
+        """An execution failure of a retryable kind (unavailable, io, capacity...)."""
+        return report.kind in spec.RETRYABLE_FAILURE_KINDS
+
+    def _attempts_left(self, task: TaskRecord) -> bool:
+        """LDG-FINISH-004: the attempt budget: attempt_count < max_attempts."""
+        snap = task.snapshot
+        return snap.attempt_count < snap.input.retry_policy.max_attempts
+
+    def _retry_at(self, task: TaskRecord, now: int) -> int:
+        """When a retried task is claimable again: now + retry_delay_ms."""
+        return now + task.snapshot.input.retry_policy.retry_delay_ms
+
+    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+        """The finish rules: cancel wins; a completed report succeeds or fails; a final
+        failure fails; a retryable failure or a lost attempt retries while attempts are left,
+        else fails."""
+        att = attempt.snapshot
+        report = att.settlement.report if att.settlement is not None else None
+        available_at = task.snapshot.available_at
+        if self._cancel_wins(task):
+            attempt_state = CANCELLED if att.quiescence == spec.CONFIRMED else LOST
+            return Ending(CANCELLED, attempt_state, CANCELLED_OUTCOME, CANCELLED, available_at)
+        if isinstance(report, spec.ExecutionReport):
+            outcome = report.outcome
+            if outcome["status"] == "success":
+                return Ending(SUCCEEDED, SUCCEEDED, {"kind": SUCCEEDED,
+                                                     "output": outcome["output"]},
+                              SUCCEEDED, available_at)
+            failure = {"kind": outcome["kind"], "message": outcome["message"]}
+            return Ending(FAILED, FAILED, {"kind": FAILED, "failure": failure}, FAILED,
+                          available_at)
+        if isinstance(report, spec.ExecutionFailure) and not self._retryable(report):
+            failure = {"kind": report.kind, "message": report.message}
+            return Ending(FAILED, FAILED, {"kind": FAILED, "failure": failure}, FAILED,
+                          available_at)
+        attempt_state = FAILED if report is not None else LOST
+        if self._attempts_left(task):
+            return Ending(QUEUED, attempt_state, None, "retry_scheduled",
+                          self._retry_at(task, now))
+        failure = ({"kind": report.kind, "message": report.message} if report is not None
+                   else dict(LOST_FAILURE))
+        return Ending(FAILED, attempt_state, {"kind": FAILED, "failure": failure}, FAILED,
+                      available_at)
+
+    def _finish(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                now: int) -> TaskRecord:
+        """Finish the task's current attempt at ``now`` by :meth:`_ending`: the attempt's state
+        and finished_at, the task's state, outcome, available_at and terminal_at, no current
+        attempt; one finishing event. Answers the task as saved."""
+        ending = self._ending(task, attempt, now)
+        snap = task.snapshot
+        terminal = ending.task_state in spec.TERMINAL_TASK_STATES
+        finished = attrs.evolve(
+            task, outcome=ending.outcome,
+            snapshot=attrs.evolve(snap, state=ending.task_state, current_attempt_id=None,
+                                  available_at=ending.available_at,
+                                  terminal_at=now if terminal else snap.terminal_at),
+        )
+        txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(
+            attempt.snapshot, state=ending.attempt_state, finished_at=now)))
+        txn.save_task(finished)
+        self._record(txn, task.task_id, ending.reason, now, attempt.attempt_id)
+        return finished
+
+    # -- helpers the faulty adapters bend: cancellation and recovery ----------------------------
+
+    def _current_attempt(self, txn: Txn, task: TaskRecord) -> AttemptRecord:
+        """The active task's current attempt (locked)."""
+        attempt_id = task.snapshot.current_attempt_id
+        attempt = txn.load_attempt(task.task_id, attempt_id) if attempt_id is not None else None
+        if attempt is None:
+            raise RuntimeError(f"active task {task.task_id!r} has no current attempt")
+        return attempt
+
+    def _cancel_active(self, txn: Txn, task: TaskRecord, now: int) -> str:
+        """An active task: a live attempt is only asked to stop; an expired one is finalized."""
+        attempt = self._current_attempt(txn, task)
+        if self._live(task, attempt, now):
+            return self._cancel_live(txn, task, attempt, now)
+        return self._cancel_expired(txn, task, attempt, now)
+
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                     now: int) -> str:
+        """LDG-CANCEL-003: request the cancel, cut the authority deadline to min(itself, now +
+        CLEANUP_GRACE_MS) and cap the lease by it; write `cancel_requested`; the task stays
+        active (the attempt is not finalized)."""
+        att = attempt.snapshot
+        authority_deadline = min(att.authority_deadline, now + spec.CLEANUP_GRACE_MS)
+        lease = attrs.evolve(att.lease, expires_at=min(att.lease.expires_at,
+                                                       authority_deadline))
+        txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(
+            att, authority_deadline=authority_deadline, lease=lease)))
+        requested = attrs.evolve(task, snapshot=attrs.evolve(task.snapshot,
+                                                             cancel_requested_at=now))
+        txn.save_task(requested)
+        self._record(txn, task.task_id, "cancel_requested", now, attempt.attempt_id)
+        return requested.snapshot.state
+
+    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                        now: int) -> str:
+        """LDG-CANCEL-004: an attempt no longer live: `cancel_requested`, `lease_expired`, then
+        the finish (the cancel wins: `cancelled`)."""
+        requested = attrs.evolve(task, snapshot=attrs.evolve(task.snapshot,
+                                                             cancel_requested_at=now))
+        txn.save_task(requested)
+        self._record(txn, task.task_id, "cancel_requested", now, attempt.attempt_id)
+        self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+        return self._finish(txn, requested, attempt, now).snapshot.state
+
+    def _expired(self, attempt: AttemptRecord, now: int) -> bool:
+        """A recovery candidate's lease has expired: now >= lease expiry (exact)."""
+        return now >= attempt.snapshot.lease.expires_at
+
+    def _expiry_cutoff(self, now: int) -> int:
+        """The latest lease expiry that is expired at ``now`` (the shortlist's bound)."""
+        return now
+
+    def _valid_limit(self, limit: Any) -> bool:
+        """LDG-RECOVER-002: a batch limit is an integer in 1..=MAX_RECOVERY_BATCH."""
+        return (not isinstance(limit, bool) and isinstance(limit, int)
+                and 1 <= limit <= spec.MAX_RECOVERY_BATCH)
+
+    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
+        """At most ``limit`` candidates, earliest lease expiry first, read in one transaction
+        without locks; each is re-checked in its own transaction by :meth:`_expire_one`."""
+        with self._transaction() as txn:
+            now = self.env.clock()
+            return txn.expired_candidates(self._expiry_cutoff(now), limit)
+
+    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+                       now: int) -> bool:
+        """The re-check under lock: the task is still active with the same current attempt,
+        and that attempt's lease has expired at ``now``."""
+        return (attempt is not None and task.snapshot.state == ACTIVE
+                and task.snapshot.current_attempt_id == attempt.attempt_id
+                and self._expired(attempt, now))
+
+    def _expire_one(self, candidate: spec.AttemptRef) -> bool:
+        """One candidate in its own transaction: lock its task (passing it over when another
+        transaction holds it), re-check with a fresh clock reading, then write
+        `lease_expired` and finish. True when it was expired here."""
+        with self._transaction() as txn:
+            task = txn.lock_task_if_free(candidate.task_id)
+            if task is None:
+                return False
+            now = self.env.clock()
+            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+            if attempt is None or not self._still_expired(task, attempt, now):
+                return False
+            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+            self._finish(txn, task, attempt, now)
+            return True
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -235,6 +881,17 @@ class LedgenceCore:
     def inspect(self, scope: spec.Scope, task_id: str) -> spec.TaskSnapshot:
         return self._read(scope, task_id).snapshot
 
+    def inspect_attempt(self, scope: spec.Scope, task_id: str,
+                        attempt_id: str) -> spec.AttemptSnapshot:
+        self._check_task_ref(scope, task_id)
+        spec.validate_text(attempt_id, "attempt_id")
+        with self._transaction() as txn:
+            self._require(txn, scope, task_id)
+            attempt = txn.load_attempt(task_id, attempt_id)
+            if attempt is None:
+                raise spec.NotFound(f"task {task_id!r} has no attempt {attempt_id!r}")
+            return attempt.snapshot
+
     def history(self, scope: spec.Scope, task_id: str,
                 after_sequence: int) -> list[spec.RecordedHistoryEvent]:
         self._check_task_ref(scope, task_id)
@@ -242,6 +899,106 @@ class LedgenceCore:
         with self._transaction() as txn:
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
+
+    # -- acquisition ----------------------------------------------------------------------------
+
+    def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
+                          deadline_ms: int) -> Any:
+        spec.validate_acquire(command)
+        if not isinstance(finish_empty, bool):
+            raise spec.InvalidInput("finish_empty must be a bool")
+        if isinstance(deadline_ms, bool) or not isinstance(deadline_ms, int):
+            raise spec.InvalidInput("deadline_ms must be an integer (ms of store time)")
+        return self._acquire(command, finish_empty, deadline_ms)
+
+    def acquire(self, command: spec.AcquireCommand) -> Any:
+        spec.validate_acquire(command)
+        completed = self._acquire(command, True, None)
+        return completed.reply
+
+    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool,
+                 deadline_ms: int | None) -> Any:
+        """probe_acquisition's steps 2-9 (``deadline_ms`` None: no deadline, as acquire)."""
+        try:
+            with self._transaction() as txn:
+                return self._acquire_in(txn, command, finish_empty, deadline_ms)
+        except _Discard as discarded:
+            return discarded.answer
+
+    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool,
+                    deadline_ms: int | None) -> Any:
+        """Steps 2-9 in one transaction: deadline, session, fit, sequence, cursor (replay or
+        busy), candidate, then the claim, the committed Empty or the rolled-back Pending."""
+        now = self.env.clock()
+        if deadline_ms is not None and self._deadline_passed(deadline_ms, now):
+            raise spec.Unavailable(f"the acquisition deadline {deadline_ms} has passed ({now})")
+        session = self._usable_session(txn, command.worker_session_id, now)
+        if not self._fits_session(session, command):
+            raise spec.InvalidInput(
+                "the command's scope, queue or consumer id does not fit the session "
+                f"{session.id!r} (consumers 0..{session.concurrency - 1})")
+        if command.sequence == 0:
+            raise spec.OutOfOrder("acquisition sequences start at 1")
+        cursor = txn.lock_cursor(*self._cursor_key(session, command))
+        if self._acquire_sequence(cursor, command.sequence):
+            assert cursor is not None
+            return spec.ProbeCompleted(self._acquire_replay(txn, cursor, now), REPLAYED)
+        if cursor is not None and self._busy(txn, cursor, now):
+            raise spec.Busy(f"consumer {command.consumer_id} still holds a live assignment "
+                            f"(sequence {cursor.sequence})")
+        task = self._pick_candidate(txn, self._candidate_query(command, now))
+        if task is None:
+            return self._no_candidate(txn, session, command, finish_empty, now)
+        assignment = self._claim(txn, task, session, command, now)
+        return spec.ProbeCompleted(spec.AcquireAssigned(command.sequence, assignment), CLAIMED)
+
+    # -- renewal --------------------------------------------------------------------------------
+
+    def renew(self, command: spec.RenewCommand) -> spec.Authority:
+        spec.validate_renew(command)
+        owner = command.owner
+        with self._transaction() as txn:
+            now = self.env.clock()
+            session = self._usable_session(txn, owner.worker_session_id, now)
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
+            if (attempt is None or not self._owner_matches(attempt, owner)
+                    or not self._may_renew(task, attempt, now)):
+                raise spec.OwnershipLost(self._lost(owner))
+            if self._renew_sequence(attempt, command):
+                return self._renew_replay(txn, task, attempt, session, command, now)
+            return self._renew_extend(txn, task, attempt, session, command, now)
+
+    # -- settlement and quiescence --------------------------------------------------------------
+
+    def settle(self, command: spec.SettleCommand) -> spec.SettleReply:
+        spec.validate_settle(command)
+        owner = command.owner
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = self._owned_attempt(txn, owner)
+            self._check_report(command, task)
+            if attempt.snapshot.settlement is not None:
+                return self._settle_replay(txn, task, attempt, command, now)
+            if not self._may_settle(task, attempt, now):
+                raise spec.OwnershipLost(self._lost(owner))
+            return self._accept_settlement(txn, task, attempt, command, now)
+
+    def confirm_quiescence(self, owner: spec.LeaseOwner) -> str:
+        spec.validate_owner(owner)
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = self._owned_attempt(txn, owner)
+            if attempt.snapshot.quiescence == spec.CONFIRMED:
+                return task.snapshot.state
+            if not self._may_confirm(task, attempt, now):
+                raise spec.OwnershipLost(self._lost(owner))
+            if attempt.snapshot.settlement is None:
+                raise spec.InvalidInput(
+                    f"attempt {owner.attempt_id!r} has no accepted settlement to confirm")
+            return self._confirm(txn, task, attempt, now)
 
     # -- cancellation ---------------------------------------------------------------------------
 
@@ -251,9 +1008,20 @@ class LedgenceCore:
             record = self._require(txn, scope, task_id)
             if self._cancel_unchanged(record.snapshot):
                 return record.snapshot.state
-            if record.snapshot.state != QUEUED:
-                raise NotImplementedError("cancelling an active task arrives with acquisition")
-            return self._cancel_queued(txn, record, self.env.clock()).snapshot.state
+            now = self.env.clock()
+            if record.snapshot.state == QUEUED:
+                return self._cancel_queued(txn, record, now).snapshot.state
+            return self._cancel_active(txn, record, now)
+
+    # -- recovery -------------------------------------------------------------------------------
+
+    def expire_batch(self, limit: int) -> spec.RecoveryProgress:
+        if not self._valid_limit(limit):
+            raise spec.InvalidInput(
+                f"limit must be an integer in 1..={spec.MAX_RECOVERY_BATCH}, not {limit!r}")
+        shortlist = self._expiry_shortlist(limit)
+        expired = sum(1 for candidate in shortlist if self._expire_one(candidate))
+        return spec.RecoveryProgress(examined=len(shortlist), expired=expired)
 
     # -- steps shared by the operations ---------------------------------------------------------
 
@@ -280,3 +1048,27 @@ class LedgenceCore:
         self._check_task_ref(scope, task_id)
         with self._transaction() as txn:
             return self._require(txn, scope, task_id)
+
+    def _usable_session(self, txn: Txn, worker_session_id: str,
+                        now: int) -> spec.WorkerSession:
+        """The (read-locked) session, or unknown_session / session_expired."""
+        session = txn.read_session(worker_session_id)
+        if session is None:
+            raise spec.UnknownSession(f"no worker session {worker_session_id!r}")
+        if self._session_expired(session, now):
+            raise spec.SessionExpired(
+                f"worker session {worker_session_id!r} expired at {session.expires_at}")
+        return session
+
+    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> AttemptRecord:
+        """The owner's attempt of the task when its lease owner is exactly ``owner``, else
+        ownership_lost (settle and confirm check liveness later)."""
+        attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
+        if attempt is None or not self._owner_matches(attempt, owner):
+            raise spec.OwnershipLost(self._lost(owner))
+        return attempt
+
+    @staticmethod
+    def _lost(owner: spec.LeaseOwner) -> str:
+        return (f"attempt {owner.attempt_id!r} of task {owner.task_id!r} is not held by this "
+                "owner (another lease, expired, finished or superseded)")

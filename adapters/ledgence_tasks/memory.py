@@ -1,15 +1,17 @@
 """The ``memory`` ledgence-tasks store: a thread-safe in-process store.
 
 Durable within the process: a store opened again with the same ``env.namespace`` sees the same
-sessions, tasks and history, which is what lets the kit check the ``durable`` clauses without a
-database. Every operation holds the namespace's one lock, and task records are copied in and out
-so that no caller can change stored data by mutating a value (``data`` is any JSON value).
+sessions, tasks, attempts, acquisition cursors and history, which is what lets the kit check the
+``durable`` clauses without a database. Every operation holds the namespace's one lock
+(``expire_batch`` takes it once for its shortlist and once per candidate), and task and attempt
+records are copied in and out so that no caller can change stored data by mutating a value
+(``data`` is any JSON value).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,11 +19,12 @@ from fencepost.adapters.memory import forget, shelf
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
 
-from .core import LedgenceCore, TaskRecord
+from .core import ACTIVE, AttemptRecord, CandidateQuery, Cursor, LedgenceCore, TaskRecord
 
 
 class _MemoryTxn:
-    """The shelf's tables, read and written while its lock is held."""
+    """The shelf's tables, read and written while its lock is held (which is the only lock:
+    ``lock_task_if_free`` never finds a task held, and every read is current)."""
 
     def __init__(self, records: dict[str, Any]) -> None:
         self.sessions: dict[str, spec.WorkerSession] = records.setdefault("sessions", {})
@@ -30,12 +33,22 @@ class _MemoryTxn:
             "submissions", {})
         self.events: dict[str, list[spec.RecordedHistoryEvent]] = records.setdefault(
             "history", {})
+        self.attempts: dict[tuple[str, str], AttemptRecord] = records.setdefault(
+            "attempts", {})
+        self.cursors: dict[tuple[str, int], Cursor] = records.setdefault("cursors", {})
+
+    # sessions
 
     def load_session(self, worker_session_id: str) -> spec.WorkerSession | None:
         return self.sessions.get(worker_session_id)
 
+    def read_session(self, worker_session_id: str) -> spec.WorkerSession | None:
+        return self.sessions.get(worker_session_id)
+
     def save_session(self, session: spec.WorkerSession) -> None:
         self.sessions[session.id] = session
+
+    # tasks
 
     def find_submission(self, scope: spec.Scope, idempotency_key: str) -> str | None:
         return self.submissions.get((scope, idempotency_key))
@@ -44,12 +57,57 @@ class _MemoryTxn:
         found = self.tasks.get(task_id)
         return copy.deepcopy(found) if found is not None else None
 
+    def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
+        return self.load_task(task_id)
+
     def insert_task(self, record: TaskRecord) -> None:
         self.tasks[record.task_id] = copy.deepcopy(record)
         self.submissions[(record.scope, record.snapshot.idempotency_key)] = record.task_id
 
     def save_task(self, record: TaskRecord) -> None:
         self.tasks[record.task_id] = copy.deepcopy(record)
+
+    def next_candidate(self, query: CandidateQuery,
+                       passed_over: Collection[str]) -> TaskRecord | None:
+        matching = [r for r in self.tasks.values()
+                    if r.task_id not in passed_over and query.matches(r)]
+        if not matching:
+            return None
+        return copy.deepcopy(min(matching, key=query.sort_key))
+
+    def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
+        due: list[tuple[int, str, str]] = []
+        for task in self.tasks.values():
+            attempt_id = task.snapshot.current_attempt_id
+            if task.snapshot.state != ACTIVE or attempt_id is None:
+                continue
+            attempt = self.attempts.get((task.task_id, attempt_id))
+            if attempt is not None and attempt.snapshot.lease.expires_at <= due_by:
+                due.append((attempt.snapshot.lease.expires_at, task.task_id, attempt_id))
+        return [spec.AttemptRef(task_id, attempt_id)
+                for _, task_id, attempt_id in sorted(due)[:limit]]
+
+    # attempts
+
+    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+        found = self.attempts.get((task_id, attempt_id))
+        return copy.deepcopy(found) if found is not None else None
+
+    def insert_attempt(self, record: AttemptRecord) -> None:
+        self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
+
+    def save_attempt(self, record: AttemptRecord) -> None:
+        self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
+
+    # cursors
+
+    def lock_cursor(self, worker_session_id: str, consumer_id: int) -> Cursor | None:
+        return self.cursors.get((worker_session_id, consumer_id))
+
+    def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None:
+        self.cursors[(worker_session_id, consumer_id)] = cursor
+
+    # history
 
     def last_sequence(self, task_id: str) -> int:
         events = self.events.get(task_id)
@@ -79,7 +137,7 @@ class MemoryLedgence(LedgenceCore):
 
 class MemoryLedgenceFactory:
     """``factory(env)`` for the built-in ``memory`` adapter; ``discard(env)`` forgets the run's
-    sessions, tasks and history.
+    sessions, tasks, attempts, cursors and history.
 
     Example::
 

@@ -1,35 +1,61 @@
 """The SQLAlchemy ledgence-tasks store: one store for SQLite and PostgreSQL.
 
-Three tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
+Five tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
 
 - ``fp_<namespace>_ledgence_sessions``: ``id`` (primary key), the whole session as JSON text;
 - ``fp_<namespace>_ledgence_tasks``: ``task_id`` (primary key), ``scope`` (JSON text of
   ``[tenant_id, namespace]``), ``idempotency_key`` and the whole :class:`TaskRecord` as JSON
-  text, with ``UNIQUE (scope, idempotency_key)``: the submission binding lives in the database,
-  so concurrent submissions of one key bind exactly once whatever the isolation level;
+  text (``record``, the truth), with ``UNIQUE (scope, idempotency_key)``: the submission binding
+  lives in the database, so concurrent submissions of one key bind exactly once whatever the
+  isolation level. Beside the record, the columns the candidate queries filter and order on,
+  written from it on every save: ``queue``, ``state``, ``available_at``, ``submitted_at``,
+  ``attempt_count``, ``max_attempts``, ``cancel_requested`` and ``current_attempt_id``
+  (index ``..._claim`` on scope, queue, state, available_at, submitted_at, task_id);
+- ``fp_<namespace>_ledgence_attempts``: ``(task_id, attempt_id)`` (primary key), the whole
+  :class:`AttemptRecord` (snapshot and settlement receipt) as JSON text, and its ``state`` and
+  ``lease_expires_at`` (index ``..._expiry`` on lease_expires_at, task_id);
+- ``fp_<namespace>_ledgence_cursors``: ``(session_id, consumer_id)`` (primary key), the
+  consumer's acquisition ``sequence`` and the ``task_id`` / ``attempt_id`` it assigned (both null
+  for Empty). A row with sequence 0 is a placeholder that means "no cursor yet";
 - ``fp_<namespace>_ledgence_history``: ``(task_id, sequence)`` (primary key), the event as JSON.
+
+Task ids sort bytewise: the id columns are ``TEXT`` (SQLite's BINARY collation) and
+``TEXT COLLATE "C"`` on PostgreSQL, so ``ORDER BY task_id`` is the order the core defines.
 
 Values are stored exactly (see :func:`dump_value`): ints stay ints, floats stay floats (``-0.0``
 included), tuples stay tuples and mapping keys keep their types, because the contract compares
 stored inputs canonically (``1`` is not ``1.0``) and snapshots by equality.
 
-Atomicity: each operation is one transaction. SQLite serializes them with ``BEGIN IMMEDIATE``
-(see :func:`~fencepost.adapters.sql.make_engine`). PostgreSQL (READ COMMITTED) locks the rows it
-reads with ``SELECT ... FOR UPDATE`` (the task for cancel and the reads, the session for
-extend); two submissions of one new key both find no binding, and the unique constraint makes
-the second insert wait for the first and fail: the loser then re-reads the winner in its own
-transaction and replays or conflicts exactly as the core does for a binding it found.
+Atomicity: each operation is one transaction (``expire_batch``: one for the shortlist, then
+one per candidate). SQLite serializes them with ``BEGIN IMMEDIATE`` (see
+:func:`~fencepost.adapters.sql.make_engine`). PostgreSQL (READ COMMITTED) locks what it reads
+and then writes, in one order (session, cursor, task, attempt): ``SELECT ... FOR UPDATE`` on the
+task and attempt rows (reads included), the session for extend; acquire and renew read the
+session ``FOR SHARE`` (so that concurrent acquisitions do not queue on it). An acquisition
+locks its consumer's cursor row by insert-or-lock (``INSERT ... ON CONFLICT DO NOTHING`` of a
+placeholder, then ``FOR UPDATE``): two first acquisitions of one consumer serialize, and the
+second sees the first's cursor. The candidate query takes the first eligible task with
+``FOR UPDATE SKIP LOCKED`` and the core re-checks the locked record; when every eligible row is
+held by another transaction it waits for the first of them instead (a held row is not an empty
+queue). The recovery scan shortlists without locks and takes each candidate's task with
+``SKIP LOCKED``, passing over held ones. Two submissions of one new key both find no binding,
+and the unique constraint makes the second insert wait for the first and fail: the loser then
+re-reads the winner in its own transaction and replays or conflicts exactly as the core does for
+a binding it found. A database error that is not a lost connection (those answer
+``BackendUnavailable``) answers ``unavailable``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import attrs
 import sqlalchemy as sa
 from sqlalchemy import exc
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.codec import Codec
@@ -38,7 +64,7 @@ from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_delivery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
 
-from .core import LedgenceCore, TaskRecord
+from .core import ACTIVE, AttemptRecord, CandidateQuery, Cursor, LedgenceCore, TaskRecord
 
 # --- exact JSON ---------------------------------------------------------------------------------
 
@@ -47,8 +73,9 @@ CODEC = Codec([
       for c in vars(module).values()
       if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__),
     TaskRecord,
+    AttemptRecord,
 ])
-"""Stored values may hold the contract's types and the core's record, nothing else."""
+"""Stored values may hold the contract's types and the core's records, nothing else."""
 dump_value, load_value, dumps, loads = (CODEC.dump_value, CODEC.load_value, CODEC.dumps,
                                         CODEC.loads)
 
@@ -60,19 +87,29 @@ def dump_scope(scope: spec.Scope) -> str:
 
 # --- schema --------------------------------------------------------------------------------------
 
+BytewiseText = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
+"""Text compared and sorted bytewise: SQLite's default BINARY collation, ``"C"`` on
+PostgreSQL (whose default collation follows the locale)."""
+
 
 @attrs.frozen
 class Tables:
-    """The run's three tables, on one ``MetaData`` (created and dropped together)."""
+    """The run's five tables, on one ``MetaData`` (created and dropped together)."""
 
     metadata: sa.MetaData
     sessions: sa.Table
     tasks: sa.Table
     history: sa.Table
+    attempts: sa.Table
+    cursors: sa.Table
+
+
+TABLES = ("sessions", "tasks", "history", "attempts", "cursors")
+INDEXES = ("tasks_claim", "attempts_expiry")
 
 
 def ledgence_tables(namespace: str) -> Tables:
-    names = [table_name(namespace, f"ledgence_{t}") for t in ("sessions", "tasks", "history")]
+    names = [table_name(namespace, f"ledgence_{t}") for t in (*TABLES, *INDEXES)]
     if len(set(names)) != len(names):
         raise ValueError(f"namespace {namespace!r} is too long: its table names collide")
     metadata = sa.MetaData()
@@ -83,9 +120,17 @@ def ledgence_tables(namespace: str) -> Tables:
     )
     tasks = sa.Table(
         names[1], metadata,
-        sa.Column("task_id", sa.Text, primary_key=True),
+        sa.Column("task_id", BytewiseText, primary_key=True),
         sa.Column("scope", sa.Text, nullable=False),
         sa.Column("idempotency_key", sa.Text, nullable=False),
+        sa.Column("queue", sa.Text, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("available_at", sa.BigInteger, nullable=False),
+        sa.Column("submitted_at", sa.BigInteger, nullable=False),
+        sa.Column("attempt_count", sa.BigInteger, nullable=False),
+        sa.Column("max_attempts", sa.BigInteger, nullable=False),
+        sa.Column("cancel_requested", sa.Boolean, nullable=False),
+        sa.Column("current_attempt_id", sa.Text),
         sa.Column("record", sa.Text, nullable=False),
         # Unnamed: PostgreSQL picks a name unique in the schema, SQLite needs none.
         sa.UniqueConstraint("scope", "idempotency_key"),
@@ -96,10 +141,67 @@ def ledgence_tables(namespace: str) -> Tables:
         sa.Column("sequence", sa.BigInteger, primary_key=True, autoincrement=False),
         sa.Column("event", sa.Text, nullable=False),
     )
-    return Tables(metadata, sessions, tasks, history)
+    attempts = sa.Table(
+        names[3], metadata,
+        sa.Column("task_id", BytewiseText, primary_key=True),
+        sa.Column("attempt_id", sa.Text, primary_key=True),
+        sa.Column("state", sa.String(16), nullable=False),
+        sa.Column("lease_expires_at", sa.BigInteger, nullable=False),
+        sa.Column("record", sa.Text, nullable=False),
+    )
+    cursors = sa.Table(
+        names[4], metadata,
+        sa.Column("session_id", sa.Text, primary_key=True),
+        sa.Column("consumer_id", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("sequence", sa.BigInteger, nullable=False),
+        sa.Column("task_id", sa.Text),
+        sa.Column("attempt_id", sa.Text),
+    )
+    sa.Index(names[5], tasks.c.scope, tasks.c.queue, tasks.c.state, tasks.c.available_at,
+             tasks.c.submitted_at, tasks.c.task_id)
+    sa.Index(names[6], attempts.c.lease_expires_at, attempts.c.task_id)
+    return Tables(metadata, sessions, tasks, history, attempts, cursors)
 
+
+def _task_columns(record: TaskRecord) -> dict[str, Any]:
+    """The task row: the record (the truth) and the columns derived from it."""
+    snap = record.snapshot
+    return {
+        "scope": dump_scope(record.scope),
+        "idempotency_key": snap.idempotency_key,
+        "queue": snap.input.queue,
+        "state": snap.state,
+        "available_at": snap.available_at,
+        "submitted_at": snap.submitted_at,
+        "attempt_count": snap.attempt_count,
+        "max_attempts": snap.input.retry_policy.max_attempts,
+        "cancel_requested": snap.cancel_requested_at is not None,
+        "current_attempt_id": snap.current_attempt_id,
+        "record": dumps(record),
+    }
+
+
+def _attempt_columns(record: AttemptRecord) -> dict[str, Any]:
+    return {
+        "state": record.snapshot.state,
+        "lease_expires_at": record.snapshot.lease.expires_at,
+        "record": dumps(record),
+    }
+
+
+_ORDER_COLUMNS: dict[str, Callable[[sa.Table], sa.ColumnElement[Any]]] = {
+    "available_at": lambda t: t.c.available_at,
+    "submitted_at": lambda t: t.c.submitted_at,
+    "task_id": lambda t: t.c.task_id,  # bytewise: see BytewiseText
+}
+
+
+# --- per-backend statements ----------------------------------------------------------------------
 
 _CREATE_LOCK: dict[str, Callable[[Connection, str], None]] = {}
+_SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
+_SHARE_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
+_INSERT_IGNORE: dict[str, Callable[[sa.Table, dict[str, Any]], sa.Executable]] = {}
 
 
 def _no_create_lock(conn: Connection, name: str) -> None:
@@ -110,7 +212,36 @@ def _pg_create_lock(conn: Connection, name: str) -> None:
     conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": name})
 
 
+def _no_row_lock(select: sa.Select[Any]) -> sa.Select[Any]:
+    """SQLite: the transaction already holds the database's write lock."""
+    return select
+
+
+def _pg_skip_locked(select: sa.Select[Any]) -> sa.Select[Any]:
+    return select.with_for_update(skip_locked=True)
+
+
+def _pg_share_lock(select: sa.Select[Any]) -> sa.Select[Any]:
+    return select.with_for_update(read=True)
+
+
+def _sqlite_insert_ignore(table: sa.Table, values: dict[str, Any]) -> sa.Executable:
+    return sqlite.insert(table).values(**values).on_conflict_do_nothing()
+
+
+def _pg_insert_ignore(table: sa.Table, values: dict[str, Any]) -> sa.Executable:
+    return postgresql.insert(table).values(**values).on_conflict_do_nothing()
+
+
 _CREATE_LOCK["postgresql"] = _pg_create_lock
+_SKIP_LOCKED["postgresql"] = _pg_skip_locked
+_SHARE_LOCK["postgresql"] = _pg_share_lock
+_INSERT_IGNORE["sqlite"] = _sqlite_insert_ignore
+_INSERT_IGNORE["postgresql"] = _pg_insert_ignore
+
+CANDIDATE_ROUNDS = 100
+"""How many times ``next_candidate`` looks again after finding every eligible row held by
+transactions that then made it ineligible, before it answers ``unavailable`` (never Empty)."""
 
 
 # --- the storage interface -----------------------------------------------------------------------
@@ -131,12 +262,26 @@ class _SqlTxn:
     engine: Engine
     tables: Tables
 
+    @property
+    def _backend(self) -> str:
+        return self.engine.dialect.name
+
+    def _skip_locked(self, select: sa.Select[Any]) -> sa.Select[Any]:
+        return _SKIP_LOCKED.get(self._backend, _no_row_lock)(select)
+
     # sessions
 
     def load_session(self, worker_session_id: str) -> spec.WorkerSession | None:
         t = self.tables.sessions
         query = sa.select(t.c.session).where(t.c.id == worker_session_id)
         text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        return loads(text) if text is not None else None
+
+    def read_session(self, worker_session_id: str) -> spec.WorkerSession | None:
+        t = self.tables.sessions
+        query = sa.select(t.c.session).where(t.c.id == worker_session_id)
+        query = _SHARE_LOCK.get(self._backend, _no_row_lock)(query)
+        text = self.conn.execute(query).scalar()
         return loads(text) if text is not None else None
 
     def save_session(self, session: spec.WorkerSession) -> None:
@@ -163,14 +308,19 @@ class _SqlTxn:
         text = self.conn.execute(lock_row(self.engine, query)).scalar()
         return loads(text) if text is not None else None
 
+    def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
+        t = self.tables.tasks
+        query = sa.select(t.c.record).where(t.c.task_id == task_id)
+        text = self.conn.execute(self._skip_locked(query)).scalar()
+        return loads(text) if text is not None else None
+
     def insert_task(self, record: TaskRecord) -> None:
         t = self.tables.tasks
         scope, key = record.scope, record.snapshot.idempotency_key
-        row = {"task_id": record.task_id, "scope": dump_scope(scope), "idempotency_key": key,
-               "record": dumps(record)}
         try:
             with self.conn.begin_nested():
-                self.conn.execute(t.insert().values(**row))
+                self.conn.execute(t.insert().values(task_id=record.task_id,
+                                                    **_task_columns(record)))
         except exc.IntegrityError:
             # PostgreSQL: another submission of the key committed while this one was deciding
             # (the insert waited for it). Read its task here, as the core reads a binding.
@@ -183,8 +333,109 @@ class _SqlTxn:
     def save_task(self, record: TaskRecord) -> None:
         t = self.tables.tasks
         self.conn.execute(
-            t.update().where(t.c.task_id == record.task_id).values(record=dumps(record))
+            t.update().where(t.c.task_id == record.task_id).values(**_task_columns(record))
         )
+
+    def _candidates(self, query: CandidateQuery,
+                    passed_over: Collection[str]) -> sa.Select[Any]:
+        t = self.tables.tasks
+        where = [t.c.scope == dump_scope(query.scope), t.c.queue == query.queue,
+                 t.c.state.in_(query.states)]
+        if query.available_by is not None:
+            where.append(t.c.available_at <= query.available_by)
+        if query.attempts_left:
+            where.append(t.c.attempt_count < t.c.max_attempts)
+        if query.not_cancel_requested:
+            where.append(t.c.cancel_requested.is_(False))
+        if passed_over:
+            where.append(t.c.task_id.not_in(sorted(passed_over)))
+        order = [_ORDER_COLUMNS[name](t) for name in query.order]
+        return sa.select(t.c.record).where(*where).order_by(*order).limit(1)
+
+    def next_candidate(self, query: CandidateQuery,
+                       passed_over: Collection[str]) -> TaskRecord | None:
+        select = self._candidates(query, passed_over)
+        if self._backend not in _SKIP_LOCKED:
+            text = self.conn.execute(select).scalar()  # BEGIN IMMEDIATE: nothing else runs
+            found: TaskRecord | None = loads(text) if text is not None else None
+            return found
+        for _ in range(CANDIDATE_ROUNDS):
+            # The first free eligible row; PostgreSQL re-evaluates the WHERE on the newest
+            # version of a row another transaction changed since the statement began.
+            text = self.conn.execute(self._skip_locked(select)).scalar()
+            if text is None:
+                # Every eligible row is held (or there is none): wait for the first held one
+                # rather than answer Empty while a task may still be claimable.
+                text = self.conn.execute(lock_row(self.engine, select)).scalar()
+            if text is not None:
+                claimed: TaskRecord = loads(text)
+                return claimed
+            if self.conn.execute(select).scalar() is None:
+                return None  # a fresh snapshot agrees: nothing is eligible
+        raise spec.Unavailable("the queue kept changing under the acquisition; try again")
+
+    def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
+        t, a = self.tables.tasks, self.tables.attempts
+        query = (
+            sa.select(a.c.task_id, a.c.attempt_id)
+            .select_from(t.join(a, sa.and_(a.c.task_id == t.c.task_id,
+                                           a.c.attempt_id == t.c.current_attempt_id)))
+            .where(t.c.state == ACTIVE, a.c.lease_expires_at <= due_by)
+            .order_by(a.c.lease_expires_at, a.c.task_id)
+            .limit(limit)
+        )
+        return [spec.AttemptRef(task_id, attempt_id)
+                for task_id, attempt_id in self.conn.execute(query)]
+
+    # attempts
+
+    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+        a = self.tables.attempts
+        query = sa.select(a.c.record).where(a.c.task_id == task_id, a.c.attempt_id == attempt_id)
+        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        return loads(text) if text is not None else None
+
+    def insert_attempt(self, record: AttemptRecord) -> None:
+        self.conn.execute(self.tables.attempts.insert().values(
+            task_id=record.task_id, attempt_id=record.attempt_id, **_attempt_columns(record)))
+
+    def save_attempt(self, record: AttemptRecord) -> None:
+        a = self.tables.attempts
+        self.conn.execute(
+            a.update()
+            .where(a.c.task_id == record.task_id, a.c.attempt_id == record.attempt_id)
+            .values(**_attempt_columns(record))
+        )
+
+    # acquisition cursors
+
+    def lock_cursor(self, worker_session_id: str, consumer_id: int) -> Cursor | None:
+        c = self.tables.cursors
+        # Insert-or-lock: a placeholder (sequence 0, "no cursor") makes the row exist, so that
+        # FOR UPDATE has a row to lock; a concurrent first acquisition's insert waits for this
+        # transaction and then finds the row. A transaction that writes no cursor rolls back
+        # or committed a replay (which found the row), so placeholders do not outlive it.
+        key = {"session_id": worker_session_id, "consumer_id": consumer_id}
+        self.conn.execute(_INSERT_IGNORE[self._backend](c, {**key, "sequence": 0}))
+        query = sa.select(c.c.sequence, c.c.task_id, c.c.attempt_id).where(
+            c.c.session_id == worker_session_id, c.c.consumer_id == consumer_id)
+        sequence, task_id, attempt_id = self.conn.execute(lock_row(self.engine, query)).one()
+        if sequence == 0:
+            return None
+        ref = spec.AttemptRef(task_id, attempt_id) if task_id is not None else None
+        return Cursor(int(sequence), ref)
+
+    def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None:
+        c = self.tables.cursors
+        ref = cursor.attempt
+        values = {"sequence": cursor.sequence,
+                  "task_id": ref.task_id if ref is not None else None,
+                  "attempt_id": ref.attempt_id if ref is not None else None}
+        updated = self.conn.execute(c.update().where(
+            c.c.session_id == worker_session_id, c.c.consumer_id == consumer_id).values(**values))
+        if updated.rowcount == 0:
+            self.conn.execute(c.insert().values(session_id=worker_session_id,
+                                                consumer_id=consumer_id, **values))
 
     # history
 
@@ -217,7 +468,7 @@ class _SqlTxn:
 
 
 class SqlLedgence(LedgenceCore):
-    """A ``ledgence-tasks`` store in three SQL tables."""
+    """A ``ledgence-tasks`` store in five SQL tables."""
 
     def __init__(self, env: AdapterEnv, engine: Engine) -> None:
         super().__init__(env)
@@ -232,8 +483,14 @@ class SqlLedgence(LedgenceCore):
 
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
-        with unavailable_on_disconnect(), self.engine.begin() as conn:
-            yield _SqlTxn(conn, self.engine, self.tables)
+        try:
+            with unavailable_on_disconnect(), self.engine.begin() as conn:
+                yield _SqlTxn(conn, self.engine, self.tables)
+        except exc.SQLAlchemyError as e:
+            # Not a lost connection (that is BackendUnavailable): the database refused the
+            # transaction. Never an answer the contract gives for data (Empty, ownership_lost).
+            reason = getattr(e, "orig", None) or e
+            raise spec.Unavailable(f"{type(reason).__name__}: {str(reason).strip()}") from e
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:

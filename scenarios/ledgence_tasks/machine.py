@@ -1,54 +1,119 @@
-"""The ledgence-tasks state machine (first slice): submitters, sessions, readers, cancellers.
+"""The ledgence-tasks state machine: submitters, workers, clients and a recovery scanner.
 
-Submissions reuse a few keys with equal, reordered and changed inputs across two scopes; reads
-and cancels hit the scope's own tasks, another scope's, and ids nobody minted; sessions are
-opened, extended across their expiry, and the store reopened. Every answer and the task behind
-it are compared with the model after every step.
+Two scopes share one queue name; workers open sessions of one to three consumers, acquire with
+the next, the same, an old or a future sequence (some through ``probe_acquisition`` without
+finishing empty or with a passed deadline), renew with keep-alive or dispatch intent, settle
+with every kind of report and quiescence (re-sending earlier settlements, forging owners), and
+confirm quiescence; clients read, page history and cancel; a scanner runs ``expire_batch``;
+the clock jumps to exact lease, authority, deadline, retry and session boundaries. Every
+answer, and every task the step changed (its latest attempt and history too), is compared with
+the model after every step.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
 from ..machine import WorldMachine
-from .scripted import DESCRIPTOR, OTHER, SCOPE, task_input
+from .scripted import (
+    DESCRIPTOR,
+    OTHER,
+    SCOPE,
+    app_failure,
+    command,
+    failure,
+    owner,
+    success,
+    task_input,
+)
 
 SCOPES = st.sampled_from([SCOPE, OTHER])
 DATA = st.sampled_from([{"n": 1}, {"n": 1.0}, {"n": 1, "z": -0.0}, {"z": -0.0, "n": 1},
                         {"n": [1, 2]}])
+POLICIES = st.sampled_from([None, spec.RetryPolicy(3, 5000), spec.RetryPolicy(2, 0),
+                            spec.RetryPolicy(1, 0)])
+TIMEOUTS = st.sampled_from([None, 60_000, 120_000])
+QUEUE = "emails"
 
 
 class LedgenceMachine(WorldMachine):
-    """Each example on a store of its own (keys and ids are per store)."""
+    """Each example on a store of its own (acquisition and recovery see the whole store)."""
 
     own_store = True
 
-    @rule(scope=SCOPES, key=st.sampled_from(["a", "b", "c"]), data=DATA,
-          policy=st.sampled_from([None, spec.RetryPolicy(3, 5000), spec.RetryPolicy(2, 0)]))
-    def submit(self, scope: spec.Scope, key: str, data: object,
-               policy: spec.RetryPolicy | None) -> None:
-        task = task_input(scope, data=data)
-        if policy is not None:
-            task = task_input(scope, data=data, retry_policy=policy)
-        self.h.apply("client", spec.AcceptResolvedSubmission(
-            spec.SubmitCommand(f"{self.prefix}-{key}", task), DESCRIPTOR))
+    def __init__(self) -> None:
+        super().__init__()
+        self.settlements: list[spec.SettleCommand] = []
 
-    @rule(scope=SCOPES, key=st.sampled_from(["a", "b", "c", "never"]))
-    def lookup(self, scope: spec.Scope, key: str) -> None:
-        self.h.apply("client", spec.LookupSubmission(scope, f"{self.prefix}-{key}"))
+    @initialize(concurrency=st.sampled_from([1, 2, 3]), tasks=st.integers(1, 3))
+    def workers_and_work(self, concurrency: int, tasks: int) -> None:
+        """Every example starts with a session of the first scope and some queued work."""
+        self.h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))
+        for k in range(tasks):
+            self.h.apply("client", spec.AcceptResolvedSubmission(
+                spec.SubmitCommand(f"{self.prefix}-init{k}", task_input(
+                    SCOPE, retry_policy=spec.RetryPolicy(2, 0), attempt_timeout_ms=60_000)),
+                DESCRIPTOR))
+            self.h.advance(1)
+
+    # -- names the model knows -----------------------------------------------------------------
+
+    def _names(self, prefix: str) -> list[str]:
+        return [k for k in self.h.bindings if k.startswith(prefix)]
 
     def task(self, n: int) -> Ref | str:
-        names = [k for k in self.h.bindings if k.startswith("task#")]
+        names = self._names("task#")
         return Ref(names[n % len(names)]) if names else "task_never_minted"
+
+    def attempt(self, n: int) -> str | None:
+        names = [a for a in self._names("attempt#") if a in self.h.state.attempts]
+        if not names:
+            return None
+        current = [a for a in names
+                   if self.h.state.attempts[a].snapshot.state == "active"]
+        pool = current if current and n % 3 else names
+        return pool[n % len(pool)]
+
+    def session(self, n: int) -> str:
+        names = self._names("ws#")
+        return names[n % len(names)] if names else "ws_never_minted"
+
+    # -- submitters and clients ----------------------------------------------------------------
+
+    @rule(scope=SCOPES, key=st.sampled_from(["a", "b", "c", "d"]), data=DATA, policy=POLICIES,
+          timeout=TIMEOUTS)
+    def submit(self, scope: spec.Scope, key: str, data: object,
+               policy: spec.RetryPolicy | None, timeout: int | None) -> None:
+        changes: dict[str, Any] = {"data": data}
+        if policy is not None:
+            changes["retry_policy"] = policy
+        if timeout is not None:
+            changes["attempt_timeout_ms"] = timeout
+        self.h.apply("client", spec.AcceptResolvedSubmission(
+            spec.SubmitCommand(f"{self.prefix}-{key}", task_input(scope, **changes)),
+            DESCRIPTOR))
+
+    @rule(scope=SCOPES, key=st.sampled_from(["a", "b", "never"]))
+    def lookup(self, scope: spec.Scope, key: str) -> None:
+        self.h.apply("client", spec.LookupSubmission(scope, f"{self.prefix}-{key}"))
 
     @rule(scope=SCOPES, n=st.integers(0, 9),
           read=st.sampled_from([spec.Status, spec.Result, spec.Inspect]))
     def read(self, scope: spec.Scope, n: int, read: type) -> None:
         self.h.apply("client", read(scope, self.task(n)))
+
+    @rule(scope=SCOPES, n=st.integers(0, 9), m=st.integers(0, 9))
+    def inspect_attempt(self, scope: spec.Scope, n: int, m: int) -> None:
+        attempt = self.attempt(m)
+        self.h.apply("client", spec.InspectAttempt(
+            scope, self.task(n), Ref(attempt) if attempt else "attempt_never_minted"))
 
     @rule(scope=SCOPES, n=st.integers(0, 9), after=st.sampled_from([0, 0, 1, 2, 5]))
     def history(self, scope: spec.Scope, n: int, after: int) -> None:
@@ -58,19 +123,152 @@ class LedgenceMachine(WorldMachine):
     def cancel(self, scope: spec.Scope, n: int) -> None:
         self.h.apply("client", spec.Cancel(scope, self.task(n)))
 
-    @rule(scope=SCOPES, concurrency=st.sampled_from([0, 1, 3]))
+    # -- sessions and acquisition --------------------------------------------------------------
+
+    @rule(scope=SCOPES, concurrency=st.sampled_from([0, 1, 2, 3]))
     def open_session(self, scope: spec.Scope, concurrency: int) -> None:
-        self.h.apply("worker", spec.OpenSession(scope, "emails", concurrency))
+        self.h.apply("worker", spec.OpenSession(scope, QUEUE, concurrency))
 
     @rule(n=st.integers(0, 9))
     def extend_session(self, n: int) -> None:
-        names = [k for k in self.h.bindings if k.startswith("ws#")]
-        target = Ref(names[n % len(names)]) if names else "ws_never_minted"
-        self.h.apply("worker", spec.ExtendSession(target))
+        ws = self.session(n)
+        self.h.apply("worker", spec.ExtendSession(Ref(ws) if "#" in ws else ws))
 
-    @rule(ms=st.sampled_from([1, 1000, spec.SESSION_MS - 1, spec.SESSION_MS]))
+    def _command(self, n: int, consumer: int, offset: int) -> spec.AcquireCommand:
+        ws = self.session(n)
+        session = self.h.state.sessions.get(ws)
+        scope = session.scope if session is not None else SCOPE
+        cursor = self.h.state.cursors.get((ws, consumer))
+        seq = max(0, (cursor.sequence if cursor is not None else 0) + offset)
+        return command(ws, consumer, seq, scope=scope)
+
+    @rule(n=st.integers(0, 9), consumer=st.sampled_from([0, 0, 1, 2, 3]),
+          offset=st.sampled_from([1, 1, 1, 1, 0, 0, -1, 2]))
+    def acquire(self, n: int, consumer: int, offset: int) -> None:
+        self.h.apply(f"consumer{consumer}", spec.Acquire(self._command(n, consumer, offset)))
+
+    @rule(n=st.integers(0, 9), consumer=st.sampled_from([0, 1]),
+          offset=st.sampled_from([1, 1, 0]), finish_empty=st.booleans(),
+          deadline=st.sampled_from([spec.CONTROL_REQUEST_TIMEOUT_MS] * 3 + [1, 0]))
+    def probe(self, n: int, consumer: int, offset: int, finish_empty: bool,
+              deadline: int) -> None:
+        self.h.apply(f"consumer{consumer}", spec.ProbeAcquisition(
+            self._command(n, consumer, offset), finish_empty, self.h.now + deadline))
+
+    @rule(consumer=st.sampled_from([0, 1, 2]))
+    def acquire_next(self, consumer: int) -> None:
+        """The well-behaved worker: the first session's consumer asks for the next task."""
+        self.h.apply(f"consumer{consumer}", spec.Acquire(self._command(0, consumer, 1)))
+
+    def live_attempts(self) -> list[str]:
+        state = self.h.state
+        return [a for a in self._names("attempt#") if a in state.attempts
+                and state.attempts[a].snapshot.state == "active"
+                and state.tasks[state.attempts[a].task_id].snapshot.current_attempt_id == a]
+
+    @precondition(lambda self: self.live_attempts())
+    @rule(m=st.integers(0, 9), intent=st.sampled_from([spec.KEEP_ALIVE, spec.DISPATCH]))
+    def renew_current(self, m: int, intent: str) -> None:
+        """The well-behaved worker renews its current attempt with the next sequence."""
+        self.renew_next(self.live_attempts()[m % len(self.live_attempts())], intent)
+
+    def renew_next(self, attempt: str, intent: str) -> None:
+        last = self.h.state.attempts[attempt].snapshot.last_renewal
+        seq = (last.sequence if last is not None else 0) + 1
+        self.h.apply("worker", spec.Renew(spec.RenewCommand(owner(self.h, attempt), seq,
+                                                            intent)))
+
+    @precondition(lambda self: self.live_attempts())
+    @rule(m=st.integers(0, 9),
+          report=st.sampled_from(["success", "app", "io", "unavailable", "integrity"]),
+          quiescence=st.sampled_from([spec.CONFIRMED, spec.CONFIRMED, spec.UNCONFIRMED]))
+    def settle_current(self, m: int, report: str, quiescence: str) -> None:
+        """The well-behaved worker settles its current attempt."""
+        live = self.live_attempts()
+        self.settle_as(live[m % len(live)], report, quiescence, "op-1", "none")
+
+    # -- owners --------------------------------------------------------------------------------
+
+    def _owner(self, attempt: str, forge: str) -> spec.LeaseOwner:
+        real = owner(self.h, attempt)
+        forged: dict[str, dict[str, Any]] = {
+                  "none": {}, "generation": {"generation": real.generation + 1},
+                  "consumer": {"consumer_id": real.consumer_id + 1},
+                  "scope": {"scope": OTHER if real.scope == SCOPE else SCOPE}}
+        return attrs.evolve(real, **forged[forge])
+
+    @rule(m=st.integers(0, 9), offset=st.sampled_from([1, 1, 1, 0, 0, -1, 2]),
+          intent=st.sampled_from([spec.KEEP_ALIVE, spec.KEEP_ALIVE, spec.DISPATCH]),
+          forge=st.sampled_from(["none"] * 6 + ["generation", "consumer"]))
+    def renew(self, m: int, offset: int, intent: str, forge: str) -> None:
+        attempt = self.attempt(m)
+        if attempt is None:
+            return
+        last = self.h.state.attempts[attempt].snapshot.last_renewal
+        seq = max(0, (last.sequence if last is not None else 0) + offset)
+        self.h.apply("worker", spec.Renew(spec.RenewCommand(self._owner(attempt, forge), seq,
+                                                            intent)))
+
+    @rule(m=st.integers(0, 9),
+          report=st.sampled_from(["success", "success", "app", "io", "timed_out", "integrity"]),
+          quiescence=st.sampled_from([spec.CONFIRMED, spec.CONFIRMED, spec.UNCONFIRMED]),
+          operation=st.sampled_from(["op-1", "op-1", "op-2"]),
+          forge=st.sampled_from(["none"] * 6 + ["generation", "scope"]))
+    def settle(self, m: int, report: str, quiescence: str, operation: str, forge: str) -> None:
+        attempt = self.attempt(m)
+        if attempt is not None:
+            self.settle_as(attempt, report, quiescence, operation, forge)
+
+    def settle_as(self, attempt: str, report: str, quiescence: str, operation: str,
+                  forge: str) -> None:
+        reports = {"success": lambda: success(self.h, attempt),
+                   "app": lambda: app_failure(self.h, attempt)}
+        made = reports.get(report, lambda: failure(self.h, attempt, report))()
+        cmd = spec.SettleCommand(self._owner(attempt, forge), operation, made, quiescence)
+        self.settlements.append(cmd)
+        self.h.apply("worker", spec.Settle(cmd))
+
+    @precondition(lambda self: self.settlements)
+    @rule(k=st.integers(0, 9))
+    def resend_settlement(self, k: int) -> None:
+        self.h.apply("worker", spec.Settle(self.settlements[k % len(self.settlements)]))
+
+    @rule(m=st.integers(0, 9), forge=st.sampled_from(["none"] * 5 + ["consumer"]))
+    def confirm_quiescence(self, m: int, forge: str) -> None:
+        attempt = self.attempt(m)
+        if attempt is not None:
+            self.h.apply("worker", spec.ConfirmQuiescence(self._owner(attempt, forge)))
+
+    # -- recovery and time ---------------------------------------------------------------------
+
+    @rule(limit=st.sampled_from([1, 2, 100, 100, 0, 101]))
+    def expire_batch(self, limit: int) -> None:
+        self.h.apply("scanner", spec.ExpireBatch(limit))
+
+    @rule(ms=st.sampled_from([1, 1000, 10_000, spec.LEASE_MS, spec.SESSION_MS]))
     def advance(self, ms: int) -> None:
         self.h.advance(ms)
+
+    @rule(m=st.integers(0, 9), which=st.sampled_from(["lease", "lease", "authority",
+                                                       "deadline", "available", "session"]),
+          delta=st.sampled_from([0, 0, -1, 1]))
+    def to_boundary(self, m: int, which: str, delta: int) -> None:
+        """Jump to an exact boundary of an attempt, a retry or a session (or 1 ms around it)."""
+        state = self.h.state
+        attempt = self.attempt(m)
+        at: int | None = None
+        if which in ("lease", "authority", "deadline") and attempt is not None:
+            snap = state.attempts[attempt].snapshot
+            at = {"lease": snap.lease.expires_at, "authority": snap.authority_deadline,
+                  "deadline": snap.deadline}[which]
+        elif which == "available":
+            later = [r.snapshot.available_at for r in state.tasks.values()
+                     if r.snapshot.state == "queued" and r.snapshot.available_at > self.h.now]
+            at = min(later) if later else None
+        elif which == "session" and state.sessions:
+            at = min(s.expires_at for s in state.sessions.values())
+        if at is not None and at + delta > self.h.now:
+            self.h.advance(at + delta - self.h.now)
 
     @precondition(lambda self: "durable" in self.world.capabilities)
     @rule()

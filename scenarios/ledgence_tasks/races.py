@@ -1,17 +1,48 @@
-"""Real-thread races for the ledgence-tasks slice."""
+"""Real-thread races for ledgence-tasks: one key submitted at once, consumers draining one
+queue, and recovery scanners racing cancellers and settlers.
+
+Each race that acquires or scans runs on a store of its own (:func:`isolated`): acquisition
+sees a whole queue and ``expire_batch`` the whole store.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fencepost.model.ledgence_tasks import Draft, finish
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Ok, Outcome, agrees
 
-from ..harness import Harness
+from ..harness import Harness, violation
 from ..races import release_together, settle_race
 from ..registry import Races
-from .scripted import DESCRIPTOR, SCOPE, task_input
+from .scripted import (
+    DESCRIPTOR,
+    SCOPE,
+    acquire,
+    lease_expiry,
+    open_ws,
+    owner,
+    submit_task,
+    success,
+    task_input,
+)
 
 RACES = Races()
 race = RACES.register
+
+
+@contextmanager
+def isolated(h: Harness, suffix: str) -> Iterator[Harness]:
+    """A harness on a store of its own, discarded afterwards."""
+    world = h.world.fork(suffix)
+    try:
+        yield Harness(world)
+    finally:
+        world.discard()
 
 
 @race
@@ -24,3 +55,151 @@ def concurrent_submissions(h: Harness, p: str, n: int, round_no: int) -> None:
     settle_race(h, "LDG-SUBMIT-006", actors, ops, outcomes, winners_expected=n)
     task = f"task#{h.state.minted}"
     h.apply("client", spec.History(SCOPE, Ref(task), 0))
+
+
+def _claimed(outcome: Outcome) -> object:
+    value = getattr(outcome, "value", None)
+    return getattr(getattr(getattr(value, "assignment", None), "event", None), "task_id", None)
+
+
+def _wave(h: Harness, clause: str, ops: list[Op], actors: list[str]) -> list[Outcome]:
+    """Release ``ops`` at once; adopt them in the order of the tasks they claimed (any other
+    order of claims from one queue cannot explain them), checking each answer."""
+    outcomes = release_together(h.world.open(), ops, run=h.run)
+    claimed = [_claimed(o) for o in outcomes]
+    taken = [c for c in claimed if c is not None]
+    if len(set(taken)) != len(taken):
+        raise violation(clause, f"{len(taken) - len(set(taken))} task(s) handed to two "
+                        f"consumers at once: {outcomes}", tuple(h.trace))
+    names = {real: name for name, (_, real) in h.bindings.items() if name.startswith("task#")}
+
+    def position(k: int) -> tuple[int, int, str]:
+        rec = h.state.tasks.get(names.get(claimed[k], ""))
+        if rec is None:  # Empty answers come after every claim
+            return (1 << 62, 0, "")
+        return (rec.snapshot.available_at, rec.snapshot.submitted_at, rec.snapshot.task_id)
+
+    for k in sorted(range(len(ops)), key=position):
+        step = h.linearize(actors[k], ops[k], outcomes[k])
+        if not agrees(step.outcome, outcomes[k]):
+            raise violation(clause, f"{actors[k]}'s {ops[k].name} answered {outcomes[k]}; in "
+                            f"no order of the racing claims can it (expected {step.outcome})",
+                            tuple(h.trace))
+    return outcomes
+
+
+@race
+def consumers_drain_a_queue(h: Harness, p: str, n: int, round_no: int) -> None:
+    """N consumers acquire at once from a queue of 2N tasks, three waves: each wave claims
+    the N earliest tasks left, each exactly once, and the last finds the queue empty."""
+    clause = "LDG-ACQ-017"
+    with isolated(h, f"{p}d") as w:
+        ws = open_ws(w, concurrency=n)
+        tasks = []
+        for k in range(2 * n):
+            tasks.append(submit_task(w, f"{p}-{k}", retry_policy=spec.RetryPolicy(1, 0)))
+            w.advance(1)
+        actors = [f"consumer{k}" for k in range(n)]
+        for wave in (1, 2, 3):
+            ops: list[Op] = [spec.Acquire(spec.AcquireCommand(SCOPE, "emails", Ref(ws), k, wave))  # type: ignore[arg-type]
+                             for k in range(n)]
+            outcomes = _wave(w, clause, ops, actors)
+            for k, outcome in enumerate(outcomes):
+                if wave == 3:
+                    continue
+                if _claimed(outcome) is None:
+                    raise violation(clause, f"consumer {k} found no task in wave {wave} with "
+                                    f"{n * (3 - wave)} queued", tuple(w.trace))
+                attempt = f"attempt#{_attempt_of(w, outcome)}"
+                w.apply(actors[k], spec.Settle(spec.SettleCommand(
+                    owner(w, attempt), "op-1", success(w, attempt), spec.CONFIRMED)))
+        for t in tasks:
+            w.check_record(spec.Status(SCOPE, Ref(t)), w.expect_one(spec.Status(SCOPE, Ref(t))),
+                           clause=clause)
+        h.exercised(clause)
+
+
+def _attempt_of(h: Harness, outcome: Outcome) -> str:
+    """The model's number of the attempt an answer assigned."""
+    value = getattr(outcome, "value", None)
+    real = getattr(getattr(getattr(value, "assignment", None), "event", None), "attempt_id", "")
+    for name, (_, bound) in h.bindings.items():
+        if name.startswith("attempt#") and bound == real:
+            return name.removeprefix("attempt#")
+    return "none"
+
+
+@race
+def scanners_and_settlers(h: Harness, p: str, n: int, round_no: int) -> None:
+    """Recovery scanners race cancellers of the expired attempts and settlers of the live
+    ones: every expired attempt is finalized exactly once (by a scan or by its cancel, never
+    both), the scanners' expired counts add up to the scans' share, and every live attempt
+    settles."""
+    clause = "LDG-RECOVER-005"
+    due_count = max(2, n // 2)
+    with isolated(h, f"{p}s") as w:
+        ws = open_ws(w, concurrency=2 * due_count)
+        due, live = [], []
+        for k in range(due_count):
+            due.append((submit_task(w, f"{p}-d{k}", retry_policy=spec.RetryPolicy(2, 0)), k))
+            acquire(w, ws, k, 1)
+        w.advance(30_000)
+        for k in range(due_count):
+            live.append((submit_task(w, f"{p}-l{k}"), due_count + k))
+            acquire(w, ws, due_count + k, 1)
+        attempts = {t: w.state.tasks[t].snapshot.current_attempt_id for t, _ in due + live}
+        w.advance(lease_expiry(w, attempts[due[0][0]] or "") - w.now)  # exactly at expiry
+        scanners: list[Op] = [spec.ExpireBatch(100) for _ in range(max(1, n - due_count))]
+        cancels: list[Op] = [spec.Cancel(SCOPE, Ref(t)) for t, _ in due]
+        settles: list[Op] = [spec.Settle(spec.SettleCommand(
+            owner(w, attempts[t] or ""), "op-1", success(w, attempts[t] or ""), spec.CONFIRMED))
+            for t, _ in live]
+        ops = scanners + cancels + settles
+        outcomes = release_together(w.world.open(), ops, run=w.run)
+        _check_recovery(w, clause, scanners, cancels, settles, outcomes,
+                        [t for t, _ in due], attempts)
+        h.exercised(clause)
+
+
+def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[Op],
+                    settles: list[Op], outcomes: list[Outcome], due: list[str],
+                    attempts: dict[str, str | None]) -> None:
+    scans = outcomes[:len(scanners)]
+    cancelled = outcomes[len(scanners):len(scanners) + len(cancels)]
+    settled = outcomes[len(scanners) + len(cancels):]
+    for k, op in enumerate(settles):  # settles touch only live attempts: any order
+        step = w.linearize("settler", op, settled[k])
+        if not agrees(step.outcome, settled[k]):
+            raise violation(clause, f"a settlement of a live attempt racing recovery answered "
+                            f"{settled[k]} (expected {step.outcome})", tuple(w.trace))
+    # Each expired attempt was finalized by a scan (then cancelled as a queued retry) or by
+    # its cancel; the store's history of the task says which, and the model follows it.
+    by_scan = 0
+    for t, cancel, outcome in zip(due, cancels, cancelled, strict=True):
+        history = w.run(w.world.open(), spec.History(SCOPE, Ref(t), 0))
+        reasons = [r.event.reason for r in history.value] if isinstance(history, Ok) else []
+        scanned_first = reasons[2:4] == ["lease_expired", "retry_scheduled"]
+        if scanned_first:
+            by_scan += 1
+            d = Draft(w.state)
+            name = attempts[t] or ""
+            d.record(t, "lease_expired", w.now, name)
+            finish(d, t, name, w.now)
+            w.state = d.freeze()
+        step = w.linearize("canceller", cancel, outcome)
+        if not agrees(step.outcome, outcome):
+            raise violation(clause, f"cancel of {t} racing recovery answered {outcome} "
+                            f"(expected {step.outcome})", tuple(w.trace))
+    total = 0
+    for outcome in scans:
+        progress = getattr(outcome, "value", None)
+        if not isinstance(progress, spec.RecoveryProgress) or not (
+                0 <= progress.expired <= progress.examined <= 100):
+            raise violation(clause, f"a racing expire_batch answered {outcome}", tuple(w.trace))
+        total += progress.expired
+    if total != by_scan:
+        raise violation(clause, f"the scans report {total} expirations but {by_scan} task(s) "
+                        f"show one in their history", tuple(w.trace))
+    for t in attempts:
+        w.check_record(spec.Status(SCOPE, Ref(t)), w.expect_one(spec.Status(SCOPE, Ref(t))),
+                       clause=clause)

@@ -1,19 +1,42 @@
-"""Named scripted scenarios for the ledgence-tasks slice, from the project's own tests."""
+"""Named scripted scenarios for ledgence-tasks: the cases of the project's own tests.
+
+Acquisition and recovery see a whole queue (``expire_batch`` the whole store), so every scenario
+runs on a store of its own (:func:`scenario` forks the world and discards the fork afterwards).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
+from fencepost.spec.outcome import Outcome
 
 from ..harness import Harness
-from ..registry import Scenarios
+from ..registry import Scenario, Scenarios
 
 SCENARIOS = Scenarios()
-scenario = SCENARIOS.register
+
+
+def scenario(*requires: str) -> Callable[[Scenario], Scenario]:
+    """Register ``fn(h, prefix)`` to run on a store of its own."""
+
+    def add(fn: Scenario) -> Scenario:
+        def isolated(h: Harness, p: str) -> None:
+            world = h.world.fork(f"{p}{fn.__name__[:3]}")
+            try:
+                fn(Harness(world), p)
+            finally:
+                world.discard()
+
+        isolated.__name__, isolated.__doc__ = fn.__name__, fn.__doc__
+        SCENARIOS.register(*requires)(isolated)
+        return fn
+
+    return add
 
 SCOPE = spec.Scope("acme", "prod")
 OTHER = spec.Scope("umbrella", "prod")
@@ -113,19 +136,486 @@ def sessions_expire_and_never_revive(h: Harness, p: str) -> None:
 
 @scenario("durable")
 def reopen_keeps_everything(h: Harness, p: str) -> None:
-    h.apply("worker", spec.OpenSession(SCOPE, "emails", 1))
-    ws = f"ws#{h.state.minted}"
-    submit(h, f"{p}-a", task_input())
-    a = _last_task(h)
-    submit(h, f"{p}-b", task_input())
-    b = _last_task(h)
+    """Sessions, bindings, tasks, attempts, cursors and history survive a reopen."""
+    ws = open_ws(h, concurrency=2)
+    a = submit_task(h, f"{p}-a")
+    b = submit_task(h, f"{p}-b")
     h.apply("client", spec.Cancel(SCOPE, Ref(b)))
+    c = submit_task(h, f"{p}-c")
+    acquire(h, ws, 0, 1)
+    first = last_attempt(h)
+    renew(h, first, 1, spec.DISPATCH)
+    acquire(h, ws, 1, 1)
+    second = last_attempt(h)
+    settle(h, second, success(h, second), spec.UNCONFIRMED)
     h.reopen()
     h.apply("worker", spec.ExtendSession(Ref(ws)))
     submit(h, f"{p}-a", task_input())
-    history(h, a)
-    history(h, b)
+    acquire(h, ws, 0, 1)  # the cursor survived: a replay
+    renew(h, first, 1, spec.DISPATCH)
+    settle(h, second, success(h, second), spec.UNCONFIRMED)
+    for t in (a, b, c):
+        history(h, t)
 
 
 def _last_task(h: Harness) -> str:
     return f"task#{h.state.minted}"
+
+
+# --- workers -----------------------------------------------------------------------------------
+
+QUEUE = "emails"
+
+
+def open_ws(h: Harness, concurrency: int = 2, scope: spec.Scope = SCOPE,
+            queue: str = QUEUE) -> str:
+    h.apply("worker", spec.OpenSession(scope, queue, concurrency))
+    return f"ws#{h.state.minted}"
+
+
+def command(ws: str, consumer: int, seq: int, scope: spec.Scope = SCOPE,
+            queue: str = QUEUE) -> spec.AcquireCommand:
+    return spec.AcquireCommand(scope, queue, Ref(ws) if "#" in ws else ws, consumer, seq)  # type: ignore[arg-type]
+
+
+def acquire(h: Harness, ws: str, consumer: int, seq: int, **where: Any) -> Outcome:
+    return h.apply(f"{ws}/{consumer}", spec.Acquire(command(ws, consumer, seq, **where)))
+
+
+def probe(h: Harness, ws: str, consumer: int, seq: int, finish_empty: bool,
+          deadline: int | None = None) -> Outcome:
+    at = h.now + spec.CONTROL_REQUEST_TIMEOUT_MS if deadline is None else deadline
+    return h.apply(f"{ws}/{consumer}", spec.ProbeAcquisition(command(ws, consumer, seq),
+                                                             finish_empty, at))
+
+
+def submit_task(h: Harness, key: str, **changes: Any) -> str:
+    submit(h, key, task_input(**changes))
+    return _last_task(h)
+
+
+def last_attempt(h: Harness) -> str:
+    return f"attempt#{h.state.minted}"
+
+
+def owner(h: Harness, attempt: str, **changes: Any) -> spec.LeaseOwner:
+    """The attempt's owner as references to the real ids (``changes`` forge a field)."""
+    o = h.state.attempts[attempt].owner
+    real = spec.LeaseOwner(o.scope, Ref(o.task_id), Ref(o.attempt_id), Ref(o.lease_id),  # type: ignore[arg-type]
+                           o.generation, Ref(o.worker_session_id), o.consumer_id)  # type: ignore[arg-type]
+    return attrs.evolve(real, **changes)
+
+
+def context(h: Harness, attempt: str, **changes: Any) -> spec.ExecutionContext:
+    task = h.state.attempts[attempt].task_id
+    base = spec.ExecutionContext(Ref(task), Ref(attempt), PROGRAM, DESCRIPTOR.digest)  # type: ignore[arg-type]
+    return attrs.evolve(base, **changes)
+
+
+def success(h: Harness, attempt: str, output: Any = None) -> spec.ExecutionReport:
+    return spec.ExecutionReport(context(h, attempt), "proc-1", False,
+                                {"status": "success", "output": output or {"sent": 1}}, 20)
+
+
+def app_failure(h: Harness, attempt: str) -> spec.ExecutionReport:
+    return spec.ExecutionReport(context(h, attempt), "proc-1", False,
+                                {"status": "failure", "kind": "runtime", "message": "bounced"},
+                                20)
+
+
+def failure(h: Harness, attempt: str, kind: str = "io") -> spec.ExecutionFailure:
+    return spec.ExecutionFailure(context(h, attempt), kind, f"{kind} failed", "execution", True)
+
+
+def settle(h: Harness, attempt: str, report: Any, quiescence: str = spec.CONFIRMED,
+           operation_id: str = "op-1", who: spec.LeaseOwner | None = None) -> Outcome:
+    cmd = spec.SettleCommand(who or owner(h, attempt), operation_id, report, quiescence)
+    return h.apply("worker", spec.Settle(cmd))
+
+
+def renew(h: Harness, attempt: str, seq: int, intent: str = spec.KEEP_ALIVE,
+          who: spec.LeaseOwner | None = None) -> Outcome:
+    return h.apply("worker", spec.Renew(spec.RenewCommand(who or owner(h, attempt), seq,
+                                                          intent)))
+
+
+def confirm(h: Harness, attempt: str, who: spec.LeaseOwner | None = None) -> Outcome:
+    return h.apply("worker", spec.ConfirmQuiescence(who or owner(h, attempt)))
+
+
+def reads(h: Harness, task: str, attempt: str | None = None) -> None:
+    """Every read of the task (and of the attempt), in its scope."""
+    for read in (spec.Status, spec.Result, spec.Inspect):
+        h.apply("client", read(SCOPE, Ref(task)))
+    if attempt is not None:
+        h.apply("client", spec.InspectAttempt(SCOPE, Ref(task), Ref(attempt)))
+    history(h, task)
+
+
+def lease_expiry(h: Harness, attempt: str) -> int:
+    expires_at: int = h.state.attempts[attempt].snapshot.lease.expires_at
+    return expires_at
+
+
+
+# --- acquisition -------------------------------------------------------------------------------
+
+
+@scenario()
+def acquisition_sequences(h: Harness, p: str) -> None:
+    """Sequence 0 and first sequences other than 1 are out of order; an Empty replay stays
+    Empty when work arrives; old sequences are obsolete and gaps out of order."""
+    ws = open_ws(h)
+    other = open_ws(h, scope=OTHER)
+    acquire(h, ws, 0, 0)
+    acquire(h, ws, 0, 2)
+    acquire(h, ws, 2, 1)  # consumer >= concurrency
+    acquire(h, ws, 0, 1, scope=OTHER)  # the session's scope is another
+    acquire(h, ws, 0, 1, queue="reports")
+    acquire(h, other, 0, 1, scope=OTHER)
+    acquire(h, ws, 0, 1)  # nothing queued: Empty, the cursor moves to 1
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)  # the Empty replay stays Empty
+    probe(h, ws, 0, 1, finish_empty=False)  # a replay even without finish_empty
+    acquire(h, ws, 0, 3)
+    acquire(h, ws, 0, 2)  # claims t
+    acquire(h, ws, 0, 1)
+    reads(h, t, last_attempt(h))
+
+
+@scenario()
+def overtaking_a_live_assignment_is_busy(h: Harness, p: str) -> None:
+    """The next sequence while the previous assignment is live is busy; the replay returns
+    it with fresh authority, and once it is lost the replay is the OwnershipLost reply."""
+    ws = open_ws(h)
+    submit_task(h, f"{p}-a")
+    t2 = submit_task(h, f"{p}-b")
+    acquire(h, ws, 0, 1)
+    a1 = last_attempt(h)
+    h.advance(10_000)
+    acquire(h, ws, 0, 2)  # busy
+    acquire(h, ws, 0, 1)  # replay: same assignment, authority now
+    settle(h, a1, success(h, a1), spec.UNCONFIRMED)
+    acquire(h, ws, 0, 2)  # an unconfirmed settlement keeps the consumer busy
+    h.advance(lease_expiry(h, a1) - h.now)  # exactly at expiry: lost
+    acquire(h, ws, 0, 1)
+    h.advance(1)
+    acquire(h, ws, 0, 1)
+    acquire(h, ws, 0, 2)  # the consumer is free: claims t2
+    reads(h, t2, last_attempt(h))
+
+
+@scenario()
+def pending_changes_nothing(h: Harness, p: str) -> None:
+    """Pending commits nothing (the cursor stays); a passed deadline is unavailable."""
+    ws = open_ws(h)
+    probe(h, ws, 0, 1, finish_empty=False)
+    probe(h, ws, 0, 1, finish_empty=False)
+    submit_task(h, f"{p}-a")
+    probe(h, ws, 0, 1, finish_empty=True, deadline=h.now)  # unavailable, never Empty
+    probe(h, ws, 0, 1, finish_empty=True, deadline=h.now - 1)
+    probe(h, ws, 0, 1, finish_empty=False)  # claims: the cursor never moved
+    probe(h, ws, 1, 1, finish_empty=True)  # the other consumer: nothing left, Empty
+    probe(h, ws, 1, 1, finish_empty=False)  # its replay
+
+
+@scenario()
+def claim_order_and_eligibility(h: Harness, p: str) -> None:
+    """Claims go by (available_at, submitted_at); other scopes and queues, cancelled tasks and
+    retries before their available_at are not claimed; consumers have their own cursors."""
+    ws = open_ws(h, concurrency=3)
+    submit_task(h, f"{p}-other-scope", scope=OTHER)
+    submit_task(h, f"{p}-other-queue", queue="reports")
+    h.advance(1)
+    first = submit_task(h, f"{p}-first", retry_policy=spec.RetryPolicy(2, 10_000))
+    h.advance(1)
+    cancelled = submit_task(h, f"{p}-cancelled")
+    h.apply("client", spec.Cancel(SCOPE, Ref(cancelled)))
+    h.advance(1)
+    second = submit_task(h, f"{p}-second")
+    acquire(h, ws, 0, 1)  # first
+    a1 = last_attempt(h)
+    settle(h, a1, failure(h, a1, "io"))  # retry at now + 10 000
+    acquire(h, ws, 1, 1)  # second, not the retry
+    acquire(h, ws, 2, 1)  # nothing eligible yet: Empty
+    h.advance(10_000 - 1)
+    acquire(h, ws, 2, 2)
+    h.advance(1)
+    acquire(h, ws, 2, 3)  # the retry, exactly at its available_at: attempt 2
+    reads(h, first, last_attempt(h))
+    reads(h, second)
+
+
+@scenario()
+def lease_capped_by_session_expiry(h: Harness, p: str) -> None:
+    """A lease never outlives its session; an expired session is refused before any replay."""
+    ws = open_ws(h)
+    submit_task(h, f"{p}-a", attempt_timeout_ms=spec.ATTEMPT_TIMEOUT_MS[1])
+    submit_task(h, f"{p}-b")
+    h.advance(spec.SESSION_MS - 20_000)
+    acquire(h, ws, 0, 1)  # lease capped at the session's expiry
+    a1 = last_attempt(h)
+    h.advance(5_000)
+    renew(h, a1, 1)  # still capped
+    acquire(h, "ws_unknown", 0, 1)
+    renew(h, a1, 2, who=owner(h, a1, worker_session_id="ws_unknown"))
+    h.advance(15_000)  # exactly the session's expiry
+    acquire(h, ws, 0, 1)
+    acquire(h, ws, 1, 1)
+    renew(h, a1, 2)
+    h.apply("worker", spec.ExtendSession(Ref(ws)))
+    reads(h, h.state.attempts[a1].task_id, a1)
+
+
+# --- renewal -----------------------------------------------------------------------------------
+
+
+@scenario()
+def renewal_replay_does_not_extend(h: Harness, p: str) -> None:
+    """Renewals are sequenced: a replay does not extend, another intent conflicts."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    renew(h, a, 0)
+    renew(h, a, 2)
+    renew(h, a, -1)
+    h.apply("worker", spec.Renew(spec.RenewCommand(owner(h, a), 1, "sprint")))
+    h.advance(10_000)
+    renew(h, a, 1)
+    h.advance(10_000)
+    renew(h, a, 1)  # the replay: the lease stays
+    renew(h, a, 1, spec.DISPATCH)  # another intent: conflict
+    renew(h, a, 3)
+    renew(h, a, 2)
+    renew(h, a, 1)  # obsolete
+    h.advance(30_000)
+    renew(h, a, 2)
+    reads(h, t, a)
+
+
+@scenario()
+def dispatch_renewal_authorizes_once(h: Harness, p: str) -> None:
+    """The first dispatch renewal authorizes dispatch and writes `dispatch_authorized` once;
+    authority reports the deadline, the cancel and the dispatch permission."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a", attempt_timeout_ms=60_000)
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    renew(h, a, 1, spec.DISPATCH)
+    h.advance(20_000)
+    renew(h, a, 2, spec.DISPATCH)
+    renew(h, a, 3)
+    h.advance(20_000)
+    renew(h, a, 4, spec.DISPATCH)
+    h.advance(20_000)  # at the deadline: cancel_requested, no dispatch
+    renew(h, a, 5, spec.DISPATCH)
+    reads(h, t, a)
+    t2 = submit_task(h, f"{p}-b", attempt_timeout_ms=60_000)
+    acquire(h, ws, 1, 1)
+    b = last_attempt(h)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t2)))
+    renew(h, b, 1, spec.DISPATCH)  # cancel requested: no authorization
+    reads(h, t2, b)
+
+
+# --- settlement --------------------------------------------------------------------------------
+
+
+@scenario()
+def finish_rules(h: Harness, p: str) -> None:
+    """Success, application failure, retryable and final failure kinds, the attempt budget."""
+    ws = open_ws(h, concurrency=1)
+    seq = iter(range(1, 100))
+    t = submit_task(h, f"{p}-ok")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, success(h, a, {"sent": 1.0}))
+    reads(h, t, a)
+    t = submit_task(h, f"{p}-app")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, app_failure(h, a))
+    reads(h, t, a)
+    t = submit_task(h, f"{p}-final")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, failure(h, a, "integrity"))
+    reads(h, t, a)
+    t = submit_task(h, f"{p}-retry", retry_policy=spec.RetryPolicy(2, 0))
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, failure(h, a, "unavailable"))  # requeued at once
+    acquire(h, ws, 0, next(seq))
+    b = last_attempt(h)
+    h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), Ref(a)))
+    h.apply("client", spec.InspectAttempt(OTHER, Ref(t), Ref(b)))
+    settle(h, b, failure(h, b, "timed_out"))  # the budget is spent: failed
+    reads(h, t, b)
+
+
+@scenario()
+def settle_conflicts(h: Harness, p: str) -> None:
+    """Owner calls validate and find their task; a report names its attempt and program; a
+    settled attempt takes only the identical re-send."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    ok = success(h, a)
+    settle(h, a, ok, who=owner(h, a, generation=0))
+    settle(h, a, ok, who=owner(h, a, scope=OTHER))
+    settle(h, a, ok, who=owner(h, a, generation=2))
+    settle(h, a, ok, who=owner(h, a, consumer_id=1))
+    settle(h, a, attrs.evolve(ok, context=context(h, a, digest="sha256:" + "00" * 32)))
+    settle(h, a, attrs.evolve(ok, context=context(h, a, program=spec.Program("other", "1"))))
+    settle(h, a, attrs.evolve(ok, outcome={"status": "done"}))
+    settle(h, a, failure(h, a, "weird"))
+    settle(h, a, ok, quiescence="maybe")
+    settle(h, a, attrs.evolve(ok, outcome={"status": "success",
+                                            "output": "x" * (spec.SETTLEMENT_MAX_BYTES + 1)}))
+    confirm(h, a, who=owner(h, a, task_id="task_never_minted"))
+    renew(h, a, 1, who=owner(h, a, task_id="task_never_minted"))
+    settle(h, a, ok, spec.UNCONFIRMED)
+    settle(h, a, ok, spec.UNCONFIRMED, operation_id="op-2")  # another operation id
+    settle(h, a, ok, spec.CONFIRMED)  # another quiescence
+    settle(h, a, success(h, a, {"sent": 1.0}), spec.UNCONFIRMED)  # 1 is not 1.0
+    settle(h, a, ok, spec.UNCONFIRMED)  # the identical re-send
+    reads(h, t, a)
+
+
+@scenario()
+def unconfirmed_settlements(h: Harness, p: str) -> None:
+    """Unconfirmed settlements wait for confirm_quiescence or expiry; an accepted report still
+    decides the outcome at expiry."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    confirm(h, a)  # nothing to confirm yet
+    settle(h, a, success(h, a), spec.UNCONFIRMED)
+    reads(h, t, a)
+    confirm(h, a, who=owner(h, a, lease_id="lease_forged"))
+    h.advance(1_000)
+    confirm(h, a)
+    confirm(h, a)  # already confirmed: unchanged
+    reads(h, t, a)
+    t2 = submit_task(h, f"{p}-b")
+    acquire(h, ws, 1, 1)
+    b = last_attempt(h)
+    settle(h, b, success(h, b), spec.UNCONFIRMED)
+    h.advance(lease_expiry(h, b) - h.now)
+    confirm(h, b)  # at expiry: ownership lost
+    h.apply("ops", spec.ExpireBatch(10))  # the report decides: succeeded
+    reads(h, t2, b)
+
+
+@scenario()
+def settle_replay_after_retry_leaves_new_attempt(h: Harness, p: str) -> None:
+    """A settlement re-sent after the task was retried replays and touches nothing; the old
+    owner is fenced from the new attempt."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(3, 0))
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    first = failure(h, a, "capacity")
+    settle(h, a, first)
+    acquire(h, ws, 1, 1)
+    b = last_attempt(h)
+    settle(h, a, first)  # the identical re-send: replay
+    settle(h, a, first, operation_id="op-2")  # conflict
+    renew(h, a, 1)  # the old owner: ownership lost
+    confirm(h, a)
+    settle(h, b, success(h, b), who=owner(h, a))
+    renew(h, b, 1)
+    reads(h, t, b)
+    h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), Ref(a)))
+
+
+# --- expiry, cancel, recovery ------------------------------------------------------------------
+
+
+@scenario()
+def exact_expiry_rejects_renew_and_settle_and_expires_once(h: Harness, p: str) -> None:
+    """At exact expiry renew and settle are refused, reads still show the attempt active, and
+    recovery expires it once."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    h.advance(lease_expiry(h, a) - h.now - 1)
+    renew(h, a, 1)  # one ms before: renewed
+    h.advance(lease_expiry(h, a) - h.now)
+    renew(h, a, 2)
+    settle(h, a, success(h, a))
+    reads(h, t, a)  # still active: reads expire nothing
+    h.apply("ops", spec.ExpireBatch(5))
+    h.apply("ops", spec.ExpireBatch(5))
+    reads(h, t, a)
+
+
+@scenario()
+def cancel_of_live_attempt_requests_it(h: Harness, p: str) -> None:
+    """Cancelling a live attempt only requests it and cuts its authority; it then finishes
+    cancelled whatever its report."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    h.advance(1_000)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # already requested: unchanged
+    renew(h, a, 1)
+    reads(h, t, a)
+    settle(h, a, success(h, a))  # cancel wins; confirmed: the attempt is cancelled
+    reads(h, t, a)
+    t2 = submit_task(h, f"{p}-b")
+    acquire(h, ws, 1, 1)
+    b = last_attempt(h)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t2)))
+    settle(h, b, success(h, b), spec.UNCONFIRMED)
+    h.advance(lease_expiry(h, b) - h.now)
+    h.apply("ops", spec.ExpireBatch(1))  # cancelled, the attempt lost
+    reads(h, t2, b)
+
+
+@scenario()
+def cancel_of_expired_attempt_finalizes_it(h: Harness, p: str) -> None:
+    """Cancelling an active task whose attempt has expired finalizes it at once."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a")
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    h.advance(lease_expiry(h, a) - h.now + 1)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))
+    h.apply("ops", spec.ExpireBatch(1))
+    reads(h, t, a)
+    t2 = submit_task(h, f"{p}-b")
+    acquire(h, ws, 1, 1)
+    b = last_attempt(h)
+    h.advance(lease_expiry(h, b) - h.now)  # exactly at expiry
+    h.apply("client", spec.Cancel(SCOPE, Ref(t2)))
+    reads(h, t2, b)
+
+
+@scenario()
+def expire_batch_is_bounded(h: Harness, p: str) -> None:
+    """Limits 0 and 101 are invalid; expire_batch(2) over 3 due tasks answers (2, 2), (1, 1),
+    (0, 0), earliest expiry first; a settled attempt is never finalized again."""
+    ws = open_ws(h, concurrency=4)
+    h.apply("ops", spec.ExpireBatch(0))
+    h.apply("ops", spec.ExpireBatch(101))
+    tasks, attempts = [], []
+    for k in range(4):
+        tasks.append(submit_task(h, f"{p}-{k}"))
+        acquire(h, ws, k, 1)
+        attempts.append(last_attempt(h))
+        h.advance(1_000)
+    settle(h, attempts[3], success(h, attempts[3]))
+    h.apply("ops", spec.ExpireBatch(2))
+    h.advance(spec.LEASE_MS)
+    h.apply("ops", spec.ExpireBatch(2))
+    h.apply("ops", spec.ExpireBatch(2))
+    h.apply("ops", spec.ExpireBatch(2))
+    for t, a in zip(tasks, attempts, strict=True):
+        reads(h, t, a)

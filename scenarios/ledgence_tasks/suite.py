@@ -1,4 +1,4 @@
-"""The ledgence-tasks checks (first slice) as one :class:`Suite`."""
+"""The ledgence-tasks checks as one :class:`Suite`."""
 
 from fencepost.model.ledgence_tasks import MODEL
 from fencepost.spec import ledgence_tasks as spec
@@ -8,5 +8,4 @@ from .machine import machine_for
 from .races import RACES
 from .scripted import SCENARIOS
 
-SUITE = Suite.of(spec, MODEL, machine_for, SCENARIOS, RACES,
-                 protocol_methods=spec.PROTOCOL_SLICE)
+SUITE = Suite.of(spec, MODEL, machine_for, SCENARIOS, RACES)

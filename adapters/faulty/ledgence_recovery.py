@@ -1,0 +1,9 @@
+"""Known-faulty ledgence-tasks stores: settlement, quiescence, the finish rules, cancel,
+recovery and attempt reads. Each is the correct core with one bug, caught by its expected
+clause."""
+
+from __future__ import annotations
+
+from fencepost.adapters.faulty.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = ()
