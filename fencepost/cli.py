@@ -169,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("check", help="check an adapter against a contract")
-    p.add_argument("contract", help="adk-ledger or snodo-tasks (see fencepost list)")
+    p.add_argument("contract",
+                   help="adk-ledger, snodo-tasks or ledgence-tasks (see fencepost list)")
     p.add_argument("--adapter", default="sqlite",
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
                         "postgresql://..., or MODULE:FACTORY")

@@ -91,8 +91,8 @@ CONTRACTS = {
     ),
     "ledgence-tasks": ContractEntry(
         name="ledgence-tasks",
-        summary="ledgence TaskStore + RecoveryStore (work in progress: sessions, submissions, "
-        "reads, history, cancel of queued tasks)",
+        summary="ledgence TaskStore + RecoveryStore: sessions, sequenced acquisition, renewal, "
+        "settlement, quiescence, cancel, recovery, history",
         spec_module="fencepost.spec.ledgence_tasks",
         suite="fencepost.scenarios.ledgence_tasks.suite:SUITE",
         memory="fencepost.adapters.ledgence_tasks.memory:MemoryLedgenceFactory",

@@ -237,6 +237,8 @@ class ExpireBatch(Op):
 
 M = "machine"
 
+CHOICES = ()  # one store implementation (PostgreSQL) and the core agree: no documented choices
+
 CAPABILITIES = {
     "durable": "calling the factory again with the same env reopens the same sessions, tasks "
     "and history",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fencepost.registry import CONTRACTS
+
 EXTERNAL = str(Path(__file__).parent / "external")
 
 
@@ -107,6 +109,15 @@ def test_list_shows_contracts_clauses_and_options(tmp_path: Path) -> None:
     assert one.returncode == 0
     assert "ADK-CLAIM-008" in one.stdout and "owner_liveness" in one.stdout
     assert "finish_phases=strict" in one.stdout
+
+
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_list_of_each_contract_names_every_clause(name: str, tmp_path: Path) -> None:
+    result = fencepost("list", name, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    clauses = CONTRACTS[name].load_spec().CLAUSES
+    assert all(c.id in result.stdout for c in clauses)
+    assert f"known-faulty adapters: {len(CONTRACTS[name].mutants())}" in result.stdout
 
 
 def test_mutants_table_and_json(tmp_path: Path) -> None:
