@@ -789,24 +789,69 @@ def _claimed_task(outcome: Outcome) -> Any:
 
 _FRESH_ACQUISITION = frozenset({"LDG-ACQ-002", "LDG-ACQ-003", "LDG-ACQ-013", "LDG-ACQ-014",
                                 "LDG-ACQ-016", "LDG-FINISH-007"})
+# What each operation answers when it judges an attempt not live (the equality rule is at
+# stake only when the store judged it live at the exact boundary).
+_NOT_LIVE_CLAUSE = {spec.Acquire: "LDG-ACQ-011", spec.ProbeAcquisition: "LDG-ACQ-011",
+                    spec.Renew: "LDG-RENEW-002", spec.Settle: "LDG-SETTLE-002",
+                    spec.ConfirmQuiescence: "LDG-QUIESCE-004", spec.Cancel: "LDG-CANCEL-004",
+                    spec.ExpireBatch: "LDG-RECOVER-001"}
+
+
+def _reply(outcome: Outcome) -> Any:
+    value = getattr(outcome, "value", None)
+    return getattr(value, "reply", value) if isinstance(value, spec.ProbeCompleted) else value
+
+
+def _judged_live(op: Op, expected: Outcome, actual: Outcome) -> bool:
+    """Did the store treat the attempt at the boundary as still live?"""
+    if isinstance(op, spec.Acquire | spec.ProbeAcquisition):
+        return isinstance(_reply(actual), spec.AcquireAssigned)
+    if isinstance(op, spec.Cancel):
+        return isinstance(actual, Ok) and actual.value == "active"
+    if isinstance(op, spec.ExpireBatch):
+        mine, theirs = getattr(expected, "value", None), getattr(actual, "value", None)
+        return isinstance(theirs, spec.RecoveryProgress) and isinstance(
+            mine, spec.RecoveryProgress) and theirs.expired < mine.expired
+    return isinstance(actual, Ok)
+
+
+def _fresh_claim_for(op: Any, outcome: Outcome) -> bool:
+    """Is ``outcome`` a new claim for the op's own consumer (not a replay of another
+    consumer's assignment, not an OwnershipLost reply)?"""
+    reply = _reply(outcome)
+    if not isinstance(reply, spec.AcquireAssigned):
+        return False
+    kind = getattr(getattr(outcome, "value", None), "kind", "claimed")
+    owner = reply.assignment.lease.owner
+    command = op.command
+    return kind == "claimed" and owner.consumer_id == command.consumer_id and (
+        owner.worker_session_id == command.worker_session_id)
 
 
 def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> str | None:
     """The rule a differing answer breaks, where the difference itself tells (``clause`` is
     the model's step clause; empty for a read-back).
 
-    - A new acquisition (not a replay, not busy) that assigns another task than the model,
-      or one where the model finds none eligible, or none where one is: the eligibility and
+    - At an exact expiry boundary the equality rule (LIVE-001) is broken only if the store
+      treated the attempt as live; a store that saw it expired but answered in the wrong form
+      breaks the operation's own rule for a lost attempt.
+    - A new acquisition (not a replay, not busy) that claims another task than the model, or
+      claims where the model finds none eligible, or none where one is: the eligibility and
       order rule, LDG-ACQ-001.
-    - A history read with gaps or repeats in its sequences, or a repeated event: HISTORY-001;
-      any other wrong history: HISTORY-002 (the events a transition writes)."""
+    - A history read with gaps or repeats in its sequences: HISTORY-001; a repeated
+      `dispatch_authorized`: RENEW-007 (dispatch is authorized once); another repeated event:
+      HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes)."""
+    if clause == "LDG-LIVE-001" and not _judged_live(op, expected, actual):
+        return _NOT_LIVE_CLAUSE.get(type(op))
     if isinstance(op, spec.Acquire | spec.ProbeAcquisition):
         if clause not in _FRESH_ACQUISITION or not isinstance(actual, Ok):
             return None
         mine, theirs = _claimed_task(expected), _claimed_task(actual)
-        if mine != theirs and not isinstance(mine, Opaque):
-            return "LDG-ACQ-001"
-        return None
+        if isinstance(mine, Opaque) or mine == theirs:
+            return None
+        if theirs is None and not isinstance(_reply(actual), spec.AcquireOwnershipLost):
+            return "LDG-ACQ-001"  # Empty or Pending where a task was eligible
+        return "LDG-ACQ-001" if _fresh_claim_for(op, actual) else None
     if not isinstance(op, spec.History) or not isinstance(actual, Ok):
         return None
     records = actual.value if isinstance(actual.value, list) else []
@@ -815,6 +860,8 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
         return "LDG-HISTORY-001"
     reasons = [getattr(getattr(r, "event", None), "reason", None) for r in records]
     if len(records) > len(getattr(expected, "value", [])):
+        if reasons.count("dispatch_authorized") > 1:
+            return "LDG-RENEW-007"
         for a, b in zip(reasons, reasons[1:], strict=False):
             if a == b:
                 return "LDG-HISTORY-001"

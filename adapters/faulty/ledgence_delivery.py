@@ -3,6 +3,371 @@ the correct core with one bug, caught by its expected clause."""
 
 from __future__ import annotations
 
-from fencepost.adapters.faulty.base import Mutant
+import threading
+from typing import Any
 
-MUTANTS: tuple[Mutant, ...] = ()
+import attrs
+
+from fencepost.adapters.ledgence_tasks.core import (
+    ACTIVE,
+    REPLAYED,
+    AttemptRecord,
+    CandidateQuery,
+    Cursor,
+    LedgenceCore,
+    TaskRecord,
+)
+from fencepost.spec import ledgence_tasks as spec
+
+from .base import Mutant, round_trip
+
+_Base: Any = LedgenceCore
+
+
+# -- acquisition ----------------------------------------------------------------------------------
+
+
+class RetryClaimedDuringBackoff(_Base):
+    """The candidate query has no available_at bound."""
+
+    def _candidate_query(self, command: Any, now: int) -> CandidateQuery:
+        return attrs.evolve(super()._candidate_query(command, now), available_by=None)
+
+
+class AuthorityDeadlineWithoutGrace(_Base):
+    def _authority_deadline(self, deadline: int) -> int:
+        return deadline
+
+
+class RenewalOutlivesSession(_Base):
+    """A renewal caps the lease by the authority deadline only (the claim caps it right)."""
+
+    def _renew_extend(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
+                      command: Any, now: int) -> Any:
+        authority_deadline = attempt.snapshot.authority_deadline
+        uncapped = attrs.evolve(session, expires_at=max(session.expires_at, authority_deadline))
+        return super()._renew_extend(txn, task, attempt, uncapped, command, now)
+
+
+class ReplayBeforeSessionCheck(_Base):
+    """A fast path answers a repeated sequence from the cursor before the session's expiry is
+    checked."""
+
+    def _acquire_in(self, txn: Any, command: Any, finish_empty: bool,
+                    deadline_ms: int | None) -> Any:
+        now = self.env.clock()
+        session = txn.read_session(command.worker_session_id)
+        if (session is not None and self._fits_session(session, command)
+                and (deadline_ms is None or not self._deadline_passed(deadline_ms, now))):
+            cursor = txn.lock_cursor(*self._cursor_key(session, command))
+            if cursor is not None and cursor.sequence == command.sequence:
+                return spec.ProbeCompleted(self._acquire_replay(txn, cursor, now), REPLAYED)
+        return super()._acquire_in(txn, command, finish_empty, deadline_ms)
+
+
+class ConsumerIdUnchecked(_Base):
+    """Checks the command's scope and queue against the session, not its consumer id."""
+
+    def _fits_session(self, session: Any, command: Any) -> bool:
+        return bool(session.scope == command.scope and session.queue == command.queue)
+
+
+class AnyFirstSequence(_Base):
+    """A consumer without a cursor starts at whatever sequence it sends."""
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        if cursor is None and sequence != 0:
+            return False
+        return bool(super()._acquire_sequence(cursor, sequence))
+
+
+class ObsoleteSequenceReplays(_Base):
+    """A sequence below the cursor is answered as a replay of the cursor's."""
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        if cursor is not None and 0 < sequence < cursor.sequence:
+            return True
+        return bool(super()._acquire_sequence(cursor, sequence))
+
+
+class SequenceGapsAccepted(_Base):
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        if cursor is not None and sequence > cursor.sequence + 1:
+            return False
+        return bool(super()._acquire_sequence(cursor, sequence))
+
+
+class EmptyCursorIsNoCursor(_Base):
+    """An Empty cursor is taken for no cursor: its sequence again runs a fresh acquisition."""
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        if cursor is not None and cursor.attempt is None and sequence == cursor.sequence:
+            return False
+        return bool(super()._acquire_sequence(cursor, sequence))
+
+
+class ReplayExtendsLease(_Base):
+    """A replayed live assignment is taken for a heartbeat: its lease is extended."""
+
+    def _acquire_replay(self, txn: Any, cursor: Cursor, now: int) -> Any:
+        found = self._cursor_attempt(txn, cursor)
+        if found is not None and self._live(found[0], found[1], now):
+            att = found[1].snapshot
+            lease = attrs.evolve(att.lease, expires_at=min(now + spec.LEASE_MS,
+                                                           att.authority_deadline))
+            txn.save_attempt(attrs.evolve(found[1], snapshot=attrs.evolve(att, lease=lease)))
+        return super()._acquire_replay(txn, cursor, now)
+
+
+class LostReplayClearsCursor(_Base):
+    """The replay of a lost assignment drops it from the cursor, so the next replay of that
+    sequence answers Empty."""
+
+    def _acquire_replay(self, txn: Any, cursor: Cursor, now: int) -> Any:
+        reply = super()._acquire_replay(txn, cursor, now)
+        if isinstance(reply, spec.AcquireOwnershipLost):
+            lost = txn.load_attempt(reply.assignment.task_id, reply.assignment.attempt_id)
+            txn.save_cursor(lost.owner.worker_session_id, lost.owner.consumer_id,
+                            Cursor(cursor.sequence, None))
+        return reply
+
+
+class OvertakingAllowed(_Base):
+    def _busy(self, txn: Any, cursor: Cursor, now: int) -> bool:
+        return False
+
+
+class PendingCommitsCursor(_Base):
+    """Pending commits the Empty cursor instead of rolling back."""
+
+    def _no_candidate(self, txn: Any, session: Any, command: Any, finish_empty: bool,
+                      now: int) -> Any:
+        if finish_empty:
+            return super()._no_candidate(txn, session, command, finish_empty, now)
+        txn.save_cursor(*self._cursor_key(session, command), Cursor(command.sequence, None))
+        return self._pending(session, now)
+
+
+class ProbeDropsFinishEmpty(_Base):
+    """probe_acquisition does not pass finish_empty on: it answers Pending, never Empty."""
+
+    def probe_acquisition(self, command: Any, finish_empty: bool, deadline_ms: int) -> Any:
+        return super().probe_acquisition(command, False, deadline_ms)
+
+
+class DeadlineAtNowStillRuns(_Base):
+    def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
+        return deadline_ms < now
+
+
+class BusyPerSession(_Base):
+    """Before a claim, the busy check asks whether the session holds a live assignment, not
+    whether the consumer does."""
+
+    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
+        for consumer in range(session.concurrency):
+            cursor = txn.lock_cursor(session.id, consumer)
+            if (consumer != command.consumer_id and cursor is not None
+                    and self._busy(txn, cursor, now)):
+                raise spec.Busy(f"session {session.id!r} still holds a live assignment")
+        return super()._claim(txn, task, session, command, now)
+
+
+class ClaimReadThenWrite(_Base):
+    """Reads the first candidate in one transaction and claims it in another, without
+    re-checking it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._stale = threading.local()
+
+    def _acquire(self, command: Any, finish_empty: bool, deadline_ms: int | None) -> Any:
+        with self._transaction() as txn:
+            query = self._candidate_query(command, self.env.clock())
+            self._stale.candidate = super()._pick_candidate(txn, query)
+        round_trip()
+        return super()._acquire(command, finish_empty, deadline_ms)
+
+    def _pick_candidate(self, txn: Any, query: CandidateQuery) -> TaskRecord | None:
+        return self._stale.candidate  # type: ignore[no-any-return]
+
+
+# -- liveness, authority, owners ------------------------------------------------------------------
+
+
+class LiveAtExpiry(_Base):
+    """Liveness compares with <=: at its expiry an attempt is still live."""
+
+    def _live(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        snap, att = task.snapshot, attempt.snapshot
+        return bool(snap.state == ACTIVE and snap.current_attempt_id == attempt.attempt_id
+                    and att.state == ACTIVE and now <= att.lease.expires_at
+                    and now <= att.authority_deadline)
+
+
+class DispatchAllowedIgnoresCancel(_Base):
+    """dispatch_allowed ignores the cancel request (and the passed deadline)."""
+
+    def _dispatch_allowed(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        att = attempt.snapshot
+        last = att.last_renewal
+        return bool(self._live(task, attempt, now) and att.settlement is None
+                    and last is not None and last.intent == spec.DISPATCH)
+
+
+class RenewMissingTaskIsLost(_Base):
+    """renew answers ownership_lost for a task it cannot find."""
+
+    def renew(self, command: Any) -> Any:
+        try:
+            return super().renew(command)
+        except spec.NotFound as e:
+            raise spec.OwnershipLost(str(e)) from None
+
+
+# -- renewal --------------------------------------------------------------------------------------
+
+
+class KeepAliveDoesNotExtend(_Base):
+    """A keep_alive renewal is recorded but the lease stays (only dispatch extends it)."""
+
+    def _renew_extend(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
+                      command: Any, now: int) -> Any:
+        if command.intent != spec.KEEP_ALIVE:
+            return super()._renew_extend(txn, task, attempt, session, command, now)
+        attempt = attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
+                                                              last_renewal=command))
+        txn.save_attempt(attempt)
+        return self._authority(task, attempt, now)
+
+
+class RenewIgnoresCurrency(_Base):
+    """Renewal checks the lease's timing, not that the attempt is still current and active."""
+
+    def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        att = attempt.snapshot
+        return bool(now < att.lease.expires_at and now < att.authority_deadline)
+
+
+class RenewIgnoresSessionExpiry(_Base):
+    """renew looks its session up but never compares its expiry."""
+
+    def renew(self, command: Any) -> Any:
+        spec.validate_renew(command)
+        owner = command.owner
+        with self._transaction() as txn:
+            now = self.env.clock()
+            session = txn.read_session(owner.worker_session_id)
+            if session is None:
+                raise spec.UnknownSession(f"no worker session {owner.worker_session_id!r}")
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
+            if (attempt is None or not self._owner_matches(attempt, owner)
+                    or not self._may_renew(task, attempt, now)):
+                raise spec.OwnershipLost(self._lost(owner))
+            if self._renew_sequence(attempt, command):
+                return self._renew_replay(txn, task, attempt, session, command, now)
+            return self._renew_extend(txn, task, attempt, session, command, now)
+
+
+class RenewalGapsAccepted(_Base):
+    def _renew_sequence(self, attempt: AttemptRecord, command: Any) -> bool:
+        last = attempt.snapshot.last_renewal
+        if command.sequence > (last.sequence if last is not None else 0) + 1:
+            return False
+        return bool(super()._renew_sequence(attempt, command))
+
+
+class RenewalReplayExtends(_Base):
+    def _renew_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
+                      command: Any, now: int) -> Any:
+        super()._renew_replay(txn, task, attempt, session, command, now)
+        return self._renew_extend(txn, task, attempt, session, command, now)
+
+
+class RenewalIntentUnbound(_Base):
+    """A repeated renewal sequence is a replay whatever its intent."""
+
+    def _renew_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
+                      command: Any, now: int) -> Any:
+        return self._authority(task, attempt, now)
+
+
+class DispatchAuthorizedDespiteCancel(_Base):
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord, command: Any,
+                             now: int) -> bool:
+        att = attempt.snapshot
+        return bool(command.intent == spec.DISPATCH and not att.execution_may_have_started
+                    and now < att.deadline and att.settlement is None)
+
+
+class UnknownIntentIsKeepAlive(_Base):
+    def renew(self, command: Any) -> Any:
+        if isinstance(command, spec.RenewCommand) and command.intent not in (
+                spec.KEEP_ALIVE, spec.DISPATCH):
+            command = attrs.evolve(command, intent=spec.KEEP_ALIVE)
+        return super().renew(command)
+
+
+def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
+    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    _m("retry_claimed_during_backoff", "a retry is claimed before its available_at",
+       "LDG-ACQ-001", RetryClaimedDuringBackoff),
+    _m("authority_deadline_without_grace", "an attempt's authority deadline has no cleanup "
+       "grace", "LDG-ACQ-002", AuthorityDeadlineWithoutGrace),
+    _m("renewal_outlives_session", "a renewed lease is not capped by its session's expiry",
+       "LDG-ACQ-003", RenewalOutlivesSession),
+    _m("replay_before_session_check", "an expired session still gets its replays",
+       "LDG-ACQ-004", ReplayBeforeSessionCheck),
+    _m("consumer_id_unchecked", "a consumer id >= the session's concurrency is accepted",
+       "LDG-ACQ-005", ConsumerIdUnchecked),
+    _m("any_first_sequence", "a consumer's first sequence may be other than 1",
+       "LDG-ACQ-006", AnyFirstSequence),
+    _m("obsolete_sequence_replays", "a sequence below the cursor replays the cursor's answer",
+       "LDG-ACQ-007", ObsoleteSequenceReplays),
+    _m("sequence_gaps_accepted", "a sequence that skips past the cursor is accepted",
+       "LDG-ACQ-008", SequenceGapsAccepted),
+    _m("empty_cursor_is_no_cursor", "repeating an Empty sequence claims newly arrived work",
+       "LDG-ACQ-009", EmptyCursorIsNoCursor),
+    _m("replay_extends_lease", "replaying a live assignment extends its lease",
+       "LDG-ACQ-010", ReplayExtendsLease),
+    _m("lost_replay_clears_cursor", "a lost assignment replays as ownership_lost once, then "
+       "as Empty", "LDG-ACQ-011", LostReplayClearsCursor),
+    _m("overtaking_allowed", "the next sequence claims while the previous assignment is live",
+       "LDG-ACQ-012", OvertakingAllowed),
+    _m("pending_commits_cursor", "a Pending probe moves the cursor", "LDG-ACQ-013",
+       PendingCommitsCursor),
+    _m("probe_drops_finish_empty", "probe_acquisition with finish_empty answers Pending",
+       "LDG-ACQ-014", ProbeDropsFinishEmpty),
+    _m("deadline_at_now_still_runs", "a probe whose deadline is now still acquires",
+       "LDG-ACQ-015", DeadlineAtNowStillRuns),
+    _m("busy_per_session", "a consumer is busy while another consumer of its session works",
+       "LDG-ACQ-016", BusyPerSession),
+    _m("claim_read_then_write", "the candidate is read and claimed in two transactions",
+       "LDG-ACQ-017", ClaimReadThenWrite),
+    _m("live_at_expiry", "an attempt is still live at its exact lease expiry", "LDG-LIVE-001",
+       LiveAtExpiry),
+    _m("dispatch_allowed_ignores_cancel", "authority allows dispatch after a cancel request",
+       "LDG-AUTH-001", DispatchAllowedIgnoresCancel),
+    _m("renew_missing_task_is_lost", "renew of a missing task answers ownership_lost",
+       "LDG-OWNER-001", RenewMissingTaskIsLost),
+    _m("keep_alive_does_not_extend", "a keep_alive renewal does not extend the lease",
+       "LDG-RENEW-001", KeepAliveDoesNotExtend),
+    _m("renew_ignores_currency", "a superseded attempt's owner can still renew",
+       "LDG-RENEW-002", RenewIgnoresCurrency),
+    _m("renew_ignores_session_expiry", "renew accepts an expired session", "LDG-RENEW-003",
+       RenewIgnoresSessionExpiry),
+    _m("renewal_gaps_accepted", "a renewal sequence that skips ahead is accepted",
+       "LDG-RENEW-004", RenewalGapsAccepted),
+    _m("renewal_replay_extends", "a renewal replay extends the lease", "LDG-RENEW-005",
+       RenewalReplayExtends),
+    _m("renewal_intent_unbound", "a renewal sequence repeated with another intent is "
+       "accepted", "LDG-RENEW-006", RenewalIntentUnbound),
+    _m("dispatch_authorized_despite_cancel", "a dispatch renewal after a cancel request "
+       "authorizes dispatch", "LDG-RENEW-007", DispatchAuthorizedDespiteCancel),
+    _m("unknown_intent_is_keep_alive", "an unknown renewal intent is taken for keep_alive",
+       "LDG-RENEW-008", UnknownIntentIsKeepAlive),
+)

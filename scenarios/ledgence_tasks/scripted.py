@@ -302,7 +302,10 @@ def overtaking_a_live_assignment_is_busy(h: Harness, p: str) -> None:
     h.advance(1)
     acquire(h, ws, 0, 1)
     acquire(h, ws, 0, 2)  # the consumer is free: claims t2
-    reads(h, t2, last_attempt(h))
+    a2 = last_attempt(h)
+    settle(h, a2, success(h, a2))
+    acquire(h, ws, 0, 2)  # the replay of a finished assignment: OwnershipLost
+    reads(h, t2, a2)
 
 
 @scenario()
