@@ -832,6 +832,7 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
     """The rule a differing answer breaks, where the difference itself tells (``clause`` is
     the model's step clause; empty for a read-back).
 
+    - A recovery scan answering other counts breaks the scan's rule the model named.
     - At an exact expiry boundary the equality rule (LIVE-001) is broken only if the store
       treated the attempt as live; a store that saw it expired but answered in the wrong form
       breaks the operation's own rule for a lost attempt.
@@ -843,6 +844,9 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
       HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes)."""
     if clause == "LDG-LIVE-001" and not _judged_live(op, expected, actual):
         return _NOT_LIVE_CLAUSE.get(type(op))
+    if isinstance(op, spec.ExpireBatch) and isinstance(actual, Ok) and isinstance(
+            actual.value, spec.RecoveryProgress):
+        return clause  # other counts: the scan's own rule (due, bounded, once, boundary)
     if isinstance(op, spec.Acquire | spec.ProbeAcquisition):
         if clause not in _FRESH_ACQUISITION or not isinstance(actual, Ok):
             return None

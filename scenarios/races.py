@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -10,6 +11,9 @@ from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Outcome, agrees
 
 from .harness import Harness, call, violation
+
+SWITCH_INTERVAL_S = 1e-5
+"""The interpreter's thread switch interval while racers run (the default is 5 ms)."""
 
 
 def release_together(
@@ -21,6 +25,18 @@ def release_together(
     """Run each op on its own thread, all released by one barrier; outcomes in op order.
     ``run`` makes the call (pass ``harness.run`` when the ops hold references)."""
     barrier = threading.Barrier(len(ops))
+    # Switch threads every few microseconds while the racers run, so that even an in-process
+    # store's critical sections interleave (the default 5 ms slice hides most races).
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        return _race(barrier, ops, store, timeout, run)
+    finally:
+        sys.setswitchinterval(switch)
+
+
+def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, timeout: float,
+          run: Callable[[Any, Op], Outcome]) -> list[Outcome]:
     outcomes: list[Outcome] = [Crash("Timeout", "thread did not finish")] * len(ops)
 
     def racer(k: int) -> None:

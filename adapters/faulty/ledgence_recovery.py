@@ -4,6 +4,460 @@ clause."""
 
 from __future__ import annotations
 
-from fencepost.adapters.faulty.base import Mutant
+from collections.abc import Mapping
+from typing import Any
 
-MUTANTS: tuple[Mutant, ...] = ()
+import attrs
+
+from fencepost.adapters.ledgence_tasks.core import (
+    ACTIVE,
+    SUCCEEDED,
+    AttemptRecord,
+    Ending,
+    LedgenceCore,
+    TaskRecord,
+)
+from fencepost.spec import ledgence_tasks as spec
+
+from .base import Mutant, round_trip
+
+_Base: Any = LedgenceCore
+
+
+# -- settlement -----------------------------------------------------------------------------------
+
+
+class ReceiptInSeconds(_Base):
+    """The receipt's accepted_at goes through a seconds-resolution column."""
+
+    def _accept_settlement(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                           command: Any, now: int) -> Any:
+        reply = super()._accept_settlement(txn, task, attempt, command, now)
+        receipt = attrs.evolve(reply.receipt, accepted_at=now // 1000 * 1000)
+        stored = txn.load_attempt(task.task_id, attempt.attempt_id)
+        txn.save_attempt(attrs.evolve(stored, receipt=receipt))
+        return attrs.evolve(reply, receipt=receipt)
+
+
+class SettleIgnoresExpiry(_Base):
+    """A first settlement needs the attempt current and active; its lease is not looked at."""
+
+    def _may_settle(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+        return bool(task.snapshot.state == ACTIVE
+                    and task.snapshot.current_attempt_id == attempt.attempt_id
+                    and attempt.snapshot.state == ACTIVE)
+
+
+class ReplayAnsweredAsNew(_Base):
+    def _settle_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                       command: Any, now: int) -> Any:
+        reply = super()._settle_replay(txn, task, attempt, command, now)
+        return attrs.evolve(reply, already_accepted=False)
+
+
+class OperationIdNotCompared(_Base):
+    def _same_settlement(self, stored: Any, command: Any) -> bool:
+        return spec.same_settlement(stored, attrs.evolve(command,
+                                                         operation_id=stored.operation_id))
+
+
+class DigestNotCompared(_Base):
+    def _check_report(self, command: Any, task: TaskRecord) -> None:
+        digest = command.report.context.digest
+        spec.check_report_identity(command, attrs.evolve(task.snapshot.descriptor,
+                                                         digest=digest))
+
+
+class OutputNotCounted(_Base):
+    """The 8 MiB limit is measured without the success output (stored apart, as a blob)."""
+
+    def settle(self, command: Any) -> Any:
+        report = getattr(command, "report", None)
+        if (isinstance(command, spec.SettleCommand) and isinstance(report, spec.ExecutionReport)
+                and isinstance(report.outcome, Mapping)
+                and report.outcome.get("status") == "success"):
+            blank = attrs.evolve(report, outcome={**report.outcome, "output": None})
+            spec.validate_settle(attrs.evolve(command, report=blank))
+        else:
+            spec.validate_settle(command)
+        owner = command.owner
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = self._owned_attempt(txn, owner)
+            self._check_report(command, task)
+            if attempt.snapshot.settlement is not None:
+                return self._settle_replay(txn, task, attempt, command, now)
+            if not self._may_settle(task, attempt, now):
+                raise spec.OwnershipLost(self._lost(owner))
+            return self._accept_settlement(txn, task, attempt, command, now)
+
+
+class UnconfirmedFinishesAtOnce(_Base):
+    """The quiescence flag is stored but an unconfirmed settlement finishes the attempt too."""
+
+    def _accept_settlement(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                           command: Any, now: int) -> Any:
+        reply = super()._accept_settlement(txn, task, attempt, command, now)
+        if command.quiescence == spec.CONFIRMED:
+            return reply
+        settled = txn.load_attempt(task.task_id, attempt.attempt_id)
+        finished = self._finish(txn, task, settled, now)
+        return attrs.evolve(reply, task_state=finished.snapshot.state)
+
+
+# -- quiescence -----------------------------------------------------------------------------------
+
+
+class ConfirmLooksUpSwapped(_Base):
+    """Re-reads the settlement to confirm with the task and attempt ids swapped, finds none
+    and answers invalid_input."""
+
+    def _confirm(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
+        settled = txn.load_attempt(attempt.attempt_id, task.task_id)
+        if settled is None or settled.snapshot.settlement is None:
+            raise spec.InvalidInput(
+                f"attempt {attempt.attempt_id!r} has no accepted settlement to confirm")
+        return str(super()._confirm(txn, task, settled, now))
+
+
+class ConfirmedCheckedOnState(_Base):
+    """The already-confirmed check reads the attempt's state, not its quiescence: a second
+    confirmation finds the attempt finished and answers ownership_lost."""
+
+    def confirm_quiescence(self, owner: Any) -> str:
+        spec.validate_owner(owner)
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = self._owned_attempt(txn, owner)
+            if attempt.snapshot.state == spec.CONFIRMED:
+                return str(task.snapshot.state)
+            if not self._may_confirm(task, attempt, now):
+                raise spec.OwnershipLost(self._lost(owner))
+            if attempt.snapshot.settlement is None:
+                raise spec.InvalidInput(
+                    f"attempt {owner.attempt_id!r} has no accepted settlement to confirm")
+            return str(self._confirm(txn, task, attempt, now))
+
+
+class ConfirmWithoutReport(_Base):
+    """Confirming an attempt that has no report finishes it as lost."""
+
+    def confirm_quiescence(self, owner: Any) -> str:
+        spec.validate_owner(owner)
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = self._require(txn, owner.scope, owner.task_id)
+            attempt = self._owned_attempt(txn, owner)
+            if attempt.snapshot.quiescence == spec.CONFIRMED:
+                return str(task.snapshot.state)
+            if not self._may_confirm(task, attempt, now):
+                raise spec.OwnershipLost(self._lost(owner))
+            return str(self._confirm(txn, task, attempt, now))
+
+
+class LeaseIdNotCompared(_Base):
+    """Owners are compared on every field but the lease id."""
+
+    def _owner_matches(self, attempt: AttemptRecord, owner: Any) -> bool:
+        return bool(attempt.owner == attrs.evolve(owner, lease_id=attempt.owner.lease_id))
+
+
+# -- the finish rules -----------------------------------------------------------------------------
+
+
+class SuccessKeepsCurrentAttempt(_Base):
+    """The success path forgets to clear the task's current attempt."""
+
+    def _finish(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                now: int) -> TaskRecord:
+        finished: TaskRecord = super()._finish(txn, task, attempt, now)
+        if finished.snapshot.state != SUCCEEDED:
+            return finished
+        kept = attrs.evolve(finished, snapshot=attrs.evolve(
+            finished.snapshot, current_attempt_id=attempt.attempt_id))
+        txn.save_task(kept)
+        return kept
+
+
+class ApplicationFailureRetried(_Base):
+    """An application failure is mapped to an execution failure of its kind."""
+
+    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+        settlement = attempt.snapshot.settlement
+        report = settlement.report if settlement is not None else None
+        if (settlement is not None and isinstance(report, spec.ExecutionReport)
+                and report.outcome["status"] == "failure"):
+            failure = spec.ExecutionFailure(report.context, report.outcome["kind"],
+                                            report.outcome["message"], "execution", True)
+            attempt = attrs.evolve(attempt, snapshot=attrs.evolve(
+                attempt.snapshot, settlement=attrs.evolve(settlement, report=failure)))
+        ending: Ending = super()._ending(task, attempt, now)
+        return ending
+
+
+class RetryAvailableAtOnce(_Base):
+    def _retry_at(self, task: TaskRecord, now: int) -> int:
+        return now
+
+
+class BudgetOffByOne(_Base):
+    """attempt_count <= max_attempts: the last attempt's retryable end retries once more."""
+
+    def _attempts_left(self, task: TaskRecord) -> bool:
+        snap = task.snapshot
+        return bool(snap.attempt_count <= snap.input.retry_policy.max_attempts)
+
+
+class EveryKindRetryable(_Base):
+    """The kind is looked up in FAILURE_KINDS instead of RETRYABLE_FAILURE_KINDS."""
+
+    def _retryable(self, report: Any) -> bool:
+        return report.kind in spec.FAILURE_KINDS
+
+
+class SuccessBeatsCancel(_Base):
+    """A success report finishes succeeded even when cancel was requested."""
+
+    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+        settlement = attempt.snapshot.settlement
+        report = settlement.report if settlement is not None else None
+        if isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
+            task = attrs.evolve(task, snapshot=attrs.evolve(task.snapshot,
+                                                            cancel_requested_at=None))
+        ending: Ending = super()._ending(task, attempt, now)
+        return ending
+
+
+class RetryReusesGeneration(_Base):
+    """The claim of a retried task numbers its attempt from the count before the retry: the
+    new attempt repeats the old generation and the count stands still."""
+
+    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any,
+               now: int) -> Any:
+        snap = task.snapshot
+        if snap.attempt_count > 0:
+            task = attrs.evolve(task, snapshot=attrs.evolve(
+                snap, attempt_count=snap.attempt_count - 1))
+        return super()._claim(txn, task, session, command, now)
+
+
+# -- cancel ---------------------------------------------------------------------------------------
+
+
+class CancelFinalizesLiveAttempt(_Base):
+    def _cancel_live(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                     now: int) -> str:
+        return str(self._cancel_expired(txn, task, attempt, now))
+
+
+class CancelOfExpiredOnlyRequests(_Base):
+    """An expired attempt's cancel takes the live path: requested, the task left active."""
+
+    def _cancel_expired(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                        now: int) -> str:
+        return str(self._cancel_live(txn, task, attempt, now))
+
+
+# -- recovery -------------------------------------------------------------------------------------
+
+
+class RecoveryAssumesNoReport(_Base):
+    """Recovery asserts that an expired attempt has no report: a candidate with an accepted,
+    unconfirmed settlement fails the scan."""
+
+    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+                       now: int) -> bool:
+        expired = bool(super()._still_expired(task, attempt, now))
+        if expired and attempt is not None and attempt.snapshot.settlement is not None:
+            raise RuntimeError(f"expired attempt {attempt.attempt_id!r} already has a report")
+        return expired
+
+
+class LimitHasNoUpperBound(_Base):
+    """Only the lower bound of the batch limit is checked (the query's LIMIT would cap it)."""
+
+    def _valid_limit(self, limit: Any) -> bool:
+        return not isinstance(limit, bool) and isinstance(limit, int) and limit >= 1
+
+
+class LimitCheckedAgainstBacklog(_Base):
+    """The limit is validated against the number of attempts due: a batch smaller than the
+    backlog answers invalid_input instead of taking the earliest."""
+
+    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
+        with self._transaction() as txn:
+            now = self.env.clock()
+            due: list[spec.AttemptRef] = txn.expired_candidates(self._expiry_cutoff(now),
+                                                                 spec.MAX_RECOVERY_BATCH)
+        if len(due) > limit:
+            raise spec.InvalidInput(f"limit {limit} is below the {len(due)} attempts due")
+        return due
+
+
+class CarriesLastShortlist(_Base):
+    """Each scan re-examines the previous scan's candidates (meant for those it passed over
+    as locked), whatever became of them."""
+
+    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
+        fresh: list[spec.AttemptRef] = super()._expiry_shortlist(limit)
+        carried = [c for c in getattr(self, "_carried", []) if c not in fresh]
+        self._carried = fresh
+        return (fresh + carried)[:limit]
+
+
+class RescuerRechecksLeaseOnly(_Base):
+    """River's rescuer: a round trip after the shortlist each candidate is updated by its task
+    id once its attempt's lease is seen expired; whether the task is still active with that
+    attempt current is not re-checked, so an attempt finalized meanwhile is finalized again."""
+
+    def _expire_one(self, candidate: spec.AttemptRef) -> bool:
+        round_trip()
+        with self._transaction() as txn:
+            task = txn.lock_task_if_free(candidate.task_id)
+            if task is None:
+                return False
+            now = self.env.clock()
+            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+            if attempt is None or not self._expired(attempt, now):
+                return False
+            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+            self._finish(txn, task, attempt, now)
+            return True
+
+
+class RecheckThenWrite(_Base):
+    """Re-checks a candidate in one transaction and expires it in the next."""
+
+    def _expire_one(self, candidate: spec.AttemptRef) -> bool:
+        with self._transaction() as txn:
+            task = txn.lock_task_if_free(candidate.task_id)
+            if task is None:
+                return False
+            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+            if attempt is None or not self._still_expired(task, attempt, self.env.clock()):
+                return False
+        round_trip()
+        with self._transaction() as txn:
+            now = self.env.clock()
+            task = txn.load_task(candidate.task_id)
+            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+            self._finish(txn, task, attempt, now)
+            return True
+
+
+# -- reads and history ----------------------------------------------------------------------------
+
+
+class InspectAttemptReadsLatest(_Base):
+    """inspect_attempt reads the task's latest attempt; the attempt id is not compared."""
+
+    def inspect_attempt(self, scope: Any, task_id: str, attempt_id: str) -> Any:
+        self._check_task_ref(scope, task_id)
+        spec.validate_text(attempt_id, "attempt_id")
+        with self._transaction() as txn:
+            task = self._require(txn, scope, task_id)
+            latest = task.latest_attempt_id
+            attempt = txn.load_attempt(task_id, latest) if latest is not None else None
+            if attempt is None:
+                raise spec.NotFound(f"task {task_id!r} has no attempt {attempt_id!r}")
+            return attempt.snapshot
+
+
+class StatusExpiresOnRead(_Base):
+    """status finalizes an attempt it finds past its expiry (lazy expiry on read)."""
+
+    def status(self, scope: Any, task_id: str) -> Any:
+        self._check_task_ref(scope, task_id)
+        with self._transaction() as txn:
+            task = self._require(txn, scope, task_id)
+            if task.snapshot.state == ACTIVE:
+                attempt = self._current_attempt(txn, task)
+                now = self.env.clock()
+                if not self._live(task, attempt, now):
+                    self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+                    task = self._finish(txn, task, attempt, now)
+            return self._status(task)
+
+
+class RetryWritesNoEvent(_Base):
+    """The retry path requeues the task but writes no `retry_scheduled`."""
+
+    def _record(self, txn: Any, task_id: str, reason: str, at: int,
+                attempt_id: str | None = None) -> None:
+        if reason != "retry_scheduled":
+            super()._record(txn, task_id, reason, at, attempt_id)
+
+
+def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
+    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # settlement
+    _m("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
+       "LDG-SETTLE-001", ReceiptInSeconds),
+    _m("settle_ignores_expiry", "settle is accepted from an expired owner",
+       "LDG-SETTLE-002", SettleIgnoresExpiry),
+    _m("replay_answered_as_new", "an identical re-send answers already_accepted false",
+       "LDG-SETTLE-003", ReplayAnsweredAsNew),
+    _m("operation_id_not_compared", "a settlement under another operation id replays instead "
+       "of conflicting", "LDG-SETTLE-004", OperationIdNotCompared),
+    _m("digest_not_compared", "a report naming another program digest is accepted",
+       "LDG-SETTLE-005", DigestNotCompared),
+    _m("output_not_counted", "a settlement over 8 MiB is accepted when the bulk is its output",
+       "LDG-SETTLE-006", OutputNotCounted),
+    _m("unconfirmed_finishes_at_once", "an unconfirmed settlement finishes the attempt at once",
+       "LDG-SETTLE-007", UnconfirmedFinishesAtOnce),
+    # quiescence
+    _m("confirm_looks_up_swapped", "confirm_quiescence of a settled attempt answers "
+       "invalid_input", "LDG-QUIESCE-001", ConfirmLooksUpSwapped),
+    _m("confirmed_checked_on_state", "a second confirm_quiescence answers ownership_lost",
+       "LDG-QUIESCE-002", ConfirmedCheckedOnState),
+    _m("confirm_without_report", "confirm_quiescence without a report finishes the attempt "
+       "as lost", "LDG-QUIESCE-003", ConfirmWithoutReport),
+    _m("lease_id_not_compared", "confirm_quiescence with a forged lease id is accepted",
+       "LDG-QUIESCE-004", LeaseIdNotCompared),
+    # the finish rules
+    _m("success_keeps_current_attempt", "a succeeded task still names its current attempt",
+       "LDG-FINISH-001", SuccessKeepsCurrentAttempt),
+    _m("application_failure_retried", "an application failure is retried",
+       "LDG-FINISH-002", ApplicationFailureRetried),
+    _m("retry_available_at_once", "a retry is available at once, not after retry_delay_ms",
+       "LDG-FINISH-003", RetryAvailableAtOnce),
+    _m("budget_off_by_one", "the last attempt's retryable failure retries once more",
+       "LDG-FINISH-004", BudgetOffByOne),
+    _m("every_kind_retryable", "an integrity failure is retried", "LDG-FINISH-005",
+       EveryKindRetryable),
+    _m("success_beats_cancel", "a success report wins over a requested cancel",
+       "LDG-FINISH-006", SuccessBeatsCancel),
+    _m("retry_reuses_generation", "a retried task's new attempt repeats the old generation",
+       "LDG-FINISH-007", RetryReusesGeneration),
+    # cancel
+    _m("cancel_finalizes_live_attempt", "cancel of a live attempt finalizes it at once",
+       "LDG-CANCEL-003", CancelFinalizesLiveAttempt),
+    _m("cancel_of_expired_only_requests", "cancel of an expired attempt leaves it active",
+       "LDG-CANCEL-004", CancelOfExpiredOnlyRequests),
+    # recovery
+    _m("recovery_assumes_no_report", "a recovery scan fails on an expired attempt that has "
+       "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport),
+    _m("limit_has_no_upper_bound", "expire_batch(101) is accepted", "LDG-RECOVER-002",
+       LimitHasNoUpperBound),
+    _m("limit_checked_against_backlog", "expire_batch refuses a limit below the number of "
+       "attempts due", "LDG-RECOVER-003", LimitCheckedAgainstBacklog),
+    _m("carries_last_shortlist", "a scan re-examines the previous scan's candidates",
+       "LDG-RECOVER-004", CarriesLastShortlist),
+    _m("rescuer_rechecks_lease_only", "a scan re-finalizes an attempt another scan or a "
+       "cancel already finalized", "LDG-RECOVER-005", RescuerRechecksLeaseOnly),
+    _m("recheck_then_write", "a scan re-checks a candidate and expires it in two "
+       "transactions", "LDG-RECOVER-005", RecheckThenWrite),
+    # reads and history
+    _m("inspect_attempt_reads_latest", "inspect_attempt of an older attempt answers the "
+       "latest", "LDG-READ-003", InspectAttemptReadsLatest),
+    _m("status_expires_on_read", "status expires an attempt past its lease", "LDG-READ-004",
+       StatusExpiresOnRead),
+    _m("retry_writes_no_event", "a retry writes no retry_scheduled event", "LDG-HISTORY-002",
+       RetryWritesNoEvent),
+)
