@@ -9,7 +9,8 @@ clause the model says was broken, with the numbered trace so far.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -427,6 +428,20 @@ class Harness:
             isinstance(actual, Crash) and actual.kind in _LOST
         ):
             raise StoreLost(f"{op.name}: store unavailable ({actual})", tuple(self.trace))
+
+
+@contextmanager
+def blamed_on(h: Harness, clause: str) -> Iterator[None]:
+    """Report any difference inside the block as a violation of ``clause`` (after a reap or a
+    reopen, what differs is what did not survive, or survived when it must not); a block that
+    passes is evidence for ``clause``."""
+    try:
+        yield
+    except ClauseViolation as v:
+        if v.clause == clause:
+            raise
+        raise violation(clause, v.message, v.trace) from v
+    h.exercised(clause)
 
 
 _LOST = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})

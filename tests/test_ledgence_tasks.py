@@ -31,6 +31,12 @@ def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
 
 
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS if "sqlite" in m.bases])
+def test_faulty_sqlite_store_is_caught_by_its_clause(name: str) -> None:
+    [row] = run_mutants("ledgence-tasks", base="sqlite", only=[name])
+    assert row.caught, f"{name} escaped on SQLite; failed clauses: {row.caught_by}"
+
+
 def test_sqlite_store_passes_every_clause() -> None:
     report = check("ledgence-tasks", "sqlite", seed=3)
     assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}

@@ -6,6 +6,8 @@ Sessions, submission, reads and history here; acquisition and renewal in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -165,30 +167,44 @@ class CancelTwiceRestamps(_Base):
 
 
 class RecycledIds(_Base):
-    """Ids from a counter that restarts with every store object."""
+    """Run and lease ids from a counter that restarts with every store object."""
 
     def _new_id(self, prefix: str) -> str:
+        if prefix not in ("run", "lease"):
+            return super()._new_id(prefix)  # type: ignore[no-any-return]
         self._n = getattr(self, "_n", 0) + 1
         return f"{prefix}_{self._n % 2}"
 
 
-class CancellationsInProcess(_Base):
-    """Cancellations kept in a process-local overlay: after a restart the task is queued."""
+class _SessionOverlay:
+    """A storage transaction whose sessions live in a dict of the store object."""
+
+    def __init__(self, txn: Any, sessions: dict[str, Any]) -> None:
+        self._txn, self._sessions = txn, sessions
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._txn, name)
+
+    def load_session(self, worker_session_id: str) -> Any:
+        return self._sessions.get(worker_session_id)
+
+    read_session = load_session
+
+    def save_session(self, session: Any) -> None:
+        self._sessions[session.id] = session
+
+
+class SessionsInProcess(_Base):
+    """Worker sessions kept in the process (a registry in the worker host), never stored."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self._cancelled: dict[str, Any] = {}
+        self._sessions: dict[str, Any] = {}
 
-    def _cancel_queued(self, txn: Any, record: TaskRecord, now: int) -> TaskRecord:
-        before = record
-        cancelled = super()._cancel_queued(txn, record, now)
-        txn.save_task(before)
-        self._cancelled[record.task_id] = cancelled
-        return cancelled
-
-    def _read(self, scope: Any, task_id: str) -> TaskRecord:
-        record = super()._read(scope, task_id)
-        return self._cancelled.get(task_id, record)  # type: ignore[no-any-return]
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with super()._transaction() as txn:
+            yield _SessionOverlay(txn, self._sessions)
 
 
 def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
@@ -228,9 +244,10 @@ _SLICE = (
        CancelOnlyRequests),
     _m("cancel_twice_restamps", "a second cancel stamps terminal_at again", "LDG-CANCEL-002",
        CancelTwiceRestamps),
-    _m("recycled_ids", "ids come from a counter that wraps", "LDG-ID-001", RecycledIds),
-    _m("cancellations_in_process", "cancellations kept in the process are lost on reopen",
-       "LDG-DURABLE-001", CancellationsInProcess),
+    _m("recycled_ids", "run and lease ids come from a counter that wraps", "LDG-ID-001",
+       RecycledIds),
+    _m("sessions_in_process", "worker sessions kept in the process are lost on reopen",
+       "LDG-DURABLE-001", SessionsInProcess),
 )
 
 MUTANTS = _SLICE + _delivery.MUTANTS + _recovery.MUTANTS

@@ -15,7 +15,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 from fencepost.spec.outcome import Outcome
 
-from ..harness import Harness
+from ..harness import Harness, blamed_on
 from ..registry import Scenario, Scenarios
 
 SCENARIOS = Scenarios()
@@ -149,13 +149,14 @@ def reopen_keeps_everything(h: Harness, p: str) -> None:
     second = last_attempt(h)
     settle(h, second, success(h, second), spec.UNCONFIRMED)
     h.reopen()
-    h.apply("worker", spec.ExtendSession(Ref(ws)))
-    submit(h, f"{p}-a", task_input())
-    acquire(h, ws, 0, 1)  # the cursor survived: a replay
-    renew(h, first, 1, spec.DISPATCH)
-    settle(h, second, success(h, second), spec.UNCONFIRMED)
-    for t in (a, b, c):
-        history(h, t)
+    with blamed_on(h, "LDG-DURABLE-001"):  # what differs now is what did not survive
+        h.apply("worker", spec.ExtendSession(Ref(ws)))
+        submit(h, f"{p}-a", task_input())
+        acquire(h, ws, 0, 1)  # the cursor survived: a replay
+        renew(h, first, 1, spec.DISPATCH)
+        settle(h, second, success(h, second), spec.UNCONFIRMED)
+        for t in (a, b, c):
+            history(h, t)
 
 
 def _last_task(h: Harness) -> str:
@@ -590,6 +591,7 @@ def cancel_of_expired_attempt_finalizes_it(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 1)
     a = last_attempt(h)
     h.advance(lease_expiry(h, a) - h.now + 1)
+    settle(h, a, success(h, a))  # 1 ms late: ownership lost
     h.apply("client", spec.Cancel(SCOPE, Ref(t)))
     h.apply("ops", spec.ExpireBatch(1))
     reads(h, t, a)

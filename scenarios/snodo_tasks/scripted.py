@@ -10,7 +10,7 @@ from __future__ import annotations
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 
-from ..harness import Harness
+from ..harness import Harness, blamed_on
 from ..registry import Scenarios
 from .steps import (
     ASK,
@@ -19,7 +19,6 @@ from .steps import (
     STOP,
     TENANT,
     authorized,
-    blamed_on,
     created,
     event,
     fenced,

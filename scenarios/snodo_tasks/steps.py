@@ -17,7 +17,7 @@ from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 from fencepost.spec.outcome import Outcome
 
-from ..harness import ClauseViolation, Harness, violation
+from ..harness import Harness
 
 TENANT = "acme"
 Handle = Ref | Forged
@@ -85,20 +85,6 @@ def forked(h: Harness, suffix: str, **limits: str) -> Iterator[Harness]:
         yield Harness(world)
     finally:
         world.discard()
-
-
-@contextmanager
-def blamed_on(h: Harness, clause: str) -> Iterator[None]:
-    """Report any difference inside the block as a violation of ``clause`` (after a reap or a
-    reopen, what differs is what did not survive, or survived when it must not); a block that
-    passes is evidence for ``clause``."""
-    try:
-        yield
-    except ClauseViolation as v:
-        if v.clause == clause:
-            raise
-        raise violation(clause, v.message, v.trace) from v
-    h.exercised(clause)
 
 
 def fenced(h: Harness, t: str, lease: Ref, rev: int) -> None:
