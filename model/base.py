@@ -22,6 +22,9 @@ class Ctx:
     dead: frozenset[str] = frozenset()
     options: Mapping[str, str] = attrs.field(factory=dict)
     capabilities: frozenset[str] = frozenset()
+    # name -> the value the store minted for it, for rules that order by real identifiers
+    # (a page sorted by task id compares the store's ids, which the model cannot predict)
+    minted: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -59,6 +59,25 @@ class Cursor:
 
 
 @attrs.frozen
+class Receipt:
+    """A claim_dispatch's durable receipt: the command and the disposition it got."""
+
+    command: spec.ClaimCommand
+    disposition: Any
+    attempt: str | None = None  # the attempt a Claimed disposition assigned
+
+
+@attrs.frozen
+class CursorM:
+    """What a page's next_cursor stands for: scope, filters and the last item's position."""
+
+    scope: spec.Scope
+    filters: spec.TaskFilters
+    submitted_at: int
+    task_id: str
+
+
+@attrs.frozen
 class State:
     sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
     tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
@@ -66,6 +85,7 @@ class State:
     cursors: Mapping[tuple[str, int], Cursor] = attrs.field(factory=dict)
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
+    receipts: Mapping[tuple[str, int, int], Receipt] = attrs.field(factory=dict)
 
     def get(self, task_id: str) -> TaskRec | None:
         return self.tasks.get(task_id)
@@ -84,10 +104,11 @@ class Draft:
         self.cursors = dict(state.cursors)
         self.keys = dict(state.keys)
         self.minted = state.minted
+        self.receipts = dict(state.receipts)
 
     def freeze(self) -> State:
         return State(self.sessions, self.tasks, self.attempts, self.cursors, self.keys,
-                     self.minted)
+                     self.minted, self.receipts)
 
     def record(self, task_id: str, reason: str, at: int, attempt: str | None = None) -> None:
         rec = self.tasks[task_id]
@@ -110,6 +131,8 @@ _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 def _opaque_ids(value: Any) -> Any:
     """The model's view of a value: every minted name wrapped as :class:`Opaque`."""
+    if isinstance(value, Opaque):
+        return value
     if isinstance(value, str):
         return Opaque(value) if _NAME.fullmatch(value) else value
     if attrs.has(type(value)):
@@ -441,6 +464,9 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
         raise _refuse(spec.OutOfOrder("a consumer's first sequence is 1"),
                       "LDG-ACQ-016" if others else "LDG-ACQ-006")
     if cursor is not None:
+        if seq == cursor.sequence and (session.id, command.consumer_id, seq) in state.receipts:
+            raise _refuse(spec.Conflict(f"sequence {seq} holds a dispatch claim"),
+                          "LDG-DISPATCH-005")
         if seq < cursor.sequence:
             raise _refuse(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-ACQ-007")
         if seq > cursor.sequence + 1:
@@ -733,7 +759,148 @@ def _expire(state: State, shortlist: list[TaskRec], now: int, clause: str) -> St
     return _ok(d.freeze(), progress, clause, effect)
 
 
+# --- discovery ---------------------------------------------------------------------------------
+
+
+def page_key(status: spec.TaskStatus, ctx: Ctx) -> tuple[int, bytes]:
+    """A task's place in a listing: submitted_at, then the store's task id as bytes."""
+    real = ctx.minted.get(status.task_id, status.task_id)
+    return (status.submitted_at, str(real).encode("utf-8"))
+
+
+def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
+    _check("LDG-LIST-004", lambda: spec.validate_list_query(op.scope, op.query))
+    query, filters = op.query, op.query.filters
+    cursor = query.cursor
+    if cursor is not None and not (isinstance(cursor, CursorM) and cursor.scope == op.scope
+                                   and cursor.filters == filters):
+        raise _refuse(spec.InvalidInput("the cursor does not match this scope and these "
+                                        "filters"), "LDG-LIST-007")
+    rows = sorted((status_of(r) for r in state.tasks.values()
+                   if r.snapshot.input.scope == op.scope),
+                  key=lambda s: page_key(s, ctx), reverse=True)
+    rows = [r for r in rows if spec.matches_filters(r, filters)]
+    if cursor is not None:
+        position = page_key(spec.TaskStatus(op.scope, cursor.task_id, "", "", None, "", 0, None,
+                                            None, cursor.submitted_at, 0, None, None), ctx)
+        rows = [r for r in rows if page_key(r, ctx) < position]
+    page = rows[:query.limit]
+    more = len(rows) > query.limit
+    next_cursor = (Opaque(CursorM(op.scope, filters, page[-1].submitted_at, page[-1].task_id))
+                   if more else None)
+    also = ["LDG-LIST-001"]
+    if any(r.snapshot.input.scope != op.scope for r in state.tasks.values()):
+        also.append("LDG-LIST-010")
+    if cursor is not None:
+        also.append("LDG-LIST-008")
+    if cursor is not None and not page:
+        clause = "LDG-LIST-008"
+    elif page and len(page) == query.limit and not more:
+        clause = "LDG-LIST-005"
+    elif cursor is not None:
+        clause = "LDG-LIST-006"
+    elif filters.correlation_key == "":
+        clause = "LDG-LIST-003"
+    elif filters != spec.TaskFilters():
+        clause = "LDG-LIST-002"
+    else:
+        clause = "LDG-LIST-001"
+    return _ok(state, spec.TaskPage(tuple(page), next_cursor), clause, also=tuple(also))
+
+
+# --- targeted dispatch -------------------------------------------------------------------------
+
+
+def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
+    now, command = ctx.now, op.command
+    if "dispatch" not in ctx.capabilities:
+        raise _refuse(spec.InvalidInput(spec.UNSUPPORTED_DISPATCH), "LDG-DISPATCH-008")
+    _check("LDG-DISPATCH-007", lambda: spec.validate_claim(command))
+    acq, target = command.acquisition, command.dispatch
+    seq = acq.sequence
+    key = (acq.worker_session_id, acq.consumer_id, seq)
+    receipt = state.receipts.get(key)
+    if receipt is not None:
+        if receipt.command != command:
+            raise _refuse(spec.Conflict(f"sequence {seq} was claimed with another command"),
+                          "LDG-DISPATCH-005")
+        disposition = receipt.disposition
+        if receipt.attempt is not None:
+            att = state.attempts[receipt.attempt]
+            rec = state.tasks[att.task_id]
+            reply = (spec.AcquireAssigned(seq, _assignment(rec, att, now))
+                     if is_live(rec, att, now) else
+                     spec.AcquireOwnershipLost(seq, spec.AttemptRef(att.task_id,
+                                                                    receipt.attempt)))
+            disposition = spec.ClaimClaimed(reply)
+        return _ok(state, spec.ClaimReply(command, disposition), "LDG-DISPATCH-005")
+    session = _session(state, acq.worker_session_id, "LDG-DISPATCH-006", now)
+    if (session.scope != acq.scope or session.queue != acq.queue
+            or acq.consumer_id >= session.concurrency):
+        raise _refuse(spec.InvalidInput("the claim does not match its session"),
+                      "LDG-DISPATCH-007")
+    cursor = state.cursors.get((session.id, acq.consumer_id))
+    if cursor is None and seq != 1:
+        raise _refuse(spec.OutOfOrder("a consumer's first sequence is 1"), "LDG-DISPATCH-006")
+    if cursor is not None:
+        if seq < cursor.sequence:
+            raise _refuse(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-DISPATCH-006")
+        if seq == cursor.sequence:
+            raise _refuse(spec.Conflict(f"sequence {seq} was used by an acquisition"),
+                          "LDG-DISPATCH-005")
+        if seq > cursor.sequence + 1:
+            raise _refuse(spec.OutOfOrder(f"sequence {seq}"), "LDG-DISPATCH-006")
+        previous = state.attempts[cursor.attempt] if cursor.attempt is not None else None
+        if previous is not None and is_live(state.tasks[previous.task_id], previous, now):
+            raise _refuse(spec.Busy("the previous assignment is still live"),
+                          "LDG-DISPATCH-006")
+    rec = state.tasks.get(target.task_id)
+    if rec is None or rec.snapshot.input.scope != target.scope:
+        raise _refuse(spec.NotFound(str(target.task_id)), "LDG-DISPATCH-007")
+    snap = rec.snapshot
+    if snap.input.queue != target.queue:
+        raise _refuse(spec.Conflict("the task is in another queue"), "LDG-DISPATCH-007")
+    g, n = target.generation, snap.attempt_count
+    if g > n + 1:
+        raise _refuse(spec.InvalidInput("dispatch generation has never been issued"),
+                      "LDG-DISPATCH-007")
+    disposition: Any
+    if snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None:
+        disposition, clause = spec.ClaimTerminalOrSuperseded(), "LDG-DISPATCH-003"
+    elif snap.state == "active":
+        if g == n + 1:
+            raise _refuse(spec.Conflict("the task's current attempt is still active"),
+                          "LDG-DISPATCH-007")
+        if g == n:
+            disposition = spec.ClaimAlreadyHandedOff(
+                spec.AttemptRef(snap.task_id, snap.current_attempt_id or ""))
+            clause = "LDG-DISPATCH-002"
+        else:
+            disposition, clause = spec.ClaimTerminalOrSuperseded(), "LDG-DISPATCH-003"
+    elif g <= n:
+        disposition, clause = spec.ClaimTerminalOrSuperseded(), "LDG-DISPATCH-003"
+    elif snap.available_at > now:
+        disposition, clause = spec.ClaimDeferred(snap.available_at), "LDG-DISPATCH-004"
+    else:
+        claimed = _claim(state, rec, session, acq, now, lambda reply, _kind: reply, False)
+        d = Draft(claimed.state)
+        attempt = f"attempt#{d.minted}"
+        reply = d.freeze()
+        assigned = spec.AcquireAssigned(seq, _assignment(reply.tasks[snap.task_id],
+                                                         reply.attempts[attempt], now))
+        d.receipts[key] = Receipt(command, spec.ClaimClaimed(assigned), attempt)
+        return _ok(d.freeze(), spec.ClaimReply(command, spec.ClaimClaimed(assigned)),
+                   "LDG-DISPATCH-001", also=("LDG-DISPATCH-008",))
+    d = Draft(state)
+    d.cursors[(session.id, acq.consumer_id)] = Cursor(seq, None)
+    d.receipts[key] = Receipt(command, disposition)
+    return _ok(d.freeze(), spec.ClaimReply(command, disposition), clause,
+               also=("LDG-DISPATCH-008",))
+
+
 _STEPS: dict[type, Any] = {
+    spec.ListTasks: _list_tasks,
+    spec.ClaimDispatch: _claim_dispatch,
     spec.OpenSession: _open_session,
     spec.ExtendSession: _extend_session,
     spec.LookupSubmission: _lookup,
@@ -828,6 +995,28 @@ def _fresh_claim_for(op: Any, outcome: Outcome) -> bool:
         owner.worker_session_id == command.worker_session_id)
 
 
+def _page_clause(op: spec.ListTasks, expected: Outcome, actual: Outcome) -> str | None:
+    """What a differing page shows: a task of another scope (LIST-010), an item outside the
+    filters (LIST-002, LIST-003 for the empty key), the right tasks in the wrong order
+    (LIST-001), the right items with a wrong next_cursor presence (LIST-005)."""
+    mine, theirs = getattr(expected, "value", None), getattr(actual, "value", None)
+    if not isinstance(theirs, spec.TaskPage) or not isinstance(mine, spec.TaskPage):
+        return None
+    items = [i for i in theirs.items if isinstance(i, spec.TaskStatus)]
+    if any(i.scope != op.scope for i in items):
+        return "LDG-LIST-010"
+    filters = getattr(op.query, "filters", spec.TaskFilters())
+    if any(not spec.matches_filters(i, filters) for i in items):
+        return "LDG-LIST-003" if filters.correlation_key == "" else "LDG-LIST-002"
+    ids = [getattr(i, "task_id", None) for i in theirs.items]
+    expected_ids = [getattr(i, "task_id", None) for i in mine.items]
+    if ids != expected_ids and sorted(map(str, ids)) == sorted(map(str, expected_ids)):
+        return "LDG-LIST-001"
+    if ids == expected_ids and (mine.next_cursor is None) != (theirs.next_cursor is None):
+        return "LDG-LIST-005"
+    return None
+
+
 def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> str | None:
     """The rule a differing answer breaks, where the difference itself tells (``clause`` is
     the model's step clause; empty for a read-back).
@@ -842,6 +1031,8 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
     - A history read with gaps or repeats in its sequences: HISTORY-001; a repeated
       `dispatch_authorized`: RENEW-007 (dispatch is authorized once); another repeated event:
       HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes)."""
+    if isinstance(op, spec.ListTasks):
+        return _page_clause(op, expected, actual)
     if clause == "LDG-LIVE-001" and not _judged_live(op, expected, actual):
         return _NOT_LIVE_CLAUSE.get(type(op))
     if isinstance(op, spec.ExpireBatch) and isinstance(actual, Ok) and isinstance(

@@ -183,6 +183,8 @@ class Harness:
             dead=frozenset(self.world.dead),
             options=self.world.options,
             capabilities=self.world.capabilities,
+            minted={name: value for name, (meaning, value) in self.bindings.items()
+                    if isinstance(meaning, str)},
         )
 
     def note(self, actor: str, text: str, event: str = "", subject: str = "") -> None:

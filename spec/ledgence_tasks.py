@@ -1,6 +1,5 @@
 """The ``ledgence-tasks`` contract: the ledgence ``TaskStore`` + ``RecoveryStore`` traits.
 
-Everything but paginated listing and targeted dispatch (``list_tasks``, ``claim_dispatch``).
 Identifiers (session, task, run, attempt, lease and event ids) are minted by the store; time is
 the store's (``env.clock()``, integer ms).
 """
@@ -28,6 +27,8 @@ from .ledgence_delivery import (
     TaskStatus,
     WorkerSession,
 )
+from .ledgence_discovery import *  # noqa: F403
+from .ledgence_discovery import ClaimCommand, ClaimReply, TaskListQuery, TaskPage
 from .ledgence_submission import *  # noqa: F403
 from .ledgence_submission import CONTRACT, ProgramDescriptor, Scope, SubmitCommand
 from .opaque import Ref
@@ -36,9 +37,14 @@ from .ops import Op, operation
 
 @runtime_checkable
 class TaskStore(Protocol):
-    """The seed's ``TaskStore`` trait, one method per operation (``claim_dispatch`` and
-    ``list_tasks`` arrive with issue 5). Errors are this module's :class:`ContractError`
-    subclasses; ``probe_acquisition`` takes the caller's deadline as ms of store time."""
+    """The seed's ``TaskStore`` trait, one method per operation. Errors are this module's
+    :class:`ContractError` subclasses; ``probe_acquisition`` takes the caller's deadline as ms
+    of store time. A store without targeted dispatch defines ``claim_dispatch`` to raise
+    ``InvalidInput(UNSUPPORTED_DISPATCH)`` and does not declare the ``dispatch`` capability."""
+
+    def claim_dispatch(self, command: ClaimCommand) -> ClaimReply: ...
+
+    def list_tasks(self, scope: Scope, query: TaskListQuery) -> TaskPage: ...
 
     def open_session(self, scope: Scope, queue: str, concurrency: int) -> WorkerSession: ...
 
@@ -84,7 +90,8 @@ class RecoveryStore(Protocol):
     def expire_batch(self, limit: int) -> RecoveryProgress: ...
 
 
-PROTOCOL_METHODS = ("open_session", "extend_session", "lookup_submission",
+PROTOCOL_METHODS = ("claim_dispatch", "list_tasks", "open_session", "extend_session",
+                    "lookup_submission",
                     "accept_resolved_submission", "status", "result", "inspect",
                     "inspect_attempt", "history", "probe_acquisition", "acquire", "renew",
                     "settle", "confirm_quiescence", "cancel", "expire_batch")
@@ -227,6 +234,23 @@ class ConfirmQuiescence(_OwnerOp):
         return self.owner
 
 
+@operation(CONTRACT, "list_tasks")
+@attrs.frozen
+class ListTasks(Op):
+    scope: Scope
+    query: TaskListQuery
+
+
+@operation(CONTRACT, "claim_dispatch")
+@attrs.frozen
+class ClaimDispatch(_TaskOp):
+    command: ClaimCommand
+
+    @property
+    def task_id(self) -> Any:
+        return getattr(getattr(self.command, "dispatch", None), "task_id", None)
+
+
 @operation(CONTRACT, "expire_batch")
 @attrs.frozen
 class ExpireBatch(Op):
@@ -243,6 +267,8 @@ CAPABILITIES = {
     "durable": "calling the factory again with the same env reopens the same sessions, tasks "
     "and history",
     "concurrency": "the store may be called from several threads at once (race checks)",
+    "dispatch": "claim_dispatch implements targeted claims (without it, claim_dispatch must "
+    "reject every claim with invalid_input and claim nothing)",
 }
 
 
@@ -537,6 +563,77 @@ CLAUSES = Catalogue([
        "expire_batch scans running concurrently with each other and with settlements "
        "finalize every attempt exactly once and write each finishing event once.",
        "race:scanners_and_settlers", requires=("concurrency",)),
+    # -- discovery
+    _c("LDG-LIST-001", "a page lists the scope's tasks in order",
+       "list_tasks answers the status of each task of the scope, as status() would, in "
+       "descending (submitted_at, task_id) order with task ids compared as bytes, at most "
+       "`limit` of them (default 50).", M, "scenario:pagination_ties_and_cursors"),
+    _c("LDG-LIST-002", "filters select exactly",
+       "state, queue, submitted_from (inclusive) and submitted_until (exclusive) filters keep "
+       "exactly the matching tasks.", M, "scenario:pagination_filters"),
+    _c("LDG-LIST-003", "the empty correlation key is a value",
+       "correlation_key \"\" matches only tasks whose key is exactly \"\", not those without "
+       "one.", M, "scenario:pagination_filters"),
+    _c("LDG-LIST-004", "list queries are validated",
+       "A bad scope or filter, submitted_from >= submitted_until, or a limit outside 1..100 "
+       "answers invalid_input.", M, "scenario:pagination_filters"),
+    _c("LDG-LIST-005", "a next cursor only when more rows existed",
+       "next_cursor is present exactly when tasks beyond the page's last item matched; an "
+       "exact last page has none.", M, "scenario:pagination_ties_and_cursors"),
+    _c("LDG-LIST-006", "a cursor continues strictly after its position",
+       "A page read with a cursor starts strictly after the cursor's (submitted_at, task_id), "
+       "ties included, whatever the new limit.", M, "scenario:pagination_ties_and_cursors"),
+    _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
+       "A cursor used with another scope or other filters, or a value no page issued, "
+       "answers invalid_input.", M, "scenario:pagination_ties_and_cursors"),
+    _c("LDG-LIST-008", "each page is its own snapshot",
+       "A later page shows the tasks as they are when it is read: tasks submitted or changed "
+       "between pages move in or out by the filters and the position alone, and a non-null "
+       "cursor may lead to an empty page.", M, "scenario:pagination_under_writes"),
+    _c("LDG-LIST-009", "a walk under concurrent writers is exact",
+       "A walk of every page while other clients submit never returns a task twice, keeps "
+       "every page ordered and within the filters, and returns every task that matched "
+       "throughout exactly once.", "race:walk_under_submitters",
+       requires=("concurrency",)),
+    _c("LDG-LIST-010", "other scopes are never listed",
+       "No page holds a task of another scope.", M, "scenario:pagination_filters"),
+    # -- targeted dispatch
+    _c("LDG-DISPATCH-001", "a ready task is claimed at its next generation",
+       "claim_dispatch of a queued, available, not cancel-requested task at generation "
+       "attempt_count + 1 claims it as acquire does (attempt, lease, authority, `claimed`, "
+       "the cursor at the sequence), whatever the queue's order; the reply is Claimed with "
+       "the assignment.", M, "scenario:dispatch_dispositions", requires=("dispatch",)),
+    _c("LDG-DISPATCH-002", "the current generation is already handed off",
+       "A claim of an active task at its current generation answers already_handed_off with "
+       "the current attempt, and claims nothing.", M, "scenario:dispatch_dispositions",
+       requires=("dispatch",)),
+    _c("LDG-DISPATCH-003", "older generations and finished tasks are superseded",
+       "A claim of a terminal or cancel-requested task, or at a generation below the current "
+       "one, answers terminal_or_superseded and claims nothing.", M,
+       "scenario:dispatch_dispositions", requires=("dispatch",)),
+    _c("LDG-DISPATCH-004", "a task not yet available is deferred",
+       "A claim of a queued task whose available_at is after now answers deferred with that "
+       "available_at and claims nothing.", M, "scenario:dispatch_dispositions",
+       requires=("dispatch",)),
+    _c("LDG-DISPATCH-005", "claim receipts replay exactly",
+       "The same command at the same (session, consumer, sequence) answers the first reply "
+       "again (a claimed assignment with authority now while live, else OwnershipLost); "
+       "another command at that sequence, or an acquire of it, answers conflict.", M,
+       "scenario:dispatch_receipts", requires=("dispatch",)),
+    _c("LDG-DISPATCH-006", "claims are sequenced with acquisition",
+       "A claim shares its consumer's sequence with acquire and rechecks the session: "
+       "unknown_session, session_expired, obsolete_operation, out_of_order and busy as for "
+       "acquire; a handled disposition moves the cursor too.", M,
+       "scenario:dispatch_receipts", requires=("dispatch",)),
+    _c("LDG-DISPATCH-007", "claims are validated",
+       "Sequence 0, a generation outside 1..1000 or never issued, or a dispatch in another "
+       "scope or queue than the consumer's answers invalid_input; a missing task not_found; "
+       "a task of another queue or scope conflict; an active task at its next generation "
+       "conflict.", M, "scenario:dispatch_dispositions", requires=("dispatch",)),
+    _c("LDG-DISPATCH-008", "no silent fallback to a queue scan",
+       "A store that does not declare targeted dispatch rejects every claim_dispatch with "
+       "invalid_input and claims nothing; one that declares it follows the dispositions.", M,
+       "scenario:dispatch_dispositions"),
     # -- identity and durability
     _c("LDG-ID-001", "minted identifiers are unique",
        "Every session, task, run, attempt, lease and event id the store mints is new.", M),

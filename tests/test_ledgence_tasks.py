@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,46 @@ def test_cli_checks_sqlite(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{len(ALL)} pass, 0 fail" in result.stdout
+
+
+def _pg_store(pg_url: str, namespace: str, store_class: type | None = None) -> Any:
+    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
+    from fencepost.env import AdapterEnv
+    from fencepost.scenarios.clock import SimClock
+
+    factory = SqlLedgenceFactory(pg_url, store_class or SqlLedgence)
+    env = AdapterEnv(clock=SimClock().now, namespace=namespace)
+    return factory, env, factory(env)
+
+
+def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:
+    """1,100 tasks (100 before the walk, 4 writers x 250 during it), pages of 37."""
+    from fencepost.scenarios.ledgence_tasks.races import walk_under_writers
+
+    factory, env, store = _pg_store(pg_url, f"walk{os.getpid()}")
+    try:
+        walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
+                                  per_writer=250, initial=100, limit=37)
+    finally:
+        store.close()
+        factory.discard(env)
+    assert walk.problems == ()
+    assert walk.submitted == 1100
+    assert walk.before <= set(walk.returned) and len(walk.returned) >= 100
+    assert walk.pages >= len(walk.returned) // 37
+
+
+def test_offset_pagination_fails_the_walk_on_postgresql(pg_url: str) -> None:
+    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence
+    from fencepost.scenarios.ledgence_tasks.races import walk_under_writers
+
+    [offset] = [m for m in MUTANTS if m.name == "offset_pagination"]
+    factory, env, store = _pg_store(pg_url, f"walkoff{os.getpid()}",
+                                    offset.store_class(SqlLedgence))
+    try:
+        walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
+                                  per_writer=250, initial=100, limit=37)
+    finally:
+        store.close()
+        factory.discard(env)
+    assert any("returned 2 times" in p or "was skipped" in p for p in walk.problems), walk

@@ -7,11 +7,13 @@ override one small helper each (``_same_submission``, ``_session_expired``, ``_l
 ``_lease_expiry``, ``_retryable``, ``_expire_one``...). This is an implementation of the
 contract independent of any reference model: the model is the oracle it is checked against.
 
-The whole lifecycle: sessions, submission, the reads, history, acquisition (with replays and
-per-consumer sequences), renewal, settlement, quiescence, cancellation of queued and active
-tasks and the recovery scan (``expire_batch``). Every operation reads the store's clock once,
-inside its transaction (``expire_batch`` once per transaction: the shortlist and each
-candidate's own re-check).
+The whole lifecycle: sessions, submission, the reads, history, paginated discovery
+(``list_tasks``, keyset pages behind a stateless cursor), acquisition (with replays and
+per-consumer sequences), targeted dispatch claims (``claim_dispatch``, sequenced with
+acquisition and answered again from durable receipts), renewal, settlement, quiescence,
+cancellation of queued and active tasks and the recovery scan (``expire_batch``). Every
+operation reads the store's clock once, inside its transaction (``expire_batch`` once per
+transaction: the shortlist and each candidate's own re-check).
 
 Reads and replays never write and never expire anything: an attempt past its expiry stays
 ``active`` until ``expire_batch``, a cancel or its owner's next call finds it expired.
@@ -19,6 +21,7 @@ Reads and replays never write and never expire anything: an attempt past its exp
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
@@ -42,6 +45,18 @@ CLAIMED, REPLAYED, FINALIZED_EMPTY = "claimed", "replayed", "finalized_empty"
 
 CANDIDATE_ORDER_FIELDS = ("available_at", "submitted_at", "task_id")
 """The fields a candidate order may name (each storage maps them to its own columns)."""
+
+PAGE_ORDER_FIELDS = ("submitted_at", "task_id")
+"""The fields a page order may name, all descending (``task_id`` compared bytewise)."""
+
+CURSOR_VERSION = 1
+"""The version field of the page cursors this store issues."""
+
+DISPATCH = "dispatch"
+"""The capability of a store whose ``claim_dispatch`` implements targeted claims."""
+
+FILTER_FIELDS = ("state", "queue", "submitted_from", "submitted_until", "correlation_key")
+"""The fields of :class:`spec.TaskFilters`, all written into a page cursor."""
 
 
 @attrs.frozen
@@ -133,6 +148,72 @@ class CandidateQuery:
         return tuple(getattr(record.snapshot, name) for name in self.order)
 
 
+def status_of(record: TaskRecord) -> spec.TaskStatus:
+    """The task's status: its snapshot's fields plus the latest attempt ever claimed."""
+    snap = record.snapshot
+    return spec.TaskStatus(
+        scope=snap.input.scope, task_id=snap.task_id, run_id=snap.run_id,
+        queue=snap.input.queue, correlation_key=snap.input.correlation_key,
+        state=snap.state, attempt_count=snap.attempt_count,
+        current_attempt_id=snap.current_attempt_id,
+        latest_attempt_id=record.latest_attempt_id,
+        submitted_at=snap.submitted_at, available_at=snap.available_at,
+        terminal_at=snap.terminal_at, cancel_requested_at=snap.cancel_requested_at,
+    )
+
+
+@attrs.frozen
+class PageQuery:
+    """Which tasks one ``list_tasks`` page reads and in which order: decided by the core, run
+    by the storage (in SQL, as the WHERE, ORDER BY, OFFSET and LIMIT of one query).
+
+    ``scope``: the tasks' scope (``None``: every scope, which the correct core never asks
+    for); ``filters``: :func:`spec.matches_filters` on the task's status (in SQL, one WHERE
+    clause per given filter; ``correlation_key=""`` matches only an exact ``""`` key);
+    ``order``: fields of :data:`PAGE_ORDER_FIELDS`, each descending; ``after``: the keyset, a
+    tuple of values for the first ``len(after)`` order fields: only rows whose tuple of those
+    fields is strictly smaller are read (``None``: from the top); ``offset``: rows skipped
+    after that (0 for keyset pages); ``limit``: at most this many rows.
+    """
+
+    scope: spec.Scope | None
+    filters: spec.TaskFilters
+    order: tuple[str, ...]
+    after: tuple[Any, ...] | None
+    limit: int
+    offset: int = 0
+
+    def matches(self, record: TaskRecord) -> bool:
+        """In the scope, within the filters and past the keyset."""
+        return ((self.scope is None or record.scope == self.scope)
+                and spec.matches_filters(status_of(record), self.filters)
+                and (self.after is None
+                     or self.sort_key(record)[:len(self.after)] < self.after))
+
+    def sort_key(self, record: TaskRecord) -> tuple[Any, ...]:
+        # Python compares str by code point, which is UTF-8 byte order.
+        return tuple(getattr(record.snapshot, name) for name in self.order)
+
+
+@attrs.frozen
+class PageCursor:
+    """What a ``next_cursor`` carries: the scope and filters of the walk it belongs to and the
+    position (``(submitted_at, task_id)`` of the last item returned). Not the limit."""
+
+    scope: spec.Scope
+    filters: spec.TaskFilters
+    position: tuple[Any, ...]
+
+
+@attrs.frozen
+class ClaimReceipt:
+    """What a ``claim_dispatch`` stored at its (session, consumer, sequence): the command and
+    the disposition it answered (a Claimed one holds the original assignment)."""
+
+    command: spec.ClaimCommand
+    disposition: Any
+
+
 @attrs.frozen
 class Ending:
     """How a finishing attempt ends: the task's and the attempt's new states, the task's
@@ -191,6 +272,11 @@ class Txn(Protocol):
         """Up to ``limit`` active tasks whose current attempt's lease expires at or before
         ``due_by``, first by (lease expiry, task id); read without locks (a shortlist)."""
 
+    def list_page(self, query: PageQuery) -> list[TaskRecord]:
+        """Up to ``query.limit`` tasks matching ``query`` (scope, filters, keyset), in
+        ``query.order`` descending, after skipping ``query.offset``; read without locks in one
+        statement (one snapshot)."""
+
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
@@ -208,6 +294,18 @@ class Txn(Protocol):
         that concurrent acquisitions of one consumer serialize; ``None`` when it has none."""
 
     def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None: ...
+
+    # dispatch claim receipts
+
+    def load_receipt(self, worker_session_id: str, consumer_id: int,
+                     sequence: int) -> ClaimReceipt | None:
+        """The claim receipt stored at (session, consumer, sequence), if any. Read under the
+        consumer's cursor lock (which serializes the writers of that key), without its own."""
+
+    def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
+                       receipt: ClaimReceipt) -> None:
+        """Store a new claim receipt (its key is never written twice: the cursor moves past
+        its sequence in the same transaction)."""
 
     # history
 
@@ -239,7 +337,7 @@ def _require_count(value: Any, what: str, minimum: int) -> int:
 class LedgenceCore:
     """The ledgence-tasks rules, in the seed's order of checks: validate, then read or write."""
 
-    capabilities: frozenset[str] = frozenset({"durable", "concurrency"})
+    capabilities: frozenset[str] = frozenset({"durable", "concurrency", DISPATCH})
 
     def __init__(self, env: AdapterEnv) -> None:
         self.env = env
@@ -318,17 +416,139 @@ class LedgenceCore:
         return cancelled
 
     def _status(self, record: TaskRecord) -> spec.TaskStatus:
-        """The task's status: its snapshot's fields plus the latest attempt ever claimed."""
-        snap = record.snapshot
-        return spec.TaskStatus(
-            scope=snap.input.scope, task_id=snap.task_id, run_id=snap.run_id,
-            queue=snap.input.queue, correlation_key=snap.input.correlation_key,
-            state=snap.state, attempt_count=snap.attempt_count,
-            current_attempt_id=snap.current_attempt_id,
-            latest_attempt_id=record.latest_attempt_id,
-            submitted_at=snap.submitted_at, available_at=snap.available_at,
-            terminal_at=snap.terminal_at, cancel_requested_at=snap.cancel_requested_at,
-        )
+        """The task's status: its snapshot's fields plus the latest attempt ever claimed
+        (``status`` answers it, and so does every item of a ``list_tasks`` page)."""
+        return status_of(record)
+
+    # -- helpers the faulty adapters bend: discovery ---------------------------------------------
+
+    def _page_order(self) -> tuple[str, ...]:
+        """LDG-LIST-001: pages list in descending (submitted_at, task_id), task ids bytewise
+        (the task id breaks submission-time ties)."""
+        return PAGE_ORDER_FIELDS
+
+    def _page_fetch(self, limit: int) -> int:
+        """How many rows a page reads: one more than it shows, to learn whether more exist."""
+        return limit + 1
+
+    def _page_query(self, scope: spec.Scope, filters: spec.TaskFilters,
+                    position: tuple[Any, ...] | None, limit: int) -> PageQuery:
+        """LDG-LIST-002/006/010: the scope's tasks within the filters, strictly after the
+        whole position (ties on submitted_at continue by task id), keyset only (no offset),
+        :meth:`_page_fetch` rows in :meth:`_page_order`."""
+        return PageQuery(scope=scope, filters=filters, order=self._page_order(), after=position,
+                         limit=self._page_fetch(limit))
+
+    def _page_rows(self, txn: Txn, query: PageQuery) -> list[TaskRecord]:
+        """The rows of one page: one storage read (one snapshot)."""
+        return txn.list_page(query)
+
+    def _has_more(self, rows: list[TaskRecord], limit: int) -> bool:
+        """LDG-LIST-005: a next cursor only when more than ``limit`` rows were read (an exact
+        last page has none)."""
+        return len(rows) > limit
+
+    def _cursor_position(self, record: TaskRecord) -> tuple[Any, ...]:
+        """Where a page ends: its last item's (submitted_at, task_id)."""
+        return (record.snapshot.submitted_at, record.task_id)
+
+    def _next_position(self, shown: list[TaskRecord],
+                       position: tuple[Any, ...] | None) -> tuple[Any, ...]:
+        """The position the next page starts after (``position``: where this page started,
+        ``None`` for a first page): the last shown item's :meth:`_cursor_position`."""
+        return self._cursor_position(shown[-1])
+
+    def _cursor_document(self, cursor: PageCursor) -> dict[str, Any]:
+        """The JSON a cursor encodes: version, scope, all five filters (nulls included) and
+        the position; never the limit."""
+        return {
+            "version": CURSOR_VERSION,
+            "scope": [cursor.scope.tenant_id, cursor.scope.namespace],
+            "filters": {name: getattr(cursor.filters, name) for name in FILTER_FIELDS},
+            "position": list(cursor.position),
+        }
+
+    def _encode_cursor(self, cursor: PageCursor) -> str:
+        """LDG-LIST-007: a stateless cursor: lowercase hex of the UTF-8 canonical JSON
+        (sorted keys, no spaces) of :meth:`_cursor_document`. Any store object of the
+        namespace, reopened or not, decodes it."""
+        return spec.canonical_json(self._cursor_document(cursor)).encode("utf-8").hex()
+
+    def _decode_cursor(self, value: Any) -> PageCursor:
+        """LDG-LIST-007: the cursor :meth:`_encode_cursor` wrote, else invalid_input: not a
+        str, not lowercase hex of UTF-8, not exactly the canonical JSON this store writes, or
+        not its shape (version 1, a valid scope and filters, a position of a timestamp and a
+        task id)."""
+        if not isinstance(value, str):
+            raise spec.InvalidInput("a page cursor is a str this store issued as next_cursor")
+        try:
+            raw = bytes.fromhex(value)
+            text = raw.decode("utf-8")
+            document = json.loads(text)
+            canonical = spec.canonical_json(document)
+        except (ValueError, RecursionError, spec.InvalidInput):  # incl. UnicodeDecodeError
+            raise spec.InvalidInput("the page cursor does not decode") from None
+        if raw.hex() != value or canonical != text:
+            raise spec.InvalidInput("the page cursor is not one this store issued")
+        return self._cursor_from_document(document)
+
+    def _cursor_from_document(self, document: Any) -> PageCursor:
+        """A decoded cursor's JSON checked field by field (else invalid_input)."""
+        def refuse() -> spec.InvalidInput:
+            return spec.InvalidInput("the page cursor is not one this store issued")
+
+        if not isinstance(document, dict) or set(document) != {"version", "scope", "filters",
+                                                               "position"}:
+            raise refuse()
+        version, scope, filters, position = (document["version"], document["scope"],
+                                             document["filters"], document["position"])
+        if type(version) is not int or version != CURSOR_VERSION:
+            raise refuse()
+        if (not isinstance(scope, list) or len(scope) != 2
+                or not isinstance(filters, dict) or set(filters) != set(FILTER_FIELDS)):
+            raise refuse()
+        if (not isinstance(position, list) or len(position) != 2
+                or type(position[0]) is not int
+                or not 0 <= position[0] <= spec.MAX_TIMESTAMP_MS
+                or not isinstance(position[1], str) or not position[1]):
+            raise refuse()
+        decoded = PageCursor(spec.Scope(*scope), spec.TaskFilters(**filters), tuple(position))
+        try:
+            spec.validate_list_query(decoded.scope, spec.TaskListQuery(decoded.filters))
+        except spec.InvalidInput:
+            raise refuse() from None
+        return decoded
+
+    def _cursor_fits(self, cursor: PageCursor, scope: spec.Scope,
+                     filters: spec.TaskFilters) -> bool:
+        """LDG-LIST-007: a cursor continues only the walk of its own scope and filters."""
+        return cursor.scope == scope and cursor.filters == filters
+
+    def _page_start(self, scope: spec.Scope, query: spec.TaskListQuery
+                    ) -> tuple[Any, ...] | None:
+        """The position a page starts strictly after: ``None`` without a cursor, else the
+        cursor's position when it decodes and fits this call's scope and filters (else
+        invalid_input)."""
+        if query.cursor is None:
+            return None
+        cursor = self._decode_cursor(query.cursor)
+        if not self._cursor_fits(cursor, scope, query.filters):
+            raise spec.InvalidInput(
+                "the page cursor belongs to another scope or other filters; start again "
+                "without a cursor")
+        return cursor.position
+
+    def _page(self, rows: list[TaskRecord], scope: spec.Scope, filters: spec.TaskFilters,
+              limit: int, position: tuple[Any, ...] | None) -> spec.TaskPage:
+        """LDG-LIST-001/005: the first ``limit`` rows as statuses (what ``status`` answers)
+        and, when :meth:`_has_more`, a cursor at :meth:`_next_position`."""
+        shown = rows[:limit]
+        next_cursor = None
+        if shown and self._has_more(rows, limit):
+            next_cursor = self._encode_cursor(
+                PageCursor(scope, filters, self._next_position(shown, position)))
+        return spec.TaskPage(items=tuple(self._status(r) for r in shown),
+                             next_cursor=next_cursor)
 
     # -- helpers the faulty adapters bend: liveness and authority --------------------------------
 
@@ -540,6 +760,156 @@ class LedgenceCore:
         if finish_empty:
             return self._finish_empty(txn, session, command)
         raise _Discard(self._pending(session, now))
+
+    def _sequence_claimed(self, txn: Txn, key: tuple[str, int], sequence: int) -> bool:
+        """Acquisition step 6: does a dispatch claim's receipt hold this (session, consumer,
+        sequence)? Then an acquire of it is a conflict, not a replay."""
+        return txn.load_receipt(*key, sequence) is not None
+
+    # -- helpers the faulty adapters bend: targeted dispatch --------------------------------------
+
+    def _dispatch_supported(self) -> bool:
+        """LDG-DISPATCH-008: does this store implement targeted claims (it declares the
+        ``dispatch`` capability)?"""
+        return DISPATCH in self.capabilities
+
+    def _claim_unsupported(self, command: Any) -> spec.ClaimReply:
+        """A store without targeted dispatch: every claim, valid or not, is invalid_input
+        (UNSUPPORTED_DISPATCH) and nothing changes (never a fallback to a queue scan)."""
+        raise spec.InvalidInput(spec.UNSUPPORTED_DISPATCH)
+
+    def _claim_key(self, acquisition: spec.AcquireCommand) -> tuple[str, int]:
+        """The (session id, consumer id) of a claim's cursor and receipts, as the command
+        names them (receipts are looked up before the session is checked)."""
+        return acquisition.worker_session_id, acquisition.consumer_id
+
+    def _lock_claimant(self, txn: Txn, acquisition: spec.AcquireCommand) -> Cursor | None:
+        """Take a claim's locks before any check, in the lock order: the session (read), then
+        the consumer's cursor (insert-or-lock), so that claims and acquisitions of one
+        consumer serialize and a claim sees the receipt of one that committed while it
+        waited. A missing session, or a consumer the session does not have, locks no cursor
+        (no receipt or cursor can exist for it). Answers the cursor."""
+        session = txn.read_session(acquisition.worker_session_id)
+        if session is None or not self._fits_session(session, acquisition):
+            return None
+        return txn.lock_cursor(*self._claim_key(acquisition))
+
+    def _claim_receipt(self, txn: Txn, command: spec.ClaimCommand) -> ClaimReceipt | None:
+        """LDG-DISPATCH-005: the receipt at the claim's (session, consumer, sequence)."""
+        acq = command.acquisition
+        return txn.load_receipt(*self._claim_key(acq), acq.sequence)
+
+    def _same_claim(self, stored: spec.ClaimCommand, command: spec.ClaimCommand) -> bool:
+        """Is ``command`` a re-send of the stored claim (equal in every field)?"""
+        return stored == command
+
+    def _claim_replay(self, txn: Txn, receipt: ClaimReceipt, command: spec.ClaimCommand,
+                      now: int) -> spec.ClaimReply:
+        """LDG-DISPATCH-005: a claim's sequence again, writing nothing: another command is a
+        conflict; the same one answers the stored disposition, except that Claimed is
+        answered fresh (:meth:`_claimed_replay`). Even after the session expired."""
+        if not self._same_claim(receipt.command, command):
+            raise spec.Conflict(
+                f"sequence {command.acquisition.sequence} of consumer "
+                f"{command.acquisition.consumer_id} was used by another dispatch claim")
+        disposition = receipt.disposition
+        if isinstance(disposition, spec.ClaimClaimed):
+            disposition = spec.ClaimClaimed(self._claimed_replay(
+                txn, command.acquisition.sequence, self._claimed_attempt(disposition), now))
+        return spec.ClaimReply(command, disposition)
+
+    @staticmethod
+    def _claimed_attempt(disposition: spec.ClaimClaimed) -> spec.AttemptRef:
+        """The attempt a stored Claimed disposition assigned."""
+        reply = disposition.reply
+        if isinstance(reply, spec.AcquireAssigned):
+            event = reply.assignment.event
+            return spec.AttemptRef(event.task_id, event.attempt_id)
+        lost: spec.AttemptRef = reply.assignment  # an AcquireOwnershipLost
+        return lost
+
+    def _claimed_replay(self, txn: Txn, sequence: int, ref: spec.AttemptRef, now: int) -> Any:
+        """A replayed Claimed: the stored attempt's assignment with authority at ``now`` while
+        it is live, else OwnershipLost of that attempt."""
+        task = txn.load_task(ref.task_id)
+        attempt = txn.load_attempt(ref.task_id, ref.attempt_id)
+        if task is None or attempt is None:
+            raise RuntimeError(f"the store lost attempt {ref.attempt_id!r} of {ref.task_id!r}")
+        if self._live(task, attempt, now):
+            return spec.AcquireAssigned(sequence, self._assignment(task, attempt, now))
+        return spec.AcquireOwnershipLost(sequence, ref)
+
+    def _claim_sequence(self, cursor: Cursor | None, sequence: int) -> None:
+        """LDG-DISPATCH-006: a claim takes the consumer's next sequence as acquire does
+        (:meth:`_acquire_sequence`: out_of_order, obsolete_operation); its cursor's own
+        sequence, used by an acquisition (no receipt), is a conflict."""
+        if self._acquire_sequence(cursor, sequence):
+            raise spec.Conflict(
+                f"sequence {sequence} was used by an acquisition; claim at the next one")
+
+    def _dispatch_task(self, txn: Txn, dispatch: spec.DispatchRef) -> TaskRecord:
+        """LDG-DISPATCH-007: the task (locked): not_found when missing or of another scope,
+        conflict when it is of another queue."""
+        task = self._require(txn, dispatch.scope, dispatch.task_id)
+        if task.snapshot.input.queue != dispatch.queue:
+            raise spec.Conflict(f"task {dispatch.task_id!r} is not in queue {dispatch.queue!r}")
+        return task
+
+    def _generation_issued(self, task: TaskRecord, generation: int) -> bool:
+        """LDG-DISPATCH-007: a generation up to attempt_count + 1 has been issued (the next
+        attempt's is, as soon as the task is queued)."""
+        return generation <= task.snapshot.attempt_count + 1
+
+    def _superseded(self, task: TaskRecord) -> bool:
+        """LDG-DISPATCH-003: a terminal or cancel-requested task is never claimed again."""
+        snap = task.snapshot
+        return snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        """Rule 7 for an issued generation ``g`` of a task with ``n`` attempts: terminal or
+        cancel-requested -> TerminalOrSuperseded; active: g == n -> AlreadyHandedOff (current
+        attempt), g < n -> TerminalOrSuperseded, g == n + 1 -> conflict; queued: g <= n ->
+        TerminalOrSuperseded, not yet available -> Deferred(available_at); else ``None``:
+        claim it."""
+        snap = task.snapshot
+        n = snap.attempt_count
+        if self._superseded(task):
+            return spec.ClaimTerminalOrSuperseded()
+        if snap.state == ACTIVE:
+            if generation == n + 1:
+                raise spec.Conflict(
+                    f"task {task.task_id!r} is active with attempt {n}; generation "
+                    f"{generation} is not ready")
+            if generation == n:
+                return spec.ClaimAlreadyHandedOff(
+                    spec.AttemptRef(task.task_id, snap.current_attempt_id or ""))
+            return spec.ClaimTerminalOrSuperseded()
+        if generation <= n:
+            return spec.ClaimTerminalOrSuperseded()
+        if snap.available_at > now:
+            return spec.ClaimDeferred(snap.available_at)
+        return None
+
+    def _claim_handled(self, txn: Txn, session: spec.WorkerSession,
+                       command: spec.ClaimCommand, disposition: Any) -> Any:
+        """A handled (not claimed) disposition: the cursor moves to the sequence with no
+        attempt; no history, nothing else."""
+        txn.save_cursor(*self._cursor_key(session, command.acquisition),
+                        Cursor(command.acquisition.sequence, None))
+        return disposition
+
+    def _claim_target(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+                      command: spec.ClaimCommand, now: int) -> spec.ClaimClaimed:
+        """LDG-DISPATCH-001: exactly acquire's claim (:meth:`_claim`) of this task."""
+        acq = command.acquisition
+        assignment = self._claim(txn, task, session, acq, now)
+        return spec.ClaimClaimed(spec.AcquireAssigned(acq.sequence, assignment))
+
+    def _store_receipt(self, txn: Txn, command: spec.ClaimCommand, disposition: Any) -> None:
+        """Keep the claim's receipt at its (session, consumer, sequence) for replays."""
+        acq = command.acquisition
+        txn.insert_receipt(*self._claim_key(acq), acq.sequence,
+                           ClaimReceipt(command, disposition))
 
     # -- helpers the faulty adapters bend: renewal ----------------------------------------------
 
@@ -900,6 +1270,18 @@ class LedgenceCore:
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
 
+    # -- discovery ------------------------------------------------------------------------------
+
+    def list_tasks(self, scope: spec.Scope, query: spec.TaskListQuery) -> spec.TaskPage:
+        """One page of the scope's tasks, newest first, in one consistent read (writes
+        nothing): validate, decode the cursor, read ``limit + 1`` rows after its position."""
+        spec.validate_list_query(scope, query)
+        position = self._page_start(scope, query)
+        with self._transaction() as txn:
+            rows = self._page_rows(txn, self._page_query(scope, query.filters, position,
+                                                         query.limit))
+            return self._page(rows, scope, query.filters, query.limit, position)
+
     # -- acquisition ----------------------------------------------------------------------------
 
     def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
@@ -939,9 +1321,14 @@ class LedgenceCore:
                 f"{session.id!r} (consumers 0..{session.concurrency - 1})")
         if command.sequence == 0:
             raise spec.OutOfOrder("acquisition sequences start at 1")
-        cursor = txn.lock_cursor(*self._cursor_key(session, command))
+        key = self._cursor_key(session, command)
+        cursor = txn.lock_cursor(*key)
         if self._acquire_sequence(cursor, command.sequence):
             assert cursor is not None
+            if self._sequence_claimed(txn, key, command.sequence):
+                raise spec.Conflict(
+                    f"sequence {command.sequence} of consumer {command.consumer_id} holds a "
+                    "dispatch claim; replay that claim or acquire at the next sequence")
             return spec.ProbeCompleted(self._acquire_replay(txn, cursor, now), REPLAYED)
         if cursor is not None and self._busy(txn, cursor, now):
             raise spec.Busy(f"consumer {command.consumer_id} still holds a live assignment "
@@ -951,6 +1338,45 @@ class LedgenceCore:
             return self._no_candidate(txn, session, command, finish_empty, now)
         assignment = self._claim(txn, task, session, command, now)
         return spec.ProbeCompleted(spec.AcquireAssigned(command.sequence, assignment), CLAIMED)
+
+    # -- targeted dispatch ----------------------------------------------------------------------
+
+    def claim_dispatch(self, command: spec.ClaimCommand) -> spec.ClaimReply:
+        if not self._dispatch_supported():
+            return self._claim_unsupported(command)
+        spec.validate_claim(command)
+        with self._transaction() as txn:
+            return self._claim_dispatch_in(txn, command)
+
+    def _claim_dispatch_in(self, txn: Txn, command: spec.ClaimCommand) -> spec.ClaimReply:
+        """Steps 2-8 in one transaction: locks (session, cursor), the receipt (replay or
+        conflict), session, fit, sequence, busy, the task (locked), the disposition (a claim,
+        or a handled one that moves the cursor), the receipt."""
+        now = self.env.clock()
+        acq, dispatch = command.acquisition, command.dispatch
+        cursor = self._lock_claimant(txn, acq)
+        receipt = self._claim_receipt(txn, command)
+        if receipt is not None:
+            return self._claim_replay(txn, receipt, command, now)
+        session = self._usable_session(txn, acq.worker_session_id, now)
+        if not self._fits_session(session, acq):
+            raise spec.InvalidInput(
+                "the claim's scope, queue or consumer id does not fit the session "
+                f"{session.id!r} (consumers 0..{session.concurrency - 1})")
+        self._claim_sequence(cursor, acq.sequence)
+        if cursor is not None and self._busy(txn, cursor, now):
+            raise spec.Busy(f"consumer {acq.consumer_id} still holds a live assignment "
+                            f"(sequence {cursor.sequence})")
+        task = self._dispatch_task(txn, dispatch)
+        if not self._generation_issued(task, dispatch.generation):
+            raise spec.InvalidInput("dispatch generation has never been issued")
+        disposition = self._disposition(task, dispatch.generation, now)
+        if disposition is None:
+            disposition = self._claim_target(txn, task, session, command, now)
+        else:
+            disposition = self._claim_handled(txn, session, command, disposition)
+        self._store_receipt(txn, command, disposition)
+        return spec.ClaimReply(command, disposition)
 
     # -- renewal --------------------------------------------------------------------------------
 

@@ -1,10 +1,11 @@
 """The ``memory`` ledgence-tasks store: a thread-safe in-process store.
 
 Durable within the process: a store opened again with the same ``env.namespace`` sees the same
-sessions, tasks, attempts, acquisition cursors and history, which is what lets the kit check the
-``durable`` clauses without a database. Every operation holds the namespace's one lock
-(``expire_batch`` takes it once for its shortlist and once per candidate), and task and attempt
-records are copied in and out so that no caller can change stored data by mutating a value
+sessions, tasks, attempts, acquisition cursors, dispatch claim receipts and history, which is
+what lets the kit check the ``durable`` clauses without a database. Every operation holds the
+namespace's one lock (``expire_batch`` takes it once for its shortlist and once per candidate;
+a ``list_tasks`` page is one read under it), and task, attempt and receipt records are copied
+in and out so that no caller can change stored data by mutating a value
 (``data`` is any JSON value).
 """
 
@@ -19,7 +20,16 @@ from fencepost.adapters.memory import forget, shelf
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
 
-from .core import ACTIVE, AttemptRecord, CandidateQuery, Cursor, LedgenceCore, TaskRecord
+from .core import (
+    ACTIVE,
+    AttemptRecord,
+    CandidateQuery,
+    ClaimReceipt,
+    Cursor,
+    LedgenceCore,
+    PageQuery,
+    TaskRecord,
+)
 
 
 class _MemoryTxn:
@@ -36,6 +46,8 @@ class _MemoryTxn:
         self.attempts: dict[tuple[str, str], AttemptRecord] = records.setdefault(
             "attempts", {})
         self.cursors: dict[tuple[str, int], Cursor] = records.setdefault("cursors", {})
+        self.receipts: dict[tuple[str, int, int], ClaimReceipt] = records.setdefault(
+            "receipts", {})
 
     # sessions
 
@@ -87,6 +99,11 @@ class _MemoryTxn:
         return [spec.AttemptRef(task_id, attempt_id)
                 for _, task_id, attempt_id in sorted(due)[:limit]]
 
+    def list_page(self, query: PageQuery) -> list[TaskRecord]:
+        matching = [r for r in self.tasks.values() if query.matches(r)]
+        matching.sort(key=query.sort_key, reverse=True)
+        return copy.deepcopy(matching[query.offset:query.offset + query.limit])
+
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
@@ -106,6 +123,17 @@ class _MemoryTxn:
 
     def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None:
         self.cursors[(worker_session_id, consumer_id)] = cursor
+
+    # dispatch claim receipts
+
+    def load_receipt(self, worker_session_id: str, consumer_id: int,
+                     sequence: int) -> ClaimReceipt | None:
+        found = self.receipts.get((worker_session_id, consumer_id, sequence))
+        return copy.deepcopy(found) if found is not None else None
+
+    def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
+                       receipt: ClaimReceipt) -> None:
+        self.receipts[(worker_session_id, consumer_id, sequence)] = copy.deepcopy(receipt)
 
     # history
 
@@ -137,7 +165,7 @@ class MemoryLedgence(LedgenceCore):
 
 class MemoryLedgenceFactory:
     """``factory(env)`` for the built-in ``memory`` adapter; ``discard(env)`` forgets the run's
-    sessions, tasks, attempts, cursors and history.
+    sessions, tasks, attempts, cursors, receipts and history.
 
     Example::
 

@@ -1,6 +1,6 @@
 """The SQLAlchemy ledgence-tasks store: one store for SQLite and PostgreSQL.
 
-Five tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
+Six tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
 
 - ``fp_<namespace>_ledgence_sessions``: ``id`` (primary key), the whole session as JSON text;
 - ``fp_<namespace>_ledgence_tasks``: ``task_id`` (primary key), ``scope`` (JSON text of
@@ -10,14 +10,25 @@ Five tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
   isolation level. Beside the record, the columns the candidate queries filter and order on,
   written from it on every save: ``queue``, ``state``, ``available_at``, ``submitted_at``,
   ``attempt_count``, ``max_attempts``, ``cancel_requested`` and ``current_attempt_id``
-  (index ``..._claim`` on scope, queue, state, available_at, submitted_at, task_id);
+  (index ``..._claim`` on scope, queue, state, available_at, submitted_at, task_id), and for
+  the ``list_tasks`` filters ``correlation_key`` (null without a key) with
+  ``has_correlation_key`` (the empty key ``""`` is a value: the filter ``""`` matches only rows
+  that have a key and whose key is ``""``, never a missing one) (index ``..._list`` on scope,
+  submitted_at, task_id: the keyset pages read it backwards);
 - ``fp_<namespace>_ledgence_attempts``: ``(task_id, attempt_id)`` (primary key), the whole
   :class:`AttemptRecord` (snapshot and settlement receipt) as JSON text, and its ``state`` and
   ``lease_expires_at`` (index ``..._expiry`` on lease_expires_at, task_id);
 - ``fp_<namespace>_ledgence_cursors``: ``(session_id, consumer_id)`` (primary key), the
   consumer's acquisition ``sequence`` and the ``task_id`` / ``attempt_id`` it assigned (both null
   for Empty). A row with sequence 0 is a placeholder that means "no cursor yet";
-- ``fp_<namespace>_ledgence_history``: ``(task_id, sequence)`` (primary key), the event as JSON.
+- ``fp_<namespace>_ledgence_history``: ``(task_id, sequence)`` (primary key), the event as JSON;
+- ``fp_<namespace>_ledgence_receipts``: ``(session_id, consumer_id, sequence)`` (primary key),
+  the ``command`` of a ``claim_dispatch`` and the ``disposition`` it answered, as JSON text.
+
+A ``list_tasks`` page is one keyset query: the filters as WHERE clauses on the columns,
+``(submitted_at < ? OR (submitted_at = ? AND task_id < ?))`` after a cursor's position,
+``ORDER BY submitted_at DESC, task_id DESC`` and ``LIMIT limit + 1``; one statement, so one
+snapshot on PostgreSQL (READ COMMITTED), and it takes no row locks.
 
 Task ids sort bytewise: the id columns are ``TEXT`` (SQLite's BINARY collation) and
 ``TEXT COLLATE "C"`` on PostgreSQL, so ``ORDER BY task_id`` is the order the core defines.
@@ -34,15 +45,19 @@ task and attempt rows (reads included), the session for extend; acquire and rene
 session ``FOR SHARE`` (so that concurrent acquisitions do not queue on it). An acquisition
 locks its consumer's cursor row by insert-or-lock (``INSERT ... ON CONFLICT DO NOTHING`` of a
 placeholder, then ``FOR UPDATE``): two first acquisitions of one consumer serialize, and the
-second sees the first's cursor. The candidate query takes the first eligible task with
-``FOR UPDATE SKIP LOCKED`` and the core re-checks the locked record; when every eligible row is
-held by another transaction it waits for the first of them instead (a held row is not an empty
-queue). The recovery scan shortlists without locks and takes each candidate's task with
-``SKIP LOCKED``, passing over held ones. Two submissions of one new key both find no binding,
-and the unique constraint makes the second insert wait for the first and fail: the loser then
-re-reads the winner in its own transaction and replays or conflicts exactly as the core does for
-a binding it found. A database error that is not a lost connection (those answer
-``BackendUnavailable``) answers ``unavailable``.
+second sees the first's cursor. A dispatch claim takes the same locks in the same order
+(session ``FOR SHARE``, the cursor by insert-or-lock, then the task ``FOR UPDATE``) before it
+reads its receipt, so claims and acquisitions of one consumer serialize and a claim waiting
+for an identical one answers that one's receipt; claims of one task serialize on the task.
+The candidate query takes the first eligible task with ``FOR UPDATE SKIP LOCKED`` and the core
+re-checks the locked record; when every eligible row is held by another transaction it waits
+for the first of them instead (a held row is not an empty queue). The recovery scan
+shortlists without locks and takes each candidate's task with ``SKIP LOCKED``, passing over
+held ones. Two submissions of one new key both find no binding, and the unique constraint
+makes the second insert wait for the first and fail: the loser then re-reads the winner in its
+own transaction and replays or conflicts exactly as the core does for a binding it found. A
+database error that is not a lost connection (those answer ``BackendUnavailable``) answers
+``unavailable``.
 """
 
 from __future__ import annotations
@@ -61,15 +76,24 @@ from sqlalchemy.engine import Connection, Engine
 from fencepost.adapters.codec import Codec
 from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
 from fencepost.env import AdapterEnv
-from fencepost.spec import ledgence_delivery, ledgence_submission
+from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
 
-from .core import ACTIVE, AttemptRecord, CandidateQuery, Cursor, LedgenceCore, TaskRecord
+from .core import (
+    ACTIVE,
+    AttemptRecord,
+    CandidateQuery,
+    ClaimReceipt,
+    Cursor,
+    LedgenceCore,
+    PageQuery,
+    TaskRecord,
+)
 
 # --- exact JSON ---------------------------------------------------------------------------------
 
 CODEC = Codec([
-    *(c for module in (ledgence_submission, ledgence_delivery)
+    *(c for module in (ledgence_submission, ledgence_delivery, ledgence_discovery)
       for c in vars(module).values()
       if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__),
     TaskRecord,
@@ -94,7 +118,7 @@ PostgreSQL (whose default collation follows the locale)."""
 
 @attrs.frozen
 class Tables:
-    """The run's five tables, on one ``MetaData`` (created and dropped together)."""
+    """The run's six tables, on one ``MetaData`` (created and dropped together)."""
 
     metadata: sa.MetaData
     sessions: sa.Table
@@ -102,24 +126,26 @@ class Tables:
     history: sa.Table
     attempts: sa.Table
     cursors: sa.Table
+    receipts: sa.Table
 
 
-TABLES = ("sessions", "tasks", "history", "attempts", "cursors")
-INDEXES = ("tasks_claim", "attempts_expiry")
+TABLES = ("sessions", "tasks", "history", "attempts", "cursors", "receipts")
+INDEXES = ("tasks_claim", "attempts_expiry", "tasks_list")
 
 
 def ledgence_tables(namespace: str) -> Tables:
-    names = [table_name(namespace, f"ledgence_{t}") for t in (*TABLES, *INDEXES)]
-    if len(set(names)) != len(names):
+    all_names = [table_name(namespace, f"ledgence_{t}") for t in (*TABLES, *INDEXES)]
+    if len(set(all_names)) != len(all_names):
         raise ValueError(f"namespace {namespace!r} is too long: its table names collide")
+    names = dict(zip((*TABLES, *INDEXES), all_names, strict=True))
     metadata = sa.MetaData()
     sessions = sa.Table(
-        names[0], metadata,
+        names["sessions"], metadata,
         sa.Column("id", sa.Text, primary_key=True),
         sa.Column("session", sa.Text, nullable=False),
     )
     tasks = sa.Table(
-        names[1], metadata,
+        names["tasks"], metadata,
         sa.Column("task_id", BytewiseText, primary_key=True),
         sa.Column("scope", sa.Text, nullable=False),
         sa.Column("idempotency_key", sa.Text, nullable=False),
@@ -131,18 +157,20 @@ def ledgence_tables(namespace: str) -> Tables:
         sa.Column("max_attempts", sa.BigInteger, nullable=False),
         sa.Column("cancel_requested", sa.Boolean, nullable=False),
         sa.Column("current_attempt_id", sa.Text),
+        sa.Column("correlation_key", sa.Text),
+        sa.Column("has_correlation_key", sa.Boolean, nullable=False),
         sa.Column("record", sa.Text, nullable=False),
         # Unnamed: PostgreSQL picks a name unique in the schema, SQLite needs none.
         sa.UniqueConstraint("scope", "idempotency_key"),
     )
     history = sa.Table(
-        names[2], metadata,
+        names["history"], metadata,
         sa.Column("task_id", sa.Text, primary_key=True),
         sa.Column("sequence", sa.BigInteger, primary_key=True, autoincrement=False),
         sa.Column("event", sa.Text, nullable=False),
     )
     attempts = sa.Table(
-        names[3], metadata,
+        names["attempts"], metadata,
         sa.Column("task_id", BytewiseText, primary_key=True),
         sa.Column("attempt_id", sa.Text, primary_key=True),
         sa.Column("state", sa.String(16), nullable=False),
@@ -150,17 +178,26 @@ def ledgence_tables(namespace: str) -> Tables:
         sa.Column("record", sa.Text, nullable=False),
     )
     cursors = sa.Table(
-        names[4], metadata,
+        names["cursors"], metadata,
         sa.Column("session_id", sa.Text, primary_key=True),
         sa.Column("consumer_id", sa.BigInteger, primary_key=True, autoincrement=False),
         sa.Column("sequence", sa.BigInteger, nullable=False),
         sa.Column("task_id", sa.Text),
         sa.Column("attempt_id", sa.Text),
     )
-    sa.Index(names[5], tasks.c.scope, tasks.c.queue, tasks.c.state, tasks.c.available_at,
-             tasks.c.submitted_at, tasks.c.task_id)
-    sa.Index(names[6], attempts.c.lease_expires_at, attempts.c.task_id)
-    return Tables(metadata, sessions, tasks, history, attempts, cursors)
+    receipts = sa.Table(
+        names["receipts"], metadata,
+        sa.Column("session_id", sa.Text, primary_key=True),
+        sa.Column("consumer_id", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("sequence", sa.BigInteger, primary_key=True, autoincrement=False),
+        sa.Column("command", sa.Text, nullable=False),
+        sa.Column("disposition", sa.Text, nullable=False),
+    )
+    sa.Index(names["tasks_claim"], tasks.c.scope, tasks.c.queue, tasks.c.state,
+             tasks.c.available_at, tasks.c.submitted_at, tasks.c.task_id)
+    sa.Index(names["attempts_expiry"], attempts.c.lease_expires_at, attempts.c.task_id)
+    sa.Index(names["tasks_list"], tasks.c.scope, tasks.c.submitted_at, tasks.c.task_id)
+    return Tables(metadata, sessions, tasks, history, attempts, cursors, receipts)
 
 
 def _task_columns(record: TaskRecord) -> dict[str, Any]:
@@ -177,6 +214,8 @@ def _task_columns(record: TaskRecord) -> dict[str, Any]:
         "max_attempts": snap.input.retry_policy.max_attempts,
         "cancel_requested": snap.cancel_requested_at is not None,
         "current_attempt_id": snap.current_attempt_id,
+        "correlation_key": snap.input.correlation_key,
+        "has_correlation_key": snap.input.correlation_key is not None,
         "record": dumps(record),
     }
 
@@ -238,6 +277,21 @@ _SKIP_LOCKED["postgresql"] = _pg_skip_locked
 _SHARE_LOCK["postgresql"] = _pg_share_lock
 _INSERT_IGNORE["sqlite"] = _sqlite_insert_ignore
 _INSERT_IGNORE["postgresql"] = _pg_insert_ignore
+
+BIGINT = range(-(2**63), 2**63)
+"""The integers a ``BIGINT`` column holds (a receipt key outside it cannot be stored)."""
+
+
+def _keyset_before(columns: list[sa.ColumnElement[Any]],
+                   values: tuple[Any, ...]) -> sa.ColumnElement[bool]:
+    """``(c1, c2, ...) < (v1, v2, ...)`` spelled out: ``c1 < v1 OR (c1 = v1 AND c2 < v2)
+    OR ...`` (each column compared in its own collation: task ids bytewise)."""
+    return sa.or_(*(
+        sa.and_(*(c == v for c, v in zip(columns[:k], values[:k], strict=True)),
+                columns[k] < values[k])
+        for k in range(len(values))
+    ))
+
 
 CANDIDATE_ROUNDS = 100
 """How many times ``next_candidate`` looks again after finding every eligible row held by
@@ -387,6 +441,35 @@ class _SqlTxn:
         return [spec.AttemptRef(task_id, attempt_id)
                 for task_id, attempt_id in self.conn.execute(query)]
 
+    def _page(self, query: PageQuery) -> sa.Select[Any]:
+        t = self.tables.tasks
+        f = query.filters
+        where: list[sa.ColumnElement[bool]] = []
+        if query.scope is not None:
+            where.append(t.c.scope == dump_scope(query.scope))
+        if f.state is not None:
+            where.append(t.c.state == f.state)
+        if f.queue is not None:
+            where.append(t.c.queue == f.queue)
+        if f.submitted_from is not None:
+            where.append(t.c.submitted_at >= f.submitted_from)
+        if f.submitted_until is not None:
+            where.append(t.c.submitted_at < f.submitted_until)
+        if f.correlation_key is not None:
+            # "" is a key: only rows that have one, and exactly this one.
+            where += [t.c.has_correlation_key.is_(True), t.c.correlation_key == f.correlation_key]
+        order = [_ORDER_COLUMNS[name](t) for name in query.order]
+        if query.after is not None:
+            where.append(_keyset_before(order[:len(query.after)], query.after))
+        select = (sa.select(t.c.record).where(*where)
+                  .order_by(*(column.desc() for column in order)))
+        if query.offset:
+            select = select.offset(query.offset)
+        return select.limit(query.limit)
+
+    def list_page(self, query: PageQuery) -> list[TaskRecord]:
+        return [loads(text) for text in self.conn.execute(self._page(query)).scalars()]
+
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
@@ -437,6 +520,25 @@ class _SqlTxn:
             self.conn.execute(c.insert().values(session_id=worker_session_id,
                                                 consumer_id=consumer_id, **values))
 
+    # dispatch claim receipts
+
+    def load_receipt(self, worker_session_id: str, consumer_id: int,
+                     sequence: int) -> ClaimReceipt | None:
+        if consumer_id not in BIGINT or sequence not in BIGINT:
+            return None  # never stored: no cursor reaches such a sequence
+        r = self.tables.receipts
+        query = sa.select(r.c.command, r.c.disposition).where(
+            r.c.session_id == worker_session_id, r.c.consumer_id == consumer_id,
+            r.c.sequence == sequence)
+        row = self.conn.execute(query).one_or_none()
+        return ClaimReceipt(loads(row.command), loads(row.disposition)) if row else None
+
+    def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
+                       receipt: ClaimReceipt) -> None:
+        self.conn.execute(self.tables.receipts.insert().values(
+            session_id=worker_session_id, consumer_id=consumer_id, sequence=sequence,
+            command=dumps(receipt.command), disposition=dumps(receipt.disposition)))
+
     # history
 
     def last_sequence(self, task_id: str) -> int:
@@ -468,7 +570,7 @@ class _SqlTxn:
 
 
 class SqlLedgence(LedgenceCore):
-    """A ``ledgence-tasks`` store in five SQL tables."""
+    """A ``ledgence-tasks`` store in six SQL tables."""
 
     def __init__(self, env: AdapterEnv, engine: Engine) -> None:
         super().__init__(env)

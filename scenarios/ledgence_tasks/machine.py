@@ -40,6 +40,10 @@ DATA = st.sampled_from([{"n": 1}, {"n": 1.0}, {"n": 1, "z": -0.0}, {"z": -0.0, "
 POLICIES = st.sampled_from([None, spec.RetryPolicy(3, 5000), spec.RetryPolicy(2, 0),
                             spec.RetryPolicy(1, 0)])
 TIMEOUTS = st.sampled_from([None, 60_000, 120_000])
+FILTERS = st.sampled_from([spec.TaskFilters(), spec.TaskFilters(), spec.TaskFilters(state="queued"),
+                           spec.TaskFilters(state="active"),
+                           spec.TaskFilters(correlation_key="order-7"),
+                           spec.TaskFilters(correlation_key=""), spec.TaskFilters(queue="emails")])
 QUEUE = "emails"
 
 
@@ -51,6 +55,7 @@ class LedgenceMachine(WorldMachine):
     def __init__(self) -> None:
         super().__init__()
         self.settlements: list[spec.SettleCommand] = []
+        self.walk: tuple[spec.Scope, spec.TaskFilters] | None = None  # a cursor is bound
 
     @initialize(concurrency=st.sampled_from([1, 2, 3]), tasks=st.integers(1, 3))
     def workers_and_work(self, concurrency: int, tasks: int) -> None:
@@ -238,6 +243,44 @@ class LedgenceMachine(WorldMachine):
         attempt = self.attempt(m)
         if attempt is not None:
             self.h.apply("worker", spec.ConfirmQuiescence(self._owner(attempt, forge)))
+
+    # -- discovery and targeted dispatch -------------------------------------------------------
+
+    def _page(self, scope: spec.Scope, filters: spec.TaskFilters, limit: int,
+              cursor: Any) -> None:
+        out = self.h.apply("reader", spec.ListTasks(scope, spec.TaskListQuery(filters, limit,
+                                                                              cursor)),
+                           bind="cursor")
+        more = getattr(getattr(out, "value", None), "next_cursor", None) is not None
+        self.walk = (scope, filters) if more else None
+
+    @rule(scope=SCOPES, filters=FILTERS, limit=st.sampled_from([1, 2, 3, 50]))
+    def list_first_page(self, scope: spec.Scope, filters: spec.TaskFilters, limit: int) -> None:
+        self._page(scope, filters, limit, None)
+
+    @precondition(lambda self: self.walk is not None)
+    @rule(limit=st.sampled_from([1, 2, 3]),
+          misuse=st.sampled_from(["none"] * 6 + ["scope", "filters"]))
+    def list_next_page(self, limit: int, misuse: str) -> None:
+        assert self.walk is not None
+        scope, filters = self.walk
+        if misuse == "scope":
+            scope = OTHER if scope == SCOPE else SCOPE
+        elif misuse == "filters":
+            filters = attrs.evolve(filters, queue="reports")
+        self._page(scope, filters, limit, Ref("cursor"))
+
+    @rule(n=st.integers(0, 9), consumer=st.sampled_from([0, 1, 2]),
+          offset=st.sampled_from([1, 1, 1, 0, 2]), generation=st.sampled_from([1, 1, 0, -1, 2]))
+    def claim_dispatch(self, n: int, consumer: int, offset: int, generation: int) -> None:
+        task = self.task(n)
+        rec = self.h.state.tasks.get(task.name) if isinstance(task, Ref) else None
+        count = rec.snapshot.attempt_count if rec is not None else 0
+        acquisition = self._command(0, consumer, offset)
+        target = spec.DispatchRef(acquisition.scope, QUEUE, task,  # type: ignore[arg-type]
+                                  max(1, count + generation))
+        self.h.apply(f"consumer{consumer}", spec.ClaimDispatch(spec.ClaimCommand(acquisition,
+                                                                                 target)))
 
     # -- recovery and time ---------------------------------------------------------------------
 

@@ -7,8 +7,12 @@ sees a whole queue and ``expire_batch`` the whole store.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+import attrs
 
 from fencepost.model.ledgence_tasks import Draft, finish
 from fencepost.spec import ledgence_tasks as spec
@@ -203,3 +207,94 @@ def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[O
     for t in attempts:
         w.check_record(spec.Status(SCOPE, Ref(t)), w.expect_one(spec.Status(SCOPE, Ref(t))),
                        clause=clause)
+
+
+# --- a pagination walk under concurrent submitters ---------------------------------------------
+
+
+@attrs.frozen
+class Walk:
+    """What one walk saw: its pages, the tasks it returned in order, the tasks that existed
+    (and matched) before it started, and every broken invariant."""
+
+    pages: int
+    returned: tuple[str, ...]
+    before: frozenset[str]
+    submitted: int
+    problems: tuple[str, ...]
+
+
+def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int = 4,
+                       per_writer: int = 250, initial: int = 100, limit: int = 37) -> Walk:
+    """Submit ``initial`` tasks, then walk every page (``limit`` per page) while ``writers``
+    threads submit ``per_writer`` tasks each, and check the snapshot invariants: items in the
+    scope, strictly descending within and across pages, never a task twice, and every task
+    that existed before the walk returned exactly once."""
+
+    def submit(key: str) -> str:
+        snapshot = store.accept_resolved_submission(
+            spec.SubmitCommand(key, task_input(scope)), DESCRIPTOR)
+        return str(snapshot.task_id)
+
+    before = frozenset(submit(f"{prefix}-seed{k}") for k in range(initial))
+    start = threading.Barrier(writers + 1)
+    errors: list[str] = []
+
+    def writer(w: int) -> None:
+        start.wait()
+        try:
+            for k in range(per_writer):
+                submit(f"{prefix}-w{w}-{k}")
+        except Exception as e:  # noqa: BLE001 - reported as a broken walk
+            errors.append(f"writer {w}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    start.wait()
+    returned: list[spec.TaskStatus] = []
+    problems: list[str] = []
+    pages, cursor = 0, None
+    while True:
+        query = spec.TaskListQuery(spec.TaskFilters(), limit, cursor)
+        try:
+            page = store.list_tasks(scope, query)
+        except Exception as e:  # noqa: BLE001 - a refused page breaks the walk
+            problems.append(f"page {pages + 1} raised {type(e).__name__}: {e}")
+            break
+        pages += 1
+        if len(page.items) > limit:
+            problems.append(f"page {pages} holds {len(page.items)} items, limit {limit}")
+        returned.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None or pages > 10 * (initial + writers * per_writer):
+            break
+    for t in threads:
+        t.join(120)
+    problems += errors
+    keys = [(s.submitted_at, str(s.task_id).encode("utf-8")) for s in returned]
+    ids = [str(s.task_id) for s in returned]
+    problems += [f"a task of scope {s.scope} was listed" for s in returned if s.scope != scope]
+    problems += [f"item {k + 1} ({ids[k]}) is not after item {k} ({ids[k - 1]})"
+                 for k in range(1, len(keys)) if not keys[k] < keys[k - 1]]
+    seen: dict[str, int] = {}
+    for task_id in ids:
+        seen[task_id] = seen.get(task_id, 0) + 1
+    problems += [f"{t} returned {n} times" for t, n in seen.items() if n > 1]
+    problems += [f"{t} existed before the walk and was skipped" for t in sorted(before - set(seen))]
+    return Walk(pages, tuple(ids), before, len(before) + writers * per_writer, tuple(problems))
+
+
+@race
+def walk_under_submitters(h: Harness, p: str, n: int, round_no: int) -> None:
+    """A reader walks every page while writers submit: no repeats, no skips of tasks that
+    existed before, strictly ordered pages."""
+    clause = "LDG-LIST-009"
+    with isolated(h, f"{p}w") as w:
+        walk = walk_under_writers(w.world.open(), SCOPE, p, writers=max(2, n // 2),
+                                  per_writer=15, initial=20, limit=7)
+        w.note("reader", f"walked {walk.pages} pages ({len(walk.returned)} items) while "
+               f"{max(2, n // 2)} writers submitted; {len(walk.before)} tasks existed before")
+        if walk.problems:
+            raise violation(clause, "; ".join(walk.problems[:5]), tuple(w.trace))
+        h.exercised(clause)

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
-from fencepost.spec.opaque import Ref
+from fencepost.spec.opaque import Forged, Ref
 from fencepost.spec.outcome import Outcome
 
 from ..harness import Harness, blamed_on
@@ -624,3 +624,150 @@ def expire_batch_is_bounded(h: Harness, p: str) -> None:
     h.apply("ops", spec.ExpireBatch(2))
     for t, a in zip(tasks, attempts, strict=True):
         reads(h, t, a)
+
+
+# --- discovery ---------------------------------------------------------------------------------
+
+
+def page(h: Harness, limit: int = 50, cursor: Any = None, scope: spec.Scope = SCOPE,
+         bind: str | None = None, **filters: Any) -> Outcome:
+    query = spec.TaskListQuery(spec.TaskFilters(**filters), limit, cursor)
+    return h.apply("reader", spec.ListTasks(scope, query), bind=bind)
+
+
+@scenario()
+def pagination_ties_and_cursors(h: Harness, p: str) -> None:
+    """Seven tasks submitted in one ms page as 3, then 2 (the limit changes), then an exact
+    last page of 2 without a cursor; cursors are bound to scope and filters."""
+    for k in range(7):
+        submit_task(h, f"{p}-{k}")
+    h.advance(1)
+    submit_task(h, f"{p}-other", scope=OTHER)
+    page(h, 3, bind="c1")
+    page(h, 2, Ref("c1"), bind="c2")
+    page(h, 2, Ref("c2"))  # exactly the last two: no next cursor
+    page(h, 3, Ref("c1"), queue=QUEUE)  # other filters: refused
+    page(h, 3, Ref("c1"), scope=OTHER)  # another scope: refused
+    page(h, 3, "not-a-cursor")
+    page(h, 3, Forged("cursor"))
+    page(h, 7)
+    page(h, 6, bind="c3")
+    page(h, 1, Ref("c3"))
+
+
+@scenario()
+def pagination_filters(h: Harness, p: str) -> None:
+    """Filters by state, queue, time range (from inclusive, until exclusive) and correlation
+    key ("" only matches ""); other scopes never listed; bad queries refused."""
+    start = h.now
+    a = submit_task(h, f"{p}-a", correlation_key="")
+    h.advance(100)
+    submit_task(h, f"{p}-b", correlation_key=None)
+    h.advance(100)
+    submit_task(h, f"{p}-c", queue="reports", correlation_key="k")
+    submit_task(h, f"{p}-d", scope=OTHER, correlation_key="")
+    h.apply("client", spec.Cancel(SCOPE, Ref(a)))
+    page(h)
+    page(h, state="cancelled")
+    page(h, state="queued", queue=QUEUE)
+    page(h, submitted_from=start + 100)
+    page(h, submitted_until=start + 100)
+    page(h, submitted_from=start, submitted_until=start + 200)
+    page(h, correlation_key="")
+    page(h, correlation_key="k")
+    page(h, scope=OTHER, correlation_key="")
+    page(h, 0)
+    page(h, 101)
+    page(h, submitted_from=start + 5, submitted_until=start + 5)
+    page(h, state="paused")
+    page(h, queue="")
+    page(h, correlation_key="x" * (spec.MAX_CORRELATION_KEY_BYTES + 1))
+
+
+@scenario()
+def pagination_under_writes(h: Harness, p: str) -> None:
+    """Pages read between submissions and state changes: each page is its own snapshot, and
+    a non-null cursor may lead to an empty page."""
+    ws = open_ws(h, concurrency=1)
+    tasks = []
+    for k in range(6):
+        tasks.append(submit_task(h, f"{p}-{k}"))
+        h.advance(10)
+    page(h, 2, bind="c1", state="queued")  # 5, 4
+    submit_task(h, f"{p}-new")  # newer than the cursor: not on later pages
+    h.apply("client", spec.Cancel(SCOPE, Ref(tasks[1])))  # leaves the filter
+    page(h, 2, Ref("c1"), bind="c2", state="queued")  # 3, 2 (1 left), more: 0
+    acquire(h, ws, 0, 1)  # the oldest leaves the queued filter
+    page(h, 2, Ref("c2"), state="queued")  # empty, though the cursor was not null
+    page(h, 4, bind="c3")
+    h.apply("client", spec.Cancel(SCOPE, Ref(tasks[0])))
+    page(h, 4, Ref("c3"))
+
+
+# --- targeted dispatch -------------------------------------------------------------------------
+
+
+def claim(h: Harness, ws: str, consumer: int, seq: int, task: str, generation: int,
+          scope: spec.Scope = SCOPE, queue: str = QUEUE) -> Outcome:
+    target = spec.DispatchRef(scope, queue, Ref(task) if "#" in task else task,  # type: ignore[arg-type]
+                              generation)
+    return h.apply(f"{ws}/{consumer}", spec.ClaimDispatch(spec.ClaimCommand(
+        command(ws, consumer, seq), target)))
+
+
+@scenario()
+def dispatch_dispositions(h: Harness, p: str) -> None:
+    """claimed whatever the queue order, already_handed_off, terminal_or_superseded, deferred,
+    and the refusals; a store without targeted dispatch refuses every claim."""
+    ws = open_ws(h, concurrency=3)
+    first = submit_task(h, f"{p}-first", retry_policy=spec.RetryPolicy(3, 10_000))
+    second = submit_task(h, f"{p}-second")
+    claim(h, ws, 0, 1, second, 1)  # the second, though the first is older
+    claim(h, ws, 1, 1, second, 1)  # already handed off
+    claim(h, ws, 1, 2, second, 2)  # the next generation while active: conflict
+    claim(h, ws, 1, 2, second, 3)  # never issued
+    claim(h, ws, 1, 2, "task_never_minted", 1)
+    claim(h, ws, 1, 2, first, 1, queue="reports")
+    claim(h, ws, 1, 2, first, 0)
+    claim(h, ws, 1, 0, first, 1)
+    acquire(h, ws, 1, 2)  # takes first by queue order
+    a = last_attempt(h)
+    settle(h, a, failure(h, a, "io"))  # retry in 10 s
+    claim(h, ws, 1, 3, first, 1)  # the old generation: superseded
+    claim(h, ws, 1, 4, first, 2)  # not yet available: deferred
+    h.advance(10_000)
+    claim(h, ws, 2, 1, first, 2)  # claimed
+    h.apply("client", spec.Cancel(SCOPE, Ref(second)))
+    claim(h, ws, 1, 5, second, 1)  # cancel requested: superseded
+    reads(h, first, last_attempt(h))
+
+
+@scenario()
+def dispatch_receipts(h: Harness, p: str) -> None:
+    """A claim's receipt replays exactly; another command or an acquire at its sequence
+    conflicts; claims share the consumer's sequence with acquire and recheck the session."""
+    ws = open_ws(h, concurrency=2)
+    t = submit_task(h, f"{p}-a")
+    u = submit_task(h, f"{p}-b")
+    claim(h, ws, 0, 2, t, 1)  # a first sequence other than 1
+    claim(h, ws, 0, 1, t, 1)
+    a = last_attempt(h)
+    h.advance(1_000)
+    claim(h, ws, 0, 1, t, 1)  # the replay: the same assignment, authority now
+    claim(h, ws, 0, 1, u, 1)  # another command at that sequence
+    acquire(h, ws, 0, 1)  # an acquire of a claimed sequence
+    acquire(h, ws, 0, 2)  # busy
+    claim(h, ws, 0, 2, u, 1)  # busy too
+    acquire(h, ws, 1, 1)  # takes u
+    claim(h, ws, 1, 1, u, 1)  # that sequence was an acquisition: conflict
+    claim(h, ws, 1, 2, u, 1)  # busy
+    h.advance(lease_expiry(h, a) - h.now)
+    claim(h, ws, 0, 1, t, 1)  # the replay of a lost claim: OwnershipLost
+    claim(h, ws, 0, 3, t, 1)  # out of order
+    claim(h, ws, 0, 2, t, 1)  # superseded? no: the task is active at generation 1
+    claim(h, ws, 0, 1, t, 1)  # obsolete now? the receipt still answers
+    claim(h, "ws_unknown", 0, 1, t, 1)
+    h.advance(spec.SESSION_MS)
+    claim(h, ws, 0, 3, t, 1)  # session expired
+    claim(h, ws, 0, 1, t, 1)  # a receipt replays even after the session expired
+    reads(h, t, a)
