@@ -824,16 +824,16 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
         if receipt.command != command:
             raise _refuse(spec.Conflict(f"sequence {seq} was claimed with another command"),
                           "LDG-DISPATCH-005")
-        disposition = receipt.disposition
+        replayed = receipt.disposition
         if receipt.attempt is not None:
             att = state.attempts[receipt.attempt]
-            rec = state.tasks[att.task_id]
-            reply = (spec.AcquireAssigned(seq, _assignment(rec, att, now))
-                     if is_live(rec, att, now) else
-                     spec.AcquireOwnershipLost(seq, spec.AttemptRef(att.task_id,
-                                                                    receipt.attempt)))
-            disposition = spec.ClaimClaimed(reply)
-        return _ok(state, spec.ClaimReply(command, disposition), "LDG-DISPATCH-005")
+            holder = state.tasks[att.task_id]
+            again: Any = (spec.AcquireAssigned(seq, _assignment(holder, att, now))
+                          if is_live(holder, att, now) else
+                          spec.AcquireOwnershipLost(seq, spec.AttemptRef(att.task_id,
+                                                                         receipt.attempt)))
+            replayed = spec.ClaimClaimed(again)
+        return _ok(state, spec.ClaimReply(command, replayed), "LDG-DISPATCH-005")
     session = _session(state, acq.worker_session_id, "LDG-DISPATCH-006", now)
     if (session.scope != acq.scope or session.queue != acq.queue
             or acq.consumer_id >= session.concurrency):
@@ -885,9 +885,9 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
         claimed = _claim(state, rec, session, acq, now, lambda reply, _kind: reply, False)
         d = Draft(claimed.state)
         attempt = f"attempt#{d.minted}"
-        reply = d.freeze()
-        assigned = spec.AcquireAssigned(seq, _assignment(reply.tasks[snap.task_id],
-                                                         reply.attempts[attempt], now))
+        after = d.freeze()
+        assigned = spec.AcquireAssigned(seq, _assignment(after.tasks[snap.task_id],
+                                                         after.attempts[attempt], now))
         d.receipts[key] = Receipt(command, spec.ClaimClaimed(assigned), attempt)
         return _ok(d.freeze(), spec.ClaimReply(command, spec.ClaimClaimed(assigned)),
                    "LDG-DISPATCH-001", also=("LDG-DISPATCH-008",))

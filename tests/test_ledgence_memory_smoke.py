@@ -121,7 +121,7 @@ def minted(prefix: str, value: str) -> bool:
 
 
 def test_store_declares_durable_and_concurrency(store: LedgenceCore) -> None:
-    assert store.capabilities == frozenset({"durable", "concurrency"})
+    assert store.capabilities == frozenset({"durable", "concurrency", "dispatch"})
 
 
 # --- sessions ---------------------------------------------------------------------------------

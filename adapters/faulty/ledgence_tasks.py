@@ -2,7 +2,8 @@
 
 Sessions, submission, reads and history here; acquisition and renewal in
 :mod:`.ledgence_delivery`; settlement, the finish rules, cancel and recovery in
-:mod:`.ledgence_recovery`. ``MUTANTS`` lists them all."""
+:mod:`.ledgence_recovery`; listing and targeted dispatch in :mod:`.ledgence_discovery`.
+``MUTANTS`` lists them all."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from fencepost.adapters.ledgence_tasks.core import LedgenceCore, TaskRecord
 from fencepost.spec import ledgence_tasks as spec
 
 from . import ledgence_delivery as _delivery
+from . import ledgence_discovery as _discovery
 from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
 
@@ -250,4 +252,4 @@ _SLICE = (
        "LDG-DURABLE-001", SessionsInProcess),
 )
 
-MUTANTS = _SLICE + _delivery.MUTANTS + _recovery.MUTANTS
+MUTANTS = _SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
