@@ -106,3 +106,22 @@ def test_offset_pagination_fails_the_walk_on_postgresql(pg_url: str) -> None:
         store.close()
         factory.discard(env)
     assert any("returned 2 times" in p or "was skipped" in p for p in walk.problems), walk
+
+
+class _NoDispatch:
+    """A store without targeted dispatch: its claim_dispatch rejects (the seed's default)."""
+
+    capabilities = frozenset({"durable", "concurrency"})
+
+
+def test_a_store_without_dispatch_is_held_to_its_refusal_only() -> None:
+    from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
+
+    store_class = type("NoDispatchMemory", (_NoDispatch, MemoryLedgence), {})
+    report = check("ledgence-tasks", MemoryLedgenceFactory(store_class), seed=5)
+    statuses = {v.clause.id: v.status for v in report.verdicts}
+    dispatch = {f"LDG-DISPATCH-00{k}" for k in range(1, 8)}
+    assert {c for c, s in statuses.items() if s == "unsupported"} == dispatch
+    assert {c for c, s in statuses.items() if s != "unsupported"} == ALL - dispatch
+    assert all(s == "pass" for c, s in statuses.items() if c not in dispatch)
+    assert report.exit_code == 0

@@ -722,6 +722,12 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     ws = open_ws(h, concurrency=3)
     first = submit_task(h, f"{p}-first", retry_policy=spec.RetryPolicy(3, 10_000))
     second = submit_task(h, f"{p}-second")
+    if "dispatch" not in h.world.capabilities:
+        claim(h, ws, 0, 1, second, 1)  # refused: nothing claimed, no cursor moved
+        claim(h, ws, 0, 1, first, 1)
+        acquire(h, ws, 0, 1)  # the queue is intact: the first by queue order
+        reads(h, second)
+        return
     claim(h, ws, 0, 1, second, 1)  # the second, though the first is older
     claim(h, ws, 1, 1, second, 1)  # already handed off
     claim(h, ws, 1, 2, second, 2)  # the next generation while active: conflict
@@ -742,7 +748,7 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     reads(h, first, last_attempt(h))
 
 
-@scenario()
+@scenario("dispatch")
 def dispatch_receipts(h: Harness, p: str) -> None:
     """A claim's receipt replays exactly; another command or an acquire at its sequence
     conflicts; claims share the consumer's sequence with acquire and recheck the session."""
