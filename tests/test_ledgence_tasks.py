@@ -76,20 +76,22 @@ def _pg_store(pg_url: str, namespace: str, store_class: type | None = None) -> A
 
 
 def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:
-    """1,100 tasks (100 before the walk, 4 writers x 250 during it), pages of 37."""
+    """1,500 tasks (500 before the walk, 4 writers x 250 during it), pages of 37, each page
+    read after more submissions committed: tasks submitted during the walk show up too."""
     from fencepost.scenarios.ledgence_tasks.races import walk_under_writers
 
     factory, env, store = _pg_store(pg_url, f"walk{os.getpid()}")
     try:
         walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
-                                  per_writer=250, initial=100, limit=37)
+                                  per_writer=250, initial=500, limit=37)
     finally:
         store.close()
         factory.discard(env)
     assert walk.problems == ()
-    assert walk.submitted == 1100
-    assert walk.before <= set(walk.returned) and len(walk.returned) >= 100
-    assert walk.pages >= len(walk.returned) // 37
+    assert walk.submitted == 1500
+    assert walk.before <= set(walk.returned)
+    assert len(walk.returned) > len(walk.before)  # the walk saw concurrent submissions
+    assert walk.pages >= 500 // 37
 
 
 def test_offset_pagination_fails_the_walk_on_postgresql(pg_url: str) -> None:
@@ -101,7 +103,7 @@ def test_offset_pagination_fails_the_walk_on_postgresql(pg_url: str) -> None:
                                     offset.store_class(SqlLedgence))
     try:
         walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
-                                  per_writer=250, initial=100, limit=37)
+                                  per_writer=250, initial=500, limit=37)
     finally:
         store.close()
         factory.discard(env)

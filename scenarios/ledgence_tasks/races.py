@@ -239,14 +239,32 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
     before = frozenset(submit(f"{prefix}-seed{k}") for k in range(initial))
     start = threading.Barrier(writers + 1)
     errors: list[str] = []
+    written = threading.Condition()
+    progress = {"done": 0, "writers": writers}
 
     def writer(w: int) -> None:
         start.wait()
         try:
             for k in range(per_writer):
                 submit(f"{prefix}-w{w}-{k}")
+                with written:
+                    progress["done"] += 1
+                    written.notify_all()
         except Exception as e:  # noqa: BLE001 - reported as a broken walk
             errors.append(f"writer {w}: {type(e).__name__}: {e}")
+        finally:
+            with written:
+                progress["writers"] -= 1
+                written.notify_all()
+
+    # Before each page the reader waits (on a condition, not a clock) until the writers have
+    # committed their share for that page, so every page is read between submissions.
+    stride = max(1, writers * per_writer // (initial // limit + 1))
+
+    def writes_before(page_no: int) -> None:
+        with written:
+            written.wait_for(lambda: progress["done"] >= page_no * stride
+                             or progress["writers"] == 0, timeout=60)
 
     threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(writers)]
     for t in threads:
@@ -256,6 +274,7 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
     problems: list[str] = []
     pages, cursor = 0, None
     while True:
+        writes_before(pages)
         query = spec.TaskListQuery(spec.TaskFilters(), limit, cursor)
         try:
             page = store.list_tasks(scope, query)
