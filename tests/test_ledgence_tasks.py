@@ -75,18 +75,23 @@ def _pg_store(pg_url: str, namespace: str, store_class: type | None = None) -> A
     return factory, env, factory(env)
 
 
-def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:
-    """1,500 tasks (500 before the walk, 4 writers x 250 during it), pages of 37, each page
-    read after more submissions committed: tasks submitted during the walk show up too."""
+def _walk_on_postgresql(pg_url: str, namespace: str, store_class: type | None = None) -> Any:
+    """A 1,500-task walk: 500 tasks before it, 4 writers x 250 during it, pages of 37."""
     from fencepost.scenarios.ledgence_tasks.races import walk_under_writers
 
-    factory, env, store = _pg_store(pg_url, f"walk{os.getpid()}")
+    factory, env, store = _pg_store(pg_url, f"{namespace}{os.getpid()}", store_class)
     try:
-        walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
+        return walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
                                   per_writer=250, initial=500, limit=37)
     finally:
         store.close()
         factory.discard(env)
+
+
+def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:
+    """Each page is read after more submissions committed: tasks submitted during the walk
+    show up too, and the snapshot invariants hold."""
+    walk = _walk_on_postgresql(pg_url, "walk")
     assert walk.problems == ()
     assert walk.submitted == 1500
     assert walk.before <= set(walk.returned)
@@ -96,17 +101,9 @@ def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:
 
 def test_offset_pagination_fails_the_walk_on_postgresql(pg_url: str) -> None:
     from fencepost.adapters.ledgence_tasks.sql import SqlLedgence
-    from fencepost.scenarios.ledgence_tasks.races import walk_under_writers
 
     [offset] = [m for m in MUTANTS if m.name == "offset_pagination"]
-    factory, env, store = _pg_store(pg_url, f"walkoff{os.getpid()}",
-                                    offset.store_class(SqlLedgence))
-    try:
-        walk = walk_under_writers(store, spec.Scope("acme", "prod"), "w", writers=4,
-                                  per_writer=250, initial=500, limit=37)
-    finally:
-        store.close()
-        factory.discard(env)
+    walk = _walk_on_postgresql(pg_url, "walkoff", offset.store_class(SqlLedgence))
     assert any("returned 2 times" in p or "was skipped" in p for p in walk.problems), walk
 
 
