@@ -3,6 +3,274 @@ correct core with one bug, caught by its expected clause."""
 
 from __future__ import annotations
 
-from fencepost.adapters.faulty.base import Mutant
+from typing import Any
 
-MUTANTS: tuple[Mutant, ...] = ()
+import attrs
+
+from fencepost.adapters.ledgence_tasks.core import (
+    DISPATCH,
+    QUEUED,
+    LedgenceCore,
+    PageQuery,
+    TaskRecord,
+)
+from fencepost.spec import ledgence_tasks as spec
+
+from .base import Mutant
+
+_Base: Any = LedgenceCore
+
+_EVERY_ROW = 1_000_000_000
+"""A LIMIT no test namespace reaches: the mutants that read "every row" of a walk use it."""
+
+
+# -- paginated discovery --------------------------------------------------------------------------
+
+
+class OffsetPagination(_Base):
+    """The cursor carries an offset (how many items the walk has returned) and a page is
+    ``ORDER BY ... OFFSET n``: every task submitted between pages shifts the later ones down,
+    so a walk under concurrent submitters returns tasks twice (race walk_under_submitters;
+    the scripted pagination_under_writes shows it too, as LDG-LIST-006)."""
+
+    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
+                    limit: int) -> PageQuery:
+        query = super()._page_query(scope, filters, None, limit)
+        return attrs.evolve(query, offset=position[0] if position is not None else 0)
+
+    def _next_position(self, shown: list[TaskRecord],
+                       position: tuple[Any, ...] | None) -> tuple[Any, ...]:
+        # The cursor's shape stays (an int, a non-empty str): the int is the offset.
+        return ((position[0] if position is not None else 0) + len(shown), "offset")
+
+
+class CursorOnSubmittedAtOnly(_Base):
+    """The keyset is ``submitted_at < :at`` only: the rest of the tasks tied with a page's
+    last item are skipped."""
+
+    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
+                    limit: int) -> PageQuery:
+        return super()._page_query(scope, filters, position[:1] if position else None, limit)
+
+
+class TieBreakerAscending(_Base):
+    """``ORDER BY submitted_at DESC, task_id`` (the DESC forgotten on the tie-breaker): tasks
+    submitted in the same ms list in ascending task id order."""
+
+    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+        rows = super()._page_rows(txn, query)
+        return sorted(rows, key=lambda r: (-r.snapshot.submitted_at, r.task_id))
+
+
+class CursorIgnoresFilters(_Base):
+    """A cursor is checked against the scope only: one issued for other filters continues
+    this walk from its position."""
+
+    def _cursor_fits(self, cursor: Any, scope: Any, filters: Any) -> bool:
+        return bool(cursor.scope == scope)
+
+
+class PageAcrossScopes(_Base):
+    """The page query has no scope condition (the filters are thought to be enough)."""
+
+    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
+                    limit: int) -> PageQuery:
+        return attrs.evolve(super()._page_query(scope, filters, position, limit), scope=None)
+
+
+class CursorOnExactLastPage(_Base):
+    """``has_more = len(rows) >= limit``: an exact last page still gets a next_cursor."""
+
+    def _has_more(self, rows: list[TaskRecord], limit: int) -> bool:
+        return len(rows) >= limit
+
+
+class SubmittedUntilInclusive(_Base):
+    """``submitted_at <= :until``: a task submitted exactly at submitted_until is listed."""
+
+    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
+                    limit: int) -> PageQuery:
+        if filters.submitted_until is not None:
+            filters = attrs.evolve(filters, submitted_until=filters.submitted_until + 1)
+        return super()._page_query(scope, filters, position, limit)
+
+
+class EmptyKeyMatchesNone(_Base):
+    """``COALESCE(correlation_key, '') = :key``: the filter ``""`` also lists the tasks
+    submitted without a correlation key."""
+
+    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+        if query.filters.correlation_key != "":
+            return super()._page_rows(txn, query)  # type: ignore[no-any-return]
+        loose = attrs.evolve(query, filters=attrs.evolve(query.filters, correlation_key=None),
+                             limit=_EVERY_ROW)
+        rows = [r for r in super()._page_rows(txn, loose)
+                if not r.snapshot.input.correlation_key]
+        return rows[:query.limit]
+
+
+class EmptyTimeRangeAccepted(_Base):
+    """The time range is checked with ``from > until``: an empty range (from == until) is
+    accepted and answers an empty page."""
+
+    def list_tasks(self, scope: Any, query: Any) -> Any:
+        f = getattr(query, "filters", None)
+        if (isinstance(query, spec.TaskListQuery) and isinstance(f, spec.TaskFilters)
+                and type(f.submitted_from) is int and f.submitted_from == f.submitted_until):
+            spec.validate_list_query(scope, attrs.evolve(query, filters=attrs.evolve(
+                f, submitted_until=f.submitted_until + 1)))
+            position = self._page_start(scope, query)
+            with self._transaction() as txn:
+                rows = self._page_rows(txn, self._page_query(scope, f, position, query.limit))
+                return self._page(rows, scope, f, query.limit, position)
+        return super().list_tasks(scope, query)
+
+
+class WalkSnapshotCached(_Base):
+    """A walk's rows are read once, at its first page, and kept in the store object (a
+    server-side result set); later pages are cut from that result set, so tasks submitted,
+    cancelled or claimed since still show as they were."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._walks: dict[tuple[Any, Any], list[TaskRecord]] = {}
+
+    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+        key = (query.scope, query.filters)
+        if query.after is None:
+            rows: list[TaskRecord] = super()._page_rows(txn, attrs.evolve(query,
+                                                                          limit=_EVERY_ROW))
+            self._walks[key] = rows
+            return rows[:query.limit]
+        cached = self._walks.get(key)
+        if cached is None:
+            return super()._page_rows(txn, query)  # type: ignore[no-any-return]
+        after = query.after
+        return [r for r in cached if query.sort_key(r)[:len(after)] < after][:query.limit]
+
+
+# -- targeted dispatch ----------------------------------------------------------------------------
+
+
+class ClaimLeavesTaskQueued(_Base):
+    """The claim's guarded update of the task row (``... WHERE attempt_count = :n``) compares
+    attempt_count with the generation instead of generation - 1: it matches no row, so the
+    attempt, its lease, `claimed` and the cursor are written but the task stays queued with
+    no current attempt."""
+
+    def _claim_target(self, txn: Any, task: TaskRecord, session: Any, command: Any,
+                      now: int) -> Any:
+        claimed = super()._claim_target(txn, task, session, command, now)
+        txn.save_task(task)  # the UPDATE matched no row: the task row is as it was
+        return claimed
+
+
+class HandedOffIsSuperseded(_Base):
+    """Any generation up to attempt_count is answered terminal_or_superseded, the current
+    attempt's included."""
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        disposition = super()._disposition(task, generation, now)
+        if isinstance(disposition, spec.ClaimAlreadyHandedOff):
+            return spec.ClaimTerminalOrSuperseded()
+        return disposition
+
+
+class OldGenerationOfQueuedTask(_Base):
+    """A queued task is judged by its state alone: an older generation of a retried task is
+    taken for the next one (deferred, or claimed once available)."""
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        snap = task.snapshot
+        if snap.state == QUEUED and not self._superseded(task):
+            generation = max(generation, snap.attempt_count + 1)
+        return super()._disposition(task, generation, now)
+
+
+class DeferredIsClaimed(_Base):
+    """The claim does not compare available_at with now: a task in its retry backoff is
+    claimed instead of deferred."""
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        disposition = super()._disposition(task, generation, now)
+        return None if isinstance(disposition, spec.ClaimDeferred) else disposition
+
+
+class ReceiptIgnoresCommand(_Base):
+    """A receipt is looked up by (session, consumer, sequence) and answered without comparing
+    the command: another claim at that sequence gets the first one's reply."""
+
+    def _same_claim(self, stored: Any, command: Any) -> bool:
+        return True
+
+
+class ClaimSequenceGapsAccepted(_Base):
+    """A claim checks only that its sequence is past the consumer's cursor: a first sequence
+    other than 1, and gaps, are accepted."""
+
+    def _claim_sequence(self, cursor: Any, sequence: int) -> None:
+        if cursor is None or sequence > cursor.sequence + 1:
+            return
+        super()._claim_sequence(cursor, sequence)
+
+
+class NeverIssuedGenerationAccepted(_Base):
+    """Any generation in 1..1000 is taken for issued; the disposition rules answer it."""
+
+    def _generation_issued(self, task: TaskRecord, generation: int) -> bool:
+        return True
+
+
+class FallbackQueueScan(_Base):
+    """A store without targeted dispatch (it does not declare ``dispatch``) answers a claim by
+    acquiring from the queue: whatever acquire would claim, not the named task."""
+
+    capabilities = LedgenceCore.capabilities - {DISPATCH}
+
+    def _claim_unsupported(self, command: Any) -> Any:
+        spec.validate_claim(command)
+        return spec.ClaimReply(command, spec.ClaimClaimed(self.acquire(command.acquisition)))
+
+
+def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
+    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    _m("offset_pagination", "the cursor encodes an offset, not the keyset position",
+       "LDG-LIST-009", OffsetPagination),
+    _m("cursor_on_submitted_at_only", "the cursor continues after submitted_at only: ties "
+       "are skipped", "LDG-LIST-006", CursorOnSubmittedAtOnly),
+    _m("tie_breaker_ascending", "tasks submitted in the same ms list in ascending task id "
+       "order", "LDG-LIST-001", TieBreakerAscending),
+    _m("cursor_ignores_filters", "a cursor issued for other filters is accepted",
+       "LDG-LIST-007", CursorIgnoresFilters),
+    _m("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
+       PageAcrossScopes),
+    _m("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
+       CursorOnExactLastPage),
+    _m("submitted_until_inclusive", "submitted_until is inclusive", "LDG-LIST-002",
+       SubmittedUntilInclusive),
+    _m("empty_key_matches_none", "correlation key \"\" also lists tasks without a key",
+       "LDG-LIST-003", EmptyKeyMatchesNone),
+    _m("empty_time_range_accepted", "submitted_from == submitted_until is accepted",
+       "LDG-LIST-004", EmptyTimeRangeAccepted),
+    _m("walk_snapshot_cached", "later pages are served from the rows read at the first "
+       "page", "LDG-LIST-008", WalkSnapshotCached),
+    _m("claim_leaves_task_queued", "a targeted claim writes the attempt but leaves the task "
+       "queued", "LDG-DISPATCH-001", ClaimLeavesTaskQueued),
+    _m("handed_off_is_superseded", "a claim at the current generation answers "
+       "terminal_or_superseded", "LDG-DISPATCH-002", HandedOffIsSuperseded),
+    _m("old_generation_of_queued_task", "an older generation of a retried task is deferred "
+       "or claimed", "LDG-DISPATCH-003", OldGenerationOfQueuedTask),
+    _m("deferred_is_claimed", "a task not yet available is claimed", "LDG-DISPATCH-004",
+       DeferredIsClaimed),
+    _m("receipt_ignores_command", "another claim at a claimed sequence replays the first",
+       "LDG-DISPATCH-005", ReceiptIgnoresCommand),
+    _m("claim_sequence_gaps_accepted", "a claim may skip sequences", "LDG-DISPATCH-006",
+       ClaimSequenceGapsAccepted),
+    _m("never_issued_generation_accepted", "a claim at a generation never issued is "
+       "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
+    _m("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
+       "LDG-DISPATCH-008", FallbackQueueScan),
+)

@@ -721,6 +721,7 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     and the refusals; a store without targeted dispatch refuses every claim."""
     ws = open_ws(h, concurrency=3)
     first = submit_task(h, f"{p}-first", retry_policy=spec.RetryPolicy(3, 10_000))
+    h.advance(1)  # first is the queue's head by submitted_at, not by a random id
     second = submit_task(h, f"{p}-second")
     if "dispatch" not in h.world.capabilities:
         claim(h, ws, 0, 1, second, 1)  # refused: nothing claimed, no cursor moved
