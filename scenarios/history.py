@@ -1,0 +1,402 @@
+"""Concurrent histories: what each process called, when, and what it got back.
+
+A history is what a linearizability check reads (see :mod:`fencepost.scenarios.linearizability`):
+one :class:`Event` per call, with the call's interval on a monotonic clock, the store's answer
+(or none: the call timed out or lost its connection) and the store's own time at the call.
+
+Ops are stored **as the store received them**: identifiers the store minted earlier appear as
+their real values (not as :class:`~fencepost.spec.opaque.Ref`); the checker maps them back to the
+model's names. A :class:`Ref`/:class:`Forged` left in an op is kept and resolved by the checker.
+
+Histories are saved as JSON lines (:meth:`History.save`, :meth:`History.load`): a header line,
+then one event per line::
+
+    {"fencepost": "history", "version": 1, "contract": "adk-ledger"}
+    {"process": "p1", "op": {"op": "claim", "args": {...}}, "invoked": 10, "completed": 52,
+     "outcome": {"ok": {...}}, "at": 1000000, "info": false}
+
+Values use the value-class registry of :mod:`fencepost.spec.values` (``{"__type__": ...}``),
+extended so that everything comes back exactly: JSON ints stay ints and floats floats (``-0.0``,
+``nan`` and ``inf`` included), tuples are tagged ``{"__tuple__": [...]}``, a dict whose keys are
+not all strings (or that holds a reserved key) is ``{"__dict__": [[key, value], ...]}``. A value
+of an unregistered class is saved as its ``repr`` (``{"__opaque__": ...}``, as
+:func:`fencepost.spec.values.encode` does) and loads as that string: equal values stay equal,
+which is all an opaque token needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from fencepost.spec.opaque import Forged, ForgedValue, Ref
+from fencepost.spec.ops import _OPS, Op
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome
+from fencepost.spec.values import _TYPES
+
+FORMAT = "history"
+VERSION = 1
+
+# What a call answers when the store (or the connection to it) was lost: the call may or may
+# not have taken effect, exactly like a timeout (the harness's StoreLost).
+LOST_CRASHES = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})
+LOST_ERRORS = frozenset({"backend_unavailable"})
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@attrs.frozen
+class Event:
+    """One call of one process.
+
+    ``invoked`` and ``completed`` are monotonic nanoseconds (``time.monotonic_ns()``) on one
+    clock for the whole history; ``completed`` is None when the call never returned. ``outcome``
+    is the store's answer, None when there is none. ``at`` is the store's time in ms when the
+    call was made (the simulated clock ``env.clock()``, frozen during a burst): the model steps
+    the op at that time.
+
+    The event is *indeterminate* (it may or may not have taken effect, at any moment after
+    ``invoked``) when it has no outcome, never returned, is marked ``info`` (timed out, or the
+    answer is not to be trusted), or its answer says the store was lost
+    (``backend_unavailable``, a ConnectionError/BrokenPipeError/TimeoutError crash).
+    """
+
+    process: str
+    op: Op
+    invoked: int
+    completed: int | None
+    outcome: Outcome | None
+    at: int
+    info: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.process, str):
+            raise ValueError(f"process must be a str, not {self.process!r}")
+        if not isinstance(self.op, Op):
+            raise ValueError(f"op must be an Op, not {self.op!r}")
+        for name in ("invoked", "at"):
+            if not _is_int(getattr(self, name)):
+                raise ValueError(f"{name} must be an int, not {getattr(self, name)!r}")
+        if self.completed is not None:
+            if not _is_int(self.completed):
+                raise ValueError(f"completed must be an int or None, not {self.completed!r}")
+            if self.completed < self.invoked:
+                raise ValueError(f"completed ({self.completed}) is before invoked "
+                                 f"({self.invoked})")
+        elif self.outcome is not None:
+            raise ValueError("an event with an outcome must have a completion time")
+        if self.outcome is not None and not isinstance(self.outcome, Ok | Err | Crash):
+            raise ValueError(f"outcome must be Ok, Err, Crash or None, not {self.outcome!r}")
+        if not isinstance(self.info, bool):
+            raise ValueError(f"info must be a bool, not {self.info!r}")
+
+    @property
+    def indeterminate(self) -> bool:
+        """May this call have taken effect or not, with any answer?"""
+        outcome = self.outcome
+        return (
+            self.info
+            or self.completed is None
+            or outcome is None
+            or (isinstance(outcome, Crash) and outcome.kind in LOST_CRASHES)
+            or (isinstance(outcome, Err) and outcome.code in LOST_ERRORS)
+        )
+
+    def describe(self) -> str:
+        """``process: op -> outcome`` on one line."""
+        answer = "(indeterminate)" if self.outcome is None else str(self.outcome)
+        if self.outcome is not None and self.indeterminate:
+            answer += " (indeterminate)"
+        return f"{self.process}: {self.op.describe()} -> {answer}"
+
+
+def _events(events: Iterable[Event]) -> tuple[Event, ...]:
+    return tuple(events)
+
+
+@attrs.frozen
+class History:
+    """The events of one run against one store of ``contract``, in any order."""
+
+    contract: str
+    events: tuple[Event, ...] = attrs.field(converter=_events)
+
+    def __attrs_post_init__(self) -> None:
+        for k, event in enumerate(self.events):
+            if not isinstance(event, Event):
+                raise ValueError(f"event {k} is not an Event: {event!r}")
+            if event.op.contract != self.contract:
+                raise ValueError(f"event {k} is a {event.op.contract} op in a {self.contract} "
+                                 "history")
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    # -- JSON lines ---------------------------------------------------------------------------
+
+    def to_lines(self) -> Iterator[str]:
+        """The JSON lines (without newlines): the header, then one line per event."""
+        yield json.dumps({"fencepost": FORMAT, "version": VERSION, "contract": self.contract})
+        for event in self.events:
+            yield json.dumps(event_to_json(event), separators=(",", ":"))
+
+    def dumps(self) -> str:
+        return "".join(line + "\n" for line in self.to_lines())
+
+    def save(self, target: str | Path | IO[str]) -> None:
+        """Write the history as JSON lines to a path or a text stream."""
+        if isinstance(target, str | Path):
+            with open(target, "w", encoding="utf-8") as f:
+                f.writelines(line + "\n" for line in self.to_lines())
+        else:
+            target.writelines(line + "\n" for line in self.to_lines())
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str]) -> History:
+        """Parse JSON lines (blank lines are skipped); a malformed line raises ValueError
+        naming its number (1 = the header)."""
+        contract: str | None = None
+        events: list[Event] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"line {number}: not JSON: {e}") from None
+            if contract is None:
+                contract = _header(data, number)
+                continue
+            try:
+                events.append(event_from_json(contract, data))
+            except (ValueError, TypeError, KeyError) as e:
+                raise ValueError(f"line {number}: {_message(e)}") from None
+        if contract is None:
+            raise ValueError("line 1: empty history: the header line is missing")
+        return cls(contract, tuple(events))
+
+    @classmethod
+    def loads(cls, text: str) -> History:
+        return cls.from_lines(text.splitlines())
+
+    @classmethod
+    def load(cls, source: str | Path | IO[str]) -> History:
+        """Read a history saved with :meth:`save` from a path or a text stream."""
+        if isinstance(source, str | Path):
+            with open(source, encoding="utf-8") as f:
+                return cls.from_lines(f)
+        return cls.from_lines(source)
+
+
+def _message(e: BaseException) -> str:
+    return str(e) if not isinstance(e, KeyError) else f"missing or unknown {e}"
+
+
+def _header(data: Any, number: int) -> str:
+    if not isinstance(data, dict) or data.get("fencepost") != FORMAT:
+        raise ValueError(f"line {number}: not a fencepost history header "
+                         '(expected {"fencepost": "history", "version": 1, "contract": ...})')
+    if data.get("version") != VERSION:
+        raise ValueError(f"line {number}: history format version {data.get('version')!r} is "
+                         f"not supported (this kit reads version {VERSION})")
+    contract = data.get("contract")
+    if not isinstance(contract, str) or not _load_contract(contract):
+        raise ValueError(f"line {number}: unknown contract {contract!r}")
+    return contract
+
+
+def _load_contract(contract: str) -> bool:
+    """Import the contract's spec module so that its ops are registered."""
+    if contract not in _OPS:
+        try:
+            importlib.import_module(f"fencepost.spec.{contract.replace('-', '_')}")
+        except ImportError:
+            return False
+    return contract in _OPS
+
+
+# --- events, ops and outcomes ------------------------------------------------------------------
+
+_EVENT_KEYS = frozenset({"process", "op", "invoked", "completed", "outcome", "at", "info"})
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    return {
+        "process": event.process,
+        "op": op_to_json(event.op),
+        "invoked": event.invoked,
+        "completed": event.completed,
+        "outcome": None if event.outcome is None else outcome_to_json(event.outcome),
+        "at": event.at,
+        "info": event.info,
+    }
+
+
+def event_from_json(contract: str, data: Any) -> Event:
+    if not isinstance(data, dict):
+        raise ValueError(f"an event is a JSON object, not {type(data).__name__}")
+    missing = {"process", "op", "invoked", "at"} - set(data)
+    if missing:
+        raise ValueError(f"event lacks {', '.join(sorted(missing))}")
+    extra = set(data) - _EVENT_KEYS
+    if extra:
+        raise ValueError(f"unknown event field(s) {', '.join(sorted(extra))}")
+    outcome = data.get("outcome")
+    return Event(
+        process=data["process"],
+        op=op_from_json(contract, data["op"]),
+        invoked=data["invoked"],
+        completed=data.get("completed"),
+        outcome=None if outcome is None else outcome_from_json(outcome),
+        at=data["at"],
+        info=data.get("info", False),
+    )
+
+
+def op_to_json(op: Op) -> dict[str, Any]:
+    return {"op": op.name, "args": {k: encode(v) for k, v in op.arguments().items()}}
+
+
+def op_from_json(contract: str, data: Any) -> Op:
+    if not isinstance(data, dict) or not isinstance(data.get("op"), str):
+        raise ValueError(f"an op is {{\"op\": name, \"args\": {{...}}}}, not {data!r}")
+    cls = _OPS.get(contract, {}).get(data["op"])
+    if cls is None:
+        raise ValueError(f"{contract} has no operation {data['op']!r}")
+    args = data.get("args", {})
+    if not isinstance(args, dict):
+        raise ValueError(f"the arguments of {data['op']} are not a JSON object")
+    try:
+        op: Op = cls(**{k: decode(v) for k, v in args.items()})
+    except TypeError as e:
+        raise ValueError(f"bad arguments for {data['op']}: {e}") from None
+    return op
+
+
+def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
+    if isinstance(outcome, Ok):
+        return {"ok": encode(outcome.value)}
+    if isinstance(outcome, Err):
+        return {"err": outcome.code, "detail": outcome.detail, "payload": encode(outcome.payload)}
+    return {"crash": outcome.kind, "message": outcome.message}
+
+
+def outcome_from_json(data: Any) -> Outcome:
+    if not isinstance(data, dict):
+        raise ValueError(f"an outcome is a JSON object, not {data!r}")
+    if "ok" in data:
+        return Ok(decode(data["ok"]))
+    if "err" in data:
+        if not isinstance(data["err"], str):
+            raise ValueError(f"error code {data['err']!r} is not a string")
+        return Err(data["err"], str(data.get("detail", "")), decode(data.get("payload")))
+    if "crash" in data:
+        return Crash(str(data["crash"]), str(data.get("message", "")))
+    raise ValueError(f"an outcome has one of ok, err, crash: {data!r}")
+
+
+# --- the exact value codec ---------------------------------------------------------------------
+
+_TAGS = frozenset({"__type__", "__tuple__", "__dict__", "__ref__", "__forged__",
+                   "__forged_value__", "__bytes__", "__opaque__", "__float__"})
+
+
+def encode(value: Any) -> Any:
+    """A value as JSON-ready data that :func:`decode` turns back into an equal value of the
+    same types (see the module doc)."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        # json writes nan/inf as NaN/Infinity, which strict readers refuse: tag them
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, Ref):
+        return {"__ref__": value.name}
+    if isinstance(value, Forged):
+        return {"__forged__": value.label}
+    if isinstance(value, ForgedValue):
+        return {"__forged_value__": value.label}
+    cls = type(value)
+    if attrs.has(cls):
+        if _TYPES.get(cls.__name__) is not cls:
+            return {"__opaque__": repr(value)}
+        fields = {f.name: encode(getattr(value, f.name)) for f in attrs.fields(cls) if f.init}
+        return {"__type__": cls.__name__, **fields}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) for k in value) and not _TAGS.intersection(value):
+            return {k: encode(v) for k, v in value.items()}
+        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, bytes):
+        return {"__bytes__": value.hex()}
+    return {"__opaque__": repr(value)}
+
+
+def decode(data: Any) -> Any:
+    """Inverse of :func:`encode`."""
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        (tag, inner), = data.items()
+        if tag == "__tuple__":
+            return tuple(decode(v) for v in _list(inner, tag))
+        if tag == "__dict__":
+            out: dict[Any, Any] = {}
+            for pair in _list(inner, tag):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise ValueError(f"__dict__ holds [key, value] pairs, not {pair!r}")
+                key = decode(pair[0])
+                try:
+                    out[key] = decode(pair[1])
+                except TypeError:
+                    raise ValueError(f"unhashable dict key {key!r}") from None
+            return out
+        if tag == "__ref__":
+            return Ref(_str(inner, tag))
+        if tag == "__forged__":
+            return Forged(_str(inner, tag))
+        if tag == "__forged_value__":
+            return ForgedValue(_str(inner, tag))
+        if tag == "__bytes__":
+            return bytes.fromhex(_str(inner, tag))
+        if tag == "__opaque__":
+            return _str(inner, tag)
+        if tag == "__float__":
+            return float(_str(inner, tag))
+    name = data.get("__type__")
+    if name is None:
+        return {k: decode(v) for k, v in data.items()}
+    cls = _TYPES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown value class {name!r}")
+    try:
+        return cls(**{k: decode(v) for k, v in data.items() if k != "__type__"})
+    except TypeError as e:
+        raise ValueError(f"bad fields for {name}: {e}") from None
+
+
+def _list(value: Any, tag: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{tag} holds a list, not {value!r}")
+    return value
+
+
+def _str(value: Any, tag: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{tag} holds a string, not {value!r}")
+    return value
