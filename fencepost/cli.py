@@ -157,6 +157,35 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return EXIT_OK if caught == len(rows) else EXIT_FAIL
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
+    from fencepost.registry import contract
+    from fencepost.scenarios.history import History
+    from fencepost.scenarios.linearizability import (
+        LINEARIZABLE,
+        NOT_LINEARIZABLE,
+        check_history,
+        render_counterexample,
+    )
+
+    try:
+        history = History.load(args.history)
+    except OSError as e:
+        raise ConfigurationError(f"cannot read history {args.history!r}: {e.strerror}") from None
+    except ValueError as e:
+        raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
+    model = contract(history.contract).load_suite().model
+    verdict = check_history(model, history, budget_s=args.budget,
+                            options=_options(args.option or ()),
+                            capabilities=args.capability or ())
+    print(verdict.summary())
+    if verdict.result == NOT_LINEARIZABLE:
+        print()
+        print(render_counterexample(verdict))
+        return EXIT_FAIL
+    return EXIT_OK if verdict.result == LINEARIZABLE else EXIT_UNKNOWN
+
+
 def build_parser() -> argparse.ArgumentParser:
     from fencepost import __version__
 
@@ -197,6 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write DIR/mutants.json")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_mutants)
+
+    p = sub.add_parser("analyze", help="re-check a saved history (JSON lines) for "
+                       "linearizability against the contract's model")
+    p.add_argument("history", help="a history file written by a concurrent run")
+    p.add_argument("--budget", type=float, default=10.0, metavar="SECONDS",
+                   help="search time per partition before the verdict is unknown (default 10)")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="a contract option the run used")
+    p.add_argument("--capability", action="append", metavar="NAME",
+                   help="a capability the store declared in the run")
+    p.set_defaults(run=cmd_analyze)
     return parser
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -480,3 +482,42 @@ def test_one_name_cannot_stand_for_two_values_in_one_answer() -> None:
     assert check_history(TOY, [same]).result == LINEARIZABLE
     assert check_history(TOY, [attrs.evolve(same, outcome=Ok(("a", "b")))]).result == (
         NOT_LINEARIZABLE)
+
+
+# --- fencepost analyze: the same verdict offline ------------------------------------------------
+
+
+def _analyze(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fencepost.cli", "analyze", str(path), *extra],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_analyze_rechecks_a_saved_history_with_the_same_verdict(tmp_path: Path) -> None:
+    good = history(*simulate(2_000, 4, 50))
+    good.save(tmp_path / "good.jsonl")
+    result = _analyze(tmp_path / "good.jsonl")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"{check_history(MODEL, good).result}: 2000 events")
+
+    bad = two_claims(Event("p2", CLAIM2, 25, 55, claimed_by(CLAIM2), T0))
+    bad.save(tmp_path / "bad.jsonl")
+    result = _analyze(tmp_path / "bad.jsonl")
+    assert result.returncode == 1
+    assert result.stdout.startswith(NOT_LINEARIZABLE)
+    assert "<-- could not be placed" in result.stdout and "owner='c2'" in result.stdout
+
+
+def test_analyze_says_unknown_when_the_budget_runs_out(tmp_path: Path) -> None:
+    history(*simulate(2_000, 8, 1)).save(tmp_path / "h.jsonl")
+    result = _analyze(tmp_path / "h.jsonl", "--budget", "0")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stdout.startswith(UNKNOWN)
+
+
+def test_analyze_refuses_a_file_that_is_not_a_history(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text("hello\n")
+    result = _analyze(tmp_path / "x.jsonl")
+    assert result.returncode == 2
+    assert "not a fencepost history: line 1" in result.stderr
+    result = _analyze(tmp_path / "missing.jsonl")
+    assert result.returncode == 2 and "cannot read history" in result.stderr
