@@ -47,20 +47,13 @@ class Step:
 @attrs.frozen
 class OneOf:
     """Several answers are allowed (``claim_next`` may pick any recoverable task): the store's
-    answer picks the option it matches, and the model follows that choice. No match fails
-    ``clause``."""
+    answer picks the option it matches (``Harness.pick``), and the model follows that choice.
+    No match fails ``clause``."""
 
     options: tuple[Step, ...]
     clause: str
     description: str
 
-    def pick(self, actual: Any) -> Step | None:
-        from fencepost.spec.opaque import agree
-
-        for option in self.options:
-            if agree(option.outcome, actual):
-                return option
-        return None
 
 
 def accepted(step: Step) -> bool:

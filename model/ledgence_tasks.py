@@ -13,8 +13,9 @@ model's names), the step is a :class:`OneOf` and the store's answer picks the op
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -86,9 +87,6 @@ class State:
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
     receipts: Mapping[tuple[str, int, int], Receipt] = attrs.field(factory=dict)
-
-    def get(self, task_id: str) -> TaskRec | None:
-        return self.tasks.get(task_id)
 
 
 EMPTY = State()
@@ -728,17 +726,11 @@ def _expire_batch(state: State, op: spec.ExpireBatch, ctx: Ctx) -> Step | OneOf:
     cut = _expiry_of(state, due[limit - 1])
     sure = [r for r in due if _expiry_of(state, r) < cut]
     tied = [r for r in due if _expiry_of(state, r) == cut]
-    picks = _combinations(tied, limit - len(sure))
+    picks = itertools.combinations(tied, limit - len(sure))
     steps = tuple(_expire(state, sure + list(p), now, "LDG-RECOVER-003") for p in picks)
     if len(steps) == 1:
         return steps[0]
     return OneOf(steps, "LDG-RECOVER-003", "the earliest expiries, any of those tied")
-
-
-def _combinations(items: list[TaskRec], k: int) -> Iterable[tuple[TaskRec, ...]]:
-    from itertools import combinations
-
-    return combinations(items, k)
 
 
 def _expire(state: State, shortlist: list[TaskRec], now: int, clause: str) -> Step:
