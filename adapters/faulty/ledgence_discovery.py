@@ -232,45 +232,42 @@ class FallbackQueueScan(_Base):
         return spec.ClaimReply(command, spec.ClaimClaimed(self.acquire(command.acquisition)))
 
 
-def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
-    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
-
 
 MUTANTS: tuple[Mutant, ...] = (
-    _m("offset_pagination", "the cursor encodes an offset, not the keyset position",
-       "LDG-LIST-009", OffsetPagination),
-    _m("cursor_on_submitted_at_only", "the cursor continues after submitted_at only: ties "
-       "are skipped", "LDG-LIST-006", CursorOnSubmittedAtOnly),
-    _m("tie_breaker_ascending", "tasks submitted in the same ms list in ascending task id "
-       "order", "LDG-LIST-001", TieBreakerAscending),
-    _m("cursor_ignores_filters", "a cursor issued for other filters is accepted",
-       "LDG-LIST-007", CursorIgnoresFilters),
-    _m("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
-       PageAcrossScopes),
-    _m("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
-       CursorOnExactLastPage),
-    _m("submitted_until_inclusive", "submitted_until is inclusive", "LDG-LIST-002",
-       SubmittedUntilInclusive),
-    _m("empty_key_matches_none", "correlation key \"\" also lists tasks without a key",
-       "LDG-LIST-003", EmptyKeyMatchesNone),
-    _m("empty_time_range_accepted", "submitted_from == submitted_until is accepted",
-       "LDG-LIST-004", EmptyTimeRangeAccepted),
-    _m("walk_snapshot_cached", "later pages are served from the rows read at the first "
-       "page", "LDG-LIST-008", WalkSnapshotCached),
-    _m("claim_leaves_task_queued", "a targeted claim writes the attempt but leaves the task "
-       "queued", "LDG-DISPATCH-001", ClaimLeavesTaskQueued),
-    _m("handed_off_is_superseded", "a claim at the current generation answers "
-       "terminal_or_superseded", "LDG-DISPATCH-002", HandedOffIsSuperseded),
-    _m("old_generation_of_queued_task", "an older generation of a retried task is deferred "
-       "or claimed", "LDG-DISPATCH-003", OldGenerationOfQueuedTask),
-    _m("deferred_is_claimed", "a task not yet available is claimed", "LDG-DISPATCH-004",
-       DeferredIsClaimed),
-    _m("receipt_ignores_command", "another claim at a claimed sequence replays the first",
-       "LDG-DISPATCH-005", ReceiptIgnoresCommand),
-    _m("claim_sequence_gaps_accepted", "a claim may skip sequences", "LDG-DISPATCH-006",
-       ClaimSequenceGapsAccepted),
-    _m("never_issued_generation_accepted", "a claim at a generation never issued is "
-       "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
-    _m("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
-       "LDG-DISPATCH-008", FallbackQueueScan),
+    Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
+           "LDG-LIST-009", OffsetPagination),
+    Mutant("cursor_on_submitted_at_only", "the cursor continues after submitted_at only: ties "
+           "are skipped", "LDG-LIST-006", CursorOnSubmittedAtOnly),
+    Mutant("tie_breaker_ascending", "tasks submitted in the same ms list in ascending task id "
+           "order", "LDG-LIST-001", TieBreakerAscending),
+    Mutant("cursor_ignores_filters", "a cursor issued for other filters is accepted",
+           "LDG-LIST-007", CursorIgnoresFilters),
+    Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
+           PageAcrossScopes),
+    Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
+           CursorOnExactLastPage),
+    Mutant("submitted_until_inclusive", "submitted_until is inclusive", "LDG-LIST-002",
+           SubmittedUntilInclusive),
+    Mutant("empty_key_matches_none", "correlation key \"\" also lists tasks without a key",
+           "LDG-LIST-003", EmptyKeyMatchesNone),
+    Mutant("empty_time_range_accepted", "submitted_from == submitted_until is accepted",
+           "LDG-LIST-004", EmptyTimeRangeAccepted),
+    Mutant("walk_snapshot_cached", "later pages are served from the rows read at the first "
+           "page", "LDG-LIST-008", WalkSnapshotCached),
+    Mutant("claim_leaves_task_queued", "a targeted claim writes the attempt but leaves the task "
+           "queued", "LDG-DISPATCH-001", ClaimLeavesTaskQueued),
+    Mutant("handed_off_is_superseded", "a claim at the current generation answers "
+           "terminal_or_superseded", "LDG-DISPATCH-002", HandedOffIsSuperseded),
+    Mutant("old_generation_of_queued_task", "an older generation of a retried task is deferred "
+           "or claimed", "LDG-DISPATCH-003", OldGenerationOfQueuedTask),
+    Mutant("deferred_is_claimed", "a task not yet available is claimed", "LDG-DISPATCH-004",
+           DeferredIsClaimed),
+    Mutant("receipt_ignores_command", "another claim at a claimed sequence replays the first",
+           "LDG-DISPATCH-005", ReceiptIgnoresCommand),
+    Mutant("claim_sequence_gaps_accepted", "a claim may skip sequences", "LDG-DISPATCH-006",
+           ClaimSequenceGapsAccepted),
+    Mutant("never_issued_generation_accepted", "a claim at a generation never issued is "
+           "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
+    Mutant("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
+           "LDG-DISPATCH-008", FallbackQueueScan),
 )

@@ -125,36 +125,15 @@ class ConfirmedCheckedOnState(_Base):
     """The already-confirmed check reads the attempt's state, not its quiescence: a second
     confirmation finds the attempt finished and answers ownership_lost."""
 
-    def confirm_quiescence(self, owner: Any) -> str:
-        spec.validate_owner(owner)
-        with self._transaction() as txn:
-            now = self.env.clock()
-            task = self._require(txn, owner.scope, owner.task_id)
-            attempt = self._owned_attempt(txn, owner)
-            if attempt.snapshot.state == spec.CONFIRMED:
-                return str(task.snapshot.state)
-            if not self._may_confirm(task, attempt, now):
-                raise spec.OwnershipLost(self._lost(owner))
-            if attempt.snapshot.settlement is None:
-                raise spec.InvalidInput(
-                    f"attempt {owner.attempt_id!r} has no accepted settlement to confirm")
-            return str(self._confirm(txn, task, attempt, now))
+    def _already_confirmed(self, attempt: Any) -> bool:
+        return bool(attempt.snapshot.state == spec.CONFIRMED)
 
 
 class ConfirmWithoutReport(_Base):
     """Confirming an attempt that has no report finishes it as lost."""
 
-    def confirm_quiescence(self, owner: Any) -> str:
-        spec.validate_owner(owner)
-        with self._transaction() as txn:
-            now = self.env.clock()
-            task = self._require(txn, owner.scope, owner.task_id)
-            attempt = self._owned_attempt(txn, owner)
-            if attempt.snapshot.quiescence == spec.CONFIRMED:
-                return str(task.snapshot.state)
-            if not self._may_confirm(task, attempt, now):
-                raise spec.OwnershipLost(self._lost(owner))
-            return str(self._confirm(txn, task, attempt, now))
+    def _has_report(self, attempt: Any) -> bool:
+        return True
 
 
 class LeaseIdNotCompared(_Base):
@@ -391,73 +370,70 @@ class RetryWritesNoEvent(_Base):
             super()._record(txn, task_id, reason, at, attempt_id)
 
 
-def _m(name: str, bug: str, clause: str, mixin: type) -> Mutant:
-    return Mutant(name, bug, clause, mixin, ("memory", "sqlite"))
-
 
 MUTANTS: tuple[Mutant, ...] = (
     # settlement
-    _m("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
-       "LDG-SETTLE-001", ReceiptInSeconds),
-    _m("settle_ignores_expiry", "settle is accepted from an expired owner",
-       "LDG-SETTLE-002", SettleIgnoresExpiry),
-    _m("replay_answered_as_new", "an identical re-send answers already_accepted false",
-       "LDG-SETTLE-003", ReplayAnsweredAsNew),
-    _m("operation_id_not_compared", "a settlement under another operation id replays instead "
-       "of conflicting", "LDG-SETTLE-004", OperationIdNotCompared),
-    _m("digest_not_compared", "a report naming another program digest is accepted",
-       "LDG-SETTLE-005", DigestNotCompared),
-    _m("output_not_counted", "a settlement over 8 MiB is accepted when the bulk is its output",
-       "LDG-SETTLE-006", OutputNotCounted),
-    _m("unconfirmed_finishes_at_once", "an unconfirmed settlement finishes the attempt at once",
-       "LDG-SETTLE-007", UnconfirmedFinishesAtOnce),
+    Mutant("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
+           "LDG-SETTLE-001", ReceiptInSeconds),
+    Mutant("settle_ignores_expiry", "settle is accepted from an expired owner",
+           "LDG-SETTLE-002", SettleIgnoresExpiry),
+    Mutant("replay_answered_as_new", "an identical re-send answers already_accepted false",
+           "LDG-SETTLE-003", ReplayAnsweredAsNew),
+    Mutant("operation_id_not_compared", "a settlement under another operation id replays instead "
+           "of conflicting", "LDG-SETTLE-004", OperationIdNotCompared),
+    Mutant("digest_not_compared", "a report naming another program digest is accepted",
+           "LDG-SETTLE-005", DigestNotCompared),
+    Mutant("output_not_counted", "a settlement over 8 MiB is accepted when the bulk is its output",
+           "LDG-SETTLE-006", OutputNotCounted),
+    Mutant("unconfirmed_finishes_at_once", "an unconfirmed settlement finishes the attempt at once",
+           "LDG-SETTLE-007", UnconfirmedFinishesAtOnce),
     # quiescence
-    _m("confirm_looks_up_swapped", "confirm_quiescence of a settled attempt answers "
-       "invalid_input", "LDG-QUIESCE-001", ConfirmLooksUpSwapped),
-    _m("confirmed_checked_on_state", "a second confirm_quiescence answers ownership_lost",
-       "LDG-QUIESCE-002", ConfirmedCheckedOnState),
-    _m("confirm_without_report", "confirm_quiescence without a report finishes the attempt "
-       "as lost", "LDG-QUIESCE-003", ConfirmWithoutReport),
-    _m("lease_id_not_compared", "confirm_quiescence with a forged lease id is accepted",
-       "LDG-QUIESCE-004", LeaseIdNotCompared),
+    Mutant("confirm_looks_up_swapped", "confirm_quiescence of a settled attempt answers "
+           "invalid_input", "LDG-QUIESCE-001", ConfirmLooksUpSwapped),
+    Mutant("confirmed_checked_on_state", "a second confirm_quiescence answers ownership_lost",
+           "LDG-QUIESCE-002", ConfirmedCheckedOnState),
+    Mutant("confirm_without_report", "confirm_quiescence without a report finishes the attempt "
+           "as lost", "LDG-QUIESCE-003", ConfirmWithoutReport),
+    Mutant("lease_id_not_compared", "confirm_quiescence with a forged lease id is accepted",
+           "LDG-QUIESCE-004", LeaseIdNotCompared),
     # the finish rules
-    _m("success_keeps_current_attempt", "a succeeded task still names its current attempt",
-       "LDG-FINISH-001", SuccessKeepsCurrentAttempt),
-    _m("application_failure_retried", "an application failure is retried",
-       "LDG-FINISH-002", ApplicationFailureRetried),
-    _m("retry_available_at_once", "a retry is available at once, not after retry_delay_ms",
-       "LDG-FINISH-003", RetryAvailableAtOnce),
-    _m("budget_off_by_one", "the last attempt's retryable failure retries once more",
-       "LDG-FINISH-004", BudgetOffByOne),
-    _m("every_kind_retryable", "an integrity failure is retried", "LDG-FINISH-005",
-       EveryKindRetryable),
-    _m("success_beats_cancel", "a success report wins over a requested cancel",
-       "LDG-FINISH-006", SuccessBeatsCancel),
-    _m("retry_reuses_generation", "a retried task's new attempt repeats the old generation",
-       "LDG-FINISH-007", RetryReusesGeneration),
+    Mutant("success_keeps_current_attempt", "a succeeded task still names its current attempt",
+           "LDG-FINISH-001", SuccessKeepsCurrentAttempt),
+    Mutant("application_failure_retried", "an application failure is retried",
+           "LDG-FINISH-002", ApplicationFailureRetried),
+    Mutant("retry_available_at_once", "a retry is available at once, not after retry_delay_ms",
+           "LDG-FINISH-003", RetryAvailableAtOnce),
+    Mutant("budget_off_by_one", "the last attempt's retryable failure retries once more",
+           "LDG-FINISH-004", BudgetOffByOne),
+    Mutant("every_kind_retryable", "an integrity failure is retried", "LDG-FINISH-005",
+           EveryKindRetryable),
+    Mutant("success_beats_cancel", "a success report wins over a requested cancel",
+           "LDG-FINISH-006", SuccessBeatsCancel),
+    Mutant("retry_reuses_generation", "a retried task's new attempt repeats the old generation",
+           "LDG-FINISH-007", RetryReusesGeneration),
     # cancel
-    _m("cancel_finalizes_live_attempt", "cancel of a live attempt finalizes it at once",
-       "LDG-CANCEL-003", CancelFinalizesLiveAttempt),
-    _m("cancel_of_expired_only_requests", "cancel of an expired attempt leaves it active",
-       "LDG-CANCEL-004", CancelOfExpiredOnlyRequests),
+    Mutant("cancel_finalizes_live_attempt", "cancel of a live attempt finalizes it at once",
+           "LDG-CANCEL-003", CancelFinalizesLiveAttempt),
+    Mutant("cancel_of_expired_only_requests", "cancel of an expired attempt leaves it active",
+           "LDG-CANCEL-004", CancelOfExpiredOnlyRequests),
     # recovery
-    _m("recovery_assumes_no_report", "a recovery scan fails on an expired attempt that has "
-       "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport),
-    _m("limit_has_no_upper_bound", "expire_batch(101) is accepted", "LDG-RECOVER-002",
-       LimitHasNoUpperBound),
-    _m("limit_checked_against_backlog", "expire_batch refuses a limit below the number of "
-       "attempts due", "LDG-RECOVER-003", LimitCheckedAgainstBacklog),
-    _m("carries_last_shortlist", "a scan re-examines the previous scan's candidates",
-       "LDG-RECOVER-004", CarriesLastShortlist),
-    _m("rescuer_rechecks_lease_only", "a scan re-finalizes an attempt another scan or a "
-       "cancel already finalized", "LDG-RECOVER-005", RescuerRechecksLeaseOnly),
-    _m("recheck_then_write", "a scan re-checks a candidate and expires it in two "
-       "transactions", "LDG-RECOVER-005", RecheckThenWrite),
+    Mutant("recovery_assumes_no_report", "a recovery scan fails on an expired attempt that has "
+           "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport),
+    Mutant("limit_has_no_upper_bound", "expire_batch(101) is accepted", "LDG-RECOVER-002",
+           LimitHasNoUpperBound),
+    Mutant("limit_checked_against_backlog", "expire_batch refuses a limit below the number of "
+           "attempts due", "LDG-RECOVER-003", LimitCheckedAgainstBacklog),
+    Mutant("carries_last_shortlist", "a scan re-examines the previous scan's candidates",
+           "LDG-RECOVER-004", CarriesLastShortlist),
+    Mutant("rescuer_rechecks_lease_only", "a scan re-finalizes an attempt another scan or a "
+           "cancel already finalized", "LDG-RECOVER-005", RescuerRechecksLeaseOnly),
+    Mutant("recheck_then_write", "a scan re-checks a candidate and expires it in two "
+           "transactions", "LDG-RECOVER-005", RecheckThenWrite),
     # reads and history
-    _m("inspect_attempt_reads_latest", "inspect_attempt of an older attempt answers the "
-       "latest", "LDG-READ-003", InspectAttemptReadsLatest),
-    _m("status_expires_on_read", "status expires an attempt past its lease", "LDG-READ-004",
-       StatusExpiresOnRead),
-    _m("retry_writes_no_event", "a retry writes no retry_scheduled event", "LDG-HISTORY-002",
-       RetryWritesNoEvent),
+    Mutant("inspect_attempt_reads_latest", "inspect_attempt of an older attempt answers the "
+           "latest", "LDG-READ-003", InspectAttemptReadsLatest),
+    Mutant("status_expires_on_read", "status expires an attempt past its lease", "LDG-READ-004",
+           StatusExpiresOnRead),
+    Mutant("retry_writes_no_event", "a retry writes no retry_scheduled event", "LDG-HISTORY-002",
+           RetryWritesNoEvent),
 )

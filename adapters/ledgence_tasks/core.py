@@ -1417,14 +1417,23 @@ class LedgenceCore:
             now = self.env.clock()
             task = self._require(txn, owner.scope, owner.task_id)
             attempt = self._owned_attempt(txn, owner)
-            if attempt.snapshot.quiescence == spec.CONFIRMED:
+            if self._already_confirmed(attempt):
                 return task.snapshot.state
             if not self._may_confirm(task, attempt, now):
                 raise spec.OwnershipLost(self._lost(owner))
-            if attempt.snapshot.settlement is None:
+            if not self._has_report(attempt):
                 raise spec.InvalidInput(
                     f"attempt {owner.attempt_id!r} has no accepted settlement to confirm")
             return self._confirm(txn, task, attempt, now)
+
+    def _already_confirmed(self, attempt: AttemptRecord) -> bool:
+        """Quiescence confirmed already: confirm_quiescence answers the task's state and
+        writes nothing."""
+        return attempt.snapshot.quiescence == spec.CONFIRMED
+
+    def _has_report(self, attempt: AttemptRecord) -> bool:
+        """Only an attempt with an accepted settlement has anything to confirm."""
+        return attempt.snapshot.settlement is not None
 
     # -- cancellation ---------------------------------------------------------------------------
 
