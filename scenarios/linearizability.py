@@ -97,6 +97,9 @@ class Counterexample:
     next (the first to return among those left) and could not be placed after ``prefix``;
     ``expected`` the model's allowed answers for it there (bound names shown as real values),
     empty when the model could not even read its op (a reference to an id not minted yet).
+    ``before`` is an order of the partition's earlier events (its earlier segments, see
+    :func:`segments`) that linearizes and ends where the search of ``events`` started; then
+    ``events`` is the one segment that cannot go on from there.
     """
 
     partition: Hashable | None
@@ -104,6 +107,7 @@ class Counterexample:
     prefix: tuple[Event, ...]
     blocked: Event
     expected: tuple[Outcome, ...]
+    before: tuple[Event, ...] = ()
 
     def by_process(self) -> dict[str, tuple[Event, ...]]:
         """The partition's events as intervals per process (processes by first invocation)."""
@@ -440,18 +444,23 @@ class _Bindings:
     ``names``: model name -> real value (str meanings, ``Ctx.minted``); ``meanings``: real
     value (as a :class:`_Key`) -> the model's meaning, to translate recorded ops."""
 
-    __slots__ = ("names", "meanings", "key", "ops", "ctxs")
+    __slots__ = ("names", "meanings", "digests", "key", "ops", "ctxs")
 
     def __init__(self, names: dict[str, Any], meanings: dict[_Key, Any],
                  digests: dict[int, tuple[Any, int]]) -> None:
         self.names = names
         self.meanings = meanings
+        self.digests = digests
         self.key: _Key | None = _Key((names, meanings), digests) if names or meanings else None
         self.ops: dict[int, Op | None] = {}  # event index -> the op as the model sees it
         self.ctxs: dict[int, Ctx] = {}  # store time -> the step's context
 
     def real(self, name: str) -> Any:
         return self.names[name]
+
+    def fresh(self) -> _Bindings:
+        """The same bindings with empty caches (its ``ops`` cache is per partition)."""
+        return _Bindings(self.names, self.meanings, self.digests)
 
     def extend(self, pairs: list[tuple[Any, Any]], unique: bool,
                digests: dict[int, tuple[Any, int]]) -> _Bindings | None:
@@ -547,14 +556,15 @@ def _has_refs(value: Any) -> bool:
 class _Partition:
     """One partition's events and how the model answers them under some bindings."""
 
-    def __init__(self, world: _World, events: list[Event]) -> None:
+    def __init__(self, world: _World, events: list[Event],
+                 digests: dict[int, tuple[Any, int]]) -> None:
         self.world = world
         order = sorted(range(len(events)), key=lambda k: (events[k].invoked, k))
         self.events = [events[k] for k in order]
         self.determinate = [not e.indeterminate for e in self.events]
         self.refs = [_has_refs(e.op) for e in self.events]
         self.unique = world.model.mint_clause is not None
-        self.digests: dict[int, tuple[Any, int]] = {}
+        self.digests = digests
         # per event: the state and bindings it was last tried in and what that gave (states are
         # immutable, so the same objects give the same answer: reads and refusals in between
         # leave the state object as it was)
@@ -629,12 +639,94 @@ class _Partition:
 
 _CALL, _RETURN = 0, 1
 
+# A configuration the search can start a segment from: the model state, the bindings, the
+# indeterminate events of earlier segments not placed yet (they may still take effect), and the
+# trail that led there: None, or (the previous trail, the events it placed in order).
+_Trail = tuple[Any, tuple[Event, ...]] | None
+_Start = tuple[Any, "_Bindings", tuple[Event, ...], _Trail]
+
+
+def _unwind(trail: _Trail) -> tuple[Event, ...]:
+    out: list[tuple[Event, ...]] = []
+    while trail is not None:
+        trail, placed = trail
+        out.append(placed)
+    return tuple(e for placed in reversed(out) for e in placed)
+
+
+def segments(events: Sequence[Event]) -> list[list[Event]]:
+    """``events`` cut where the history is quiescent: a cut goes before an event invoked after
+    every determinate event invoked before it has returned (indeterminate events never return;
+    they are carried over the cut). The bursts of a concurrent run are such segments."""
+    ordered = sorted(events, key=lambda e: e.invoked)
+    out: list[list[Event]] = []
+    open_until: int | None = None
+    for e in ordered:
+        if not out or (open_until is not None and e.invoked > open_until):
+            out.append([])
+            open_until = None
+        out[-1].append(e)
+        if not e.indeterminate:
+            assert e.completed is not None
+            open_until = e.completed if open_until is None else max(open_until, e.completed)
+    return out
+
 
 def _check_partition(world: _World, key: Hashable | None, events: list[Event],
                      budget_s: float) -> PartitionResult:
+    """Check one partition segment by segment (see :func:`segments`): the search of a segment
+    starts from every configuration the previous segment can end in, and a partition is
+    linearizable when the last segment can end somewhere."""
     started = time.perf_counter()
     deadline = started + budget_s
-    part = _Partition(world, events)
+    digests: dict[int, tuple[Any, int]] = {}
+    frontier: list[_Start] = [(world.model.initial, _Bindings({}, {}, digests), (), None)]
+    explored = [0]  # configurations visited, over every search
+
+    def result(verdict: str, cx: Counterexample | None = None) -> PartitionResult:
+        return PartitionResult(key, verdict, len(events), time.perf_counter() - started,
+                               explored[0], cx)
+
+    parts = segments(events)
+    for number, segment in enumerate(parts):
+        last = number == len(parts) - 1
+        ends: dict[tuple[_Key, _Key | None, tuple[int, ...]], _Start] = {}
+        by_pending: dict[tuple[int, ...], list[_Start]] = {}
+        for start in frontier:
+            by_pending.setdefault(tuple(id(e) for e in start[2]), []).append(start)
+        for group in by_pending.values():
+            part = _Partition(world, list(group[0][2]) + segment, digests)
+            seen: set[tuple[int, _Key, _Key | None]] = set()
+            for state, b, _pending, trail in group:
+                verdict, _best = _search(part, state, b.fresh(), deadline, seen,
+                                         None if last else ends, trail)
+                if verdict == UNKNOWN or (last and verdict == LINEARIZABLE):
+                    explored[0] += len(seen)
+                    return result(verdict)
+            explored[0] += len(seen)
+        if not last and ends:
+            frontier = list(ends.values())
+            continue
+        # Nowhere to go: the smallest story is this segment from one of its starts.
+        state, b, pending, trail = frontier[0]
+        part = _Partition(world, list(pending) + segment, digests)
+        _verdict, best = _search(part, state, b.fresh(), float("inf"), set(), None, trail)
+        assert best is not None
+        return result(NOT_LINEARIZABLE, _counterexample(part, key, best, _unwind(trail)))
+    return result(LINEARIZABLE)
+
+
+def _search(part: _Partition, state: Any, b: _Bindings, deadline: float,
+            seen: set[tuple[int, _Key, _Key | None]],
+            ends: dict[tuple[_Key, _Key | None, tuple[int, ...]], _Start] | None,
+            trail: _Trail = None,
+            ) -> tuple[str, tuple[list[int], Any, _Bindings, int] | None]:
+    """Search ``part`` from ``state``/``b``. Without ``ends``: stop at the first order that
+    places every determinate event (linearizable). With ``ends``: visit every such order and
+    record where each ends (its state, bindings, unplaced indeterminate events, and ``trail``
+    extended by its order) in ``ends``;
+    the answer is linearizable when one was found. ``seen`` is the memo of configurations
+    (shared by searches of one partition from several starts). Also gives the longest path."""
     evs = part.events
     n = len(evs)
 
@@ -676,20 +768,16 @@ def _check_partition(world: _World, key: Hashable | None, events: list[Event],
         prv[nxt[c]] = c
 
     digests = part.digests
-    state: Any = world.model.initial
-    b = _Bindings({}, {}, digests)
     linearized = 0
-    remaining = sum(part.determinate)
-    seen: set[tuple[int, _Key, _Key | None]] = set()
+    det = part.determinate
+    remaining = sum(det)
+    found = False
     # frames: (call entry, state, bindings, linearized, successors, next successor)
     stack: list[tuple[int, Any, _Bindings, int, list[tuple[Any, _Bindings]], int]] = []
     path: list[int] = []
     best: tuple[list[int], Any, _Bindings, int] | None = None
     entry = nxt[0]
     steps = 0
-
-    def result(verdict: str, cx: Counterexample | None = None) -> PartitionResult:
-        return PartitionResult(key, verdict, n, time.perf_counter() - started, len(seen), cx)
 
     def push(c: int, succ: list[tuple[Any, _Bindings]], k: int) -> bool:
         """Take the first successor from ``k`` on that leads somewhere new."""
@@ -705,17 +793,40 @@ def _check_partition(world: _World, key: Hashable | None, events: list[Event],
             stack.append((c, state, b, linearized, succ, idx + 1))
             path.append(i)
             state, b, linearized = s2, b2, bit
-            remaining -= part.determinate[i]
+            remaining -= det[i]
             lift(c)
             entry = nxt[0]
             return True
         return False
 
-    det = part.determinate
-    while remaining > 0:
+    def pop() -> bool:
+        """Undo the last choice and take the same event's next answer, else move past it."""
+        nonlocal state, b, linearized, remaining, entry
+        if not stack:
+            return False
+        c, state, b, linearized, succ, k = stack.pop()
+        remaining += det[path.pop()]
+        unlift(c)
+        if not push(c, succ, k):  # the same event's other answers first, then the next one
+            entry = nxt[c]
+        return True
+
+    while True:
         if steps % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() >= deadline:
-            return result(UNKNOWN)
+            return UNKNOWN, best
         steps += 1
+        if remaining == 0:
+            if ends is None:
+                return LINEARIZABLE, best
+            found = True
+            unplaced = tuple(evs[i] for i in range(n) if not det[i]
+                             and not linearized >> i & 1)
+            ekey = (_Key(state, digests), b.key, tuple(id(e) for e in unplaced))
+            if ekey not in ends:
+                ends[ekey] = (state, b, unplaced, (trail, tuple(evs[i] for i in path)))
+            if not pop():
+                return LINEARIZABLE, best
+            continue
         if kind[entry] == _CALL:
             c = entry
             if not push(c, part.successors(event_of[c], state, b), 0):
@@ -725,18 +836,13 @@ def _check_partition(world: _World, key: Hashable | None, events: list[Event],
         assert event_of[entry] >= 0, "a determinate event is left, so its return comes first"
         if best is None or len(path) > len(best[0]):
             best = (path[:], state, b, event_of[entry])
-        if not stack:
-            return result(NOT_LINEARIZABLE, _counterexample(part, key, best))
-        c, state, b, linearized, succ, k = stack.pop()
-        remaining += det[path.pop()]
-        unlift(c)
-        if not push(c, succ, k):  # the same event's other answers first, then the next one
-            entry = nxt[c]
-    return result(LINEARIZABLE)
+        if not pop():
+            return (LINEARIZABLE if found else NOT_LINEARIZABLE), best
 
 
 def _counterexample(part: _Partition, key: Hashable | None,
-                    best: tuple[list[int], Any, _Bindings, int]) -> Counterexample:
+                    best: tuple[list[int], Any, _Bindings, int],
+                    before: tuple[Event, ...] = ()) -> Counterexample:
     path, state, b, blocked = best
     steps = part.answers(blocked, state, b)
     expected: list[Outcome] = []
@@ -749,12 +855,14 @@ def _counterexample(part: _Partition, key: Hashable | None,
         prefix=tuple(part.events[i] for i in path),
         blocked=part.events[blocked],
         expected=tuple(expected),
+        before=before,
     )
 
 
 # --- rendering ---------------------------------------------------------------------------------
 
 _BAR = 40
+_BEFORE_SHOWN = 12
 
 
 def render_counterexample(target: Verdict | Counterexample) -> str:
@@ -800,6 +908,8 @@ def render_counterexample(target: Verdict | Counterexample) -> str:
         return str(e.outcome) + ("  (indeterminate)" if e.indeterminate else "")
 
     where = "the whole history" if cx.partition is None else f"partition {cx.partition!r}"
+    if cx.before:
+        where += f", the segment after its first {len(cx.before)} events"
     lines = [
         f"{head}Not linearizable: {where} ({len(events)} events, "
         f"{len(cx.by_process())} processes)",
@@ -814,6 +924,12 @@ def render_counterexample(target: Verdict | Counterexample) -> str:
             lines.append(f"  {process:<{width}}  #{number[id(e)]:<3} |{bar(e)}| {when(e)} "
                          f"{e.op.describe()}{mark}")
             lines.append(f"  {'':<{width}}        -> {answer(e)}")
+    if cx.before:
+        shown = cx.before[-_BEFORE_SHOWN:]
+        lines += ["", f"Before this segment, {len(cx.before)} earlier events linearize in this "
+                  f"order (the last {len(shown)} shown), ending where the segment starts:"]
+        for k, e in enumerate(shown, len(cx.before) - len(shown) + 1):
+            lines.append(f"  {k:>5}. {e.process}: {e.op.describe()} -> {answer(e)}")
     lines += ["", f"Longest linearizable prefix ({len(cx.prefix)} of {len(events)} events):"]
     if not cx.prefix:
         lines.append("  (none: not even the first event can be placed)")

@@ -95,7 +95,7 @@ def test_a_sequential_history_with_a_wrong_answer_is_not() -> None:
     cx = verdict.counterexample
     assert cx is not None
     assert cx.blocked.op == get
-    assert [e.op for e in cx.prefix] == [CREATE]
+    assert [e.op for e in cx.before + cx.prefix] == [CREATE]
     assert cx.expected == (adk_step(CREATED, get).outcome,)
 
 
@@ -116,14 +116,17 @@ def test_b_two_overlapping_claims_that_both_won_are_not_linearizable() -> None:
     cx = verdict.counterexample
     assert cx is not None
     assert cx.partition == "i1"
-    assert [e.op for e in cx.prefix] == [CREATE, CLAIM1]
+    # the create returned before the claims began: an earlier segment, the claims' own is shown
+    assert [e.op for e in cx.before] == [CREATE]
+    assert [e.op for e in cx.prefix] == [CLAIM1]
     assert cx.blocked.op == CLAIM2
     assert cx.expected == (Err("invocation_owned"),)
-    assert set(cx.by_process()) == {"p0", "p1", "p2"}
+    assert set(cx.by_process()) == {"p1", "p2"}
     text = render_counterexample(verdict)
+    assert "the segment after its first 1 events" in text
     assert "owner='c1'" in text and "owner='c2'" in text
     assert "<-- could not be placed" in text
-    assert "Longest linearizable prefix (2 of 3 events)" in text
+    assert "Longest linearizable prefix (1 of 2 events)" in text
     assert "the model allows: error invocation_owned" in text
 
 
@@ -174,7 +177,68 @@ def test_d_reverse_order_of_invocation_is_found() -> None:
                                            claim_event))
     assert verdict.result == NOT_LINEARIZABLE
     cx = verdict.counterexample
-    assert cx is not None and cx.blocked.op == get and [e.op for e in cx.prefix] == [CREATE]
+    assert cx is not None and cx.blocked.op == get
+    assert [e.op for e in cx.before + cx.prefix] == [CREATE]
+
+
+# --- (d2) segments: quiescent cuts, with indeterminate events carried over them --------------
+
+
+def test_d2_a_history_is_cut_where_it_is_quiescent() -> None:
+    from fencepost.scenarios.linearizability import segments
+
+    a = Event("p1", CLAIM1, 20, 50, claimed_by(CLAIM1), T0)
+    b = Event("p2", CLAIM2, 40, 60, Err("invocation_owned"), T0)
+    lost = Event("p3", spec.Get("i1"), 45, None, None, T0)
+    c = Event("p1", spec.Get("i1"), 61, 70, Ok(None), T0)
+    assert segments([c, lost, b, a, create_event()]) == [[create_event()], [a, b, lost], [c]]
+    # touching instants are concurrent: no cut
+    assert segments([create_event(), attrs.evolve(a, invoked=10)]) == [
+        [create_event(), attrs.evolve(a, invoked=10)]]
+
+
+def test_d2_an_indeterminate_claim_may_take_effect_in_a_later_segment() -> None:
+    """The claim's answer was lost in one segment; a read two segments later sees it (the
+    claim is placed there), or does not (never placed); a read that sees it and a later one
+    that does not cannot both be right."""
+    after = adk_step(CREATED, CLAIM1).state
+    get = spec.Get("i1")
+    sees = adk_step(after, get).outcome
+    not_yet = adk_step(CREATED, get).outcome
+    lost = Event("p1", CLAIM1, 20, None, None, T0)
+    filler = Event("p2", spec.Get("i2"), 30, 40, adk_step(CREATED, spec.Get("i2")).outcome, T0)
+    for reads, expected in (
+        ([(sees, 50)], LINEARIZABLE),
+        ([(not_yet, 50)], LINEARIZABLE),
+        ([(not_yet, 50), (sees, 70)], LINEARIZABLE),
+        ([(sees, 50), (not_yet, 70)], NOT_LINEARIZABLE),
+    ):
+        events = [create_event(), lost, filler] + [
+            Event("p3", get, t, t + 5, answer, T0) for answer, t in reads]
+        verdict = check_history(MODEL, history(*events), partition=lambda op: None)
+        assert verdict.result == expected, reads
+        if expected == NOT_LINEARIZABLE:
+            cx = verdict.counterexample
+            assert cx is not None and cx.blocked.invoked == 70
+            # the last read's segment alone; before it, the claim placed before the first read
+            assert [e.invoked for e in cx.events] == [70]
+            assert [e.invoked for e in cx.before] == [0, 20, 30, 50]
+
+
+def test_d2_an_ambiguous_segment_is_settled_by_a_later_one() -> None:
+    """One claim's answer is lost and a racing claim by c2 is refused: the refusal proves the
+    lost one took effect. A later read must show c1's claim, not the state with no claim."""
+    after = adk_step(CREATED, CLAIM1).state
+    get = spec.Get("i1")
+    lost = Event("p1", CLAIM1, 20, None, None, T0)
+    refused = Event("p2", CLAIM2, 25, 30, Err("invocation_owned"), T0)
+    good = Event("p3", get, 40, 45, adk_step(after, get).outcome, T0)
+    bad = Event("p3", get, 40, 45, adk_step(CREATED, get).outcome, T0)
+    assert check_history(MODEL, history(create_event(), lost, refused, good)).result == (
+        LINEARIZABLE)
+    verdict = check_history(MODEL, history(create_event(), lost, refused, bad))
+    assert verdict.result == NOT_LINEARIZABLE
+    assert verdict.counterexample is not None and verdict.counterexample.blocked == bad
 
 
 # --- (e) partitions: a generated 10,000-event history -------------------------------------------
