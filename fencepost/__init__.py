@@ -4,9 +4,10 @@ The public entry points::
 
     fencepost.check(contract, adapter, profile="quick", seed=None, options=None) -> RunReport
     fencepost.assert_conforms(contract, adapter, ...)   # raises AssertionError on any failure
+    fencepost.check_concurrent(contract, adapter, threads=8, ops=5000) -> ConcurrentRun
     fencepost.AdapterEnv                                 # what factory(env) receives
 
-``check`` and ``assert_conforms`` are imported on first use, so importing fencepost is cheap.
+``check``, ``assert_conforms`` and ``check_concurrent`` are imported on first use, so importing fencepost is cheap.
 """
 
 from typing import Any
@@ -21,12 +22,13 @@ __all__ = [
     "FencepostError",
     "assert_conforms",
     "check",
+    "check_concurrent",
     "__version__",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check", "assert_conforms"):
+    if name in ("check", "assert_conforms", "check_concurrent"):
         from . import api as _api
 
         return getattr(_api, name)

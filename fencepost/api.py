@@ -15,7 +15,10 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from fencepost.reports.verdict import RunReport, judge
+from fencepost.scenarios.concurrent import ConcurrentRun
 from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.runner import PROFILES, Progress, run_suite
 
@@ -36,24 +39,35 @@ def check(
     options: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     stop_when: Callable[[Evidence], bool] | None = None,
+    concurrency: int | None = None,
+    concurrent_ops: int | None = None,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
     ``adapter`` is an adapter spec (``"memory"``, ``"sqlite"``, a database URL,
-    ``"module:factory"``) or a factory callable ``factory(env) -> store``. Raises
+    ``"module:factory"``) or a factory callable ``factory(env) -> store``. ``concurrency`` and
+    ``concurrent_ops`` override the profile's concurrent run (workers, calls; 0 workers: none).
+    Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
     """
     entry = contract(contract_name)
     if profile not in PROFILES:
         raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
+    chosen = PROFILES[profile]
+    overrides = {k: v for k, v in (("concurrency", concurrency),
+                                   ("concurrent_ops", concurrent_ops)) if v is not None}
+    for key, value in overrides.items():
+        if value < 0:
+            raise ConfigurationError(f"{key} must be 0 or more, not {value}")
+    chosen = attrs.evolve(chosen, **overrides)
     factory, name = resolve_adapter(contract_name, adapter)
     suite = entry.load_suite()
     seed = new_seed() if seed is None else seed
     result = run_suite(
         suite,
         factory,
-        profile=PROFILES[profile],
+        profile=chosen,
         seed=seed,
         options=options,
         progress=progress or (lambda _: None),
@@ -64,6 +78,8 @@ def check(
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):
         replay += ["--option", f"{key}={value}"]
+    for key, value in overrides.items():
+        replay += [f"--{'ops' if key == 'concurrent_ops' else key}", str(value)]
     return RunReport(
         contract=contract_name,
         adapter=name,
@@ -77,6 +93,7 @@ def check(
         examples=result.examples,
         verdicts=tuple(verdicts),
         replay=shlex.join(replay),
+        history=result.history,
     )
 
 def assert_conforms(contract_name: str, adapter: str | Factory, **kwargs: Any) -> RunReport:
@@ -88,3 +105,52 @@ def assert_conforms(contract_name: str, adapter: str | Factory, **kwargs: Any) -
     if report.exit_code != 0:
         raise AssertionError(render_failures(report))
     return report
+
+
+def check_concurrent(
+    contract_name: str,
+    adapter: str | Factory,
+    *,
+    threads: int = 8,
+    ops: int = 5000,
+    seed: int | None = None,
+    options: Mapping[str, str] | None = None,
+    budget_s: float = 60.0,
+    progress: Progress | None = None,
+) -> ConcurrentRun:
+    """Only the concurrent run: ``threads`` workers make at least ``ops`` calls on a store of
+    their own, and the history is checked for linearizability (``run.verdict``;
+    ``run.history.save(path)`` keeps it for ``fencepost analyze``). The store must declare the
+    capability ``concurrency``."""
+    from fencepost.model.base import options_with_defaults
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.scenarios.concurrent import run_concurrent
+    from fencepost.scenarios.harness import World
+    from fencepost.scenarios.runner import CLOCK_START, open_checked
+
+    suite = contract(contract_name).load_suite()
+    if suite.workload is None:
+        raise ConfigurationError(f"{contract_name} has no concurrent workload")
+    factory, _name = resolve_adapter(contract_name, adapter)
+    try:
+        opts = options_with_defaults(suite.model.choices, dict(options or {}),
+                                     suite.model.settings)
+    except ValueError as e:
+        raise ConfigurationError(str(e)) from e
+    world = World(model=suite.model, factory=factory, clock=SimClock(CLOCK_START),
+                  namespace=f"q{new_seed():08x}", options=opts)
+    try:
+        store = open_checked(suite, world)
+        world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+        if "concurrency" not in world.capabilities:
+            raise ConfigurationError(
+                f"{type(store).__name__} does not declare the capability concurrency")
+        return run_concurrent(world, suite.workload("c"), threads=threads, ops=ops,
+                              seed=new_seed() if seed is None else seed,
+                              partition=suite.partition, budget_s=budget_s,
+                              progress=progress or (lambda _: None))
+    finally:
+        world.discard()
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()

@@ -75,6 +75,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         seed=args.seed,
         options=_options(args.option),
         progress=progress,
+        concurrency=args.concurrency,
+        concurrent_ops=args.ops,
     )
     progress.done()
     print(summary_table(report))
@@ -86,6 +88,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.report:
         for path in write_reports(report, args.report):
             print(f"wrote {path}")
+            if path.endswith("history.jsonl"):
+                print(f"  re-check it: fencepost analyze {path}")
     return report.exit_code
 
 
@@ -209,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write DIR/report.json, DIR/report.md and DIR/junit.xml")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
+    p.add_argument("--concurrency", type=int, metavar="N",
+                   help="workers in the concurrent run (each with its own connection); 0: no "
+                        "concurrent run (default: the profile's, quick 4, standard 8)")
+    p.add_argument("--ops", type=int, metavar="M",
+                   help="calls in the concurrent run (default: the profile's, quick 300, "
+                        "standard 2000, thorough 6000)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
 

@@ -40,7 +40,7 @@ def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | Non
 
 def replay_code(v: ClauseVerdict, report: RunReport) -> str | None:
     """The counterexample as a script, for sequential checks (a race is not replayable)."""
-    if v.failure is None or v.failure.check.startswith("race:"):
+    if v.failure is None or v.failure.check.startswith(("race:", "concurrent")):
         return None
     return trace_to_code(v.failure.trace, report.contract, report.adapter)
 
@@ -199,7 +199,8 @@ def to_junit(report: RunReport) -> str:
 
 
 def write_reports(report: RunReport, directory: str) -> list[str]:
-    """Write report.json, report.md and junit.xml into ``directory`` (created if missing)."""
+    """Write report.json, report.md and junit.xml into ``directory`` (created if missing), and
+    history.jsonl when the run was concurrent (``fencepost analyze`` re-checks it)."""
     os.makedirs(directory, exist_ok=True)
     files = {
         "report.json": json.dumps(to_json(report), indent=2) + "\n",
@@ -211,5 +212,9 @@ def write_reports(report: RunReport, directory: str) -> list[str]:
         path = os.path.join(directory, name)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
+        paths.append(path)
+    if report.history is not None:
+        path = os.path.join(directory, "history.jsonl")
+        report.history.save(path)
         paths.append(path)
     return paths

@@ -68,6 +68,8 @@ class RunReport:
     examples: int
     verdicts: tuple[ClauseVerdict, ...]
     replay: str
+    history: Any = attrs.field(default=None, eq=False, repr=False)
+    """The concurrent run's :class:`~fencepost.scenarios.history.History`, if there was one."""
 
     def count(self, status: str) -> int:
         return sum(1 for v in self.verdicts if v.status == status)

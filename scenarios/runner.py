@@ -19,10 +19,14 @@ from fencepost.errors import ConfigurationError
 from fencepost.model.base import options_with_defaults
 
 from .clock import SimClock
+from .concurrent import run_concurrent
 from .evidence import Evidence, Failure
 from .harness import ClauseViolation, Harness, StoreLost, World
+from .history import History
+from .linearizability import NOT_LINEARIZABLE, UNKNOWN, Verdict, render_counterexample
 from .machine import run_machine
 from .suite import Suite
+from .trace import TraceStep
 
 Progress = Callable[[str], None]
 CLOCK_START = 1_000_000
@@ -30,21 +34,27 @@ CLOCK_START = 1_000_000
 
 @attrs.frozen
 class Profile:
-    """How hard to look: state-machine examples and steps, race rounds and racers."""
+    """How hard to look: state-machine examples and steps, race rounds and racers, and the
+    concurrent run's workers and calls (``concurrency`` 0: no concurrent run)."""
 
     name: str
     examples: int
     steps: int
     race_rounds: int
     racers: int
+    concurrency: int = 0
+    concurrent_ops: int = 0
 
 
 PROFILES = {
     p.name: p
     for p in (
-        Profile("quick", examples=60, steps=30, race_rounds=20, racers=8),
-        Profile("standard", examples=300, steps=50, race_rounds=60, racers=8),
-        Profile("thorough", examples=1500, steps=80, race_rounds=200, racers=12),
+        Profile("quick", examples=60, steps=30, race_rounds=20, racers=8,
+                concurrency=4, concurrent_ops=300),
+        Profile("standard", examples=300, steps=50, race_rounds=60, racers=8,
+                concurrency=8, concurrent_ops=2000),
+        Profile("thorough", examples=1500, steps=80, race_rounds=200, racers=12,
+                concurrency=8, concurrent_ops=6000),
     )
 }
 
@@ -58,6 +68,7 @@ class RunResult:
     timings: Mapping[str, float]
     steps: int
     examples: int
+    history: History | None = None
 
 
 def _quiet(_: str) -> None:
@@ -138,7 +149,17 @@ def run_suite(
         t0 = time.perf_counter()
         gated_off = _run_races(suite, world, profile, progress, done)
         timings["races"] = time.perf_counter() - t0
-        return _result(world, opts, gated_off, timings, examples)
+        if done(world.evidence):
+            return _result(world, opts, gated_off, timings, examples)
+
+        t0 = time.perf_counter()
+        history = _run_concurrent(suite, world, profile, seed, progress)
+        timings["concurrent"] = time.perf_counter() - t0
+        if history is None and profile.concurrency < 1:
+            for clause in suite.clauses:
+                if CONCURRENT in clause.checks:
+                    gated_off[clause.id] = "not checked: no concurrent run (--concurrency 0)"
+        return _result(world, opts, gated_off, timings, examples, history)
     finally:
         world.discard()
         close = getattr(factory, "close", None)
@@ -152,12 +173,64 @@ def _result(
     gated_off: Mapping[str, str],
     timings: dict[str, float],
     examples: int,
+    history: History | None = None,
 ) -> RunResult:
     timings["total"] = sum(timings.values())
     return RunResult(
         world.evidence, world.capabilities, opts, gated_off, timings, world.evidence.steps,
-        examples,
+        examples, history,
     )
+
+
+def _trace(verdict: Verdict) -> tuple[TraceStep, ...]:
+    """The counterexample as trace steps: the last earlier events, the longest prefix of its
+    segment, then the event that could not be placed (the model's first allowed answer as
+    expected)."""
+    cx = verdict.counterexample
+    if cx is None:
+        return ()
+    steps = [TraceStep(e.process, e.at, e.op, "", e.outcome, e.outcome)
+             for e in (*cx.before[-10:], *cx.prefix)]
+    b = cx.blocked
+    steps.append(TraceStep(b.process, b.at, b.op, "could not be placed",
+                           cx.expected[0] if cx.expected else None, b.outcome))
+    return tuple(steps)
+
+
+CONCURRENT = "concurrent"
+"""The check name of the concurrent run (the linearizability clauses name it)."""
+
+
+def _run_concurrent(suite: Suite, world: World, profile: Profile, seed: int,
+                    progress: Progress) -> History | None:
+    """The concurrent run (on a store of its own: its workload sees whole queues) and the
+    linearizability check of its history; the history, or None when there was no run."""
+    if (suite.workload is None or profile.concurrency < 1 or profile.concurrent_ops < 1
+            or "concurrency" not in world.capabilities):
+        return None
+    world.evidence.checks_run.add(CONCURRENT)
+    fork = world.fork("c")
+    try:
+        progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
+        run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
+                             ops=profile.concurrent_ops, seed=seed, partition=suite.partition,
+                             progress=progress)
+    finally:
+        fork.discard()
+    verdict = run.verdict
+    for clause in (c.id for c in suite.clauses if CONCURRENT in c.checks):
+        if verdict.result == NOT_LINEARIZABLE:
+            message = (f"a concurrent run of {len(run.history.events)} calls by "
+                       f"{profile.concurrency} workers is not linearizable\n\n"
+                       + render_counterexample(verdict))
+            world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict)))
+        elif verdict.result == UNKNOWN or run.stuck:
+            world.evidence.lost(clause, f"{CONCURRENT}: {run.stuck or verdict.summary()}")
+        else:
+            world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
+                                                + len(run.history.events))
+    world.evidence.steps += len(run.history.events)
+    return run.history
 
 
 def _lost(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -10,7 +10,9 @@ import attrs
 
 from fencepost.model.base import ContractModel
 from fencepost.spec.clauses import Catalogue
+from fencepost.spec.ops import Op
 
+from .concurrent import WorkloadFactory
 from .harness import World
 from .registry import Races, Scenarios
 
@@ -23,7 +25,10 @@ class Suite:
       capabilities it needs;
     - ``machine_for(world)``: the Hypothesis state-machine class bound to a world;
     - ``races``: name -> ``fn(harness, prefix, racers, round_no)``; ``race_gates`` maps a race to
-      the (option, value) under which it applies.
+      the (option, value) under which it applies;
+    - ``workload(prefix)``: the contract's concurrent workload (see
+      :mod:`fencepost.scenarios.concurrent`); ``partition(op)`` how its histories split for the
+      linearizability check (default: by ``op.key()``).
     """
 
     model: ContractModel
@@ -34,6 +39,8 @@ class Suite:
     machine_for: Callable[[World], Any]
     races: Races
     race_gates: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
+    workload: WorkloadFactory | None = None
+    partition: Callable[[Op], Hashable | None] | None = None
 
     @classmethod
     def of(

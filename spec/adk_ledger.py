@@ -443,6 +443,12 @@ CLAUSES = Catalogue(
         _c("ADK-DELETE-005", "a dead owner does not block delete",
            "delete of a record whose owner is known dead removes it before lease_until.",
            M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
+        _c("ADK-LIN-001", "concurrent calls are linearizable",
+           "Every answer of a run where several clients call the store at once is the answer "
+           "the model gives in one order of the calls that respects real time (a call that "
+           "returned before another began comes first): nothing is lost, granted twice or seen "
+           "half-done. A call whose connection was lost may have taken effect or not.",
+           "concurrent", requires=("concurrency",)),
         _c("ADK-DURABLE-001", "reopening keeps the ledger and its fences",
            "After the store is closed and reopened with the same env, every record, checkpoint, "
            "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",

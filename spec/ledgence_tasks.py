@@ -634,6 +634,13 @@ CLAUSES = Catalogue([
        "A store that does not declare targeted dispatch rejects every claim_dispatch with "
        "invalid_input and claims nothing; one that declares it follows the dispositions.", M,
        "scenario:dispatch_dispositions"),
+    # -- concurrency
+    _c("LDG-LIN-001", "concurrent calls are linearizable",
+       "Every answer of a run where several clients call the store at once is the answer "
+       "the model gives in one order of the calls that respects real time (a call that "
+       "returned before another began comes first): nothing is lost, granted twice or seen "
+       "half-done. A call whose connection was lost may have taken effect or not.",
+       "concurrent", requires=("concurrency",)),
     # -- identity and durability
     _c("LDG-ID-001", "minted identifiers are unique",
        "Every session, task, run, attempt, lease and event id the store mints is new.", M),

@@ -484,6 +484,12 @@ CLAUSES = Catalogue([
        "completed sets the result (status message cleared), failed the error and message, "
        "cancelled the message 'Cancellation requested'; each clears retry_at and inputs.",
        M, "scenario:create_get_claim_complete"),
+    _c("SNODO-LIN-001", "concurrent calls are linearizable",
+       "Every answer of a run where several clients call the store at once is the answer "
+       "the model gives in one order of the calls that respects real time (a call that "
+       "returned before another began comes first): nothing is lost, granted twice or seen "
+       "half-done. A call whose connection was lost may have taken effect or not.",
+       "concurrent", requires=("concurrency",)),
     _c("SNODO-DURABLE-001", "reopening keeps everything and keeps fences",
        "After a reopen every task, claim, generation and seen event is as before; old leases "
        "stay stale and live ones stay valid.", M, "scenario:reopen_keeps_fences",

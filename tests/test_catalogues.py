@@ -28,10 +28,11 @@ def test_every_named_check_exists_and_every_check_is_named(entry) -> None:  # ty
     named = {check for clause in suite.clauses for check in clause.checks}
     for check in named:
         kind, _, name = check.partition(":")
-        if kind != "machine":
+        if kind not in ("machine", "concurrent"):
             assert name in (suite.scenarios if kind == "scenario" else suite.races), check
     assert {f"scenario:{n}" for n in suite.scenarios} <= named
     assert {f"race:{n}" for n in suite.races} <= named
+    assert ("concurrent" in named) == (suite.workload is not None)
 
 
 def test_every_clause_has_a_faulty_adapter(entry) -> None:  # type: ignore[no-untyped-def]

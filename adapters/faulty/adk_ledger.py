@@ -401,6 +401,9 @@ MUTANTS = (
            "ADK-CLAIM-007", IgnoresDeadOwners),
     Mutant("claim_select_then_update", "claim reads and decides in one transaction, writes in "
            "another", "ADK-CLAIM-008", ClaimSelectThenUpdate),
+    Mutant("claim_race_in_history", "the same non-atomic claim, to be caught by the "
+           "linearizability check of a concurrent run: two claims of one invocation both win",
+           "ADK-LIN-001", ClaimSelectThenUpdate),
     Mutant("missing_write_is_stale", "renew/checkpoint/finish of a missing id answer "
            "stale_owner", "ADK-WRITE-001", MissingWriteIsStale),
     Mutant("refused_write_bumps_revision", "a refused renew still bumps the revision",

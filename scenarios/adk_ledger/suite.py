@@ -7,5 +7,7 @@ from ..suite import Suite
 from .machine import machine_for
 from .races import CHOICE_GATES, RACES
 from .scripted import SCENARIOS
+from .workload import workload
 
-SUITE = Suite.of(spec, MODEL, machine_for, SCENARIOS, RACES, race_gates=CHOICE_GATES)
+SUITE = Suite.of(spec, MODEL, machine_for, SCENARIOS, RACES, race_gates=CHOICE_GATES,
+                 workload=workload)

@@ -1,0 +1,211 @@
+"""Concurrent runs: N workers hammer one store at once, and the history is checked afterwards.
+
+Each worker is a thread with a connection of its own (a store opened from the factory for each
+worker when the store is ``durable``, so a SQL store gets an engine per worker; one shared store
+otherwise). Workers draw contract-aware operations from a :class:`Workload` (each contract has
+one, in ``scenarios/<contract>/workload.py``), learn from the answers (ids minted, leases won)
+and record every call as an :class:`~fencepost.scenarios.history.Event`.
+
+**Time.** The store's time is the simulated clock. It is frozen while a *burst* runs (every
+worker makes one to three calls, all released together by a barrier) and moved between bursts,
+so every call knows its store time exactly (``Event.at``). The moves land on the boundaries the
+workload names (a lease's end, a retry's due time, a session's expiry), one ms before them or
+exactly on them, or jump a random distance: a run crosses every kind of boundary many times.
+
+**The check.** The history is checked for linearizability against the contract's model
+(:func:`~fencepost.scenarios.linearizability.check_history`): partitioned by record where the
+contract allows it, and cut at the end of every burst, where the store is quiescent. A call
+that never returned (a worker stuck past the timeout) or lost its connection is indeterminate.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from typing import Protocol
+
+import attrs
+
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Outcome
+
+from .harness import World, call
+from .history import Event, History
+from .linearizability import Verdict, check_history
+from .races import SWITCH_INTERVAL_S
+
+BURST_MAX = 3
+"""Calls per worker in one burst (each worker makes 1 to ``BURST_MAX``)."""
+
+STUCK_S = 60.0
+"""A burst that has not finished after this long is abandoned: its calls are indeterminate."""
+
+
+class Worker(Protocol):
+    """One worker's view of the run: what to call next, and what it learned from an answer."""
+
+    def next_op(self, rng: random.Random, now: int) -> Op:
+        """The next call, with the real values the store gave (ids, leases) filled in."""
+        ...
+
+    def saw(self, op: Op, outcome: Outcome, now: int) -> None:
+        """Learn from the store's answer to ``op`` (made at store time ``now``)."""
+        ...
+
+
+class Workload(Protocol):
+    """A contract's random concurrent work for one run (shared by its workers, thread-safe)."""
+
+    def worker(self, index: int) -> Worker:
+        """The worker ``index`` (0-based) of the run."""
+        ...
+
+    def boundaries(self) -> Sequence[int]:
+        """Store times (ms) worth landing on exactly: leases' ends, retries' due times, session
+        expiries... as far as the answers so far show them."""
+        ...
+
+
+WorkloadFactory = Callable[[str], Workload]
+"""``workload(prefix)``: a workload whose ids and names all start with ``prefix``."""
+
+
+@attrs.frozen
+class ConcurrentRun:
+    """What a concurrent run did: its history, the verdict on it, and how long each part took.
+    ``stuck`` is set when a burst was abandoned (a call did not return in ``STUCK_S``)."""
+
+    history: History
+    verdict: Verdict
+    bursts: int
+    run_s: float
+    check_s: float
+    stuck: str | None = None
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def run_concurrent(
+    world: World,
+    workload: Workload,
+    *,
+    threads: int,
+    ops: int,
+    seed: int,
+    partition: Callable[[Op], Hashable | None] | None = None,
+    budget_s: float = 60.0,
+    progress: Callable[[str], None] = _quiet,
+) -> ConcurrentRun:
+    """Run ``threads`` workers for at least ``ops`` calls in bursts on ``world``'s store, then
+    check the history (see the module doc)."""
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    rng = random.Random(seed)
+    store = world.open()
+    durable = "durable" in world.capabilities
+    stores = [store] + [world.factory(world.env) if durable else store
+                        for _ in range(threads - 1)]
+    workers = [workload.worker(k) for k in range(threads)]
+    rngs = [random.Random(rng.getrandbits(64)) for _ in range(threads)]
+    plan = [0] * threads  # calls each worker makes in the current burst
+    recorded: list[list[Event]] = [[] for _ in range(threads)]
+    start = threading.Barrier(threads + 1)
+    end = threading.Barrier(threads + 1)
+    stop = threading.Event()
+    broken: list[BaseException] = []
+
+    def work(k: int) -> None:
+        process = f"w{k + 1}"
+        while True:
+            try:
+                start.wait()
+            except threading.BrokenBarrierError:
+                return
+            if stop.is_set():
+                return
+            now = world.clock.now()
+            try:
+                for _ in range(plan[k]):
+                    op = workers[k].next_op(rngs[k], now)
+                    invoked = time.monotonic_ns()
+                    recorded[k].append(Event(process, op, invoked, None, None, now))
+                    outcome = call(stores[k], op)
+                    recorded[k][-1] = Event(process, op, invoked, time.monotonic_ns(), outcome,
+                                            now)
+                    workers[k].saw(op, outcome, now)
+            except BaseException as e:  # a bug in the workload, not the store: stop the run
+                broken.append(e)
+                end.abort()
+                return
+            try:
+                end.wait()
+            except threading.BrokenBarrierError:
+                return
+
+    pool = [threading.Thread(target=work, args=(k,), daemon=True, name=f"fencepost-w{k + 1}")
+            for k in range(threads)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    started = time.perf_counter()
+    bursts = 0
+    made = 0
+    stuck: str | None = None
+    try:
+        for t in pool:
+            t.start()
+        while made < ops:
+            for k in range(threads):
+                plan[k] = rng.randint(1, BURST_MAX)
+            try:
+                start.wait(STUCK_S)
+                end.wait(STUCK_S)
+            except threading.BrokenBarrierError:
+                if broken:
+                    raise RuntimeError(f"the {world.model.name} workload failed") from broken[0]
+                stuck = f"burst {bursts + 1} did not finish in {STUCK_S:.0f} s"
+                break
+            bursts += 1
+            made = sum(len(r) for r in recorded)
+            if bursts % 25 == 0:
+                progress(f"concurrent: {made}/{ops} calls by {threads} workers, "
+                         f"{bursts} bursts")
+            _move_clock(world, workload, rng)
+    finally:
+        stop.set()
+        start.abort()
+        end.abort()
+        sys.setswitchinterval(switch)
+        for t in pool:
+            t.join(1.0 if stuck else None)
+        for extra in stores[1:]:
+            if extra is not store:
+                close = getattr(extra, "close", None)
+                if close is not None:
+                    close()
+    run_s = time.perf_counter() - started
+    events = [e for r in recorded for e in r]
+    history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)))
+    progress(f"concurrent: checking {len(events)} calls for linearizability")
+    t0 = time.perf_counter()
+    verdict = check_history(world.model, history, partition, budget_s,
+                            options=world.options, capabilities=world.capabilities)
+    return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0, stuck)
+
+
+def _move_clock(world: World, workload: Workload, rng: random.Random) -> None:
+    """Between bursts: onto a boundary ahead (or 1 ms before it), else a random step."""
+    now = world.clock.now()
+    ahead = sorted({b for b in workload.boundaries() if b > now})
+    roll = rng.random()
+    if ahead and roll < 0.2:
+        target = rng.choice(ahead[:3])
+        world.clock.set(target - 1 if rng.random() < 0.3 and target - 1 > now else target)
+    elif roll < 0.85:
+        world.clock.advance(rng.choice((0, 1, 2, 5)))
+    else:
+        world.clock.advance(rng.randint(1, 60))
