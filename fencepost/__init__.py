@@ -7,7 +7,8 @@ The public entry points::
     fencepost.check_concurrent(contract, adapter, threads=8, ops=5000) -> ConcurrentRun
     fencepost.AdapterEnv                                 # what factory(env) receives
 
-``check``, ``assert_conforms`` and ``check_concurrent`` are imported on first use, so importing fencepost is cheap.
+``check``, ``assert_conforms`` and ``check_concurrent`` are imported on first use, so importing
+fencepost is cheap.
 """
 
 from typing import Any

@@ -54,13 +54,13 @@ def check(
     entry = contract(contract_name)
     if profile not in PROFILES:
         raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
-    chosen = PROFILES[profile]
-    overrides = {k: v for k, v in (("concurrency", concurrency),
-                                   ("concurrent_ops", concurrent_ops)) if v is not None}
+    overrides: dict[str, int] = {k: v for k, v in (("concurrency", concurrency),
+                                                   ("concurrent_ops", concurrent_ops))
+                                 if v is not None}
     for key, value in overrides.items():
         if value < 0:
             raise ConfigurationError(f"{key} must be 0 or more, not {value}")
-    chosen = attrs.evolve(chosen, **overrides)
+    chosen = attrs.evolve(PROFILES[profile], **overrides)  # type: ignore[misc]
     factory, name = resolve_adapter(contract_name, adapter)
     suite = entry.load_suite()
     seed = new_seed() if seed is None else seed

@@ -190,6 +190,27 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.result == LINEARIZABLE else EXIT_UNKNOWN
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Measure and print the kit's figures on this machine (``--json FILE`` saves them)."""
+    from fencepost.bench import FULL, QUICK, run_bench
+    from fencepost.bench_render import render, to_json
+
+    sizes = QUICK if args.quick else FULL
+    if args.seeds is not None:
+        sizes = attrs.evolve(sizes, seeds=args.seeds)
+    progress = _progress(not args.quiet)
+    result = run_bench(args.contract or None, sizes=sizes, postgres=args.postgres,
+                       progress=progress)
+    progress.done()
+    print(render(result))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(to_json(result), f, indent=2)
+            f.write("\n")
+        print(f"wrote {args.json}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     from fencepost import __version__
 
@@ -247,6 +268,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--capability", action="append", metavar="NAME",
                    help="a capability the store declared in the run")
     p.set_defaults(run=cmd_analyze)
+
+    p = sub.add_parser("bench", help="measure the kit on this machine: state-machine steps/s, "
+                       "kit overhead, linearizability checker, detection of faulty adapters")
+    p.add_argument("--contract", action="append", metavar="NAME",
+                   help="only this contract (repeatable; default: all)")
+    p.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test",
+                   metavar="URL", help="the PostgreSQL to measure on (shown as unreachable "
+                   "when it cannot be connected to)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes, fewer seeds")
+    p.add_argument("--seeds", type=int, metavar="N",
+                   help="seeds per known-faulty adapter (default 5; --quick 2)")
+    p.add_argument("--json", metavar="FILE", help="also save the figures as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=cmd_bench)
     return parser
 
 

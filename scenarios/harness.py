@@ -246,6 +246,11 @@ class Harness:
         """Bind ``name`` to a value minted outside an op (e.g. by another store)."""
         self.bindings[name] = (meaning, value)
 
+    def alias(self, name: str, source: str) -> None:
+        """Bind ``name`` to what ``source`` is bound to (one access read back under two
+        names): later ops and observations may use either ``Ref``."""
+        self.bindings[name] = self.bindings[source]
+
     def real(self, op: Op) -> Op:
         """``op`` as the store receives it: references replaced by the real values."""
         resolved: Op = resolve(op, self._store_side)

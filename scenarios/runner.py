@@ -1,8 +1,11 @@
 """Run every check of a suite against one adapter and gather the evidence.
 
-Order: scripted scenarios (fast, pointed), then the state machine (broad), then the real-thread
-races. Each check runs on ids of its own (a prefix), against one store opened once per run, under
-one simulated clock that only moves forward.
+Order: scripted scenarios and the checks under injected database faults (stores that expose
+their SQLAlchemy engine), both fast and pointed; then the state machine (broad); then the
+real-thread races; then the concurrent run, whose history is checked for linearizability. Each
+check runs on ids of its own (a prefix), against one store opened once per run (the fault cases
+and the concurrent run that see whole queues on stores of their own), under one simulated clock
+that only moves forward.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from fencepost.model.base import options_with_defaults
 from .clock import SimClock
 from .concurrent import run_concurrent
 from .evidence import Evidence, Failure
+from .fault_checks import fault_check
+from .faults import FAULT_INJECTION, found_capabilities
 from .harness import ClauseViolation, Harness, StoreLost, World
 from .history import History
 from .linearizability import NOT_LINEARIZABLE, UNKNOWN, Verdict, render_counterexample
@@ -125,10 +130,17 @@ def run_suite(
     examples = 0
     try:
         store = open_checked(suite, world)
-        world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+        world.capabilities = (frozenset(getattr(store, "capabilities", frozenset()))
+                              | found_capabilities(store))
         t0 = time.perf_counter()
         _run_scenarios(suite, world, progress, done)
         timings["scenarios"] = time.perf_counter() - t0
+        if done(world.evidence):
+            return _result(world, opts, {}, timings, 0)
+
+        t0 = time.perf_counter()
+        _run_faults(suite, world, progress, done)
+        timings["faults"] = time.perf_counter() - t0
         if done(world.evidence):
             return _result(world, opts, {}, timings, 0)
 
@@ -274,6 +286,21 @@ def _race_body(
     fn: Callable[..., None], prefix: str, profile: Profile, round_no: int
 ) -> Callable[[Harness], None]:
     return lambda h: fn(h, prefix, profile.racers, round_no)
+
+
+def _run_faults(
+    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool]
+) -> None:
+    """Each fault case under every fault (see :mod:`.fault_checks`), when the store exposes its
+    SQLAlchemy engine; without it the fault clauses are unsupported."""
+    faults = suite.faults
+    if faults is None or FAULT_INJECTION not in world.capabilities:
+        return
+    for k, name in enumerate(faults, 1):
+        if done(world.evidence):
+            return
+        progress(f"faults {k}/{len(faults)}: {name}")
+        _run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
 
 
 def _run_races(

@@ -13,6 +13,7 @@ from fencepost.spec.clauses import Catalogue
 from fencepost.spec.ops import Op
 
 from .concurrent import WorkloadFactory
+from .fault_checks import Faults
 from .harness import World
 from .registry import Races, Scenarios
 
@@ -28,7 +29,9 @@ class Suite:
       the (option, value) under which it applies;
     - ``workload(prefix)``: the contract's concurrent workload (see
       :mod:`fencepost.scenarios.concurrent`); ``partition(op)`` how its histories split for the
-      linearizability check (default: by ``op.key()``).
+      linearizability check (default: by ``op.key()``);
+    - ``faults``: the cases checked under injected database faults (see
+      :mod:`fencepost.scenarios.fault_checks`), for stores that expose their SQLAlchemy engine.
     """
 
     model: ContractModel
@@ -41,6 +44,7 @@ class Suite:
     race_gates: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     workload: WorkloadFactory | None = None
     partition: Callable[[Op], Hashable | None] | None = None
+    faults: Faults | None = None
 
     @classmethod
     def of(

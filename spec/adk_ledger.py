@@ -68,6 +68,9 @@ CAPABILITIES = {
     "owner_liveness": "claim and delete consult env.is_alive(owner) and proceed early for a "
     "dead owner",
     "concurrency": "the store may be called from several threads at once (race checks)",
+    "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
+    "Engine all its transactions run on; the kit injects database failures through its event "
+    "hooks (the FAULT clauses)",
 }
 
 
@@ -302,6 +305,8 @@ CHOICES = (
 # --- the clause catalogue ----------------------------------------------------------------------
 
 M = "machine"  # the hypothesis state machine, differential against the model after every step
+FAULT_CHECKS = tuple(f"fault:{name}" for name in (
+    "create", "claim", "renew", "checkpoint", "finish", "delete"))
 
 
 def _c(
@@ -453,5 +458,16 @@ CLAUSES = Catalogue(
            "After the store is closed and reopened with the same env, every record, checkpoint, "
            "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",
            M, "scenario:reopen_preserves_checkpoint_and_fence", requires=("durable",)),
+        _c("ADK-FAULT-001", "a database failure surfaces as backend_unavailable",
+           "When a statement of an operation fails, or its connection drops before COMMIT or "
+           "after COMMIT was sent, the operation answers backend_unavailable, never an answer "
+           "it would not give otherwise (not_found, invocation_owned, stale_owner...); ok only "
+           "if it is exactly the answer due and its effect is stored.",
+           *FAULT_CHECKS, requires=("fault_injection",)),
+        _c("ADK-FAULT-002", "a failed operation leaves its before or its after",
+           "After an operation met a database failure, every record reads back as it was "
+           "either before the operation or after it (after, when it answered ok): never part "
+           "of it.",
+           *FAULT_CHECKS, requires=("fault_injection",)),
     ]
 )

@@ -260,6 +260,8 @@ class ExpireBatch(Op):
 # --- the clause catalogue (this slice) -------------------------------------------------------
 
 M = "machine"
+FAULT_CHECKS = tuple(f"fault:{name}" for name in (
+    "submit", "acquire", "renew", "settle", "cancel", "expire_batch"))
 
 CHOICES = ()  # one store implementation (PostgreSQL) and the core agree: no documented choices
 
@@ -269,6 +271,9 @@ CAPABILITIES = {
     "concurrency": "the store may be called from several threads at once (race checks)",
     "dispatch": "claim_dispatch implements targeted claims (without it, claim_dispatch must "
     "reject every claim with invalid_input and claim nothing)",
+    "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
+    "Engine all its transactions run on; the kit injects database failures through its event "
+    "hooks (the FAULT clauses)",
 }
 
 
@@ -647,4 +652,21 @@ CLAUSES = Catalogue([
     _c("LDG-DURABLE-001", "reopening keeps everything",
        "After a reopen every session, task, attempt, cursor, binding and history event is as "
        "before.", M, "scenario:reopen_keeps_everything", requires=("durable",)),
+    # -- database failures
+    _c("LDG-FAULT-001", "a database failure surfaces as unavailable",
+       "When a statement of an operation fails, or its connection drops before COMMIT or after "
+       "COMMIT was sent, the operation answers unavailable (or backend_unavailable), never an "
+       "answer it would not give otherwise (Empty, ownership_lost, not_found...); ok only if it "
+       "is exactly the answer due and its effect is stored.",
+       *FAULT_CHECKS, requires=("fault_injection",)),
+    _c("LDG-FAULT-002", "a failed operation leaves its before or its after",
+       "After an operation met a database failure, every task, attempt and history reads back "
+       "as it was either before the operation or after it (after, when it answered ok): never "
+       "part of it.", *FAULT_CHECKS, requires=("fault_injection",)),
+    _c("LDG-FAULT-003", "a repeated command reconciles",
+       "The same command repeated after a database failure (submission key, acquisition "
+       "sequence, renewal sequence, settlement, cancel, recovery batch) answers what it answers "
+       "from the state the failure left: the committed answer when the first call committed, "
+       "and its effect, history included, happens exactly once.",
+       *FAULT_CHECKS, requires=("fault_injection",)),
 ])

@@ -52,16 +52,50 @@ class ForgedMeaning:
     label: str
 
 
+_EQ_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_ALL_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type, cache: dict[type, tuple[str, ...] | None],
+                 keep: Callable[[Any], bool]) -> tuple[str, ...] | None:
+    """The names of ``cls``'s attrs fields that ``keep`` (None: not an attrs class), cached
+    per class: the walks below run on every answer and operation the kit compares."""
+    try:
+        return cache[cls]
+    except KeyError:
+        names = tuple(f.name for f in attrs.fields(cls) if keep(f)) if attrs.has(cls) else None
+        cache[cls] = names
+        return names
+
+
+def _eq(f: Any) -> bool:
+    return bool(f.eq)
+
+
+def _init(f: Any) -> bool:
+    return bool(f.init)
+
+
+def _any(_f: Any) -> bool:
+    return True
+
+
 def agree(expected: Any, actual: Any) -> bool:
     """Structural equality where an :class:`Opaque` matches any real (non-forged) value."""
+    kind = type(expected)
+    if kind is str or expected is None:
+        return bool(expected == actual)
     if isinstance(expected, Opaque):
         return actual is not None and not isinstance(actual, ForgedValue)
-    if attrs.has(type(expected)):
-        return type(expected) is type(actual) and all(
-            agree(getattr(expected, f.name), getattr(actual, f.name))
-            for f in attrs.fields(type(expected))
-            if f.eq
-        )
+    names = _field_names(kind, _EQ_FIELDS, _eq)
+    if names is not None:
+        if kind is not type(actual):
+            return False
+        for name in names:
+            if not agree(getattr(expected, name), getattr(actual, name)):
+                return False
+        return True
     if isinstance(expected, tuple | list):
         return (
             isinstance(actual, tuple | list)
@@ -87,19 +121,39 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
     if isinstance(expected, Opaque):
         return [(expected.meaning, actual)]
     out: list[tuple[Any, Any]] = []
-    if attrs.has(type(expected)) and type(expected) is type(actual):
-        for f in attrs.fields(type(expected)):
-            out += harvest(getattr(expected, f.name), getattr(actual, f.name))
+    kind = type(expected)
+    if kind is str or expected is None:
+        return out
+    names = _field_names(kind, _ALL_FIELDS, _any)
+    if names is not None and kind is type(actual):
+        for name in names:
+            out += harvest(getattr(expected, name), getattr(actual, name))
     elif isinstance(expected, tuple | list) and isinstance(actual, tuple | list):
         for e, a in zip(expected, actual, strict=False):
             out += harvest(e, a)
     return out
 
 
+def _evolved(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any]) -> Any:
+    """``value`` with ``rebuild`` applied to its fields ``names``; ``value`` itself when no
+    field changed (values are frozen: an unchanged copy would be equal, only slower)."""
+    changes = {}
+    for name in names:
+        old = getattr(value, name)
+        new = rebuild(old)
+        if new is not old:
+            changes[name] = new
+    return attrs.evolve(value, **changes) if changes else value
+
+
 def known(value: Any, minted: Callable[[str], Any]) -> Any:
     """Replace every :class:`Opaque` whose meaning is a name already minted (``minted(name)``
     returns the real value, or raises KeyError) by that real value: an identifier a store
-    minted once must come back unchanged everywhere."""
+    minted once must come back unchanged everywhere. Parts with nothing to replace are
+    returned as they are (not copied)."""
+    kind = type(value)
+    if kind is str or value is None:
+        return value
     if isinstance(value, Opaque):
         if isinstance(value.meaning, str):
             try:
@@ -107,10 +161,17 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
             except KeyError:
                 return value
         return value
-    if attrs.has(type(value)):
-        changes = {f.name: known(getattr(value, f.name), minted) for f in attrs.fields(
-            type(value)) if f.init}
-        return attrs.evolve(value, **changes)
+    names = _field_names(kind, _INIT_FIELDS, _init)
+    if names is not None:
+        return _evolved(value, names, lambda v: known(v, minted))
+    if kind is tuple or kind is list:
+        items = [known(v, minted) for v in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        pairs = {k: known(v, minted) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
     if isinstance(value, tuple):
         return tuple(known(v, minted) for v in value)
     if isinstance(value, list):
@@ -121,16 +182,22 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
 
 
 def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
-    """Rebuild ``value`` with every :class:`Ref`/:class:`Forged` replaced by ``replace(it)``."""
+    """Rebuild ``value`` with every :class:`Ref`/:class:`Forged` replaced by ``replace(it)``.
+
+    Lists and dicts are always copied (a store may keep or change what it is given, never the
+    kit's op); frozen values and tuples with nothing to replace inside are passed as they are.
+    """
+    kind = type(value)
+    if kind is str or value is None:
+        return value
     if isinstance(value, Ref | Forged):
         return replace(value)
-    if attrs.has(type(value)):
-        changes = {
-            f.name: resolve(getattr(value, f.name), replace)
-            for f in attrs.fields(type(value))
-            if f.init
-        }
-        return attrs.evolve(value, **changes)
+    names = _field_names(kind, _INIT_FIELDS, _init)
+    if names is not None:
+        return _evolved(value, names, lambda v: resolve(v, replace))
+    if kind is tuple:
+        items = tuple(resolve(v, replace) for v in value)
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     if isinstance(value, tuple):
         return tuple(resolve(v, replace) for v in value)
     if isinstance(value, list):

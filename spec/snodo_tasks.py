@@ -46,6 +46,9 @@ CAPABILITIES = {
     "durable": "calling the factory again with the same env reopens the same data, and every "
     "lease and access issued before stays exactly as valid as it was",
     "concurrency": "the store may be called from several threads at once (race checks)",
+    "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
+    "Engine all its transactions run on; the kit injects database failures through its event "
+    "hooks (the FAULT clauses)",
 }
 
 CHOICES = ()  # where the stores disagree, the kit follows the Memory store (see the notes)
@@ -336,6 +339,8 @@ class Reap(Op):
 # --- the clause catalogue ----------------------------------------------------------------------
 
 M = "machine"
+FAULT_CHECKS = tuple(f"fault:{name}" for name in (
+    "create", "claim", "claim_next", "renew", "release", "transition"))
 
 
 def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = ()) -> Clause:
@@ -494,4 +499,14 @@ CLAUSES = Catalogue([
        "After a reopen every task, claim, generation and seen event is as before; old leases "
        "stay stale and live ones stay valid.", M, "scenario:reopen_keeps_fences",
        requires=("durable",)),
+    _c("SNODO-FAULT-001", "a database failure surfaces as backend_unavailable",
+       "When a statement of an operation fails, or its connection drops before COMMIT or after "
+       "COMMIT was sent, the operation answers backend_unavailable, never an answer it would "
+       "not give otherwise (not_found, unavailable, stale_lease, an empty claim_next...); ok "
+       "only if it is exactly the answer due and its effect is stored.",
+       *FAULT_CHECKS, requires=("fault_injection",)),
+    _c("SNODO-FAULT-002", "a failed operation leaves its before or its after",
+       "After an operation met a database failure, every task reads back as it was either "
+       "before the operation or after it (after, when it answered ok): never part of it.",
+       *FAULT_CHECKS, requires=("fault_injection",)),
 ])

@@ -26,12 +26,17 @@ def test_clause_ids_are_unique_and_well_formed(entry) -> None:  # type: ignore[n
 def test_every_named_check_exists_and_every_check_is_named(entry) -> None:  # type: ignore[no-untyped-def]
     suite = entry.load_suite()
     named = {check for clause in suite.clauses for check in clause.checks}
+    faults = suite.faults if suite.faults is not None else {}
+    registries = {"scenario": suite.scenarios, "race": suite.races, "fault": faults}
     for check in named:
         kind, _, name = check.partition(":")
         if kind not in ("machine", "concurrent"):
-            assert name in (suite.scenarios if kind == "scenario" else suite.races), check
+            assert name in registries[kind], check
     assert {f"scenario:{n}" for n in suite.scenarios} <= named
     assert {f"race:{n}" for n in suite.races} <= named
+    assert {f"fault:{n}" for n in faults} <= named
+    if suite.faults is not None:  # the clauses the fault checks prove are in the catalogue
+        assert set(suite.faults.clauses) <= {c.id for c in suite.clauses}
     assert ("concurrent" in named) == (suite.workload is not None)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from fencepost.scenarios.linearizability import (
     partitions,
     render_counterexample,
 )
+from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec import ledgence_tasks as lspec
 from fencepost.spec import snodo_tasks as sspec
@@ -242,52 +242,6 @@ def test_d2_an_ambiguous_segment_is_settled_by_a_later_one() -> None:
 
 
 # --- (e) partitions: a generated 10,000-event history -------------------------------------------
-
-
-def simulate(n: int, processes: int, keys: int, seed: int = 7, lost: float = 0.01
-             ) -> list[Event]:
-    """Run the model sequentially over random ops, then give each op an interval around its
-    place in that order (one op at a time per process): linearizable by construction."""
-    rng = random.Random(seed)
-    state: adk.State = adk.EMPTY
-    holders: dict[str, str] = {}  # invocation -> the token of its last successful claim
-    free = [-1] * processes  # when each process is free again
-    events: list[Event] = []
-    for k in range(n):
-        at = T0 + k // 4
-        inv = f"inv-{rng.randrange(keys)}"
-        token = holders.get(inv, "none") if rng.random() < 0.85 else f"stale-{k}"
-        lease = rng.choice([2, 5, 20, 60])
-        roll = rng.random()
-        if inv not in state and roll < 0.7:
-            op: Op = spec.Create(inv, {"kind": "agent", "workflow_id": f"wf-{k}"}, {"n": 0})
-        elif roll < 0.25:
-            op = spec.Get(inv)
-        elif roll < 0.45:
-            op = spec.Claim(inv, f"c{k % 5}", f"tok-{k}", at, lease)
-        elif roll < 0.6:
-            op = spec.Renew(inv, token, at, lease)
-        elif roll < 0.8:
-            op = spec.Checkpoint(inv, token, {"n": k, "x": 0.5, "tags": ["a", "b"]}, at, lease)
-        elif roll < 0.95:
-            op = spec.Finish(inv, token, rng.choice(spec.FINISH_PHASES), {"r": k}, {}, at)
-        else:
-            op = spec.Delete(inv)
-        s = adk_step(state, op, at)
-        state = s.state
-        if isinstance(op, spec.Claim) and isinstance(s.outcome, Ok):
-            holders[inv] = op.owner_token
-        point = 100 * k  # the op's linearization point, ns
-        free_now = [p for p in range(processes) if free[p] < point]
-        p = rng.choice(free_now)
-        invoked = max(free[p] + 1, point - rng.randrange(400))
-        completed = point + rng.randrange(400)
-        free[p] = completed
-        if rng.random() < lost:  # a call that timed out (it took effect)
-            events.append(Event(f"p{p}", op, invoked, None, None, at))
-        else:
-            events.append(Event(f"p{p}", op, invoked, completed, s.outcome, at))
-    return events
 
 
 def test_e_a_partitioned_10000_event_history_is_linearizable() -> None:

@@ -13,6 +13,7 @@ import attrs
 from fencepost.adapters.adk_ledger.core import LedgerCore, Row
 from fencepost.spec import adk_ledger as spec
 
+from . import faults as _faults
 from .base import Mutant, round_trip
 
 # ``LedgerCore`` is the base in every mixin's MRO; the annotations below keep type checkers
@@ -445,4 +446,5 @@ MUTANTS = (
            "ADK-DELETE-005", DeleteIgnoresDeadOwners),
     Mutant("checkpoint_write_behind", "checkpoints cached in the process, lost on reopen",
            "ADK-DURABLE-001", CheckpointWriteBehind),
+    *_faults.ADK_LEDGER,
 )

@@ -16,6 +16,7 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore, TaskRecord
 from fencepost.spec import ledgence_tasks as spec
 
+from . import faults as _faults
 from . import ledgence_delivery as _delivery
 from . import ledgence_discovery as _discovery
 from . import ledgence_recovery as _recovery
@@ -247,6 +248,11 @@ _SLICE = (
            RecycledIds),
     Mutant("sessions_in_process", "worker sessions kept in the process are lost on reopen",
            "LDG-DURABLE-001", SessionsInProcess),
+    Mutant("acquire_race_in_history", "the candidate is read and claimed in two transactions "
+           "(the same non-atomic acquisition), to be caught by the linearizability check of a "
+           "concurrent run: two consumers are handed the same task", "LDG-LIN-001",
+           _delivery.ClaimReadThenWrite),
 )
 
-MUTANTS = _SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
+MUTANTS = (_SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
+           + _faults.LEDGENCE_TASKS)

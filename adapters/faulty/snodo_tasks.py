@@ -11,6 +11,7 @@ from fencepost.adapters.snodo_tasks.core import Access, Aggregate, TasksCore
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 
+from . import faults as _faults
 from .base import Mutant, round_trip
 
 _Base: Any = TasksCore
@@ -430,6 +431,9 @@ MUTANTS = (
        "SNODO-CLAIM-007", ClaimNextTakesClaimedTasks, "memory"),
     _m("claim_select_then_update", "claim checks and writes in two transactions",
        "SNODO-CLAIM-008", ClaimSelectThenUpdate),
+    _m("claim_race_in_history", "the same non-atomic claim, caught by the linearizability "
+       "check of a concurrent run: two claims of one task both win", "SNODO-LIN-001",
+       ClaimSelectThenUpdate),
     _m("lost_update", "transition ignores expected_revision", "SNODO-TX-001", LostUpdate),
     _m("revision_checked_outside_write", "expected_revision checked outside the write "
        "transaction", "SNODO-TX-006", RevisionCheckedOutsideTheWrite),
@@ -500,4 +504,5 @@ MUTANTS = (
        "SNODO-TX-002", AppliedEventKeepsRevision),
     _m("identity_per_process", "values signed per process: a restart voids every lease",
        "SNODO-DURABLE-001", IdentityPerProcess),
+    *_faults.SNODO_TASKS,
 )

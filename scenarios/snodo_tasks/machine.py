@@ -115,7 +115,7 @@ class TasksMachine(WorldMachine):
                 bind = f"{name}:{i}"
                 self.h.apply("client", spec.Authorize(spec.Context(home), spec.Action(kind, tid)),
                              bind=bind)
-            self.h.bindings[f"obs:{tid}"] = self.h.bindings[f"g:{i}"]
+            self.h.alias(f"obs:{tid}", f"g:{i}")
             self.h.apply("intruder", spec.Authorize(spec.Context(other),
                                                     spec.Action("cancel", tid)), bind=f"f:{i}")
 

@@ -1,0 +1,479 @@
+"""``fencepost bench``: how fast the kit is on this machine, measured in one run.
+
+Four figures per contract (see :func:`run_bench`):
+
+1. **State-machine steps per second**: the contract's Hypothesis state machine as ``check`` runs
+   it (generation, harness with read-backs, store) on the memory store, SQLite and PostgreSQL,
+   and the model alone stepping the same operation sequences (recorded once, see
+   :mod:`fencepost.scenarios.tape`).
+2. **Kit overhead** on SQLite: the recorded sequences through the kit (a harness: trace and
+   checks on) divided by the same operations called straight on a fresh store, split into the
+   extra store calls the checks make (read-backs) and the harness's own work.
+3. **Linearizability checker**: operations per second on synthetic adk-ledger histories, saved
+   to a file and loaded back, checked partitioned by record and as one partition.
+4. **Detection**: per known-faulty adapter, the median seconds and counterexample steps
+   ``fencepost mutants`` needs to catch it (base memory) over several seeds.
+
+Example::
+
+    result = run_bench(["adk-ledger"], sizes=QUICK)
+    print(render(result))
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from fencepost.model.base import options_with_defaults
+from fencepost.scenarios.clock import SimClock
+from fencepost.scenarios.harness import World
+from fencepost.scenarios.history import History
+from fencepost.scenarios.linearizability import UNKNOWN, check_history
+from fencepost.scenarios.machine import run_machine
+from fencepost.scenarios.runner import CLOCK_START
+from fencepost.scenarios.synthetic import simulate
+from fencepost.scenarios.tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
+
+from .env import AdapterEnv
+from .errors import ConfigurationError
+from .mutants import run_mutants
+from .registry import CONTRACTS, ContractEntry, Factory, contract, resolve_adapter
+
+Progress = Callable[[str], None]
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+OVERHEAD_TARGET = 1.5  # kit / direct on SQLite
+CHECKER_TARGET = (10_000, 8, 2.0)  # operations, processes, seconds (partitioned)
+STORES = ("memory", "sqlite", "postgresql")
+
+
+@attrs.frozen
+class Sizes:
+    """How much to measure: state-machine examples x steps, overhead rounds (the fastest
+    counts), history sizes and process counts, the checker's budget per partition, the seeds
+    each known-faulty adapter is run with, and how many of a contract's known-faulty adapters
+    (None: all)."""
+
+    examples: int = 100
+    steps: int = 50
+    rounds: int = 3
+    histories: tuple[int, ...] = (1_000, 10_000)
+    processes: tuple[int, ...] = (4, 8)
+    budget_s: float = 10.0
+    seeds: int = 5
+    mutants: int | None = None
+
+
+FULL = Sizes()
+QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2)
+
+
+@attrs.frozen
+class Rate:
+    """``steps`` in ``seconds`` on ``target`` (``model``, or a store), or why there is no
+    figure (``note``: unreachable, a violation, a lost store)."""
+
+    target: str
+    steps: int
+    seconds: float
+    note: str = ""
+
+    @property
+    def per_second(self) -> float | None:
+        """Steps per second; None when there is no figure."""
+        if self.note or self.seconds <= 0:
+            return None
+        return self.steps / self.seconds
+
+
+@attrs.frozen
+class MachineRates:
+    """One contract's state-machine figures: the model alone, then each store."""
+
+    contract: str
+    examples: int
+    steps: int
+    rates: tuple[Rate, ...]
+
+
+@attrs.frozen
+class Overhead:
+    """The same operations through the kit and as direct calls, on SQLite (seconds, the
+    fastest of the rounds). ``reads_s`` is the extra time in store calls the kit's checks
+    make (reading records back), ``harness_s`` the rest of the difference: model, comparing,
+    the trace."""
+
+    contract: str
+    operations: int
+    direct_s: float
+    kit_s: float
+    reads_s: float
+    harness_s: float
+
+    @property
+    def ratio(self) -> float:
+        """kit / direct."""
+        return self.kit_s / self.direct_s
+
+
+@attrs.frozen
+class CheckerRun:
+    """One check of a saved synthetic history."""
+
+    operations: int
+    processes: int
+    partitioned: bool
+    partitions: int
+    verdict: str
+    seconds: float
+
+    @property
+    def per_second(self) -> float | None:
+        """Operations per second; None when the search ran out of budget."""
+        return None if self.verdict == UNKNOWN else self.operations / self.seconds
+
+
+@attrs.frozen
+class Detection:
+    """One known-faulty adapter over the seeds: in how many it was caught by its expected
+    clause, and per seed the seconds and counterexample steps (None: not caught)."""
+
+    contract: str
+    name: str
+    expected_clause: str
+    seconds: tuple[float | None, ...]
+    steps: tuple[int | None, ...]
+
+    @property
+    def caught(self) -> int:
+        """Seeds in which it was caught."""
+        return sum(s is not None for s in self.seconds)
+
+    @property
+    def median_seconds(self) -> float | None:
+        """Median over the seeds that caught it."""
+        return _median([s for s in self.seconds if s is not None])
+
+    @property
+    def median_steps(self) -> float | None:
+        """Median counterexample length over the seeds that caught it."""
+        return _median([s for s in self.steps if s is not None])
+
+
+@attrs.frozen
+class BenchResult:
+    """Everything :func:`run_bench` measured."""
+
+    contracts: tuple[str, ...]
+    sizes: Sizes
+    postgres: str
+    machine: tuple[MachineRates, ...]
+    overhead: tuple[Overhead, ...]
+    checker: tuple[CheckerRun, ...]
+    detection: tuple[Detection, ...]
+    seconds: float
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# --- 1. state-machine steps per second ----------------------------------------------------------
+
+
+def _world(entry: ContractEntry, factory: Any, start: int = CLOCK_START) -> World:
+    """A world on a fresh namespace of ``factory``, its store open (as ``check`` opens it)."""
+    suite = entry.load_suite()
+    world = World(
+        model=suite.model,
+        factory=factory,
+        clock=SimClock(start),
+        namespace=f"b{uuid.uuid4().hex[:10]}",
+        options=options_with_defaults(suite.model.choices, {}, suite.model.settings),
+    )
+    store = world.open()
+    world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+    return world
+
+
+def _close(factory: Factory) -> None:
+    close = getattr(factory, "close", None)
+    if close is not None:
+        close()
+
+
+def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
+    """The operation sequences of ``name``'s state machine (seed 1) on the memory store."""
+    entry = contract(name)
+    factory, _ = resolve_adapter(name, "memory")
+    world = _world(entry, factory)
+    try:
+        run, tapes = tape_machine(entry.load_suite().machine_for, world,
+                                  examples=sizes.examples, steps=sizes.steps, seed=1)
+    finally:
+        world.discard()
+    if run.violations or run.lost is not None:
+        raise RuntimeError(f"the memory store of {name} failed its own state machine")
+    return tapes
+
+
+def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Rate:
+    """The model alone stepping ``tapes`` (repeated until ``min_seconds`` have passed)."""
+    model = contract(name).load_suite().model
+    steps, started = 0, time.perf_counter()
+    while True:
+        steps += sum(replay_model(model, tape) for tape in tapes)
+        elapsed = time.perf_counter() - started
+        if elapsed >= min_seconds or not steps:
+            return Rate("model", steps, elapsed)
+
+
+def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate:
+    """The state machine (seed 1) on ``factory``'s store: steps (``Evidence.steps``) per
+    second of :func:`run_machine`."""
+    entry = contract(name)
+    world = _world(entry, factory)
+    try:
+        started = time.perf_counter()
+        run = run_machine(entry.load_suite().machine_for(world), examples=sizes.examples,
+                          steps=sizes.steps, seed=1)
+        elapsed = time.perf_counter() - started
+    finally:
+        world.discard()
+        _close(factory)
+    note = ""
+    if run.violations:
+        note = "failed " + ", ".join(sorted({v.clause for v in run.violations}))
+    elif run.lost is not None:
+        note = "store lost"
+    return Rate(target, world.evidence.steps, elapsed, note)
+
+
+def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str | None,
+                  progress: Progress = _quiet) -> MachineRates:
+    """Steps per second of ``name``'s state machine: the model alone on ``tapes``, then
+    memory, SQLite and (``postgres`` a URL, None: unreachable) PostgreSQL."""
+    progress(f"machine/{name}: the model alone")
+    rates = [model_rate(name, tapes)]
+    for target in STORES:
+        if target == "postgresql" and postgres is None:
+            rates.append(Rate(target, 0, 0.0, "unreachable"))
+            continue
+        progress(f"machine/{name}: {target}, {sizes.examples} examples of up to "
+                 f"{sizes.steps} steps")
+        spec = postgres if target == "postgresql" and postgres is not None else target
+        try:
+            factory, _ = resolve_adapter(name, spec)
+        except ConfigurationError:  # the server went away after the probe
+            rates.append(Rate(target, 0, 0.0, "unreachable"))
+            continue
+        rates.append(machine_rate(name, target, factory, sizes))
+    return MachineRates(name, sizes.examples, sum(t.steps for t in tapes), tuple(rates))
+
+
+# --- 2. kit overhead ----------------------------------------------------------------------------
+
+
+class _Meter:
+    """Seconds spent inside store calls (and opening stores)."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+
+    def timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn``, counting the time of each call."""
+        def call(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.spent += time.perf_counter() - started
+        return call
+
+
+class _MeteredStore:
+    """A store whose method calls count into a meter (attributes pass through)."""
+
+    def __init__(self, store: Any, meter: _Meter) -> None:
+        self._store = store
+        self._meter = meter
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._store, name)
+        return self._meter.timed(found) if callable(found) else found
+
+
+class _MeteredFactory:
+    """``factory`` with its stores metered; opening one counts as store time."""
+
+    def __init__(self, factory: Factory, meter: _Meter) -> None:
+        self.factory = factory
+        self.meter = meter
+
+    def __call__(self, env: AdapterEnv) -> Any:
+        return _MeteredStore(self.meter.timed(self.factory)(env), self.meter)
+
+    def discard(self, env: AdapterEnv) -> None:
+        """Drop a namespace's data (the factory's own ``discard``)."""
+        discard = getattr(self.factory, "discard", None)
+        if discard is not None:
+            discard(env)
+
+
+def _replay(entry: ContractEntry, factory: _MeteredFactory, tape: Tape,
+            kit: bool) -> tuple[float, float]:
+    """One tape on a fresh namespace: (seconds, of which in the store)."""
+    world = _world(entry, factory, tape.start)
+    try:
+        factory.meter.spent = 0.0
+        started = time.perf_counter()
+        if kit:
+            replay_kit(world, tape)
+        else:
+            replay_direct(world, tape)
+        return time.perf_counter() - started, factory.meter.spent
+    finally:
+        world.discard()
+
+
+def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
+                   progress: Progress = _quiet) -> Overhead:
+    """``tapes`` through the kit and as direct calls on SQLite, alternating which goes first
+    tape by tape; the fastest of ``sizes.rounds`` rounds of each."""
+    entry = contract(name)
+    sqlite, _ = resolve_adapter(name, "sqlite")
+    factory = _MeteredFactory(sqlite, _Meter())
+    kit: list[tuple[float, float]] = []
+    direct: list[tuple[float, float]] = []
+    try:
+        for r in range(sizes.rounds):
+            progress(f"overhead/{name}: round {r + 1}/{sizes.rounds} on SQLite")
+            totals = {True: [0.0, 0.0], False: [0.0, 0.0]}
+            for k, tape in enumerate(tapes):
+                for side in (True, False) if (k + r) % 2 == 0 else (False, True):
+                    seconds, in_store = _replay(entry, factory, tape, side)
+                    totals[side][0] += seconds
+                    totals[side][1] += in_store
+            kit.append((totals[True][0], totals[True][1]))
+            direct.append((totals[False][0], totals[False][1]))
+    finally:
+        _close(sqlite)
+    (kit_s, kit_store), (direct_s, direct_store) = min(kit), min(direct)
+    return Overhead(name, sum(t.steps for t in tapes), direct_s, kit_s,
+                    reads_s=kit_store - direct_store,
+                    harness_s=(kit_s - kit_store) - (direct_s - direct_store))
+
+
+# --- 3. linearizability checker -----------------------------------------------------------------
+
+
+def bench_checker(sizes: Sizes, progress: Progress = _quiet) -> list[CheckerRun]:
+    """Synthetic adk-ledger histories (one invocation per 20 operations), saved with
+    :meth:`History.save` and loaded back, checked by record and as one partition."""
+    from fencepost.model import adk_ledger
+
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="fencepost-bench-") as scratch:
+        for n in sizes.histories:
+            for processes in sizes.processes:
+                path = os.path.join(scratch, f"h{n}x{processes}.jsonl")
+                History(adk_ledger.MODEL.name, simulate(n, processes, max(1, n // 20))).save(path)
+                history = History.load(path)
+                for partitioned in (True, False):
+                    how = "by record" if partitioned else "as one partition"
+                    progress(f"checker/{n}x{processes}: {n:,} operations, {processes} "
+                             f"processes, {how}")
+                    started = time.perf_counter()
+                    verdict = check_history(adk_ledger.MODEL, history,
+                                            None if partitioned else _one_partition,
+                                            budget_s=sizes.budget_s)
+                    runs.append(CheckerRun(n, processes, partitioned, len(verdict.partitions),
+                                           verdict.result, time.perf_counter() - started))
+    return runs
+
+
+def _one_partition(_op: Any) -> None:
+    return None
+
+
+def checker_target(runs: Sequence[CheckerRun]) -> CheckerRun | None:
+    """The run the target is about (10,000 operations, 8 processes, partitioned), if any."""
+    n, processes, _ = CHECKER_TARGET
+    return next((r for r in runs if (r.operations, r.processes, r.partitioned)
+                 == (n, processes, True)), None)
+
+
+# --- 4. detection -------------------------------------------------------------------------------
+
+
+def bench_detection(name: str, seeds: int, progress: Progress = _quiet,
+                    limit: int | None = None) -> list[Detection]:
+    """Each known-faulty adapter of ``name`` (base memory, profile quick; the first ``limit``)
+    with seeds 1..N, one ``run_mutants`` call per adapter and seed, timed here."""
+    mutants = [m for m in contract(name).mutants() if "memory" in m.bases][:limit]
+    found: dict[str, list[tuple[float | None, int | None]]] = {m.name: [] for m in mutants}
+    for seed in range(1, seeds + 1):
+        for k, mutant in enumerate(mutants, 1):
+            progress(f"detection/{name}/seed{seed}: mutant {k}/{len(mutants)} {mutant.name} "
+                     f"(seed {seed} of {seeds})")
+            started = time.perf_counter()
+            [row] = run_mutants(name, base="memory", seed=seed, only=[mutant.name])
+            elapsed = time.perf_counter() - started
+            found[mutant.name].append((elapsed, row.steps) if row.caught else (None, None))
+    return [Detection(name, m.name, m.expected_clause,
+                      tuple(s for s, _ in found[m.name]), tuple(n for _, n in found[m.name]))
+            for m in mutants]
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def reachable(url: str) -> bool:
+    """Can ``url`` be connected to?"""
+    from fencepost.adapters.sql import probe
+
+    try:
+        probe(url)
+    except Exception:  # noqa: BLE001 - any failure to connect means no PostgreSQL column
+        return False
+    return True
+
+
+def run_bench(
+    contracts: Sequence[str] | None = None,
+    *,
+    sizes: Sizes = FULL,
+    postgres: str = DEFAULT_POSTGRES,
+    progress: Progress = _quiet,
+) -> BenchResult:
+    """Measure every figure for ``contracts`` (default: all), on this machine, now."""
+    names = tuple(contracts or CONTRACTS)
+    for name in names:
+        contract(name)
+    if sizes.seeds < 1:
+        raise ConfigurationError("--seeds must be at least 1")
+    started = time.perf_counter()
+    progress(f"postgres: probing {postgres}")
+    pg = postgres if reachable(postgres) else None
+    machine, overhead = [], []
+    for name in names:
+        progress(f"machine/{name}: recording the operation sequences on memory")
+        tapes = record_tapes(name, sizes)
+        machine.append(bench_machine(name, tapes, sizes, pg, progress))
+        overhead.append(bench_overhead(name, tapes, sizes, progress))
+    checker = bench_checker(sizes, progress)
+    detection = [d for name in names
+                 for d in bench_detection(name, sizes.seeds, progress, sizes.mutants)]
+    return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
+                       tuple(detection), time.perf_counter() - started)

@@ -1,0 +1,181 @@
+"""The tables ``fencepost bench`` prints and the JSON ``--json`` saves (see
+:mod:`fencepost.bench`)."""
+
+from __future__ import annotations
+
+import platform
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from tabulate import tabulate  # type: ignore[import-untyped]
+
+from .bench import (
+    CHECKER_TARGET,
+    OVERHEAD_TARGET,
+    STORES,
+    BenchResult,
+    CheckerRun,
+    Detection,
+    checker_target,
+)
+
+_STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
+def render(result: BenchResult) -> str:
+    """Every table of ``result``, each with its target and how its figures were measured."""
+    parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
+             f"total wall time {result.seconds:.0f} s"]
+    return "\n\n".join(parts)
+
+
+def to_json(result: BenchResult) -> dict[str, Any]:
+    """``result`` as JSON-ready data, with the derived figures (rates, ratio, medians)."""
+    return {
+        "host": {"python": platform.python_version(), "platform": platform.platform()},
+        "contracts": list(result.contracts),
+        "sizes": attrs.asdict(result.sizes),
+        "postgres": result.postgres,
+        "seconds": result.seconds,
+        "state_machine": [
+            {"contract": m.contract, "examples": m.examples, "steps": m.steps,
+             "rates": [{**attrs.asdict(r), "per_second": r.per_second} for r in m.rates]}
+            for m in result.machine
+        ],
+        "overhead": [{**attrs.asdict(o), "ratio": o.ratio, "target": OVERHEAD_TARGET,
+                      "target_met": o.ratio <= OVERHEAD_TARGET}
+                     for o in result.overhead],
+        "checker": {
+            "runs": [{**attrs.asdict(r), "per_second": r.per_second} for r in result.checker],
+            "target": dict(zip(("operations", "processes", "seconds"), CHECKER_TARGET,
+                               strict=True)),
+            "target_met": _checker_met(checker_target(result.checker)),
+        },
+        "detection": [
+            {**attrs.asdict(d), "caught": d.caught, "median_seconds": d.median_seconds,
+             "median_steps": d.median_steps}
+            for d in result.detection
+        ],
+    }
+
+
+# --- the four tables ----------------------------------------------------------------------------
+
+
+def _machine(result: BenchResult) -> str:
+    rows = []
+    for m in result.machine:
+        by_target = {r.target: r for r in m.rates}
+        cells = [m.contract, f"{m.steps:,}", _rate(by_target["model"].per_second)]
+        cells += [by_target[t].note or _rate(by_target[t].per_second) for t in STORES]
+        rows.append(cells)
+    s = result.sizes
+    headers = ["contract", "steps", "model alone", *(_STORE_TITLES[t] for t in STORES)]
+    return (
+        f"State-machine steps per second ({s.examples} examples of up to {s.steps} steps, "
+        f"seed 1)\n{_table(rows, headers, 'lrrrrr')}\n"
+        "model alone: the reference model stepping the recorded operation sequences (no store, "
+        "no checks); stores: the Hypothesis state machine as `check` runs it (generation, "
+        "harness with read-backs, store)"
+    )
+
+
+def _overhead(result: BenchResult) -> str:
+    rows = [
+        (o.contract, f"{o.operations:,}", _num(o.direct_s), _num(o.kit_s), f"{o.ratio:.2f}x",
+         _num(o.reads_s), _num(o.harness_s), f"<= {OVERHEAD_TARGET}x",
+         "yes" if o.ratio <= OVERHEAD_TARGET else "NO")
+        for o in result.overhead
+    ]
+    headers = ["contract", "operations", "direct s", "kit s", "kit/direct",
+               "of which read-backs s", "of which harness s", "target", "met"]
+    return (
+        f"Kit overhead on SQLite (the recorded sequences; fastest of {result.sizes.rounds} "
+        f"round(s))\n{_table(rows, headers, 'lrrrrrrll')}\n"
+        "kit: a harness replaying the operations with its trace and checks on (the model "
+        "steps, every answer compared, the records read back after each step); direct: the "
+        "same calls on a fresh store. read-backs: the extra time in store calls the checks "
+        "make; harness: the rest of the difference"
+    )
+
+
+def _checker(result: BenchResult) -> str:
+    rows = [
+        (f"{r.operations:,}", r.processes, "by record" if r.partitioned else "one partition",
+         r.partitions, r.verdict, _num(r.seconds, 3), _rate(r.per_second))
+        for r in result.checker
+    ]
+    headers = ["operations", "processes", "checked", "partitions", "verdict", "seconds",
+               "ops/s"]
+    n, processes, limit = CHECKER_TARGET
+    target = checker_target(result.checker)
+    if target is None:
+        met = "not measured (no such history in this run)"
+    else:
+        met = f"{target.seconds:.3f} s, {'met' if _checker_met(target) else 'NOT met'}"
+    return (
+        "Linearizability checker (synthetic adk-ledger histories, 1 invocation per 20 "
+        "operations, 1% timed-out calls; saved as JSON lines and loaded back; budget "
+        f"{result.sizes.budget_s:g} s per partition)\n{_table(rows, headers, 'rrlrlrr')}\n"
+        f"target: {n:,} operations, {processes} processes, partitioned, under {limit:g} s: {met}"
+    )
+
+
+def _detection(result: BenchResult) -> str:
+    seeds = result.sizes.seeds
+    rows = [
+        (d.contract, d.name, d.expected_clause, f"{d.caught}/{seeds}", _num(d.median_seconds, 3),
+         _num(d.median_steps, 1))
+        for d in result.detection
+    ]
+    headers = ["contract", "faulty adapter", "expected clause", "caught", "median s",
+               "median steps"]
+    summary = [_summary(name, [d for d in result.detection if d.contract == name], seeds)
+               for name in result.contracts]
+    summary_headers = ["contract", "faulty adapters", "caught in every seed",
+                       "median of medians s", "median of medians steps"]
+    return (
+        f"Detection of the known-faulty adapters (base memory, profile quick, seeds 1-{seeds})"
+        f"\n{_table(rows, headers, 'lllrrr')}\n\n{_table(summary, summary_headers, 'lrrrr')}\n"
+        "seconds: a `fencepost mutants` run of one adapter until its expected clause failed; "
+        "steps: the length of the counterexample it reports; medians over the seeds that "
+        "caught it"
+    )
+
+
+def _summary(name: str, rows: Sequence[Detection], seeds: int) -> tuple[Any, ...]:
+    medians_s = [d.median_seconds for d in rows if d.median_seconds is not None]
+    medians_n = [d.median_steps for d in rows if d.median_steps is not None]
+    every = sum(d.caught == seeds for d in rows)
+    return (name, len(rows), f"{every}/{len(rows)}", _num(_median(medians_s), 3),
+            _num(_median(medians_n), 1))
+
+
+# --- cells --------------------------------------------------------------------------------------
+
+
+def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], align: str) -> str:
+    """A table whose cells are shown as written (``align``: l or r per column)."""
+    sides = {"l": "left", "r": "right"}
+    return str(tabulate(rows, headers=list(headers), disable_numparse=True,
+                        colalign=[sides[a] for a in align]))
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _checker_met(run: CheckerRun | None) -> bool | None:
+    if run is None:
+        return None
+    return run.verdict != "unknown" and run.seconds < CHECKER_TARGET[2]

@@ -1,0 +1,86 @@
+"""fencepost bench: the figures it returns have the right shape (timings are not asserted)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fencepost.bench import BenchResult, Sizes, run_bench
+from fencepost.bench_render import render, to_json
+from fencepost.errors import ConfigurationError
+
+TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=1.0,
+             seeds=1, mutants=1)
+NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
+CONTRACTS = ["adk-ledger", "snodo-tasks"]
+
+
+@pytest.fixture(scope="module")
+def result() -> BenchResult:
+    return run_bench(CONTRACTS, sizes=TINY, postgres=NOWHERE)
+
+
+def test_every_requested_contract_has_a_row_in_each_per_contract_table(
+        result: BenchResult) -> None:
+    assert result.contracts == tuple(CONTRACTS)
+    assert [m.contract for m in result.machine] == CONTRACTS
+    assert [o.contract for o in result.overhead] == CONTRACTS
+    assert [d.contract for d in result.detection] == CONTRACTS  # one adapter each
+
+
+def test_state_machine_rates_are_positive_and_postgres_is_unreachable(
+        result: BenchResult) -> None:
+    for m in result.machine:
+        by_target = {r.target: r for r in m.rates}
+        assert list(by_target) == ["model", "memory", "sqlite", "postgresql"]
+        assert m.steps > 0
+        for target in ("model", "memory", "sqlite"):
+            rate = by_target[target].per_second
+            assert rate is not None and rate > 0, (m.contract, target)
+        # every store ran the sequences the model replayed
+        assert {by_target[t].steps for t in ("memory", "sqlite")} == {m.steps}
+        assert by_target["postgresql"].note == "unreachable"
+        assert by_target["postgresql"].per_second is None
+
+
+def test_overhead_is_the_kit_time_over_the_direct_time(result: BenchResult) -> None:
+    for o in result.overhead:
+        assert o.operations > 0 and o.direct_s > 0 and o.kit_s > 0
+        assert o.ratio == o.kit_s / o.direct_s
+        # the split adds up to the difference
+        assert o.reads_s + o.harness_s == pytest.approx(o.kit_s - o.direct_s)
+
+
+def test_checker_runs_each_history_by_record_and_as_one_partition(result: BenchResult) -> None:
+    assert [(r.operations, r.processes, r.partitioned) for r in result.checker] == [
+        (40, 4, True), (40, 4, False)]
+    by_record, whole = result.checker
+    assert by_record.verdict == whole.verdict == "linearizable"
+    assert by_record.partitions == 2 and whole.partitions == 1
+    assert by_record.per_second == pytest.approx(40 / by_record.seconds)
+
+
+def test_detection_gives_a_median_per_adapter(result: BenchResult) -> None:
+    for d in result.detection:
+        assert d.caught == 1 and len(d.seconds) == len(d.steps) == 1
+        assert d.median_seconds is not None and d.median_seconds > 0
+        assert d.median_steps is not None and d.median_steps >= 1
+
+
+def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
+    text = render(result)
+    for title in ("State-machine steps per second", "Kit overhead on SQLite",
+                  "Linearizability checker", "Detection of the known-faulty adapters"):
+        assert title in text
+    assert "unreachable" in text and "<= 1.5x" in text
+    assert "target: 10,000 operations, 8 processes" in text
+    data = json.loads(json.dumps(to_json(result)))
+    assert [o["ratio"] for o in data["overhead"]] == [o.ratio for o in result.overhead]
+    assert data["checker"]["target_met"] is None  # no 10,000-operation history this time
+    assert {d["name"] for d in data["detection"]} == {d.name for d in result.detection}
+
+
+def test_an_unknown_contract_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="unknown contract"):
+        run_bench(["nope"], sizes=TINY, postgres=NOWHERE)
