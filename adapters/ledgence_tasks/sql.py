@@ -49,9 +49,9 @@ second sees the first's cursor. A dispatch claim takes the same locks in the sam
 (session ``FOR SHARE``, the cursor by insert-or-lock, then the task ``FOR UPDATE``) before it
 reads its receipt, so claims and acquisitions of one consumer serialize and a claim waiting
 for an identical one answers that one's receipt; claims of one task serialize on the task.
-The candidate query takes the first eligible task with ``FOR UPDATE SKIP LOCKED`` and the core
-re-checks the locked record; when every eligible row is held by another transaction it waits
-for the first of them instead (a held row is not an empty queue). The recovery scan
+The candidate query locks the first eligible task with ``FOR UPDATE``, waiting while another
+transaction holds it (the head of the queue is what a claim takes: skipping to the next free
+row is not linearizable), and the core re-checks the locked record. The recovery scan
 shortlists without locks and takes each candidate's task with ``SKIP LOCKED``, passing over
 held ones. Two submissions of one new key both find no binding, and the unique constraint
 makes the second insert wait for the first and fail: the loser then re-reads the winner in its
@@ -414,13 +414,13 @@ class _SqlTxn:
             found: TaskRecord | None = loads(text) if text is not None else None
             return found
         for _ in range(CANDIDATE_ROUNDS):
-            # The first free eligible row; PostgreSQL re-evaluates the WHERE on the newest
-            # version of a row another transaction changed since the statement began.
-            text = self.conn.execute(self._skip_locked(select)).scalar()
-            if text is None:
-                # Every eligible row is held (or there is none): wait for the first held one
-                # rather than answer Empty while a task may still be claimable.
-                text = self.conn.execute(lock_row(self.engine, select)).scalar()
+            # The first eligible row, waiting for it while another transaction holds it: a claim
+            # takes the head of the queue, and taking the next free row instead is not
+            # linearizable (a reader could then see the head still queued after this claim
+            # passed it over; the concurrent run's history check caught exactly that with
+            # SKIP LOCKED). PostgreSQL re-evaluates the WHERE on the newest version of a row
+            # it waited for; with LIMIT 1 a row that stopped matching gives no row: go again.
+            text = self.conn.execute(lock_row(self.engine, select)).scalar()
             if text is not None:
                 claimed: TaskRecord = loads(text)
                 return claimed
