@@ -54,13 +54,17 @@ def check(
     entry = contract(contract_name)
     if profile not in PROFILES:
         raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
-    overrides: dict[str, int] = {k: v for k, v in (("concurrency", concurrency),
-                                                   ("concurrent_ops", concurrent_ops))
-                                 if v is not None}
-    for key, value in overrides.items():
-        if value < 0:
-            raise ConfigurationError(f"{key} must be 0 or more, not {value}")
-    chosen = attrs.evolve(PROFILES[profile], **overrides)  # type: ignore[misc]
+    chosen = PROFILES[profile]
+    overrides: dict[str, int] = {}
+    for flag, count in (("concurrency", concurrency), ("ops", concurrent_ops)):
+        if count is not None:
+            if count < 0:
+                raise ConfigurationError(f"{flag} must be 0 or more, not {count}")
+            overrides[flag] = count
+    if concurrency is not None:
+        chosen = attrs.evolve(chosen, concurrency=concurrency)
+    if concurrent_ops is not None:
+        chosen = attrs.evolve(chosen, concurrent_ops=concurrent_ops)
     factory, name = resolve_adapter(contract_name, adapter)
     suite = entry.load_suite()
     seed = new_seed() if seed is None else seed
@@ -78,8 +82,8 @@ def check(
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):
         replay += ["--option", f"{key}={value}"]
-    for key, value in overrides.items():
-        replay += [f"--{'ops' if key == 'concurrent_ops' else key}", str(value)]
+    for flag, count in overrides.items():
+        replay += [f"--{flag}", str(count)]
     return RunReport(
         contract=contract_name,
         adapter=name,
