@@ -23,7 +23,7 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
-from .base import ContractModel, Ctx, Step, as_mapping, options_with_defaults
+from .base import ContractModel, Ctx, Step, as_mapping, options_with_defaults, reads_and_refusals
 
 State = Mapping[str, "Rec"]
 EMPTY: State = {}
@@ -260,4 +260,5 @@ MODEL = ContractModel(
     field_clauses=FIELD_CLAUSES,
     choices=spec.CHOICES,
     durable_clause="ADK-DURABLE-001",
+    pure=reads_and_refusals("get"),
 )

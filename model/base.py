@@ -134,6 +134,21 @@ class ContractModel:
     # answer_clause(op, step_clause, expected, actual) -> the clause a differing answer (or
     # read-back, with step_clause "") breaks when the difference itself names it, else None
     answer_clause: Any = None
+    # pure(op, answer) -> True when ``op`` answered ``answer`` changes nothing wherever it is
+    # placed (reads; refusals): the linearizability search places such a call as soon as it fits
+    # without trying it anywhere later. None: no call is known to be pure.
+    pure: Any = None
+
+
+def reads_and_refusals(*reads: str) -> Any:
+    """A ``pure`` for models whose refusals (an ``Err`` answer) never change the state and
+    whose ops named ``reads`` never do."""
+    names = frozenset(reads)
+
+    def pure(op: Any, answer: Any) -> bool:
+        return op.name in names or getattr(answer, "code", "ok") != "ok"
+
+    return pure
 
 
 def attribute_effect(model: ContractModel, last: Step, expected: Any, actual: Any) -> str:

@@ -26,7 +26,7 @@ from fencepost.spec.opaque import Opaque, Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .base import ContractModel, Ctx, OneOf, Step
+from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
 
 
 @attrs.frozen
@@ -1072,6 +1072,8 @@ MODEL = ContractModel(
     },
     choices=(),
     durable_clause="LDG-DURABLE-001",
+    pure=reads_and_refusals("lookup_submission", "status", "result", "inspect", "history",
+                            "inspect_attempt", "list_tasks"),
     mint_clause="LDG-ID-001",
     changed=changed,
     answer_clause=answer_clause,

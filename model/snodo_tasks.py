@@ -18,7 +18,7 @@ from fencepost.spec.opaque import Opaque, Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
-from .base import ContractModel, Ctx, OneOf, Step
+from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
 
 MAIN = "main"  # the store under test; leases/accesses of another store carry another name
 
@@ -428,6 +428,7 @@ MODEL = ContractModel(
     },
     choices=(),
     durable_clause="SNODO-DURABLE-001",
+    pure=reads_and_refusals("get", "worker_snapshot"),
     settings=spec.SETTINGS,
     refusal_clauses={
         ("claim", "deferred"): "SNODO-CLAIM-006",

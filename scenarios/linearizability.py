@@ -433,6 +433,40 @@ def _same(a: Any, b: Any) -> bool:
 # --- bindings of minted names ------------------------------------------------------------------
 
 
+_MASK = (1 << 64) - 1
+
+
+def _name_item(name: str, value: Any, digests: dict[int, tuple[Any, int]]) -> int:
+    return hash((0, name, _digest(value, digests)))
+
+
+def _meaning_item(vkey: _Key, meaning: Any, digests: dict[int, tuple[Any, int]]) -> int:
+    return hash((1, vkey.h, _digest(meaning, digests)))
+
+
+class _BKey:
+    """Bindings as a configuration key: the hash is kept up to date as names are bound (a sum
+    over the items, so binding one more costs one item, not the whole map); equal keys have
+    exactly equal maps."""
+
+    __slots__ = ("b", "h")
+
+    def __init__(self, b: _Bindings, h: int) -> None:
+        self.b = b
+        self.h = h
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _BKey):
+            return NotImplemented
+        if self.b is other.b:
+            return True
+        return (self.h == other.h and _same(self.b.names, other.b.names)
+                and _same(self.b.meanings, other.b.meanings))
+
+
 class _Unbound(Exception):
     """An op refers to a name this order has not bound."""
 
@@ -447,11 +481,14 @@ class _Bindings:
     __slots__ = ("names", "meanings", "digests", "key", "ops", "ctxs")
 
     def __init__(self, names: dict[str, Any], meanings: dict[_Key, Any],
-                 digests: dict[int, tuple[Any, int]]) -> None:
+                 digests: dict[int, tuple[Any, int]], h: int | None = None) -> None:
         self.names = names
         self.meanings = meanings
         self.digests = digests
-        self.key: _Key | None = _Key((names, meanings), digests) if names or meanings else None
+        if h is None:
+            h = sum(_name_item(n, v, digests) for n, v in names.items()) + sum(
+                _meaning_item(k, m, digests) for k, m in meanings.items())
+        self.key: _BKey | None = _BKey(self, h & _MASK) if names or meanings else None
         self.ops: dict[int, Op | None] = {}  # event index -> the op as the model sees it
         self.ctxs: dict[int, Ctx] = {}  # store time -> the step's context
 
@@ -460,7 +497,8 @@ class _Bindings:
 
     def fresh(self) -> _Bindings:
         """The same bindings with empty caches (its ``ops`` cache is per partition)."""
-        return _Bindings(self.names, self.meanings, self.digests)
+        return _Bindings(self.names, self.meanings, self.digests,
+                         self.key.h if self.key is not None else 0)
 
     def extend(self, pairs: list[tuple[Any, Any]], unique: bool,
                digests: dict[int, tuple[Any, int]]) -> _Bindings | None:
@@ -468,6 +506,7 @@ class _Bindings:
         a name would get a second value, or (``unique``) a value a second name."""
         names: dict[str, Any] | None = None
         meanings: dict[_Key, Any] | None = None
+        h = self.key.h if self.key is not None else 0
         for meaning, value in pairs:
             vkey = _Key(value, digests)
             if isinstance(meaning, str):
@@ -482,21 +521,26 @@ class _Bindings:
                 if names is None:
                     names = dict(self.names)
                 names[meaning] = value
+                h += _name_item(meaning, value, digests)
                 if twin is _MISSING:
                     if meanings is None:
                         meanings = dict(self.meanings)
                     meanings[vkey] = meaning
+                    h += _meaning_item(vkey, meaning, digests)
             else:
                 current = (meanings if meanings is not None else self.meanings).get(vkey, _MISSING)
                 if current is not _MISSING and _same(current, meaning):
                     continue
                 if meanings is None:
                     meanings = dict(self.meanings)
+                if current is not _MISSING:
+                    h -= _meaning_item(vkey, current, digests)
                 meanings[vkey] = meaning
+                h += _meaning_item(vkey, meaning, digests)
         if names is None and meanings is None:
             return self
         return _Bindings(names if names is not None else self.names,
-                         meanings if meanings is not None else self.meanings, digests)
+                         meanings if meanings is not None else self.meanings, digests, h)
 
     def to_model(self, value: Any, digests: dict[int, tuple[Any, int]]) -> Any:
         """``value`` as the model knows it: bound real values replaced by their meanings,
@@ -562,6 +606,9 @@ class _Partition:
         order = sorted(range(len(events)), key=lambda k: (events[k].invoked, k))
         self.events = [events[k] for k in order]
         self.determinate = [not e.indeterminate for e in self.events]
+        pure = world.model.pure
+        self.pure = [bool(d and pure is not None and pure(e.op, e.outcome))
+                     for d, e in zip(self.determinate, self.events, strict=True)]
         self.refs = [_has_refs(e.op) for e in self.events]
         self.unique = world.model.mint_clause is not None
         self.digests = digests
@@ -690,13 +737,13 @@ def _check_partition(world: _World, key: Hashable | None, events: list[Event],
     parts = segments(events)
     for number, segment in enumerate(parts):
         last = number == len(parts) - 1
-        ends: dict[tuple[_Key, _Key | None, tuple[int, ...]], _Start] = {}
+        ends: dict[tuple[_Key, _BKey | None, tuple[int, ...]], _Start] = {}
         by_pending: dict[tuple[int, ...], list[_Start]] = {}
         for start in frontier:
             by_pending.setdefault(tuple(id(e) for e in start[2]), []).append(start)
         for group in by_pending.values():
             part = _Partition(world, list(group[0][2]) + segment, digests)
-            seen: set[tuple[int, _Key, _Key | None]] = set()
+            seen: set[tuple[int, _Key, _BKey | None]] = set()
             for state, b, _pending, trail in group:
                 verdict, _best = _search(part, state, b.fresh(), deadline, seen,
                                          None if last else ends, trail)
@@ -717,8 +764,8 @@ def _check_partition(world: _World, key: Hashable | None, events: list[Event],
 
 
 def _search(part: _Partition, state: Any, b: _Bindings, deadline: float,
-            seen: set[tuple[int, _Key, _Key | None]],
-            ends: dict[tuple[_Key, _Key | None, tuple[int, ...]], _Start] | None,
+            seen: set[tuple[int, _Key, _BKey | None]],
+            ends: dict[tuple[_Key, _BKey | None, tuple[int, ...]], _Start] | None,
             trail: _Trail = None,
             ) -> tuple[str, tuple[list[int], Any, _Bindings, int] | None]:
     """Search ``part`` from ``state``/``b``. Without ``ends``: stop at the first order that
@@ -772,16 +819,17 @@ def _search(part: _Partition, state: Any, b: _Bindings, deadline: float,
     det = part.determinate
     remaining = sum(det)
     found = False
-    # frames: (call entry, state, bindings, linearized, successors, next successor)
-    stack: list[tuple[int, Any, _Bindings, int, list[tuple[Any, _Bindings]], int]] = []
+    # frames: (call entry, state, bindings, linearized, successors, next successor, forced)
+    stack: list[tuple[int, Any, _Bindings, int, list[tuple[Any, _Bindings]], int, bool]] = []
     path: list[int] = []
     best: tuple[list[int], Any, _Bindings, int] | None = None
     entry = nxt[0]
     steps = 0
+    scan = True  # a configuration not looked at yet: is a pure call forced here?
 
-    def push(c: int, succ: list[tuple[Any, _Bindings]], k: int) -> bool:
+    def push(c: int, succ: list[tuple[Any, _Bindings]], k: int, forced: bool = False) -> bool:
         """Take the first successor from ``k`` on that leads somewhere new."""
-        nonlocal state, b, linearized, remaining, entry
+        nonlocal state, b, linearized, remaining, entry, scan
         i = event_of[c]
         bit = linearized | (1 << i)
         for idx in range(k, len(succ)):
@@ -790,26 +838,48 @@ def _search(part: _Partition, state: Any, b: _Bindings, deadline: float,
             if config in seen:
                 continue
             seen.add(config)
-            stack.append((c, state, b, linearized, succ, idx + 1))
+            stack.append((c, state, b, linearized, succ, idx + 1, forced))
             path.append(i)
             state, b, linearized = s2, b2, bit
             remaining -= det[i]
             lift(c)
             entry = nxt[0]
+            scan = True
             return True
         return False
 
     def pop() -> bool:
-        """Undo the last choice and take the same event's next answer, else move past it."""
-        nonlocal state, b, linearized, remaining, entry
-        if not stack:
-            return False
-        c, state, b, linearized, succ, k = stack.pop()
-        remaining += det[path.pop()]
-        unlift(c)
-        if not push(c, succ, k):  # the same event's other answers first, then the next one
-            entry = nxt[c]
-        return True
+        """Undo the last choice and take the same event's next answer, else move past it; a
+        forced placement has no alternative: undo the one before it too."""
+        nonlocal state, b, linearized, remaining, entry, scan
+        while stack:
+            c, state, b, linearized, succ, k, forced = stack.pop()
+            remaining += det[path.pop()]
+            unlift(c)
+            if forced:
+                continue
+            scan = False
+            if not push(c, succ, k):  # the same event's other answers first, then the next one
+                entry = nxt[c]
+            return True
+        return False
+
+    pure = part.pure
+
+    def forced() -> tuple[int, tuple[Any, _Bindings]] | None:
+        """A pure call that fits here and changes nothing (a read, a refusal): placing it now
+        loses no order (wherever else it could go it changes nothing either), so the search
+        places it without trying the other candidates (a partial-order reduction)."""
+        j = nxt[0]
+        while kind[j] == _CALL:
+            i = event_of[j]
+            if pure[i]:
+                succ = part.successors(i, state, b)
+                if len(succ) == 1 and succ[0][1] is b and (
+                        succ[0][0] is state or _same(succ[0][0], state)):
+                    return j, succ[0]
+            j = nxt[j]
+        return None
 
     while True:
         if steps % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() >= deadline:
@@ -827,6 +897,14 @@ def _search(part: _Partition, state: Any, b: _Bindings, deadline: float,
             if not pop():
                 return LINEARIZABLE, best
             continue
+        if scan:
+            scan = False
+            move = forced()
+            if move is not None:
+                if not push(move[0], [move[1]], 0, forced=True) and not pop():
+                    # seen with that call placed: explored already, and so is this one
+                    return (LINEARIZABLE if found else NOT_LINEARIZABLE), best
+                continue
         if kind[entry] == _CALL:
             c = entry
             if not push(c, part.successors(event_of[c], state, b), 0):

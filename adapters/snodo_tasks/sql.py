@@ -8,7 +8,8 @@ Atomicity: each operation is one transaction. SQLite serializes them with ``BEGI
 PostgreSQL (READ COMMITTED) locks the task's row with ``SELECT ... FOR UPDATE``; create first
 takes a transaction-scoped advisory lock keyed by the table, so capacity is counted with no
 concurrent create in flight; claim_next takes a recoverable row with ``FOR UPDATE SKIP LOCKED``
-so that concurrent claimers never wait on, or double-claim, one task.
+so that concurrent claimers never wait on, or double-claim, one task; it answers None only when
+a plain SELECT finds nothing recoverable, and otherwise waits for the row it found.
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from sqlalchemy.engine import Connection, Engine
 from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.errors import BackendUnavailable
 
 from .codec import dump_aggregate, dump_scope, load_aggregate
 from .core import ACTIVE, Aggregate, Predicate, TasksCore
 
 _CREATE_LOCK: dict[str, Callable[[Connection, sa.Table], None]] = {}
 _SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
+CLAIM_ROUNDS = 20
+"""How often claim_next goes again when the row it waited for stopped being recoverable."""
 
 
 def _no_create_lock(conn: Connection, table: sa.Table) -> None:
@@ -39,11 +43,6 @@ def _no_create_lock(conn: Connection, table: sa.Table) -> None:
 
 def _pg_create_lock(conn: Connection, table: sa.Table) -> None:
     conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": table.name})
-
-
-def _no_skip_locked(select: sa.Select[Any]) -> sa.Select[Any]:
-    """SQLite: the transaction already holds the database's write lock."""
-    return select
 
 
 def _pg_skip_locked(select: sa.Select[Any]) -> sa.Select[Any]:
@@ -144,9 +143,28 @@ class _SqlTxn:
             .order_by(t.c.created_at, t.c.task_id)
             .limit(1)
         )
-        query = _SKIP_LOCKED.get(self._backend, _no_skip_locked)(query)
-        found: str | None = self.conn.execute(query).scalar()
-        return found
+        skip_locked = _SKIP_LOCKED.get(self._backend)
+        if skip_locked is None:  # SQLite: BEGIN IMMEDIATE already excludes everyone else
+            found: str | None = self.conn.execute(query).scalar()
+            return found
+        for _ in range(CLAIM_ROUNDS):
+            found = self.conn.execute(skip_locked(query)).scalar()
+            if found is not None:
+                return found
+            # Every recoverable row is held, or there is none. Held rows may be merely read by
+            # others (every call locks what it loads): answering None then would not be
+            # linearizable (the concurrent run's history check caught it). A plain SELECT's
+            # snapshot decides: nothing recoverable there is a true None; else wait for that
+            # row and take it if it is still recoverable (the caller re-checks).
+            waiting_for = self.conn.execute(query).scalar()
+            if waiting_for is None:
+                return None
+            row = sa.select(t.c.task_id).where(t.c.task_id == waiting_for)
+            self.conn.execute(lock_row(self.engine, row))
+            # Locked now: a new statement reads its newest committed version.
+            if self.conn.execute(query.where(t.c.task_id == waiting_for)).scalar() is not None:
+                return str(waiting_for)
+        raise BackendUnavailable("claim_next: the tasks kept changing under it; try again")
 
     def expired_ids(self, now: int, expired: Predicate) -> list[str]:
         t = self.table

@@ -18,7 +18,7 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
 
-IN_PLAY = 6
+IN_PLAY = 4
 """Invocations the workers pick from: the last ``IN_PLAY`` created."""
 
 LEASES = (5, 30, 100, 500)

@@ -68,6 +68,7 @@ class SnodoWorkload:
         self.accesses: dict[Need, Any] = {}
         self.snapshots: dict[str, spec.Snapshot] = {}
         self.reaped: set[str] = set()
+        self.claimed: dict[str, int] = {}  # task id -> when the last claim seen ends
 
     def access(self, need: Need) -> Any:
         """The access some worker was given for ``need``, else :data:`MISSING`."""
@@ -105,6 +106,20 @@ class SnodoWorkload:
             going = [t for t in self.created if t not in self.snapshots
                      or self.snapshots[t].task.status not in spec.TERMINAL]
             return rng.choice(going if going and rng.random() < 0.8 else self.created)
+
+    def claimable(self, rng: random.Random, now: int) -> str:
+        """A task in play to claim: mostly one that looked claimable at ``now`` as far as the
+        answers show (not finished, retry due, no claim known to be live), so that claims of
+        one task meet in a burst; else any task in play."""
+        with self.lock:
+            free = [t for t in self.created if t in self.snapshots
+                    and _claimable(self.snapshots[t], now) and self.claimed.get(t, 0) <= now]
+        return rng.choice(free) if free and rng.random() < 0.85 else self.task(rng)
+
+    def saw_claim(self, task_id: str, until: int | None) -> None:
+        """``task_id`` was claimed until ``until`` (None: released)."""
+        with self.lock:
+            self.claimed[task_id] = until if until is not None else 0
 
     def saw_reaped(self, ids: Sequence[str]) -> None:
         with self.lock:
@@ -199,7 +214,7 @@ class SnodoWorker:
             return self._with_access(rng, access, task_id, lambda a, _: spec.Get(task_id, a),
                                      now)
         if kind == "claim":
-            return spec.Claim(self.shared.task(rng), self.owner, rng.choice(LEASES))
+            return spec.Claim(self.shared.claimable(rng, now), self.owner, rng.choice(LEASES))
         if kind == "claim_next":
             return spec.ClaimNext(self.owner, rng.choice(LEASES))
         if kind == "request_event":
@@ -357,6 +372,7 @@ class SnodoWorker:
             for task_id, ls in self.leases.items():
                 if ls and ls[-1] is op.lease:
                     self.expires.pop(task_id, None)
+                    self.shared.saw_claim(task_id, None)
         elif isinstance(op, spec.Reap) and isinstance(value, list):
             self.shared.saw_reaped(value)
         elif isinstance(value, spec.Transition):
@@ -369,6 +385,7 @@ class SnodoWorker:
         mine.append(lease)
         del mine[:-HELD]
         self.expires[task_id] = until
+        self.shared.saw_claim(task_id, until)
         self.shared.saw_time(until)
 
     def _snapshot(self, value: Any) -> str | None:
@@ -384,6 +401,11 @@ class SnodoWorker:
         if task.status in spec.TERMINAL:
             self.expires.pop(task_id, None)
         return task_id
+
+
+def _claimable(snap: spec.Snapshot, now: int) -> bool:
+    return snap.task.status not in spec.TERMINAL and (snap.retry_at is None
+                                                      or snap.retry_at <= now)
 
 
 def workload(prefix: str) -> SnodoWorkload:
