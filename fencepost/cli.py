@@ -179,9 +179,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
     model = contract(history.contract).load_suite().model
-    verdict = check_history(model, history, budget_s=args.budget,
-                            options=_options(args.option or ()),
-                            capabilities=args.capability or ())
+    options = {**history.options, **_options(args.option or ())}
+    capabilities = history.capabilities | set(args.capability or ())
+    verdict = check_history(model, history, budget_s=args.budget, options=options,
+                            capabilities=capabilities)
     print(verdict.summary())
     if verdict.result == NOT_LINEARIZABLE:
         print()
@@ -261,12 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("analyze", help="re-check a saved history (JSON lines) for "
                        "linearizability against the contract's model")
     p.add_argument("history", help="a history file written by a concurrent run")
-    p.add_argument("--budget", type=float, default=10.0, metavar="SECONDS",
-                   help="search time per partition before the verdict is unknown (default 10)")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help="search time per partition before the verdict is unknown (default 60, "
+                        "as in a concurrent run)")
     p.add_argument("--option", action="append", metavar="NAME=VALUE",
-                   help="a contract option the run used")
+                   help="a contract option the run used (default: those saved in the history)")
     p.add_argument("--capability", action="append", metavar="NAME",
-                   help="a capability the store declared in the run")
+                   help="a capability the store declared (added to those saved in the history)")
     p.set_defaults(run=cmd_analyze)
 
     p = sub.add_parser("bench", help="measure the kit on this machine: state-machine steps/s, "

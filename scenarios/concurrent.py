@@ -189,7 +189,8 @@ def run_concurrent(
                     close()
     run_s = time.perf_counter() - started
     events = [e for r in recorded for e in r]
-    history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)))
+    history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
+                      world.options, world.capabilities)
     progress(f"concurrent: checking {len(events)} calls for linearizability")
     t0 = time.perf_counter()
     verdict = check_history(world.model, history, partition, budget_s,

@@ -122,12 +122,24 @@ def _events(events: Iterable[Event]) -> tuple[Event, ...]:
     return tuple(events)
 
 
+def _options(options: Mapping[str, str]) -> dict[str, str]:
+    return dict(options)
+
+
+def _capabilities(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
+
+
 @attrs.frozen
 class History:
-    """The events of one run against one store of ``contract``, in any order."""
+    """The events of one run against one store of ``contract``, in any order, with the
+    contract options the run used and the capabilities the store declared (the model needs
+    both to check the history again; they are saved in the header)."""
 
     contract: str
     events: tuple[Event, ...] = attrs.field(converter=_events)
+    options: Mapping[str, str] = attrs.field(factory=dict, converter=_options)
+    capabilities: frozenset[str] = attrs.field(default=frozenset(), converter=_capabilities)
 
     def __attrs_post_init__(self) -> None:
         for k, event in enumerate(self.events):
@@ -147,7 +159,13 @@ class History:
 
     def to_lines(self) -> Iterator[str]:
         """The JSON lines (without newlines): the header, then one line per event."""
-        yield json.dumps({"fencepost": FORMAT, "version": VERSION, "contract": self.contract})
+        header: dict[str, Any] = {"fencepost": FORMAT, "version": VERSION,
+                                  "contract": self.contract}
+        if self.options:
+            header["options"] = dict(sorted(self.options.items()))
+        if self.capabilities:
+            header["capabilities"] = sorted(self.capabilities)
+        yield json.dumps(header)
         for event in self.events:
             yield json.dumps(event_to_json(event), separators=(",", ":"))
 
@@ -167,6 +185,7 @@ class History:
         """Parse JSON lines (blank lines are skipped); a malformed line raises ValueError
         naming its number (1 = the header)."""
         contract: str | None = None
+        head: dict[str, Any] = {}
         events: list[Event] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -177,6 +196,7 @@ class History:
                 raise ValueError(f"line {number}: not JSON: {e}") from None
             if contract is None:
                 contract = _header(data, number)
+                head = data
                 continue
             try:
                 events.append(event_from_json(contract, data))
@@ -184,7 +204,14 @@ class History:
                 raise ValueError(f"line {number}: {_message(e)}") from None
         if contract is None:
             raise ValueError("line 1: empty history: the header line is missing")
-        return cls(contract, tuple(events))
+        options, capabilities = head.get("options", {}), head.get("capabilities", [])
+        if not (isinstance(options, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in options.items())):
+            raise ValueError("line 1: options must map names to strings")
+        if not (isinstance(capabilities, list) and all(isinstance(c, str)
+                                                       for c in capabilities)):
+            raise ValueError("line 1: capabilities must be a list of names")
+        return cls(contract, tuple(events), options, frozenset(capabilities))
 
     @classmethod
     def loads(cls, text: str) -> History:

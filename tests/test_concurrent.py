@@ -163,3 +163,23 @@ def test_eight_workers_5000_calls_on_postgresql_are_linearizable(pg_url: str,
     lost = [e for e in run.history.events if e.indeterminate]
     assert all(e.completed is not None for e in lost)
     assert len(lost) <= 20, lost
+
+
+def test_a_saved_history_carries_what_the_model_needs_to_check_it_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ledgence's claim_dispatch is answered by the model only for a store declaring
+    `dispatch`: the header keeps the capabilities (and options), so analyze agrees."""
+    run = fencepost.check_concurrent("ledgence-tasks", "memory", threads=3, ops=300, seed=4)
+    assert run.verdict.result == LINEARIZABLE
+    assert any(e.op.name == "claim_dispatch" for e in run.history.events)
+    path = tmp_path / "h.jsonl"
+    run.history.save(path)
+    loaded = History.load(path)
+    assert loaded == run.history
+    assert loaded.capabilities == {"dispatch", "durable", "concurrency"}
+    assert main(["analyze", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"linearizable: {len(loaded.events)} events")
+    # without the capability the same history cannot be explained
+    bare = History(loaded.contract, loaded.events, loaded.options)
+    bare.save(path)
+    assert main(["analyze", str(path)]) == 1
