@@ -38,12 +38,15 @@ class AdkWorkload:
         self.lease_ends: list[int] = []
 
     def invocation(self, rng: random.Random, new: bool) -> str:
+        """A new invocation id, or one of the last ``IN_PLAY`` created. The draw takes the same
+        from ``rng`` either way, so a worker's later draws do not depend on the other workers'
+        timing."""
+        pick = rng.randrange(IN_PLAY)
         with self.lock:
             if new or self.created == 0:
                 self.created += 1
                 return f"{self.prefix}i{self.created}"
-            low = max(1, self.created - IN_PLAY + 1)
-            return f"{self.prefix}i{rng.randint(low, self.created)}"
+            return f"{self.prefix}i{max(1, self.created - pick)}"
 
     def saw_lease(self, until: int) -> None:
         with self.lock:
