@@ -264,8 +264,8 @@ class Txn(Protocol):
     def next_candidate(self, query: CandidateQuery,
                        passed_over: Collection[str]) -> TaskRecord | None:
         """The first task (by ``query.order``) matching ``query`` and not in ``passed_over``,
-        locked; ``None`` only when no such task exists. Tasks other transactions hold are
-        skipped while a free one matches (PostgreSQL: ``FOR UPDATE SKIP LOCKED``); the core
+        locked; ``None`` only when no such task exists. A task another transaction holds is
+        waited for, never skipped (the head of the queue is what a claim takes); the core
         re-checks the record it gets with :meth:`CandidateQuery.matches`."""
 
     def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
@@ -282,6 +282,12 @@ class Txn(Protocol):
     def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
         """The attempt ``attempt_id`` of task ``task_id`` (locked), ``None`` when that task has
         no such attempt."""
+
+    def peek_assignment(self, task_id: str,
+                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+        """The task and its attempt ``attempt_id`` as one snapshot, without locks (the busy
+        check: a live attempt answers Busy, which writes nothing, and one that is not live
+        never becomes live again); ``None`` when either is missing."""
 
     def insert_attempt(self, record: AttemptRecord) -> None: ...
 
@@ -657,8 +663,13 @@ class LedgenceCore:
     def _busy(self, txn: Txn, cursor: Cursor, now: int) -> bool:
         """The next sequence is refused while the cursor's attempt is still live (an
         unconfirmed settlement included)."""
-        found = self._cursor_attempt(txn, cursor)
-        return found is not None and self._live(found[0], found[1], now)
+        ref = cursor.attempt
+        if ref is None:
+            return False
+        found = txn.peek_assignment(ref.task_id, ref.attempt_id)
+        if found is None:
+            raise RuntimeError(f"the store lost attempt {ref.attempt_id!r} of {ref.task_id!r}")
+        return self._live(found[0], found[1], now)
 
     def _candidate_order(self) -> tuple[str, ...]:
         """The claim order: (available_at, submitted_at, task_id), task ids bytewise."""

@@ -110,6 +110,11 @@ class _MemoryTxn:
         found = self.attempts.get((task_id, attempt_id))
         return copy.deepcopy(found) if found is not None else None
 
+    def peek_assignment(self, task_id: str,
+                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+        task, attempt = self.load_task(task_id), self.load_attempt(task_id, attempt_id)
+        return (task, attempt) if task is not None and attempt is not None else None
+
     def insert_attempt(self, record: AttemptRecord) -> None:
         self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
 

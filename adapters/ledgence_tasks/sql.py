@@ -37,27 +37,29 @@ Values are stored exactly (see :func:`dump_value`): ints stay ints, floats stay 
 included), tuples stay tuples and mapping keys keep their types, because the contract compares
 stored inputs canonically (``1`` is not ``1.0``) and snapshots by equality.
 
-Atomicity: each operation is one transaction (``expire_batch``: one for the shortlist, then
-one per candidate). SQLite serializes them with ``BEGIN IMMEDIATE`` (see
-:func:`~fencepost.adapters.sql.make_engine`). PostgreSQL (READ COMMITTED) locks what it reads
-and then writes, in one order (session, cursor, task, attempt): ``SELECT ... FOR UPDATE`` on the
-task and attempt rows (reads included), the session for extend; acquire and renew read the
-session ``FOR SHARE`` (so that concurrent acquisitions do not queue on it). An acquisition
-locks its consumer's cursor row by insert-or-lock (``INSERT ... ON CONFLICT DO NOTHING`` of a
-placeholder, then ``FOR UPDATE``): two first acquisitions of one consumer serialize, and the
-second sees the first's cursor. A dispatch claim takes the same locks in the same order
-(session ``FOR SHARE``, the cursor by insert-or-lock, then the task ``FOR UPDATE``) before it
-reads its receipt, so claims and acquisitions of one consumer serialize and a claim waiting
-for an identical one answers that one's receipt; claims of one task serialize on the task.
-The candidate query locks the first eligible task with ``FOR UPDATE``, waiting while another
-transaction holds it (the head of the queue is what a claim takes: skipping to the next free
-row is not linearizable), and the core re-checks the locked record. The recovery scan
-shortlists without locks and takes each candidate's task with ``SKIP LOCKED``, passing over
-held ones. Two submissions of one new key both find no binding, and the unique constraint
-makes the second insert wait for the first and fail: the loser then re-reads the winner in its
-own transaction and replays or conflicts exactly as the core does for a binding it found. A
-database error that is not a lost connection (those answer ``BackendUnavailable``) answers
-``unavailable``.
+Atomicity: each operation is one transaction (``expire_batch``: one for the shortlist, then one per
+candidate). SQLite serializes them with ``BEGIN IMMEDIATE`` (see
+:func:`~fencepost.adapters.sql.make_engine`). PostgreSQL (READ COMMITTED) locks what it reads and
+then writes, in one order (session, cursor, task, attempt): ``SELECT ... FOR UPDATE`` on the task
+and attempt rows (reads included), the session for extend; acquire and renew read the session ``FOR
+SHARE`` (so that concurrent acquisitions do not queue on it). An acquisition locks its consumer's
+cursor row by insert-or-lock (``INSERT ... ON CONFLICT DO NOTHING`` of a placeholder, then ``FOR
+UPDATE``): two first acquisitions of one consumer serialize, and the second sees the first's
+cursor. A dispatch claim takes the same locks in the same order (session ``FOR SHARE``, the cursor
+by insert-or-lock, then the task ``FOR UPDATE``) before it reads its receipt, so claims and
+acquisitions of one consumer serialize and a claim waiting for an identical one answers that one's
+receipt; claims of one task serialize on the task. An acquisition reads the head of the queue,
+locks that task by id (``FOR UPDATE``, waiting while another transaction holds it: the head is what
+a claim takes, and skipping to the next free row is not linearizable) and reads the head again: the
+task is its when it still is the head, else it lets the lock go (a rolled-back savepoint) and
+starts over. The busy check reads the consumer's previous task and attempt in one statement without
+locks. So a transaction waits for at most one task lock while holding no other, and acquisitions do
+not deadlock. The recovery scan shortlists without locks and takes each candidate's task with
+``SKIP LOCKED``, passing over held ones. Two submissions of one new key both find no binding, and
+the unique constraint makes the second insert wait for the first and fail: the loser then re-reads
+the winner in its own transaction and replays or conflicts exactly as the core does for a binding
+it found. A database error that is not a lost connection (those answer ``BackendUnavailable``)
+answers ``unavailable``.
 """
 
 from __future__ import annotations
@@ -294,8 +296,9 @@ def _keyset_before(columns: list[sa.ColumnElement[Any]],
 
 
 CANDIDATE_ROUNDS = 100
-"""How many times ``next_candidate`` looks again after finding every eligible row held by
-transactions that then made it ineligible, before it answers ``unavailable`` (never Empty)."""
+"""How many times ``next_candidate`` looks again after the head it locked stopped being the
+head (another transaction took it, or queued one before it), before it answers
+``unavailable`` (never Empty)."""
 
 
 # --- the storage interface -----------------------------------------------------------------------
@@ -413,20 +416,39 @@ class _SqlTxn:
             text = self.conn.execute(select).scalar()  # BEGIN IMMEDIATE: nothing else runs
             found: TaskRecord | None = loads(text) if text is not None else None
             return found
+        t = self.tables.tasks
+        head_id = self._candidates(query, passed_over).with_only_columns(t.c.task_id)
         for _ in range(CANDIDATE_ROUNDS):
-            # The first eligible row, waiting for it while another transaction holds it: a claim
-            # takes the head of the queue, and taking the next free row instead is not
-            # linearizable (a reader could then see the head still queued after this claim
-            # passed it over; the concurrent run's history check caught exactly that with
-            # SKIP LOCKED). PostgreSQL re-evaluates the WHERE on the newest version of a row
-            # it waited for; with LIMIT 1 a row that stopped matching gives no row: go again.
-            text = self.conn.execute(lock_row(self.engine, select)).scalar()
-            if text is not None:
+            # The head of the queue is what a claim takes: taking the next free row instead
+            # is not linearizable (a reader could then see the head still queued after this
+            # claim passed it over; the concurrent run's history check caught exactly that
+            # with SKIP LOCKED). So: read the head, lock it by id (waiting for its holder), and
+            # look again. It is ours when it is still the head; else the lock is let go
+            # (rolled back with its savepoint) before the next round. One waited-for task lock
+            # at a time: a locking ORDER BY ... LIMIT 1 keeps the rows it waited for and then
+            # skipped, and two acquisitions reading the queue in different snapshots deadlocked
+            # on those.
+            candidate = self.conn.execute(head_id).scalar()
+            if candidate is None:
+                return None
+            round_ = self.conn.begin_nested()
+            text = self.conn.execute(lock_row(self.engine, sa.select(t.c.record).where(
+                t.c.task_id == candidate))).scalar()
+            if text is not None and self.conn.execute(head_id).scalar() == candidate:
+                round_.commit()  # a savepoint's release: the lock stays with the transaction
                 claimed: TaskRecord = loads(text)
                 return claimed
-            if self.conn.execute(select).scalar() is None:
-                return None  # a fresh snapshot agrees: nothing is eligible
+            round_.rollback()
         raise spec.Unavailable("the queue kept changing under the acquisition; try again")
+
+    def peek_assignment(self, task_id: str,
+                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+        t, a = self.tables.tasks, self.tables.attempts
+        query = (sa.select(t.c.record, a.c.record)
+                 .select_from(t.join(a, a.c.task_id == t.c.task_id))
+                 .where(t.c.task_id == task_id, a.c.attempt_id == attempt_id))
+        row = self.conn.execute(query).first()
+        return (loads(row[0]), loads(row[1])) if row is not None else None
 
     def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
         t, a = self.tables.tasks, self.tables.attempts
