@@ -7,6 +7,7 @@ dialect suite does), not in if-chains spread over the stores.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +19,8 @@ from sqlalchemy.engine import Engine
 from fencepost.spec.errors import BackendUnavailable
 
 _ENGINE_SETUP: dict[str, Callable[[str], Engine]] = {}
+READ_ONLY = "fencepost_read_only"
+"""The execution option of :func:`reader` engines."""
 _ROW_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 
 
@@ -44,7 +47,8 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        if not conn.get_execution_options().get(READ_ONLY):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
@@ -71,6 +75,15 @@ def make_engine(url: str) -> Engine:
     return _ENGINE_SETUP[backend](url)
 
 
+def reader(engine: Engine) -> Engine:
+    """``engine`` for reads that are one statement each and lock nothing. On SQLite the
+    statement runs without ``BEGIN IMMEDIATE``, in its own implicit transaction under a shared
+    lock (it neither takes nor waits for the write lock); on PostgreSQL in READ COMMITTED as
+    always. One statement sees one snapshot, so such a read is atomic either way. Never write
+    through it: nothing would make two writes one transaction."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
 def lock_row(engine: Engine, select: sa.Select[Any]) -> sa.Select[Any]:
     """Lock the selected row for the transaction. SQLite's BEGIN IMMEDIATE already did."""
     if engine.dialect.name == "sqlite":
@@ -95,6 +108,56 @@ def unavailable_on_disconnect() -> Iterator[None]:
         if e.connection_invalidated:
             raise BackendUnavailable(str(e.orig).strip()) from e
         raise
+
+
+class SqlStoreFactory:
+    """``factory(env)`` opens a store of ``store_class`` on the database at ``url``;
+    ``discard(env)`` drops one namespace's tables; ``close()`` lets the engine go.
+
+    Every store a factory opens shares one engine, as the processes of one application do:
+    each call still checks out a connection of its own, and statements are compiled once per
+    factory, not once per store. A store's ``close()`` disposes the engine's pool, so a
+    reopened store connects afresh and reads only what the database kept. Subclasses name
+    their ``store_class`` and drop their tables in :meth:`drop`.
+    """
+
+    store_class: Any = None
+
+    def __init__(self, url: str, store_class: Any = None) -> None:
+        self.url = url
+        if store_class is not None:
+            self.store_class = store_class
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def engine(self) -> Engine:
+        """The factory's engine (made on first use)."""
+        with self._lock:
+            if self._engine is None:
+                self._engine = make_engine(self.url)
+            return self._engine
+
+    def __call__(self, env: Any) -> Any:
+        return self.store_class(env, self.engine)
+
+    def discard(self, env: Any) -> None:
+        """Drop the tables of ``env.namespace`` (those of other namespaces stay)."""
+        with unavailable_on_disconnect():
+            self.drop(self.engine, env.namespace)
+
+    def drop(self, engine: Engine, namespace: str) -> None:
+        """Drop ``namespace``'s tables through ``engine``."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Close the engine's pooled connections (stores opened later connect afresh)."""
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
 
 
 def probe(url: str) -> None:

@@ -141,7 +141,10 @@ class TempSqliteFactory:
             discard(env)
 
     def close(self) -> None:
-        """Remove the temporary directory (the end of the run)."""
+        """Close the database and remove the temporary directory (the end of the run)."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

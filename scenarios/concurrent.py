@@ -1,10 +1,11 @@
 """Concurrent runs: N workers hammer one store at once, and the history is checked afterwards.
 
 Each worker is a thread with a connection of its own (a store opened from the factory for each
-worker when the store is ``durable``, so a SQL store gets an engine per worker; one shared store
-otherwise). Workers draw contract-aware operations from a :class:`Workload` (each contract has
-one, in ``scenarios/<contract>/workload.py``), learn from the answers (ids minted, leases won)
-and record every call as an :class:`~fencepost.scenarios.history.Event`.
+worker when the store is ``durable``: the SQL stores of one factory share an engine, and each call
+checks out its own connection; one shared store otherwise). Workers draw contract-aware operations
+from a :class:`Workload` (each contract has one, in ``scenarios/<contract>/workload.py``), learn
+from the answers (ids minted, leases won) and record every call as an
+:class:`~fencepost.scenarios.history.Event`.
 
 **Time.** The store's time is the simulated clock. It is frozen while a *burst* runs (every
 worker makes one to three calls, all released together by a barrier) and moved between bursts,
@@ -199,14 +200,17 @@ def run_concurrent(
 
 
 def _move_clock(world: World, workload: Workload, rng: random.Random) -> None:
-    """Between bursts: onto a boundary ahead (or 1 ms before it), else a random step."""
+    """Between bursts: onto a boundary ahead (or 1 ms before it), else a random step. Every
+    move draws the same from ``rng`` whatever the boundaries are (they come from the answers,
+    so from thread timing): the bursts a seed plans do not depend on the interleaving."""
     now = world.clock.now()
     ahead = sorted({b for b in workload.boundaries() if b > now})
-    roll = rng.random()
+    roll, pick, early = rng.random(), rng.randrange(3), rng.random() < 0.3
+    small, large = rng.choice((0, 1, 2, 5)), rng.randint(1, 60)
     if ahead and roll < 0.2:
-        target = rng.choice(ahead[:3])
-        world.clock.set(target - 1 if rng.random() < 0.3 and target - 1 > now else target)
+        target = ahead[:3][pick % len(ahead[:3])]
+        world.clock.set(target - 1 if early and target - 1 > now else target)
     elif roll < 0.85:
-        world.clock.advance(rng.choice((0, 1, 2, 5)))
+        world.clock.advance(small)
     else:
-        world.clock.advance(rng.randint(1, 60))
+        world.clock.advance(large)

@@ -268,7 +268,7 @@ class Harness:
         answer = self.expect(op)
         actual = self.run(self.world.open(), op)
         step = self._choose(actor, op, answer, actual) if isinstance(answer, OneOf) else answer
-        step = attrs.evolve(step, outcome=known(step.outcome, self._minted))
+        step = self._with_known(step)
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
             raise violation(
@@ -290,6 +290,15 @@ class Harness:
 
     def _minted(self, name: str) -> Any:
         return self.bindings[name][1]
+
+    def _known(self, outcome: Outcome) -> Outcome:
+        """``outcome`` with the identifiers minted so far filled in (nothing to fill in while
+        nothing is bound: the walk is skipped)."""
+        return known(outcome, self._minted) if self.bindings else outcome
+
+    def _with_known(self, step: Step) -> Step:
+        outcome = self._known(step.outcome)
+        return step if outcome is step.outcome else attrs.evolve(step, outcome=outcome)
 
     def _bind_minted(self, step: Step, actual: Outcome) -> None:
         """Bind every identifier the store minted in this answer under the model's name for it
@@ -313,7 +322,7 @@ class Harness:
         """The option the store's answer matches (identifiers already bound must come back
         unchanged); when several answer alike but leave different states (which tasks a
         bounded scan took), the store's records decide."""
-        options = tuple(attrs.evolve(o, outcome=known(o.outcome, self._minted))
+        options = tuple(self._with_known(o)
                         for o in choice.options)
         matching = [o for o in options if agrees(o.outcome, actual)]
         if len(matching) > 1:
@@ -326,7 +335,7 @@ class Harness:
         rule), or of the choice's own clause when no option is close."""
         picked = self.pick(choice, actual)
         if picked is None:
-            options = [attrs.evolve(o, outcome=known(o.outcome, self._minted))
+            options = [self._with_known(o)
                        for o in choice.options]
             closest = min(options, key=lambda o: _distance(o.outcome, actual))
             clause = choice.clause
@@ -346,7 +355,7 @@ class Harness:
         for key in dict.fromkeys([*self._changed(self.state, state), *keys]):
             for observe in self._observations(key, state):
                 expected = self.model.step(state, resolve(observe, self._model_side), self.ctx())
-                if not agrees(known(expected.outcome, self._minted),
+                if not agrees(self._known(expected.outcome),
                               self.run(self.world.open(), observe)):
                     return False
         return True
@@ -374,7 +383,7 @@ class Harness:
         answer = self.expect(op)
         step = (self.pick(answer, actual) or answer.options[0]) if isinstance(
             answer, OneOf) else answer
-        step = attrs.evolve(step, outcome=known(step.outcome, self._minted))
+        step = self._with_known(step)
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
         if agrees(step.outcome, actual):
@@ -408,7 +417,7 @@ class Harness:
         Returns the agreed outcomes (none: not observable)."""
         agreed: list[Outcome] = []
         for observe in self._observations(key, self.state):
-            expected: Outcome = known(self.expect_one(observe).outcome, self._minted)
+            expected: Outcome = self._known(self.expect_one(observe).outcome)
             actual = self.run(self.world.open(), observe)
             if not agrees(expected, actual):
                 self._record("check", observe, expected, actual)

@@ -81,12 +81,23 @@ def _any(_f: Any) -> bool:
     return True
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Types the walks below return at once (most of what they visit)."""
+
+
 def agree(expected: Any, actual: Any) -> bool:
     """Structural equality where an :class:`Opaque` matches any real (non-forged) value."""
     kind = type(expected)
-    if kind is str or expected is None:
-        return bool(expected == actual)
-    if isinstance(expected, Opaque):
+    if kind in _LEAVES:
+        if kind is str or expected is None:
+            return bool(expected == actual)
+        if kind is bool or isinstance(actual, bool):
+            return expected is actual
+        # 1 and 1.0 are different JSON values; so are 0.0 and -0.0 (compare the text).
+        if kind is int:
+            return type(actual) is int and expected == actual
+        return type(actual) is float and repr(expected) == repr(actual)
+    if kind is Opaque:
         return actual is not None and not isinstance(actual, ForgedValue)
     names = _field_names(kind, _EQ_FIELDS, _eq)
     if names is not None:
@@ -111,7 +122,6 @@ def agree(expected: Any, actual: Any) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual
     if isinstance(expected, int | float) and isinstance(actual, int | float):
-        # 1 and 1.0 are different JSON values; so are 0.0 and -0.0 (compare the text).
         return type(expected) is type(actual) and repr(expected) == repr(actual)
     return bool(expected == actual)
 
@@ -152,7 +162,7 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
     minted once must come back unchanged everywhere. Parts with nothing to replace are
     returned as they are (not copied)."""
     kind = type(value)
-    if kind is str or value is None:
+    if kind in _LEAVES:
         return value
     if isinstance(value, Opaque):
         if isinstance(value.meaning, str):
@@ -163,7 +173,13 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return _evolved(value, names, lambda v: known(v, minted))
+        changes = {}
+        for name in names:
+            old = getattr(value, name)
+            new = known(old, minted)
+            if new is not old:
+                changes[name] = new
+        return attrs.evolve(value, **changes) if changes else value
     if kind is tuple or kind is list:
         items = [known(v, minted) for v in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
@@ -188,9 +204,9 @@ def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
     kit's op); frozen values and tuples with nothing to replace inside are passed as they are.
     """
     kind = type(value)
-    if kind is str or value is None:
+    if kind in _LEAVES:
         return value
-    if isinstance(value, Ref | Forged):
+    if kind is Ref or kind is Forged:
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:

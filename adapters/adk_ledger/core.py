@@ -65,6 +65,11 @@ class LedgerCore:
     def _locked(self, invocation_id: str) -> AbstractContextManager[Slot]:
         raise NotImplementedError
 
+    def _reading(self, invocation_id: str) -> AbstractContextManager[Slot]:
+        """The invocation for a read that writes nothing: by default the same as
+        :meth:`_locked`; a storage may read it without the lock (one consistent read)."""
+        return self._locked(invocation_id)
+
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
@@ -125,7 +130,7 @@ class LedgerCore:
             )
 
     def get(self, invocation_id: str) -> spec.Invocation:
-        with self._locked(invocation_id) as slot:
+        with self._reading(invocation_id) as slot:
             return self._view(self._require(slot))
 
     def claim(

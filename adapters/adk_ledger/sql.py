@@ -2,8 +2,10 @@
 
 Atomicity: each operation is one transaction that locks the record before reading it (SQLite:
 ``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE`` at READ COMMITTED); a concurrent
-create of one id meets the primary key and answers ``already_exists``. The table lives in the
-run's namespace and is created on first use.
+create of one id meets the primary key and answers ``already_exists``. ``get`` writes nothing
+and reads the row in one SELECT without a lock (see :func:`~fencepost.adapters.sql.reader`):
+it neither waits for nor holds up a writer. The table lives in the run's namespace and is
+created on first use.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
-from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
+from fencepost.adapters.sql import (
+    SqlStoreFactory,
+    lock_row,
+    reader,
+    table_name,
+    unavailable_on_disconnect,
+)
 from fencepost.env import AdapterEnv
 from fencepost.spec import adk_ledger as spec
 
@@ -80,6 +88,8 @@ class SqlLedger(LedgerCore):
         super().__init__(env)
         self.engine = engine
         self.table = ledger_table(env.namespace)
+        self._reader = reader(engine)
+        self._read = sa.select(self.table).where(self.table.c.invocation_id == sa.bindparam("id"))
         with unavailable_on_disconnect():
             self.table.create(engine, checkfirst=True)
 
@@ -93,29 +103,25 @@ class SqlLedger(LedgerCore):
             row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)
 
+    @contextmanager
+    def _reading(self, invocation_id: str) -> Iterator[_SqlSlot]:
+        # One SELECT, no lock and (SQLite) no write lock: a get neither waits for nor holds
+        # up a claim. The slot is read-only (get writes nothing).
+        with unavailable_on_disconnect(), self._reader.connect() as conn:
+            found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
+            row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            yield _SqlSlot(conn, self.table, invocation_id, row)
+
     def close(self) -> None:
         self.engine.dispose()
 
 
-class SqlLedgerFactory:
+class SqlLedgerFactory(SqlStoreFactory):
     """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table."""
 
-    def __init__(self, url: str, store_class: type[SqlLedger] = SqlLedger) -> None:
-        self.url = url
-        self.store_class = store_class
+    store_class = SqlLedger
 
-    def __call__(self, env: AdapterEnv) -> SqlLedger:
-        return self.store_class(env, make_engine(self.url))
-
-    def discard(self, env: AdapterEnv) -> None:
-        engine = make_engine(self.url)
-        try:
-            with unavailable_on_disconnect():
-                ledger_table(env.namespace).drop(engine, checkfirst=True)
-        finally:
-            engine.dispose()
-
-    def __repr__(self) -> str:
-        return f"SqlLedgerFactory({self.url!r})"
+    def drop(self, engine: Engine, namespace: str) -> None:
+        ledger_table(namespace).drop(engine, checkfirst=True)
 
 

@@ -76,7 +76,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.codec import Codec
-from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
+from fencepost.adapters.sql import (
+    SqlStoreFactory,
+    lock_row,
+    table_name,
+    unavailable_on_disconnect,
+)
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
@@ -629,7 +634,7 @@ class SqlLedgence(LedgenceCore):
         self.engine.dispose()
 
 
-class SqlLedgenceFactory:
+class SqlLedgenceFactory(SqlStoreFactory):
     """``factory(env)`` for a database URL; ``discard(env)`` drops the run's tables.
 
     Example::
@@ -639,20 +644,7 @@ class SqlLedgenceFactory:
         snapshot = store.accept_resolved_submission(command, descriptor)
     """
 
-    def __init__(self, url: str, store_class: type[SqlLedgence] = SqlLedgence) -> None:
-        self.url = url
-        self.store_class = store_class
+    store_class = SqlLedgence
 
-    def __call__(self, env: AdapterEnv) -> SqlLedgence:
-        return self.store_class(env, make_engine(self.url))
-
-    def discard(self, env: AdapterEnv) -> None:
-        engine = make_engine(self.url)
-        try:
-            with unavailable_on_disconnect():
-                ledgence_tables(env.namespace).metadata.drop_all(engine, checkfirst=True)
-        finally:
-            engine.dispose()
-
-    def __repr__(self) -> str:
-        return f"SqlLedgenceFactory({self.url!r})"
+    def drop(self, engine: Engine, namespace: str) -> None:
+        ledgence_tables(namespace).metadata.drop_all(engine, checkfirst=True)

@@ -132,6 +132,11 @@ class TasksCore:
     def _transaction(self) -> AbstractContextManager[Txn]:
         raise NotImplementedError
 
+    def _reading(self) -> AbstractContextManager[Txn]:
+        """A unit of work that only loads one task: by default a :meth:`_transaction`; a
+        storage may load without locks (one consistent read)."""
+        return self._transaction()
+
     def _identity(self) -> str:
         return self.env.namespace
 
@@ -257,7 +262,7 @@ class TasksCore:
             return snapshot
 
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
-        with self._transaction() as txn:
+        with self._reading() as txn:
             aggregate = txn.load(task_id)
             now = self.env.clock()
             if (
@@ -343,7 +348,7 @@ class TasksCore:
             return applied
 
     def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
-        with self._transaction() as txn:
+        with self._reading() as txn:
             aggregate = self._require(txn, task_id)
             if not self._lease_valid(aggregate, lease, self.env.clock()):
                 raise spec.StaleLease("the lease is not the task's live claim")

@@ -9,7 +9,9 @@ PostgreSQL (READ COMMITTED) locks the task's row with ``SELECT ... FOR UPDATE``;
 takes a transaction-scoped advisory lock keyed by the table, so capacity is counted with no
 concurrent create in flight; claim_next takes a recoverable row with ``FOR UPDATE SKIP LOCKED``
 so that concurrent claimers never wait on, or double-claim, one task; it answers None only when
-a plain SELECT finds nothing recoverable, and otherwise waits for the row it found.
+a plain SELECT finds nothing recoverable, and otherwise waits for the row it found. ``get`` and
+``worker_snapshot`` write nothing and read the row in one SELECT without a lock (see
+:func:`~fencepost.adapters.sql.reader`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
-from fencepost.adapters.sql import lock_row, make_engine, table_name, unavailable_on_disconnect
+from fencepost.adapters.sql import (
+    SqlStoreFactory,
+    lock_row,
+    reader,
+    table_name,
+    unavailable_on_disconnect,
+)
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import BackendUnavailable
@@ -88,6 +96,7 @@ class _SqlTxn:
     conn: Connection
     engine: Engine
     table: sa.Table
+    locking: bool = True  # False: a read-only unit of work (load only, no lock)
 
     @property
     def _backend(self) -> str:
@@ -95,7 +104,7 @@ class _SqlTxn:
 
     def load(self, task_id: str) -> Aggregate | None:
         query = sa.select(self.table.c.aggregate).where(self.table.c.task_id == task_id)
-        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        text = self.conn.execute(lock_row(self.engine, query) if self.locking else query).scalar()
         return load_aggregate(text) if text is not None else None
 
     def insert(self, aggregate: Aggregate) -> None:
@@ -181,6 +190,7 @@ class SqlTasks(TasksCore):
         self.engine = engine
         super().__init__(env)
         self.table = tasks_table(env.namespace)
+        self._reader = reader(engine)
         # Stores of one run may open at once: serialize the check-then-create of the table
         # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
         # transactional there, so the second opener sees the table).
@@ -197,11 +207,18 @@ class SqlTasks(TasksCore):
         with unavailable_on_disconnect(), self.engine.begin() as conn:
             yield _SqlTxn(conn, self.engine, self.table)
 
+    @contextmanager
+    def _reading(self) -> Iterator[_SqlTxn]:
+        # get and worker_snapshot load one row: one SELECT, no lock and (SQLite) no write
+        # lock, so reads neither wait for nor hold up claims.
+        with unavailable_on_disconnect(), self._reader.connect() as conn:
+            yield _SqlTxn(conn, self.engine, self.table, locking=False)
+
     def close(self) -> None:
         self.engine.dispose()
 
 
-class SqlTasksFactory:
+class SqlTasksFactory(SqlStoreFactory):
     """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table.
 
     Example::
@@ -210,20 +227,7 @@ class SqlTasksFactory:
         store = factory(AdapterEnv(clock=clock.now, namespace="run1"))
     """
 
-    def __init__(self, url: str, store_class: type[SqlTasks] = SqlTasks) -> None:
-        self.url = url
-        self.store_class = store_class
+    store_class = SqlTasks
 
-    def __call__(self, env: AdapterEnv) -> SqlTasks:
-        return self.store_class(env, make_engine(self.url))
-
-    def discard(self, env: AdapterEnv) -> None:
-        engine = make_engine(self.url)
-        try:
-            with unavailable_on_disconnect():
-                tasks_table(env.namespace).drop(engine, checkfirst=True)
-        finally:
-            engine.dispose()
-
-    def __repr__(self) -> str:
-        return f"SqlTasksFactory({self.url!r})"
+    def drop(self, engine: Engine, namespace: str) -> None:
+        tasks_table(namespace).drop(engine, checkfirst=True)
