@@ -127,15 +127,38 @@ class Draft:
 _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})
+_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _init_fields(kind: type) -> tuple[str, ...] | None:
+    """The init fields of an attrs class (None: not one), cached per class."""
+    try:
+        return _INIT_FIELDS[kind]
+    except KeyError:
+        names = (tuple(f.name for f in attrs.fields(kind) if f.init) if attrs.has(kind)
+                 else None)
+        _INIT_FIELDS[kind] = names
+        return names
+
+
 def _opaque_ids(value: Any) -> Any:
-    """The model's view of a value: every minted name wrapped as :class:`Opaque`."""
-    if isinstance(value, Opaque):
+    """The model's view of a value: every minted name wrapped as :class:`Opaque` (parts with
+    no name inside are returned as they are; frozen values need no copy)."""
+    kind = type(value)
+    if kind in _PLAIN or kind is Opaque:
         return value
     if isinstance(value, str):
         return Opaque(value) if _NAME.fullmatch(value) else value
-    if attrs.has(type(value)):
-        return attrs.evolve(value, **{f.name: _opaque_ids(getattr(value, f.name))
-                                      for f in attrs.fields(type(value)) if f.init})
+    names = _init_fields(kind)
+    if names is not None:
+        changes = {}
+        for name in names:
+            old = getattr(value, name)
+            new = _opaque_ids(old)
+            if new is not old:
+                changes[name] = new
+        return attrs.evolve(value, **changes) if changes else value
     if isinstance(value, tuple):
         return tuple(_opaque_ids(v) for v in value)
     if isinstance(value, list):

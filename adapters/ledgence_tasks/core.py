@@ -353,6 +353,13 @@ class LedgenceCore:
     def _transaction(self) -> AbstractContextManager[Txn]:
         raise NotImplementedError
 
+    def _reading(self) -> AbstractContextManager[Txn]:
+        """A unit of work for the reads (status, result, inspect, inspect_attempt, history):
+        by default a :meth:`_transaction`. A storage may read without locks, one statement at
+        a time: each of those reads one changing row or page (the task, the attempt, or the
+        history after a sequence) beside the task's existence and scope, which never change."""
+        return self._transaction()
+
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
@@ -1266,7 +1273,7 @@ class LedgenceCore:
                         attempt_id: str) -> spec.AttemptSnapshot:
         self._check_task_ref(scope, task_id)
         spec.validate_text(attempt_id, "attempt_id")
-        with self._transaction() as txn:
+        with self._reading() as txn:
             self._require(txn, scope, task_id)
             attempt = txn.load_attempt(task_id, attempt_id)
             if attempt is None:
@@ -1277,7 +1284,7 @@ class LedgenceCore:
                 after_sequence: int) -> list[spec.RecordedHistoryEvent]:
         self._check_task_ref(scope, task_id)
         _require_count(after_sequence, "after_sequence", 0)
-        with self._transaction() as txn:
+        with self._reading() as txn:
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
 
@@ -1492,7 +1499,7 @@ class LedgenceCore:
     def _read(self, scope: spec.Scope, task_id: str) -> TaskRecord:
         """One consistent read of a task; reads never write."""
         self._check_task_ref(scope, task_id)
-        with self._transaction() as txn:
+        with self._reading() as txn:
             return self._require(txn, scope, task_id)
 
     def _usable_session(self, txn: Txn, worker_session_id: str,

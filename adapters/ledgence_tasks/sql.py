@@ -79,6 +79,7 @@ from fencepost.adapters.codec import Codec
 from fencepost.adapters.sql import (
     SqlStoreFactory,
     lock_row,
+    reader,
     table_name,
     unavailable_on_disconnect,
 )
@@ -323,6 +324,10 @@ class _SqlTxn:
     conn: Connection
     engine: Engine
     tables: Tables
+    locking: bool = True  # False: a read-only unit of work (see LedgenceCore._reading)
+
+    def _lock(self, select: sa.Select[Any]) -> sa.Select[Any]:
+        return lock_row(self.engine, select) if self.locking else select
 
     @property
     def _backend(self) -> str:
@@ -367,7 +372,7 @@ class _SqlTxn:
     def load_task(self, task_id: str) -> TaskRecord | None:
         t = self.tables.tasks
         query = sa.select(t.c.record).where(t.c.task_id == task_id)
-        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        text = self.conn.execute(self._lock(query)).scalar()
         return loads(text) if text is not None else None
 
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
@@ -502,7 +507,7 @@ class _SqlTxn:
     def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
         a = self.tables.attempts
         query = sa.select(a.c.record).where(a.c.task_id == task_id, a.c.attempt_id == attempt_id)
-        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        text = self.conn.execute(self._lock(query)).scalar()
         return loads(text) if text is not None else None
 
     def insert_attempt(self, record: AttemptRecord) -> None:
@@ -596,6 +601,19 @@ class _SqlTxn:
 # --- the store -----------------------------------------------------------------------------------
 
 
+@contextmanager
+def _refusal_is_unavailable() -> Iterator[None]:
+    """A lost connection answers ``BackendUnavailable``; any other database error means the
+    database refused the transaction: ``unavailable``, never an answer the contract gives for
+    data (Empty, ownership_lost)."""
+    try:
+        with unavailable_on_disconnect():
+            yield
+    except exc.SQLAlchemyError as e:
+        reason = getattr(e, "orig", None) or e
+        raise spec.Unavailable(f"{type(reason).__name__}: {str(reason).strip()}") from e
+
+
 class SqlLedgence(LedgenceCore):
     """A ``ledgence-tasks`` store in six SQL tables."""
 
@@ -603,6 +621,7 @@ class SqlLedgence(LedgenceCore):
         super().__init__(env)
         self.engine = engine
         self.tables = ledgence_tables(env.namespace)
+        self._reader = reader(engine)
         # Stores of one run may open at once: serialize the check-then-create of the tables
         # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
         # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
@@ -612,14 +631,14 @@ class SqlLedgence(LedgenceCore):
 
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
-        try:
-            with unavailable_on_disconnect(), self.engine.begin() as conn:
-                yield _SqlTxn(conn, self.engine, self.tables)
-        except exc.SQLAlchemyError as e:
-            # Not a lost connection (that is BackendUnavailable): the database refused the
-            # transaction. Never an answer the contract gives for data (Empty, ownership_lost).
-            reason = getattr(e, "orig", None) or e
-            raise spec.Unavailable(f"{type(reason).__name__}: {str(reason).strip()}") from e
+        with _refusal_is_unavailable(), self.engine.begin() as conn:
+            yield _SqlTxn(conn, self.engine, self.tables)
+
+    @contextmanager
+    def _reading(self) -> Iterator[_SqlTxn]:
+        # The reads: one statement at a time, no locks, no BEGIN IMMEDIATE (see reader).
+        with _refusal_is_unavailable(), self._reader.connect() as conn:
+            yield _SqlTxn(conn, self.engine, self.tables, locking=False)
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
