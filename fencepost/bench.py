@@ -105,8 +105,8 @@ class MachineRates:
 
 @attrs.frozen
 class Overhead:
-    """The same operations through the kit and as direct calls, on SQLite (seconds, the
-    fastest of the rounds). ``reads_s`` is the extra time in store calls the kit's checks
+    """The same operations through the kit and as direct calls, on SQLite (seconds: the sum of
+    each sequence's fastest round). ``reads_s`` is the extra time in store calls the kit's checks
     make (reading records back), ``harness_s`` the rest of the difference: model, comparing,
     the trace."""
 

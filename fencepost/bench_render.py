@@ -92,8 +92,8 @@ def _overhead(result: BenchResult) -> str:
     headers = ["contract", "operations", "direct s", "kit s", "kit/direct",
                "of which read-backs s", "of which harness s", "target", "met"]
     return (
-        f"Kit overhead on SQLite (the recorded sequences; fastest of {result.sizes.rounds} "
-        f"round(s))\n{_table(rows, headers, 'lrrrrrrll')}\n"
+        f"Kit overhead on SQLite (the recorded sequences; each sequence's fastest of "
+        f"{result.sizes.rounds} round(s))\n{_table(rows, headers, 'lrrrrrrll')}\n"
         "kit: a harness replaying the operations with its trace and checks on (the model "
         "steps, every answer compared, the records read back after each step); direct: the "
         "same calls on a fresh store. read-backs: the extra time in store calls the checks "
