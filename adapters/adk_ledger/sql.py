@@ -10,6 +10,7 @@ created on first use.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,6 +20,7 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
+    TABLES_CACHED,
     SqlStoreFactory,
     lock_row,
     reader,
@@ -33,6 +35,7 @@ from .core import LedgerCore, Row
 _COLUMNS = [a.name for a in attrs.fields(Row)]
 
 
+@functools.lru_cache(maxsize=TABLES_CACHED)
 def ledger_table(namespace: str) -> sa.Table:
     return sa.Table(
         table_name(namespace, "adk_invocations"),
@@ -90,16 +93,14 @@ class SqlLedger(LedgerCore):
         self.table = ledger_table(env.namespace)
         self._reader = reader(engine)
         self._read = sa.select(self.table).where(self.table.c.invocation_id == sa.bindparam("id"))
+        self._lock = lock_row(engine, self._read)
         with unavailable_on_disconnect():
             self.table.create(engine, checkfirst=True)
 
     @contextmanager
     def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:
-        query = lock_row(self.engine, sa.select(self.table).where(
-            self.table.c.invocation_id == invocation_id
-        ))
         with unavailable_on_disconnect(), self.engine.begin() as conn:
-            found = conn.execute(query).mappings().first()
+            found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
             row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)
 

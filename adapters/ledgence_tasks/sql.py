@@ -64,6 +64,7 @@ answers ``unavailable``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -77,6 +78,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.codec import Codec
 from fencepost.adapters.sql import (
+    TABLES_CACHED,
     SqlStoreFactory,
     lock_row,
     reader,
@@ -141,6 +143,7 @@ TABLES = ("sessions", "tasks", "history", "attempts", "cursors", "receipts")
 INDEXES = ("tasks_claim", "attempts_expiry", "tasks_list")
 
 
+@functools.lru_cache(maxsize=TABLES_CACHED)
 def ledgence_tables(namespace: str) -> Tables:
     all_names = [table_name(namespace, f"ledgence_{t}") for t in (*TABLES, *INDEXES)]
     if len(set(all_names)) != len(all_names):

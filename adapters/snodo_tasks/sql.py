@@ -16,6 +16,7 @@ a plain SELECT finds nothing recoverable, and otherwise waits for the row it fou
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +27,7 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
+    TABLES_CACHED,
     SqlStoreFactory,
     lock_row,
     reader,
@@ -61,6 +63,7 @@ _CREATE_LOCK["postgresql"] = _pg_create_lock
 _SKIP_LOCKED["postgresql"] = _pg_skip_locked
 
 
+@functools.lru_cache(maxsize=TABLES_CACHED)
 def tasks_table(namespace: str) -> sa.Table:
     return sa.Table(
         table_name(namespace, "snodo_tasks"),
