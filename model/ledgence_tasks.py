@@ -22,7 +22,7 @@ import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
-from fencepost.spec.opaque import Opaque, Ref
+from fencepost.spec.opaque import Opaque, Ref, init_fields
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
@@ -128,18 +128,6 @@ _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
-_INIT_FIELDS: dict[type, tuple[str, ...] | None] = {}
-
-
-def _init_fields(kind: type) -> tuple[str, ...] | None:
-    """The init fields of an attrs class (None: not one), cached per class."""
-    try:
-        return _INIT_FIELDS[kind]
-    except KeyError:
-        names = (tuple(f.name for f in attrs.fields(kind) if f.init) if attrs.has(kind)
-                 else None)
-        _INIT_FIELDS[kind] = names
-        return names
 
 
 def _opaque_ids(value: Any) -> Any:
@@ -150,7 +138,7 @@ def _opaque_ids(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return Opaque(value) if _NAME.fullmatch(value) else value
-    names = _init_fields(kind)
+    names = init_fields(kind)
     if names is not None:
         changes = {}
         for name in names:

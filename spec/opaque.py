@@ -69,6 +69,11 @@ def _field_names(cls: type, cache: dict[type, tuple[str, ...] | None],
         return names
 
 
+def init_fields(cls: type) -> tuple[str, ...] | None:
+    """The names of ``cls``'s attrs init fields (None: not an attrs class), cached."""
+    return _field_names(cls, _INIT_FIELDS, _init)
+
+
 def _eq(f: Any) -> bool:
     return bool(f.eq)
 
