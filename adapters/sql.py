@@ -20,11 +20,11 @@ from fencepost.spec.errors import BackendUnavailable
 
 _ENGINE_SETUP: dict[str, Callable[[str], Engine]] = {}
 READ_ONLY = "fencepost_read_only"
+"""The execution option of :func:`reader` engines."""
 TABLES_CACHED = 256
 """The table definitions kept per store kind (by namespace): the stores of one namespace share
 their ``Table`` objects, so a statement compiled for one store serves the next (SQLAlchemy's
 compiled cache tells tables apart by identity)."""
-"""The execution option of :func:`reader` engines."""
 _ROW_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 
 
