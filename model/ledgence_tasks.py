@@ -22,7 +22,7 @@ import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
-from fencepost.spec.opaque import Opaque, Ref, init_fields
+from fencepost.spec.opaque import Opaque, Ref, evolve_fields, init_fields
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
@@ -140,13 +140,7 @@ def _opaque_ids(value: Any) -> Any:
         return Opaque(value) if _NAME.fullmatch(value) else value
     names = init_fields(kind)
     if names is not None:
-        changes = {}
-        for name in names:
-            old = getattr(value, name)
-            new = _opaque_ids(old)
-            if new is not old:
-                changes[name] = new
-        return attrs.evolve(value, **changes) if changes else value
+        return evolve_fields(value, names, _opaque_ids)
     if isinstance(value, tuple):
         return tuple(_opaque_ids(v) for v in value)
     if isinstance(value, list):

@@ -149,7 +149,7 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
     return out
 
 
-def _evolved(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any]) -> Any:
+def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any]) -> Any:
     """``value`` with ``rebuild`` applied to its fields ``names``; ``value`` itself when no
     field changed (values are frozen: an unchanged copy would be equal, only slower)."""
     changes = {}
@@ -178,13 +178,7 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        changes = {}
-        for name in names:
-            old = getattr(value, name)
-            new = known(old, minted)
-            if new is not old:
-                changes[name] = new
-        return attrs.evolve(value, **changes) if changes else value
+        return evolve_fields(value, names, lambda v: known(v, minted))
     if kind is tuple or kind is list:
         items = [known(v, minted) for v in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
@@ -215,7 +209,7 @@ def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return _evolved(value, names, lambda v: resolve(v, replace))
+        return evolve_fields(value, names, lambda v: resolve(v, replace))
     if kind is tuple:
         items = tuple(resolve(v, replace) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
