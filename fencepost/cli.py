@@ -117,6 +117,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         values = ", ".join(v for v, _ in choice.values)
         print(f"  {choice.name}={choice.default}  [{values}]\n      doc: {choice.doc_says}"
               f"\n      implementation: {choice.implementation_does}")
+        for value, meaning in choice.values:
+            print(f"      {value}: {meaning}")
+        if choice.source:
+            print(f"      seed source: {choice.source}")
     settings = getattr(spec, "SETTINGS", ())
     if settings:
         print("\nsettings (--option NAME=VALUE, passed to the adapter in env.options):")
@@ -142,7 +146,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     )
     progress.done()
     table = [
-        (r.name, r.bug, r.expected_clause, "yes" if r.caught else "NO",
+        (r.name + "".join(f"\n  {k}={v}" for k, v in sorted(r.options.items())), r.bug,
+         r.expected_clause, "yes" if r.caught else "NO",
          ", ".join(r.caught_by) or "-", r.steps, f"{r.seconds:.2f}")
         for r in rows
     ]

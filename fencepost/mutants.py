@@ -23,6 +23,7 @@ class MutantRow:
     name: str
     bug: str
     expected_clause: str
+    options: dict[str, str]
     caught: bool
     caught_by: list[str]
     steps: int
@@ -66,6 +67,7 @@ def run_mutants(
             mutant_factory(entry, mutant, base),
             profile=profile,
             seed=seed,
+            options=dict(mutant.options),
             stop_when=lambda evidence, expected=expected: expected in evidence.failures,
         )
         failed = report.failed()
@@ -77,6 +79,7 @@ def run_mutants(
                 name=mutant.name,
                 bug=mutant.bug,
                 expected_clause=mutant.expected_clause,
+                options=dict(mutant.options),
                 caught=mutant.expected_clause in by_id,
                 caught_by=[v.clause.id for v in failed],
                 steps=steps,

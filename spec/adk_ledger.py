@@ -251,6 +251,9 @@ WRITES = (Renew, Checkpoint, Finish)
 
 # --- doc versus implementation: each difference is a named choice -------------------------------
 
+_MNESIA = "hsalap7/erlang_adk src/workflows/durability/adk_invocation_ledger_mnesia.erl"
+_BEHAVIOUR = "src/workflows/durability/adk_invocation_ledger.erl"
+
 CHOICES = (
     Choice(
         name="store_clock",
@@ -258,6 +261,8 @@ CHOICES = (
         implementation_does="create timestamps and delete's ownership check read the store's clock",
         default="store",
         values=(("store", "create and delete read env.clock(), the injected simulated clock"),),
+        source=f"{_MNESIA}:58 (create reads the clock), 348-350 (delete's check reads it); "
+        f"{_BEHAVIOUR}:14-43 (no NowMs on create or delete)",
     ),
     Choice(
         name="finish_phases",
@@ -269,6 +274,7 @@ CHOICES = (
             ("strict", "only the five finish phases; others -> invalid_terminal_phase"),
             ("any", "any non-empty phase except ready/running is accepted"),
         ),
+        source=f"{_MNESIA}:170-175; {_BEHAVIOUR}:37-38 (Phase :: atom())",
     ),
     Choice(
         name="renew_atomic",
@@ -279,6 +285,8 @@ CHOICES = (
             ("atomic", "renew racing a takeover: exactly one of them succeeds (checked)"),
             ("non_atomic", "the renew-versus-takeover race is not checked"),
         ),
+        source=f"{_MNESIA}:138-148, 285-310 (renew runs in one transaction); "
+        f"{_BEHAVIOUR}:3-5",
     ),
     Choice(
         name="delete_completed",
@@ -289,6 +297,7 @@ CHOICES = (
             ("allowed", "delete of a completed record succeeds"),
             ("forbidden", "delete of a completed record answers completed"),
         ),
+        source=f"{_MNESIA}:197-213, 348 (no token: deleted, whatever the phase)",
     ),
     Choice(
         name="owned_view",
@@ -299,6 +308,7 @@ CHOICES = (
             ("token_stored", "owned = a token is stored"),
             ("live_lease", "owned = a token is stored and now < lease_until (now = env.clock())"),
         ),
+        source=f"{_MNESIA}:367 (owned => OwnerToken =/= undefined)",
     ),
 )
 

@@ -31,6 +31,8 @@ class Choice:
 
     The kit never decides such a point by accident: each is a named option whose ``default`` is
     what the implementation does; ``values`` maps every supported value to what it means.
+    Where a seed's own stores disagree, ``doc_says`` and ``implementation_does`` hold the two
+    stores' readings. ``source`` cites the seed's file and line each reading comes from.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Choice:
     implementation_does: str
     default: str
     values: tuple[tuple[str, str], ...]
+    source: str = ""
 
     def validate(self, value: str) -> str:
         allowed = [v for v, _ in self.values]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 import attrs
 
@@ -13,7 +14,9 @@ class Mutant:
 
     ``bug`` says what is wrong in the words of an incident report; ``expected_clause`` is the
     clause the kit must fail for it; ``mixin`` overrides one piece of the correct store and is
-    combined with each base (``memory``, ``sqlite``...) it makes sense on.
+    combined with each base (``memory``, ``sqlite``...) it makes sense on. ``options`` are the
+    contract options it is run under: a bug that breaks a rule only one reading of a named
+    option holds is caught under that reading.
     """
 
     name: str
@@ -21,6 +24,7 @@ class Mutant:
     expected_clause: str
     mixin: type
     bases: tuple[str, ...] = ("memory", "sqlite")
+    options: Mapping[str, str] = attrs.field(factory=dict)
 
     def store_class(self, base: type) -> type:
         return type(f"{self.mixin.__name__}On{base.__name__}", (self.mixin, base), {})
