@@ -14,16 +14,26 @@ Example::
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.opaque import Opaque
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Err, Ok
+from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .base import ContractModel, Ctx, Step, as_mapping, options_with_defaults, reads_and_refusals
+from .base import (
+    ContractModel,
+    Ctx,
+    Step,
+    as_mapping,
+    field_diff,
+    options_with_defaults,
+    reads_and_refusals,
+)
 
 State = Mapping[str, "Rec"]
 EMPTY: State = {}
@@ -91,6 +101,9 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
     if op.invocation_id in state:
         return _refuse(state, "already_exists", "ADK-CREATE-003")
     meta = as_mapping(op.metadata)
+    # An absent key reading as none is the metadata_keys=optional rule (the seed never sees one).
+    decided = ("ADK-CREATE-002" if any(k not in meta for k in spec.METADATA_KEYS)
+               else "ADK-CREATE-001")
     rec = Rec(
         invocation_id=op.invocation_id,
         workflow_id=meta.get("workflow_id"),
@@ -106,7 +119,7 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
         created_at=ctx.now,
         updated_at=ctx.now,
     )
-    return Step(Ok(None), _put(state, rec), "ADK-CREATE-001", "ADK-CREATE-001")
+    return Step(Ok(None), _put(state, rec), decided, "ADK-CREATE-001")
 
 
 def _get(state: State, op: spec.Get, ctx: Ctx) -> Step:
@@ -188,6 +201,23 @@ def valid_finish_phase(phase: Any, options: Mapping[str, str]) -> bool:
     return phase in spec.FINISH_PHASES
 
 
+NORMALIZED_PHASES = ("failed", "cancelled")
+"""The finish phases whose outcome the seed's ledger normalizes (``persisted_outcome``)."""
+
+
+def stored_outcome(rec: Rec, op: spec.Finish, ctx: Ctx) -> Any:
+    """The outcome a finish stores. Under ``finish_outcome=normalized`` (the seed) failed and
+    cancelled store a value of the store's own: the model answers a placeholder named after
+    this very finish, which the first read binds to the store's value and every later read
+    (reopen included) must return unchanged. The name holds everything the finish was given,
+    so two finishes share a name only when a deterministic store stores the same value."""
+    if op.phase not in NORMALIZED_PHASES or ctx.options.get("finish_outcome") == "as_given":
+        return op.outcome
+    given = zlib.crc32(repr((op.outcome, op.checkpoint)).encode())
+    return Opaque(f"{op.phase} outcome of {rec.invocation_id} (created {rec.created_at}, "
+                  f"revision {rec.revision + 1}, {op.now_ms} ms, {given:08x})")
+
+
 def _finish(state: State, op: spec.Finish, ctx: Ctx) -> Step:
     if not valid_finish_phase(op.phase, ctx.options):
         return _refuse(state, "invalid_terminal_phase", "ADK-FINISH-001", "ADK-WRITE-002")
@@ -197,7 +227,7 @@ def _finish(state: State, op: spec.Finish, ctx: Ctx) -> Step:
     new = attrs.evolve(
         rec,
         phase=op.phase,
-        outcome=op.outcome,
+        outcome=stored_outcome(rec, op, ctx),
         checkpoint=as_mapping(op.checkpoint),
         token=None,
         owner=None,
@@ -252,6 +282,17 @@ FIELD_CLAUSES = {
 }
 
 
+def answer_clause(op: Op, step_clause: str, expected: Outcome, actual: Outcome) -> str | None:
+    """A view that differs from the model's in its outcome alone, on a failed or cancelled
+    record, breaks the finish rule (a normalized outcome lost or changed between reads),
+    whichever operation read it."""
+    value, seen = getattr(expected, "value", None), getattr(actual, "value", None)
+    if (isinstance(value, spec.Invocation) and value.phase in NORMALIZED_PHASES
+            and field_diff(value, seen) == ("outcome",)):
+        return "ADK-FINISH-002"
+    return None
+
+
 MODEL = ContractModel(
     name=spec.CONTRACT,
     initial=EMPTY,
@@ -261,4 +302,5 @@ MODEL = ContractModel(
     choices=spec.CHOICES,
     durable_clause="ADK-DURABLE-001",
     pure=reads_and_refusals("get"),
+    answer_clause=answer_clause,
 )

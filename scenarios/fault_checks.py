@@ -216,7 +216,7 @@ def _retry(h: Harness, clause: str, target: Target, states: list[Any]) -> None:
 
 def _adopt(h: Harness, step: Step, actual: Outcome) -> None:
     h.state = step.state
-    h._bind_minted(step, actual)
+    h.bind_minted(step.outcome, actual)
 
 
 def _options(h: Harness, answer: Step | OneOf) -> tuple[Step, ...]:
@@ -267,5 +267,5 @@ def _shown(h: Harness, target: Target, before: Any, states: list[Any]) -> list[A
     for read, actual in zip(reads, answers, strict=True):
         h._record("check", read, expected(shown, read), actual)
         if agreeing:
-            h._bind_minted(Step(expected(shown, read), shown, "", ""), actual)
+            h.bind_minted(expected(shown, read), actual)
     return agreeing

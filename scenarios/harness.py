@@ -277,7 +277,7 @@ class Harness:
                 tuple(self.trace),
             )
         before, self.state = self.state, step.state
-        self._bind_minted(step, actual)
+        self.bind_minted(step.outcome, actual)
         if bind is not None:
             self._bind_answer(bind, step.outcome, actual)
         self.check_record(op, step, keys=self._changed(before, step.state))
@@ -300,15 +300,17 @@ class Harness:
         outcome = self._known(step.outcome)
         return step if outcome is step.outcome else attrs.evolve(step, outcome=outcome)
 
-    def _bind_minted(self, step: Step, actual: Outcome) -> None:
-        """Bind every identifier the store minted in this answer under the model's name for it
-        (``Ref("task#1")`` then means that real id); one real id for two names is a violation."""
-        pairs = harvest(getattr(step.outcome, "value", None), getattr(actual, "value", None))
+    def bind_minted(self, expected: Outcome, actual: Outcome) -> None:
+        """Bind every value the store minted in this answer (or read-back) under the model's
+        name for it (``Ref("task#1")`` then means that real id, and a normalized outcome must
+        read back the same); one real id for two names breaks the model's ``mint_clause``."""
+        pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
         for meaning, value in pairs:
             if not isinstance(meaning, str) or meaning in self.bindings:
                 continue
-            twin = next((n for n, (_, v) in self.bindings.items() if v == value), None)
-            if twin is not None and self.model.mint_clause is not None:
+            twin = None if self.model.mint_clause is None else next(
+                (n for n, (_, v) in self.bindings.items() if v == value), None)
+            if twin is not None:
                 raise violation(
                     self.model.mint_clause,
                     f"the store minted {value!r} for {meaning} and for {twin} before",
@@ -387,7 +389,7 @@ class Harness:
         self._record(actor, op, step.outcome, actual)
         self.state = step.state
         if agrees(step.outcome, actual):
-            self._bind_minted(step, actual)
+            self.bind_minted(step.outcome, actual)
         return step
 
     def check_record(self, op: Op, last: Step, clause: str | None = None,
@@ -429,6 +431,7 @@ class Harness:
                     f"{expected}",
                     tuple(self.trace),
                 )
+            self.bind_minted(expected, actual)
             agreed.append(expected)
         return agreed
 

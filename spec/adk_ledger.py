@@ -300,6 +300,35 @@ CHOICES = (
         source=f"{_MNESIA}:197-213, 348 (no token: deleted, whatever the phase)",
     ),
     Choice(
+        name="metadata_keys",
+        doc_says="create takes Metadata :: map() (any keys)",
+        implementation_does="create reads workflow_id, workflow_version and kind with maps:get "
+        "and aborts when one is missing; its only caller always passes all three",
+        default="required",
+        values=(
+            ("required", "every create the kit sends carries all three keys"),
+            ("optional", "creates may omit keys; an absent key reads as none"),
+        ),
+        source=f"{_MNESIA}:62-67 (maps:get of each key); "
+        "src/workflows/core/adk_workflow_run.erl:324-328 (the caller passes all three); "
+        f"{_BEHAVIOUR}:14-15",
+    ),
+    Choice(
+        name="finish_outcome",
+        doc_says="finish stores Outcome :: term() as given",
+        implementation_does="for failed and cancelled, finish stores a normalized outcome of "
+        "its own (the failure projected to a safe reason, with the checkpoint), never the raw "
+        "payload; other phases store the outcome as given",
+        default="normalized",
+        values=(
+            ("normalized", "failed/cancelled: the store's own value, present (not none) and "
+             "the same on every read and across reopen; other phases: as given"),
+            ("as_given", "every phase stores exactly the given outcome"),
+        ),
+        source=f"{_MNESIA}:177, 338-346 (persisted_outcome); src/workflows/core/"
+        "adk_workflow.erl:1776-1788 (terminal_outcome)",
+    ),
+    Choice(
         name="owned_view",
         doc_says="(silent) owned reads as 'somebody holds the lease'",
         implementation_does="owned is true while a token is stored, ignoring expiry",
@@ -337,9 +366,10 @@ CLAUSES = Catalogue(
            "revision 0, the given checkpoint, and created_at = updated_at = the store's clock.",
            M, "scenario:create_then_get", choice="store_clock"),
         _c("ADK-CREATE-002", "create keeps exactly three metadata keys",
-           "create keeps workflow_id, workflow_version and kind from the metadata (absent keys "
-           "read as none) and drops every other key.",
-           M, "scenario:create_then_get"),
+           "create keeps workflow_id, workflow_version and kind from the metadata and drops "
+           "every other key. Under metadata_keys=required (the seed) every create carries all "
+           "three; under optional an absent key reads as none.",
+           M, "scenario:create_then_get", choice="metadata_keys"),
         _c("ADK-CREATE-003", "create never overwrites",
            "create of an existing id answers already_exists and writes nothing.",
            M, "scenario:create_twice"),
@@ -431,8 +461,12 @@ CLAUSES = Catalogue(
            M, "scenario:finish_phase_validated_first", choice="finish_phases"),
         _c("ADK-FINISH-002", "what finish does",
            "finish sets the phase, outcome and checkpoint, clears token and owner, sets "
-           "lease_until 0 and updated_at = now.",
-           M, "scenario:pause_resume_complete"),
+           "lease_until 0 and updated_at = now. The outcome of failed and cancelled is, under "
+           "finish_outcome=normalized (the seed), the store's own value: present and the same "
+           "on every read until the next claim; under as_given, and for the other phases, "
+           "exactly the given outcome.",
+           M, "scenario:pause_resume_complete", "scenario:failed_outcome_is_normalized",
+           choice="finish_outcome"),
         _c("ADK-FINISH-003", "only completed is final",
            "After finish with failed, timed_out, cancelled or paused the invocation can be "
            "claimed again (resume).",

@@ -20,6 +20,11 @@ class Opaque:
 
     meaning: Any
 
+    def __repr__(self) -> str:
+        # How a counterexample shows it: any value of the store's own (not none), the same
+        # wherever this meaning comes back.
+        return f"<store's value: {self.meaning}>"
+
 
 @attrs.frozen
 class Ref:

@@ -44,3 +44,18 @@ def test_every_clause_has_a_faulty_adapter(entry) -> None:  # type: ignore[no-un
     mutants = entry.mutants()
     assert {m.expected_clause for m in mutants} == {c.id for c in entry.load_spec().CLAUSES}
     assert len({m.name for m in mutants}) == len(mutants)
+
+
+def test_every_option_cites_its_seed_source_and_offers_its_default(entry) -> None:  # type: ignore[no-untyped-def]
+    for choice in entry.load_spec().CHOICES:
+        assert choice.source.strip(), f"{choice.name} names no seed source"
+        assert choice.default in dict(choice.values), choice.name
+
+
+def test_option_specific_faulty_adapters_name_real_option_values(entry) -> None:  # type: ignore[no-untyped-def]
+    spec = entry.load_spec()
+    known = {c.name: dict(c.values) for c in spec.CHOICES}
+    for mutant in entry.mutants():
+        for name, value in mutant.options.items():
+            assert name in known, f"{mutant.name}: unknown option {name}"
+            assert value in known[name], f"{mutant.name}: {name}={value} is not a reading"

@@ -23,6 +23,7 @@ from fencepost.spec.adk_ledger import (
     Invocation,
     Renew,
 )
+from fencepost.spec.opaque import Opaque
 from fencepost.spec.outcome import Err, Ok
 
 META = {"workflow_id": "wf", "workflow_version": 3, "kind": "sequential"}
@@ -116,10 +117,11 @@ def test_create_keeps_only_the_three_metadata_keys():
     assert (got.workflow_id, got.workflow_version, got.kind) == ("wf", 3, "sequential")
 
 
-def test_create_reads_absent_metadata_keys_as_none():
-    # ADK-CREATE-002 as written in the catalogue; the seed itself aborts here (see report).
-    state = ok(EMPTY, Create("i1", {"kind": "agent"}, CP0), now=CREATED_AT)
-    assert state["i1"] == record(workflow_id=None, workflow_version=None, kind="agent")
+def test_create_reads_absent_metadata_keys_as_none_and_that_rule_decides():
+    # metadata_keys=optional; the seed itself aborts here, and by default no create omits one.
+    s = run(EMPTY, Create("i1", {"kind": "agent"}, CP0), now=CREATED_AT, metadata_keys="optional")
+    assert (s.clause, s.effect_clause) == ("ADK-CREATE-002", "ADK-CREATE-001")
+    assert s.state["i1"] == record(workflow_id=None, workflow_version=None, kind="agent")
 
 
 def test_create_of_existing_id_is_already_exists_and_writes_nothing():
@@ -312,7 +314,8 @@ def test_checkpoint_replaces_checkpoint_and_extends_lease():
 
 
 def test_finish_sets_phase_outcome_checkpoint_and_clears_ownership():
-    s = run(claimed(), Finish("i1", "t1", "failed", {"why": "boom"}, CP1, T0 + 5), now=T0 + 5)
+    s = run(claimed(), Finish("i1", "t1", "failed", {"why": "boom"}, CP1, T0 + 5), now=T0 + 5,
+            finish_outcome="as_given")
     assert s.outcome == Ok(None)
     assert (s.clause, s.effect_clause) == ("ADK-LEASE-002", "ADK-FINISH-002")
     expected = record(checkpoint=CP1, phase="failed", outcome={"why": "boom"}, revision=2,
@@ -320,6 +323,23 @@ def test_finish_sets_phase_outcome_checkpoint_and_clears_ownership():
     assert s.state == {"i1": expected}
     got = run(s.state, Get("i1"), now=T0 + 5).outcome.value
     assert (got.owned, got.owner, got.lease_until, got.outcome) == (False, None, 0, {"why": "boom"})
+
+
+@pytest.mark.parametrize("phase", ["failed", "cancelled"])
+def test_a_normalized_outcome_is_the_stores_own_value_named_after_its_finish(phase):
+    s = run(claimed(), Finish("i1", "t1", phase, None, CP1, T0 + 5), now=T0 + 5)
+    outcome = s.state["i1"].outcome
+    assert isinstance(outcome, Opaque) and outcome.meaning.startswith(
+        f"{phase} outcome of i1 (created {CREATED_AT}, revision 2, {T0 + 5} ms, ")
+    assert run(s.state, Get("i1"), now=T0 + 6).outcome.value.outcome == outcome
+    other = run(claimed(), Finish("i1", "t1", phase, "boom", CP1, T0 + 5), now=T0 + 5)
+    assert other.state["i1"].outcome != outcome  # another finish: another name
+
+
+@pytest.mark.parametrize("phase", ["completed", "paused", "timed_out"])
+def test_other_phases_keep_the_outcome_as_given_by_default(phase):
+    s = run(claimed(), Finish("i1", "t1", phase, {"why": "x"}, CP1, T0 + 5), now=T0 + 5)
+    assert s.state["i1"].outcome == {"why": "x"}
 
 
 @pytest.mark.parametrize("phase", ["running", "ready", "done", ""])

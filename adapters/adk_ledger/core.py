@@ -210,7 +210,7 @@ class LedgerCore:
                 attrs.evolve(
                     row,
                     phase=phase,
-                    outcome=outcome,
+                    outcome=self._stored_outcome(phase, outcome, checkpoint),
                     checkpoint=dict(checkpoint),
                     token=None,
                     owner=None,
@@ -219,6 +219,15 @@ class LedgerCore:
                     updated_at=now_ms,
                 )
             )
+
+    def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
+        """What finish stores: like the seed's ledger, under finish_outcome=normalized a failed
+        or cancelled finish keeps a safe projection of the outcome (its kind, never the raw
+        payload) with the checkpoint; otherwise the outcome as given."""
+        if phase not in ("failed", "cancelled") or self.options["finish_outcome"] == "as_given":
+            return outcome
+        kind = "none" if outcome is None else type(outcome).__name__
+        return {"phase": phase, "reason": {"external": kind}, "checkpoint": dict(checkpoint)}
 
     def delete(self, invocation_id: str) -> None:
         with self._locked(invocation_id) as slot:

@@ -338,6 +338,44 @@ class FinishKeepsOwner(_Base):
             slot.update(attrs.evolve(slot.row, owner=owner))
 
 
+class FailedOutcomeDropped(_Base):
+    """Redacts a failure by storing nothing: the normalized outcome is not there."""
+
+    def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
+        if phase in ("failed", "cancelled"):
+            return None
+        return super()._stored_outcome(phase, outcome, checkpoint)
+
+
+class NormalizedOutcomeUnstable(_Base):
+    """Normalizes a failure when it is read, stamping the read's time: each read differs."""
+
+    def _view(self, row: Row) -> spec.Invocation:
+        view = super()._view(row)
+        if row.phase not in ("failed", "cancelled"):
+            return view
+        return attrs.evolve(view, outcome={"phase": row.phase, "read_at": self.env.clock()})
+
+
+class NormalizesWhenAsGiven(_Base):
+    """The seed's normalization kept when the run asks for outcomes as given."""
+
+    def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
+        if phase in ("failed", "cancelled"):
+            return {"phase": phase, "reason": "redacted"}
+        return outcome
+
+
+class CreateRequiresEveryKey(_Base):
+    """Reads each metadata key as the seed does (``maps:get``): an absent key is a crash."""
+
+    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+        missing = [k for k in spec.METADATA_KEYS if k not in metadata]
+        if missing:
+            raise KeyError(missing[0])
+        super().create(invocation_id, metadata, checkpoint)
+
+
 class PausedIsFinal(_Base):
     def claim(self, invocation_id: str, *args: Any) -> spec.Invocation:
         with self._locked(invocation_id) as slot:
@@ -430,6 +468,17 @@ MUTANTS = (
     Mutant("finish_any_phase", "finish accepts any phase", "ADK-FINISH-001", FinishAnyPhase),
     Mutant("finish_keeps_owner", "finish leaves the owner set", "ADK-FINISH-002",
            FinishKeepsOwner),
+    Mutant("failed_outcome_dropped", "a failed or cancelled finish stores no outcome at all",
+           "ADK-FINISH-002", FailedOutcomeDropped),
+    Mutant("normalized_outcome_unstable", "the normalized outcome of a failure is made at read "
+           "time (it carries the read's clock), so two reads differ", "ADK-FINISH-002",
+           NormalizedOutcomeUnstable),
+    Mutant("normalizes_when_as_given", "failed/cancelled outcomes normalized although the run "
+           "asks for outcomes as given", "ADK-FINISH-002", NormalizesWhenAsGiven,
+           options={"finish_outcome": "as_given"}),
+    Mutant("create_requires_every_key", "create fails on an absent metadata key where the run "
+           "allows absent keys", "ADK-CREATE-002", CreateRequiresEveryKey,
+           options={"metadata_keys": "optional"}),
     Mutant("paused_is_final", "a paused invocation cannot be resumed", "ADK-FINISH-003",
            PausedIsFinal),
     Mutant("renew_keeps_revision", "renew does not bump the revision", "ADK-REV-001",

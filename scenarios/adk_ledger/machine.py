@@ -17,6 +17,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from fencepost.spec import adk_ledger as spec
 
 from ..machine import WorldMachine
+from .meta import create_metadata
 
 INVOCATIONS = 3
 COORDINATORS = ("c0", "c1", "c2")
@@ -29,7 +30,7 @@ METADATA = st.sampled_from(
     ]
 )
 CHECKPOINTS = st.sampled_from([{}, {"step": 1}, {"step": 2, "memo": ["a", "b"]}, {"x": 1.5}])
-OUTCOMES = st.sampled_from([None, "done", {"answer": 42}])
+OUTCOMES = st.sampled_from([None, "done", {"answer": 42}, {"error": "boom", "trace": ["f", 1]}])
 PHASES = st.sampled_from([*spec.FINISH_PHASES, "running", "bogus"])
 # Which token a writer presents: 0 the record's current token (the live owner's, if any), 1 the
 # writer's own latest, 2 its previous one, 3 forged.
@@ -52,6 +53,9 @@ class LedgerMachine(WorldMachine):
     def owner(self, coord: str) -> str:
         return f"{self.prefix}-{coord}"
 
+    def metadata(self, drawn: dict[str, Any]) -> dict[str, Any]:
+        return create_metadata(self.h.world.options, drawn)
+
     def token_for(self, coord: str, i: int, choice: int) -> str:
         mine = self.issued.get((coord, i), [])
         rec = self.h.state.get(self.inv(i))
@@ -69,11 +73,11 @@ class LedgerMachine(WorldMachine):
     def create_all(self, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:
         """Start with every invocation created, so most rules meet a record."""
         for i in range(INVOCATIONS):
-            self.h.apply("client", spec.Create(self.inv(i), metadata, checkpoint))
+            self.h.apply("client", spec.Create(self.inv(i), self.metadata(metadata), checkpoint))
 
     @rule(i=st.integers(0, INVOCATIONS - 1), metadata=METADATA, checkpoint=CHECKPOINTS)
     def create(self, i: int, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:
-        self.h.apply("client", spec.Create(self.inv(i), metadata, checkpoint))
+        self.h.apply("client", spec.Create(self.inv(i), self.metadata(metadata), checkpoint))
 
     @rule(i=st.integers(0, INVOCATIONS - 1))
     def get(self, i: int) -> None:

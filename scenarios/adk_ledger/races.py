@@ -7,6 +7,7 @@ from fencepost.spec import adk_ledger as spec
 from ..harness import Harness
 from ..races import release_together, settle_race
 from ..registry import Races
+from .meta import FULL
 
 RACES = Races()
 race = RACES.register
@@ -18,7 +19,7 @@ CHOICE_GATES: dict[str, tuple[str, str]] = {}
 def concurrent_claimants(h: Harness, p: str, n: int, round_no: int) -> None:
     """N claimants on an expired lease (odd rounds) or an unowned record (even rounds)."""
     inv = f"{p}-a"
-    h.apply("client", spec.Create(inv, {"kind": "race"}, {}))
+    h.apply("client", spec.Create(inv, {**FULL, "kind": "race"}, {}))
     if round_no % 2:
         h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", h.now, 5))
         h.advance(5)
@@ -33,7 +34,7 @@ def concurrent_creates(h: Harness, p: str, n: int, round_no: int) -> None:
     """N creates of one new id with different metadata: one winner, whose record is stored."""
     inv = f"{p}-a"
     actors = [f"client{k}" for k in range(n)]
-    ops = [spec.Create(inv, {"kind": a}, {"by": a}) for a in actors]
+    ops = [spec.Create(inv, {**FULL, "kind": a}, {"by": a}) for a in actors]
     outcomes = release_together(h.world.open(), ops)
     settle_race(h, "ADK-CREATE-004", actors, ops, outcomes)
 
@@ -44,7 +45,7 @@ def renew_versus_takeover(h: Harness, p: str, n: int, round_no: int) -> None:
     claimant at lease_until: either every renew succeeds and the claim fails, or the claim
     succeeds and every renew fails."""
     inv = f"{p}-a"
-    h.apply("client", spec.Create(inv, {"kind": "race"}, {}))
+    h.apply("client", spec.Create(inv, {**FULL, "kind": "race"}, {}))
     start = h.now
     h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", start, 10))
     h.set_time(start + 10)

@@ -10,6 +10,7 @@ from fencepost.spec import adk_ledger as spec
 
 from ..harness import Harness
 from ..registry import Scenarios
+from .meta import create_metadata
 
 SCENARIOS = Scenarios()
 scenario = SCENARIOS.register
@@ -26,7 +27,7 @@ def _claimed(h: Harness, inv: str, coord: str, token: str, lease: int) -> None:
 def create_then_get(h: Harness, p: str) -> None:
     h.apply("client", spec.Create(f"{p}-a", META, {"step": 0}))
     h.apply("client", spec.Get(f"{p}-a"))
-    h.apply("client", spec.Create(f"{p}-b", {}, {}))
+    h.apply("client", spec.Create(f"{p}-b", create_metadata(h.world.options, {}), {}))
     h.apply("client", spec.Get(f"{p}-b"))
 
 
@@ -34,7 +35,8 @@ def create_then_get(h: Harness, p: str) -> None:
 def create_twice(h: Harness, p: str) -> None:
     h.apply("client", spec.Create(f"{p}-a", META, {"step": 0}))
     h.advance(5)
-    h.apply("client", spec.Create(f"{p}-a", {"kind": "other"}, {"step": 9}))
+    h.apply("client", spec.Create(f"{p}-a", create_metadata(h.world.options, {"kind": "other"}),
+                                  {"step": 9}))
     h.apply("client", spec.Get(f"{p}-a"))
 
 
@@ -66,6 +68,23 @@ def finish_phase_validated_first(h: Harness, p: str) -> None:
     h.apply("c1", spec.Finish(inv, "t1", "ready", None, {"step": 9}, h.now))
     h.apply("c2", spec.Finish(inv, "t-forged", "bogus", None, {}, h.now))
     h.apply("c1", spec.Finish(inv, "t1", "failed", "boom", {"step": 1}, h.now))
+
+
+@scenario()
+def failed_outcome_is_normalized(h: Harness, p: str) -> None:
+    """failed and cancelled keep the store's own outcome (finish_outcome=normalized), even for
+    a none or a raw error payload: present, and the same on every read until a claim clears
+    it; paused and timed_out keep theirs as given."""
+    inv = f"{p}-a"
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    for k, (phase, outcome) in enumerate((("failed", {"error": "boom", "stack": ["f", 1]}),
+                                          ("cancelled", None), ("failed", None),
+                                          ("timed_out", "late"), ("paused", {"ask": "user"}))):
+        _claimed(h, inv, "c1", f"t{k}", 10)
+        h.apply("c1", spec.Finish(inv, f"t{k}", phase, outcome, {"step": k}, h.now))
+        h.apply("client", spec.Get(inv))
+        h.advance(1)
+        h.apply("client", spec.Get(inv))
 
 
 @scenario()

@@ -18,6 +18,8 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
 
+from .meta import FULL
+
 IN_PLAY = 4
 """Invocations the workers pick from: the last ``IN_PLAY`` created."""
 
@@ -82,7 +84,7 @@ class AdkWorker:
         kind = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
         if kind == "create":
             inv = self.shared.invocation(rng, new=rng.random() < 0.8)
-            return spec.Create(inv, {"kind": "agent", "workflow_id": "wf"}, rng.choice(CHECKPOINTS))
+            return spec.Create(inv, dict(FULL), rng.choice(CHECKPOINTS))
         held = [i for i in self.tokens if self.tokens[i]]
         if kind in ("renew", "checkpoint", "finish") and held and rng.random() < 0.8:
             inv = rng.choice(held)

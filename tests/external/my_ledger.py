@@ -85,6 +85,8 @@ class DictLedger:
             raise InvalidTerminalPhase(phase)
         with self._lock:
             row = self._writable(invocation_id, owner_token, now_ms)
+            if phase in ("failed", "cancelled"):  # like the seed: never store a raw error payload
+                outcome = {"phase": phase, "reason": "redacted"}
             row.update(phase=phase, outcome=outcome, checkpoint=dict(checkpoint), token=None,
                        owner=None, lease_until=0, revision=row["revision"] + 1,
                        updated_at=now_ms)
