@@ -26,7 +26,7 @@ from fencepost.spec.opaque import Opaque, Ref, evolve_fields, init_fields
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
+from .base import ContractModel, Ctx, OneOf, Step, field_diff, reads_and_refusals
 
 
 @attrs.frozen
@@ -199,6 +199,10 @@ def at_boundary(task: TaskRec, att: AttemptRec, now: int) -> bool:
 
 
 def authority(task: TaskRec, att: AttemptRec, now: int) -> spec.Authority:
+    """The attempt's authority at ``now`` (LDG-AUTH-001). Execution time ends with the cancel
+    flag: 0 once a cancel is requested or the deadline is reached, even while the lease (and
+    remaining_ms) lasts for cleanup. seed: crates/ledgence-orchestration-core/src/lib.rs:252-281
+    (execution_remaining_ms 263-267) at 220b133."""
     snap = att.snapshot
     live = is_live(task, att, now)
     cancel = task.snapshot.cancel_requested_at is not None or now >= snap.deadline
@@ -206,7 +210,7 @@ def authority(task: TaskRec, att: AttemptRec, now: int) -> spec.Authority:
     return spec.Authority(
         expires_at=snap.lease.expires_at,
         remaining_ms=snap.lease.expires_at - now if live else 0,
-        execution_remaining_ms=max(0, snap.deadline - now) if live else 0,
+        execution_remaining_ms=snap.deadline - now if live and not cancel else 0,
         renew_sequence=last.sequence if last is not None else 0,
         cancel_requested=cancel,
         dispatch_allowed=(live and not cancel and snap.settlement is None
@@ -531,8 +535,11 @@ def _claim(state: State, rec: TaskRec, session: spec.WorkerSession, command: Any
     d.attempts[attempt] = AttemptRec(spec.AttemptSnapshot(
         event=event, descriptor=snap.descriptor, lease=spec.Lease(owner, expiry),
         deadline=deadline, authority_deadline=authority_deadline, state="active",
-        execution_may_have_started=False, last_renewal=None, quiescence=None, settlement=None,
-        finished_at=None))
+        # A new attempt's quiescence is unconfirmed until a settlement or confirmation says
+        # otherwise. seed: crates/ledgence-orchestration-core/src/acquisition.rs:193 at 9f0c292;
+        # crates/ledgence-adapter-postgres/src/persistence.rs:93 at 3abb9ee.
+        execution_may_have_started=False, last_renewal=None, quiescence=spec.UNCONFIRMED,
+        settlement=None, finished_at=None))
     d.evolve_task(task_id, state="active", attempt_count=generation, current_attempt_id=attempt)
     d.tasks[task_id] = attrs.evolve(d.tasks[task_id], latest_attempt=attempt)
     d.record(task_id, "claimed", now, attempt)
@@ -562,16 +569,42 @@ def _acquire(state: State, op: spec.Acquire, ctx: Ctx) -> Step | OneOf:
 # --- owner calls -------------------------------------------------------------------------------
 
 
-def _owned(state: State, owner: Any, clause: str) -> tuple[TaskRec, AttemptRec]:
-    """The task (not_found when missing or of another scope) and the attempt whose stored
-    owner is exactly ``owner`` (else ownership_lost under ``clause``)."""
+def _owned(state: State, owner: Any, clause: str,
+           missing_attempt: str = "not_found") -> tuple[TaskRec, AttemptRec]:
+    """The task (not_found when missing or of another scope), the attempt of that task
+    (``missing_attempt``: not_found, or ownership_lost under ``clause``), whose stored owner is
+    exactly ``owner`` (else ownership_lost under ``clause``). seed: settle and
+    confirm_quiescence load the task, then the attempt by (task, attempt id), either missing
+    not_found: crates/ledgence-adapter-postgres/src/persistence.rs:21-53 at 3abb9ee,
+    delivery.rs:229-235 at 50df11a, storage.rs:231-237 at 2b1bcd2."""
     rec = state.tasks.get(owner.task_id)
     if rec is None or rec.snapshot.input.scope != owner.scope:
         raise _refuse(spec.NotFound(str(owner.task_id)), "LDG-OWNER-001")
     att = state.attempts.get(owner.attempt_id)
-    if att is None or att.task_id != owner.task_id or att.owner != owner:
+    if att is None or att.task_id != owner.task_id:
+        if missing_attempt == "not_found":
+            raise _refuse(spec.NotFound(str(owner.attempt_id)), "LDG-OWNER-001")
+        raise _refuse(spec.OwnershipLost("the owner does not hold this attempt"), clause)
+    if att.owner != owner:
         raise _refuse(spec.OwnershipLost("the owner does not hold this attempt"), clause)
     return rec, att
+
+
+def _cursor_holds(state: State, owner: Any) -> None:
+    """renew under ``renew_lookup=cursor_first``: the owner's consumer cursor must have
+    assigned exactly the owner's task and attempt, else ownership_lost (LDG-OWNER-001 when
+    the owner's task is missing in its scope, a task never minted included; else
+    LDG-RENEW-002). seed: crates/ledgence-adapter-postgres/src/delivery.rs:204-214 at
+    50df11a (before the task is loaded at 215)."""
+    cursor = state.cursors.get((owner.worker_session_id, owner.consumer_id))
+    named = cursor.attempt if cursor is not None else None
+    if named is not None and named == owner.attempt_id and (
+            state.attempts[named].task_id == owner.task_id):
+        return
+    rec = state.tasks.get(owner.task_id)
+    missing = rec is None or rec.snapshot.input.scope != owner.scope
+    raise _refuse(spec.OwnershipLost("the consumer's cursor does not name this attempt"),
+                  "LDG-OWNER-001" if missing else "LDG-RENEW-002")
 
 
 def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
@@ -580,7 +613,10 @@ def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
     _check("LDG-RENEW-008", lambda: spec.validate_renew(command))
     owner = command.owner
     session = _session(state, owner.worker_session_id, "LDG-RENEW-003", now)
-    rec, att = _owned(state, owner, "LDG-RENEW-002")
+    cursor_first = ctx.options.get(spec.RENEW_LOOKUP, spec.CURSOR_FIRST) == spec.CURSOR_FIRST
+    if cursor_first:
+        _cursor_holds(state, owner)
+    rec, att = _owned(state, owner, "LDG-RENEW-002", missing_attempt="ownership_lost")
     if not is_live(rec, att, now):
         raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
                       _live_failure(rec, att, now, "LDG-RENEW-002"))
@@ -614,6 +650,15 @@ def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
     return _ok(new, authority(new.tasks[owner.task_id], new.attempts[name], now), clause)
 
 
+def started_after(snap: spec.AttemptSnapshot, report: Any) -> bool:
+    """execution_may_have_started once ``report`` is accepted: a completed report proves the
+    work ran; a failure report carries its own flag; an attempt already marked stays marked.
+    seed: crates/ledgence-orchestration-core/src/lifecycle.rs:116-119 at 3abb9ee (observation.rs
+    task_status treats a completed report without the flag as corrupt)."""
+    return snap.execution_may_have_started or isinstance(report, spec.ExecutionReport) or bool(
+        getattr(report, "execution_may_have_started", False))
+
+
 def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
     _check("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
@@ -636,7 +681,8 @@ def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     d = Draft(state)
     name = owner.attempt_id
     receipt = spec.SettleReceipt(command.operation_id, owner.task_id, name, now)
-    d.evolve_attempt(name, settlement=command, quiescence=command.quiescence)
+    d.evolve_attempt(name, settlement=command, quiescence=command.quiescence,
+                     execution_may_have_started=started_after(att.snapshot, command.report))
     d.attempts[name] = attrs.evolve(d.attempts[name], receipt=receipt)
     d.record(owner.task_id, "report_accepted", now, name)
     clause = "LDG-SETTLE-007"
@@ -1014,6 +1060,26 @@ def _page_clause(op: spec.ListTasks, expected: Outcome, actual: Outcome) -> str 
     return None
 
 
+def _attempt_clause(expected: Outcome, actual: Outcome) -> str | None:
+    """What an attempt read back with one wrong field shows: a quiescence other than
+    unconfirmed before any settlement breaks the claim's rule (LDG-ACQ-002); a missing
+    execution_may_have_started that the accepted settlement owes breaks LDG-SETTLE-001."""
+    mine, theirs = getattr(expected, "value", None), getattr(actual, "value", None)
+    if not isinstance(mine, spec.AttemptSnapshot) or not isinstance(theirs,
+                                                                     spec.AttemptSnapshot):
+        return None
+    fields = field_diff(mine, theirs)
+    if fields == ("quiescence",) and mine.settlement is None:
+        return "LDG-ACQ-002"
+    if fields == ("execution_may_have_started",) and mine.settlement is not None and (
+            mine.execution_may_have_started and not theirs.execution_may_have_started):
+        report = mine.settlement.report
+        if isinstance(report, spec.ExecutionReport) or getattr(
+                report, "execution_may_have_started", False):
+            return "LDG-SETTLE-001"
+    return None
+
+
 def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> str | None:
     """The rule a differing answer breaks, where the difference itself tells (``clause`` is
     the model's step clause; empty for a read-back).
@@ -1044,6 +1110,8 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
         if theirs is None and not isinstance(_reply(actual), spec.AcquireOwnershipLost):
             return "LDG-ACQ-001"  # Empty or Pending where a task was eligible
         return "LDG-ACQ-001" if _fresh_claim_for(op, actual) else None
+    if isinstance(op, spec.InspectAttempt):
+        return _attempt_clause(expected, actual)
     if not isinstance(op, spec.History) or not isinstance(actual, Ok):
         return None
     records = actual.value if isinstance(actual.value, list) else []
@@ -1075,7 +1143,7 @@ MODEL = ContractModel(
         "accepted_at": "LDG-SETTLE-001",
         "latest_attempt_id": "LDG-READ-001",
     },
-    choices=(),
+    choices=spec.CHOICES,
     durable_clause="LDG-DURABLE-001",
     pure=reads_and_refusals("lookup_submission", "status", "result", "inspect", "history",
                             "inspect_attempt", "list_tasks"),

@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .clauses import Catalogue, Clause
+from .clauses import Catalogue, Choice, Clause
 from .ledgence_delivery import *  # noqa: F403 - this module is the contract's public face
 from .ledgence_delivery import (
     AcquireCommand,
@@ -263,7 +263,31 @@ M = "machine"
 FAULT_CHECKS = tuple(f"fault:{name}" for name in (
     "submit", "acquire", "renew", "settle", "cancel", "expire_batch"))
 
-CHOICES = ()  # one store implementation (PostgreSQL) and the core agree: no documented choices
+_PG = "crates/ledgence-adapter-postgres/src"
+RENEW_LOOKUP, CURSOR_FIRST, TASK_FIRST = "renew_lookup", "cursor_first", "task_first"
+
+CHOICES = (
+    Choice(
+        name=RENEW_LOOKUP,
+        doc_says="the traits give renew no order of checks; the kit's reading was the "
+        "reads' rule (a task missing in the owner's scope is not_found), as settle and "
+        "confirm_quiescence answer",
+        implementation_does="renew reads the owner's consumer cursor before the task: unless "
+        "that cursor's assignment is the owner's (task, attempt), renew answers ownership_lost, "
+        "so a task never minted is ownership_lost; only then is the task looked up (not_found "
+        "in another scope)",
+        default=CURSOR_FIRST,
+        values=(
+            (CURSOR_FIRST, "renew: session, then the consumer's cursor names the owner's task "
+             "and attempt (else ownership_lost), then the task (else not_found)"),
+            (TASK_FIRST, "renew: session, then the task (missing or of another scope: "
+             "not_found), then the owner (else ownership_lost)"),
+        ),
+        source=f"{_PG}/delivery.rs:197-215 at 50df11a (renew_once: session 203, cursor "
+        "204-214, task 215); settle_once 229-235 and storage.rs:231-237 at 2b1bcd2 "
+        "(confirm_quiescence) load the task first",
+    ),
+)
 
 CAPABILITIES = {
     "durable": "calling the factory again with the same env reopens the same sessions, tasks "
@@ -376,9 +400,11 @@ CLAUSES = Catalogue([
     _c("LDG-ACQ-002", "a claim starts an attempt",
        "The claimed task becomes active with attempt_count + 1 and a new current attempt of "
        "generation attempt_count + 1, deadline = now + attempt_timeout_ms and authority "
-       "deadline = deadline + 30 000, owned by the (session, consumer); the reply is Assigned "
-       "with the descriptor, the event (task, run, attempt, attempt number, scope, data), the "
-       "lease and its authority; `claimed` is written.", M,
+       "deadline = deadline + 30 000, owned by the (session, consumer), with state active, "
+       "quiescence unconfirmed, execution_may_have_started false and no renewal, settlement "
+       "or finished_at; the reply is Assigned with the descriptor, the event (task, run, "
+       "attempt, attempt number, scope, data), the lease and its authority; `claimed` is "
+       "written.", M,
        "scenario:claim_order_and_eligibility"),
     _c("LDG-ACQ-003", "the lease is capped",
        "A lease granted or renewed expires at min(now + 60 000, authority deadline, session "
@@ -439,15 +465,22 @@ CLAUSES = Catalogue([
        "lease expiry and now < authority deadline; at equality it is expired for every "
        "operation.", M, "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
     _c("LDG-AUTH-001", "authority is computed fresh",
-       "Every authority reports expires_at (the lease's), remaining_ms and "
-       "execution_remaining_ms (expiry - now and deadline - now while live, else 0), "
-       "renew_sequence (the last accepted renewal's, else 0), cancel_requested (cancel "
-       "requested or now >= deadline) and dispatch_allowed (live, no cancel, no settlement, "
-       "and the last renewal's intent was dispatch).", M,
+       "Every authority reports expires_at (the lease's), remaining_ms (expiry - now while "
+       "live, else 0), cancel_requested (cancel requested or now >= deadline), "
+       "execution_remaining_ms (deadline - now while live and not cancel_requested, else 0: "
+       "0 once a cancel is requested or the deadline is reached), renew_sequence (the last "
+       "accepted renewal's, else 0) and dispatch_allowed (live, not cancel_requested, no "
+       "settlement, and the last renewal's intent was dispatch).", M,
        "scenario:dispatch_renewal_authorizes_once"),
     _c("LDG-OWNER-001", "owner calls find their task",
-       "renew, settle and confirm_quiescence with a malformed owner answer invalid_input; "
-       "with a task that is missing or of another scope, not_found.", M,
+       "renew, settle and confirm_quiescence with a malformed owner answer invalid_input. "
+       "settle and confirm_quiescence with a task missing in the owner's scope, or an "
+       "attempt that is not one of the task's, answer not_found. renew (option "
+       "renew_lookup): cursor_first (the seed) answers ownership_lost unless the owner's "
+       "consumer cursor assigned exactly the owner's task and attempt (a task never minted "
+       "included), then not_found for a task missing in the owner's scope; task_first "
+       "answers not_found for a task missing in the owner's scope before any ownership "
+       "check.", M,
        "scenario:settle_conflicts"),
     # -- renewal
     _c("LDG-RENEW-001", "renew extends a live lease",
@@ -481,7 +514,10 @@ CLAUSES = Catalogue([
     _c("LDG-SETTLE-001", "settle accepts the live owner's report",
        "A first settlement from the exact live owner is accepted: receipt (operation id, "
        "task, attempt, accepted_at = now), already_accepted false, `report_accepted` "
-       "written; with confirmed quiescence the attempt finishes at once.", M,
+       "written; the attempt keeps the settlement and its quiescence, and "
+       "execution_may_have_started becomes true for a completed report, and for a failure "
+       "report that says so (an attempt already marked stays marked); with confirmed "
+       "quiescence the attempt finishes at once.", M,
        "scenario:finish_rules"),
     _c("LDG-SETTLE-002", "settle needs the live owner",
        "An owner that differs from the attempt's answers ownership_lost; so does a matching "

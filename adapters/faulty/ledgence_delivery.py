@@ -216,13 +216,46 @@ class DispatchAllowedIgnoresCancel(_Base):
 
 
 class RenewMissingTaskIsLost(_Base):
-    """renew answers ownership_lost for a task it cannot find."""
+    """renew answers ownership_lost for a task it cannot find: the seed's own answer (its
+    cursor comes first), wrong only where ``renew_lookup=task_first`` is the reading."""
 
     def renew(self, command: Any) -> Any:
         try:
             return super().renew(command)
         except spec.NotFound as e:
             raise spec.OwnershipLost(str(e)) from None
+
+
+class RenewTaskBeforeCursor(_Base):
+    """Under the seed's order (``renew_lookup=cursor_first``) renew looks the task up before
+    the consumer's cursor: a task never minted answers not_found."""
+
+    def _check_renew_cursor(self, txn: Any, owner: Any) -> None:
+        self._require(txn, owner.scope, owner.task_id)
+        super()._check_renew_cursor(txn, owner)
+
+
+class ExecutionTimeOutlivesCancel(_Base):
+    """Authority's execution_remaining_ms counts down to the deadline while the lease lives,
+    ignoring a requested cancel (the lease's cleanup time is taken for execution time)."""
+
+    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Any:
+        authority = super()._authority(task, attempt, now)
+        if authority.remaining_ms == 0:
+            return authority
+        return attrs.evolve(authority,
+                            execution_remaining_ms=max(0, attempt.snapshot.deadline - now))
+
+
+class ClaimLeavesQuiescenceUnset(_Base):
+    """A claimed attempt has no quiescence until a settlement sets one."""
+
+    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
+        assignment = super()._claim(txn, task, session, command, now)
+        attempt = txn.load_attempt(task.task_id, assignment.lease.owner.attempt_id)
+        txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
+                                                                     quiescence=None)))
+        return assignment
 
 
 # -- renewal --------------------------------------------------------------------------------------
@@ -349,8 +382,15 @@ MUTANTS: tuple[Mutant, ...] = (
            LiveAtExpiry),
     Mutant("dispatch_allowed_ignores_cancel", "authority allows dispatch after a cancel request",
            "LDG-AUTH-001", DispatchAllowedIgnoresCancel),
-    Mutant("renew_missing_task_is_lost", "renew of a missing task answers ownership_lost",
-           "LDG-OWNER-001", RenewMissingTaskIsLost),
+    Mutant("renew_missing_task_is_lost", "under renew_lookup=task_first, renew of a missing "
+           "task answers ownership_lost", "LDG-OWNER-001", RenewMissingTaskIsLost,
+           options={spec.RENEW_LOOKUP: spec.TASK_FIRST}),
+    Mutant("renew_task_before_cursor", "renew looks the task up before the consumer's cursor: "
+           "a task never minted answers not_found", "LDG-OWNER-001", RenewTaskBeforeCursor),
+    Mutant("execution_time_outlives_cancel", "after a cancel request, authority still counts "
+           "execution time down to the deadline", "LDG-AUTH-001", ExecutionTimeOutlivesCancel),
+    Mutant("claim_leaves_quiescence_unset", "a claimed attempt reads no quiescence",
+           "LDG-ACQ-002", ClaimLeavesQuiescenceUnset),
     Mutant("keep_alive_does_not_extend", "a keep_alive renewal does not extend the lease",
            "LDG-RENEW-001", KeepAliveDoesNotExtend),
     Mutant("renew_ignores_currency", "a superseded attempt's owner can still renew",

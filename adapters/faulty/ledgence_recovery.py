@@ -93,6 +93,24 @@ class OutputNotCounted(_Base):
             return self._accept_settlement(txn, task, attempt, command, now)
 
 
+class SettlementLeavesExecutionUnstarted(_Base):
+    """Only a dispatch renewal marks execution_may_have_started; an accepted completed report
+    (or a failure that says the work started) leaves it as it was."""
+
+    def _started_after(self, attempt: AttemptRecord, report: Any) -> bool:
+        return bool(attempt.snapshot.execution_may_have_started)
+
+
+class MissingAttemptIsLost(_Base):
+    """settle and confirm_quiescence answer ownership_lost for an attempt id the task never
+    had (the seed answers not_found: it loads the attempt by task and id)."""
+
+    def _owned_attempt(self, txn: Any, owner: Any) -> Any:
+        if txn.load_attempt(owner.task_id, owner.attempt_id) is None:
+            raise spec.OwnershipLost(self._lost(owner))
+        return super()._owned_attempt(txn, owner)
+
+
 class UnconfirmedFinishesAtOnce(_Base):
     """The quiescence flag is stored but an unconfirmed settlement finishes the attempt too."""
 
@@ -375,6 +393,11 @@ MUTANTS: tuple[Mutant, ...] = (
     # settlement
     Mutant("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
            "LDG-SETTLE-001", ReceiptInSeconds),
+    Mutant("settlement_leaves_execution_unstarted", "an accepted completed report leaves "
+           "execution_may_have_started false", "LDG-SETTLE-001",
+           SettlementLeavesExecutionUnstarted),
+    Mutant("missing_attempt_is_lost", "settle of an attempt id the task never had answers "
+           "ownership_lost, not not_found", "LDG-OWNER-001", MissingAttemptIsLost),
     Mutant("settle_ignores_expiry", "settle is accepted from an expired owner",
            "LDG-SETTLE-002", SettleIgnoresExpiry),
     Mutant("replay_answered_as_new", "an identical re-send answers already_accepted false",

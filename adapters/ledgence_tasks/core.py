@@ -347,6 +347,7 @@ class LedgenceCore:
 
     def __init__(self, env: AdapterEnv) -> None:
         self.env = env
+        self.options = {c.name: str(env.options.get(c.name, c.default)) for c in spec.CHOICES}
 
     # -- storage, provided by subclasses --------------------------------------------------------
 
@@ -598,7 +599,9 @@ class LedgenceCore:
         return spec.Authority(
             expires_at=att.lease.expires_at,
             remaining_ms=att.lease.expires_at - now if live else 0,
-            execution_remaining_ms=max(0, att.deadline - now) if live else 0,
+            # execution time ends with the cancel flag (a requested cancel or the deadline)
+            execution_remaining_ms=(att.deadline - now if live and not self._cancel_requested(
+                task, attempt, now) else 0),
             renew_sequence=last.sequence if last is not None else 0,
             cancel_requested=self._cancel_requested(task, attempt, now),
             dispatch_allowed=self._dispatch_allowed(task, attempt, now),
@@ -736,7 +739,7 @@ class LedgenceCore:
         attempt = AttemptRecord(spec.AttemptSnapshot(
             event=event, descriptor=snap.descriptor, lease=lease, deadline=deadline,
             authority_deadline=authority_deadline, state=ACTIVE,
-            execution_may_have_started=False, last_renewal=None, quiescence=None,
+            execution_may_have_started=False, last_renewal=None, quiescence=spec.UNCONFIRMED,
             settlement=None, finished_at=None,
         ))
         claimed = attrs.evolve(
@@ -1025,13 +1028,22 @@ class LedgenceCore:
         attempt = attrs.evolve(
             attempt, receipt=receipt,
             snapshot=attrs.evolve(attempt.snapshot, settlement=command,
-                                  quiescence=command.quiescence),
+                                  quiescence=command.quiescence,
+                                  execution_may_have_started=self._started_after(
+                                      attempt, command.report)),
         )
         txn.save_attempt(attempt)
         self._record(txn, task.task_id, "report_accepted", now, attempt.attempt_id)
         if command.quiescence == spec.CONFIRMED:
             task = self._finish(txn, task, attempt, now)
         return spec.SettleReply(receipt, False, task.snapshot.state)
+
+    def _started_after(self, attempt: AttemptRecord, report: Any) -> bool:
+        """execution_may_have_started once a settlement is accepted: true for a completed
+        report, the failure's own flag for a failure; an attempt already marked stays so."""
+        return (attempt.snapshot.execution_may_have_started
+                or isinstance(report, spec.ExecutionReport)
+                or bool(getattr(report, "execution_may_have_started", False)))
 
     def _may_confirm(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
         """Confirming quiescence needs the attempt live."""
@@ -1404,6 +1416,8 @@ class LedgenceCore:
         with self._transaction() as txn:
             now = self.env.clock()
             session = self._usable_session(txn, owner.worker_session_id, now)
+            if self.options[spec.RENEW_LOOKUP] == spec.CURSOR_FIRST:
+                self._check_renew_cursor(txn, owner)
             task = self._require(txn, owner.scope, owner.task_id)
             attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
             if (attempt is None or not self._owner_matches(attempt, owner)
@@ -1412,6 +1426,14 @@ class LedgenceCore:
             if self._renew_sequence(attempt, command):
                 return self._renew_replay(txn, task, attempt, session, command, now)
             return self._renew_extend(txn, task, attempt, session, command, now)
+
+    def _check_renew_cursor(self, txn: Txn, owner: spec.LeaseOwner) -> None:
+        """``renew_lookup=cursor_first`` (the seed's order): the owner's consumer cursor must
+        have assigned exactly the owner's task and attempt, else ownership_lost, before the
+        task is looked up (so a task never minted is ownership_lost, not not_found)."""
+        cursor = txn.lock_cursor(owner.worker_session_id, owner.consumer_id)
+        if cursor is None or cursor.attempt != spec.AttemptRef(owner.task_id, owner.attempt_id):
+            raise spec.OwnershipLost(self._lost(owner))
 
     # -- settlement and quiescence --------------------------------------------------------------
 
@@ -1514,10 +1536,13 @@ class LedgenceCore:
         return session
 
     def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> AttemptRecord:
-        """The owner's attempt of the task when its lease owner is exactly ``owner``, else
-        ownership_lost (settle and confirm check liveness later)."""
+        """The owner's attempt of the task (not_found when the task has no such attempt) when
+        its lease owner is exactly ``owner``, else ownership_lost (settle and confirm check
+        liveness later)."""
         attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
-        if attempt is None or not self._owner_matches(attempt, owner):
+        if attempt is None:
+            raise spec.NotFound(f"task {owner.task_id!r} has no attempt {owner.attempt_id!r}")
+        if not self._owner_matches(attempt, owner):
             raise spec.OwnershipLost(self._lost(owner))
         return attempt
 

@@ -446,6 +446,12 @@ def finish_rules(h: Harness, p: str) -> None:
     a = last_attempt(h)
     settle(h, a, failure(h, a, "integrity"))
     reads(h, t, a)
+    t = submit_task(h, f"{p}-unstarted")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, attrs.evolve(failure(h, a, "integrity"), phase="admission",
+                              execution_may_have_started=False))  # the flag stays false
+    reads(h, t, a)
     t = submit_task(h, f"{p}-retry", retry_policy=spec.RetryPolicy(2, 0))
     acquire(h, ws, 0, next(seq))
     a = last_attempt(h)
@@ -479,7 +485,10 @@ def settle_conflicts(h: Harness, p: str) -> None:
     settle(h, a, attrs.evolve(ok, outcome={"status": "success",
                                             "output": "x" * (spec.SETTLEMENT_MAX_BYTES + 1)}))
     confirm(h, a, who=owner(h, a, task_id="task_never_minted"))
-    renew(h, a, 1, who=owner(h, a, task_id="task_never_minted"))
+    renew(h, a, 1, who=owner(h, a, task_id="task_never_minted"))  # the option renew_lookup
+    settle(h, a, ok, who=owner(h, a, attempt_id="attempt_never_minted"))  # not_found
+    confirm(h, a, who=owner(h, a, attempt_id="attempt_never_minted"))
+    renew(h, a, 1, who=owner(h, a, attempt_id="attempt_never_minted"))  # ownership_lost
     settle(h, a, ok, spec.UNCONFIRMED)
     settle(h, a, ok, spec.UNCONFIRMED, operation_id="op-2")  # another operation id
     settle(h, a, ok, spec.CONFIRMED)  # another quiescence
