@@ -1,12 +1,15 @@
-"""Reference model of the ``snodo-tasks`` contract (the Memory store's order of checks).
+"""Reference model of the ``snodo-tasks`` contract.
 
 State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events). Accesses and leases
 are represented by their meaning (:class:`AccessM`, :class:`LeaseM`); the harness binds them to
 the store's real opaque values. ``claim_next`` answers :class:`OneOf` over every recoverable task.
+Where the seed's stores disagree the model follows ``ctx.options`` (``spec.CHOICES``; by
+default the upstream Memory store's order of checks).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +24,7 @@ from fencepost.spec.outcome import Err, Ok
 from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
 
 MAIN = "main"  # the store under test; leases/accesses of another store carry another name
+MICROSECOND = 0.001  # in ms: the step of the seed's SQLite timestamps (see spec.CHOICES)
 
 
 @attrs.frozen
@@ -37,7 +41,7 @@ class LeaseM:
     task_id: str
     owner_id: str
     generation: int
-    expires_at: int
+    expires_at: float  # integer ms; 1 us past one after same_expiry_renewal=successor
     incarnation: int = 0  # which creation of task_id (a reaped id can be created again)
 
 
@@ -45,7 +49,7 @@ class LeaseM:
 class ClaimM:
     owner_id: str
     generation: int
-    expires_at: int
+    expires_at: float
 
 
 @attrs.frozen
@@ -121,17 +125,26 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
         clause = "SNODO-AUTH-004" if not isinstance(a, AccessM) or a.store != MAIN else (
             "SNODO-AUTH-002" if a.kind == "create" else "SNODO-CREATE-003")
         return _err(state, "unauthorized_action", clause)
+    capacity_first = spec.option(ctx.options, "create_check_order") == "capacity_first"
+    full = None if task_id in state and not capacity_first else _full(state, a.scope, ctx)
+    if full is not None:
+        return full
     if task_id in state:
         return _err(state, "already_exists", "SNODO-CREATE-002")
-    if len(state) >= limit(ctx.options.get("max_tasks", "infinity")):
-        return _err(state, "capacity_exceeded", "SNODO-CAP-001", "max_tasks")
-    active = sum(1 for g in state.values() if g.scope == a.scope and _active(g))
-    if active >= limit(ctx.options.get("max_active_tasks_per_scope", "infinity")):
-        return _err(state, "capacity_exceeded", "SNODO-CAP-002", "max_active_tasks_per_scope")
     snap = spec.Snapshot(op.task, op.work, 0, 0, None, None, {}, {})
     agg = Agg(a.scope, snap, incarnation=state.creates + 1)
     return Step(Ok(snap), state.with_({task_id: agg}, creates=state.creates + 1),
                 "SNODO-CREATE-001", "SNODO-CREATE-001")
+
+
+def _full(state: State, scope: str | None, ctx: Ctx) -> Step | None:
+    """The capacity refusal a create into ``scope`` meets now, if any."""
+    if len(state) >= limit(ctx.options.get("max_tasks", "infinity")):
+        return _err(state, "capacity_exceeded", "SNODO-CAP-001", "max_tasks")
+    active = sum(1 for g in state.values() if g.scope == scope and _active(g))
+    if active >= limit(ctx.options.get("max_active_tasks_per_scope", "infinity")):
+        return _err(state, "capacity_exceeded", "SNODO-CAP-002", "max_active_tasks_per_scope")
+    return None
 
 
 def _readable(agg: Agg | None, a: Any, task_id: str, now: int) -> str | None:
@@ -180,7 +193,7 @@ def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
     if s.task.status in spec.TERMINAL or s.work is None:
         return _err(state, "unavailable", "SNODO-CLAIM-002")
     if s.retry_at is not None and ctx.now < s.retry_at:
-        return _err(state, "deferred", "SNODO-CLAIM-006", s.retry_at - ctx.now)
+        return _err(state, "deferred", "SNODO-CLAIM-006", math.ceil(s.retry_at - ctx.now))
     if live(agg, ctx.now):
         return _err(state, "unavailable", "SNODO-CLAIM-004")
     clause = "SNODO-CLAIM-005" if agg.claim is not None else "SNODO-CLAIM-003"
@@ -225,8 +238,11 @@ def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
         return _err(state, "stale_lease", refused)
     lease: LeaseM = op.lease
     agg = state[lease.task_id]
-    expires = ctx.now + op.lease_ms
     assert agg.claim is not None
+    expires: float = ctx.now + op.lease_ms
+    if expires == agg.claim.expires_at and spec.option(
+            ctx.options, "same_expiry_renewal") == "successor":
+        expires = agg.claim.expires_at + MICROSECOND
     new = attrs.evolve(agg, claim=attrs.evolve(agg.claim, expires_at=expires))
     fresh = attrs.evolve(lease, expires_at=expires)
     return Step(Ok(Opaque(fresh)), _put(state, lease.task_id, new), "SNODO-LEASE-002",
@@ -261,11 +277,47 @@ def _worker_lease(state: State, lease: Any, task_id: str, now: int) -> str | Non
 # --- transitions -------------------------------------------------------------------------------
 
 
-def _authority(state: State, op: spec.TransitionOp, agg: Agg, now: int) -> Step | None:
+def _forged_request(state: State, options: Mapping[str, str]) -> Step:
+    return _err(state, spec.option(options, "forged_request_authority"), "SNODO-AUTH-004")
+
+
+def _authority_shape(state: State, op: spec.TransitionOp, options: Mapping[str, str]
+                     ) -> Step | None:
+    """What transition_check_order=authority_first refuses before reading the task: the
+    authority's type, store, action, task id and event kind (a lease's store and task)."""
     auth = op.authority
     if isinstance(auth, spec.RequestAuthority):
         a = auth.access
-        if not isinstance(a, AccessM) or a.store != MAIN:
+        if not isinstance(a, AccessM):
+            return _forged_request(state, options)
+        if a.store != MAIN:
+            return _err(state, "not_found", "SNODO-AUTH-004")
+        if a.kind not in ("update", "cancel"):
+            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
+        if a.task_id != op.task_id:
+            return _err(state, "unauthorized_action", "SNODO-AUTH-002")
+        if spec.REQUEST_KINDS.get(op.event.kind) != a.kind:
+            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
+        return None
+    lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
+    if not isinstance(lease, LeaseM):
+        return _err(state, "unauthorized_action", "SNODO-AUTH-004")
+    if lease.store != MAIN:
+        return _err(state, "stale_lease", "SNODO-AUTH-004")
+    if lease.task_id != op.task_id:
+        return _err(state, "stale_lease", "SNODO-LEASE-005")
+    if op.event.kind not in spec.WORKER_KINDS:
+        return _err(state, "unauthorized_action", "SNODO-LEASE-006")
+    return None
+
+
+def _authority(state: State, op: spec.TransitionOp, agg: Agg, ctx: Ctx) -> Step | None:
+    auth, now = op.authority, ctx.now
+    if isinstance(auth, spec.RequestAuthority):
+        a = auth.access
+        if not isinstance(a, AccessM):
+            return _forged_request(state, ctx.options)
+        if a.store != MAIN:
             return _err(state, "not_found", "SNODO-AUTH-004")
         if a.scope != agg.scope:
             return _err(state, "not_found", "SNODO-AUTH-003")
@@ -288,10 +340,14 @@ def _authority(state: State, op: spec.TransitionOp, agg: Agg, now: int) -> Step 
 
 
 def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
+    if spec.option(ctx.options, "transition_check_order") == "authority_first":
+        early = _authority_shape(state, op, ctx.options)
+        if early is not None:
+            return early
     agg = state.get(op.task_id)
     if agg is None:
         return _err(state, "not_found", "SNODO-GET-002")
-    refused = _authority(state, op, agg, ctx.now)
+    refused = _authority(state, op, agg, ctx)
     if refused is not None:
         return refused
     seen = agg.seen.get(op.event.id)
@@ -302,8 +358,7 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
         return Step(Ok(dup), state, "SNODO-TX-003", "SNODO-TX-003")
     if op.expected_revision != agg.snapshot.revision:
         return _err(state, "conflict", "SNODO-TX-001", agg.snapshot)
-    last = agg.snapshot.task.last_updated_at
-    committed = ctx.now if last < ctx.now else last + 1
+    committed = committed_at(agg.snapshot.task.last_updated_at, ctx.now, ctx.options)
     step = reduce(state, op.task_id, agg, op.event, committed)
     if op.event.id in state.ghosts.get(op.task_id, ()):
         # The id was seen by a reaped incarnation only: a store answering duplicate kept it.
@@ -311,7 +366,16 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
     return step
 
 
-def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: int) -> Step:
+def committed_at(last_updated_at: float, now: int, options: Mapping[str, str]) -> float:
+    """now, or one step (committed_at_step) past last_updated_at when the clock did not move
+    past it."""
+    if last_updated_at < now:
+        return now
+    micro = spec.option(options, "committed_at_step") == "microsecond"
+    return last_updated_at + (MICROSECOND if micro else 1)
+
+
+def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: float) -> Step:
     """Apply ``event`` at ``committed``; the reducer of the notes, rule by rule."""
     snap, task, data = agg.snapshot, agg.snapshot.task, event.data
     if task.status in spec.TERMINAL:
@@ -376,14 +440,22 @@ def _terminal(task: spec.Task, status: str, result: Any, error: Any,
                         input_requests={})
 
 
-def _unchanged(state: State, snap: spec.Snapshot, effects: dict[str, Any], committed: int,
+def _unchanged(state: State, snap: spec.Snapshot, effects: dict[str, Any], committed: float,
                clause: str) -> Step:
     result = spec.Transition(spec.UNCHANGED, snap, effects, snap.revision, committed)
     return Step(Ok(result), state, clause, clause)
 
 
+def _expiry(task: spec.Task) -> int:
+    assert task.ttl_ms is not None
+    at: int = task.created_at + task.ttl_ms
+    return at
+
+
 def _reap(state: State, op: spec.Reap, ctx: Ctx) -> Step:
     gone = sorted(t for t, g in state.items() if expired(g.snapshot, ctx.now))
+    if spec.option(ctx.options, "reap_order") == "expiry":
+        gone.sort(key=lambda t: _expiry(state[t].snapshot.task))
     return Step(Ok(gone), state.with_({}, drop=tuple(gone)), "SNODO-TTL-002", "SNODO-TTL-002")
 
 
@@ -426,7 +498,7 @@ MODEL = ContractModel(
         "committed_at": "SNODO-TX-005",
         "last_updated_at": "SNODO-TX-005",
     },
-    choices=(),
+    choices=spec.CHOICES,
     durable_clause="SNODO-DURABLE-001",
     pure=reads_and_refusals("get", "worker_snapshot"),
     settings=spec.SETTINGS,

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .clauses import Catalogue, Clause, Setting
+from .clauses import Catalogue, Choice, Clause, Setting
 from .errors import ContractError
 from .ops import Op, operation
 from .values import value_class
@@ -51,7 +51,133 @@ CAPABILITIES = {
     "hooks (the FAULT clauses)",
 }
 
-CHOICES = ()  # where the stores disagree, the kit follows the Memory store (see the notes)
+_MEMORY = "extensions/tasks/lib/snodo/extensions/tasks/store/memory.ex@986ac838"
+_SQLITE = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite.ex@50c2cd0e"
+_TIMESTAMP = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite/timestamp.ex@84bf1943"
+
+# Where the seed's own stores disagree. Each default is what the upstream stores share or,
+# failing that, the reference store's reading (the upstream Memory store); it says which.
+CHOICES = (
+    Choice(
+        name="same_expiry_renewal",
+        doc_says="Memory: a renewal whose new expiry (now + lease_ms) equals the old one hands "
+        "back the identical lease, and the value renewed stays valid",
+        implementation_does="SQLite: such a renewal moves the expiry to its successor (1 us "
+        "later), so the value renewed goes stale",
+        default="identical",
+        values=(
+            ("identical", "default, the reference (Memory) store's reading: the same lease "
+             "comes back; the old value stays valid"),
+            ("successor", "the SQLite store's reading: the expiry moves 1 us (0.001 ms) past "
+             "the old one; the old value is stale, the new one is live through the old "
+             "expiry's ms"),
+        ),
+        source=f"{_MEMORY}:253-265 (Memory: the lease with expires_at = now + lease_ms); "
+        f"{_SQLITE}:549-587 (SQLite: renewal_expiry at 584-587); {_TIMESTAMP}:44 (successor "
+        "= +1 us)",
+    ),
+    Choice(
+        name="forged_request_authority",
+        doc_says="the notes (SNODO-AUTH-004 before): a value the store never minted, used as "
+        "request authority in transition, is not_found",
+        implementation_does="both upstream stores answer unauthorized_action (a value that is "
+        "not the store's access type falls to a catch-all); an access of the same type minted "
+        "by another store of the same kind is not_found in both",
+        default="unauthorized_action",
+        values=(
+            ("unauthorized_action", "default, what both upstream stores do"),
+            ("not_found", "the kit's former reading: a forged request authority is not_found"),
+        ),
+        source=f"{_MEMORY}:419-421 (Memory: authorize_transition's catch-all), 382-383 "
+        f"(another store's access: not_found); {_SQLITE}:690-691 (SQLite: prepare_authority's "
+        "catch-all), 667-668 (another store's access: not_found)",
+    ),
+    Choice(
+        name="transition_check_order",
+        doc_says="Memory: transition reads the task first (missing -> not_found), then checks "
+        "the authority against it",
+        implementation_does="SQLite: transition checks the authority's shape (its type, store, "
+        "action, task id and event kind; a lease's store and task id) before it reads the "
+        "task, so those refusals do not depend on whether the task exists or whose it is",
+        default="row_first",
+        values=(
+            ("row_first", "default, the reference (Memory) store's order: missing -> "
+             "not_found; request authority: other store or scope, or expired -> not_found, "
+             "then action and event kind -> unauthorized_action; worker authority: invalid "
+             "or expired lease -> stale_lease, then a request kind -> unauthorized_action"),
+            ("authority_first", "the SQLite store's order: first, without reading the task, "
+             "request authority: not an access -> forged_request_authority's answer, "
+             "another store's -> not_found, action not update/cancel on this id or event "
+             "kind not the action's -> unauthorized_action; worker authority: not a lease -> "
+             "unauthorized_action, another store's or another task's -> stale_lease, a "
+             "request kind -> unauthorized_action; then missing -> not_found, then the "
+             "scope and expiry (not_found) or the lease's claim and expiry (stale_lease)"),
+        ),
+        source=f"{_MEMORY}:315-325 (Memory: the row is fetched at 317 before "
+        f"authorize_transition at 318), 373-431; {_SQLITE}:212-228 (SQLite: "
+        "prepare_authority before the transaction), 660-691 (prepare_authority), 693-725 "
+        "(the row, then scope, expiry or lease)",
+    ),
+    Choice(
+        name="create_check_order",
+        doc_says="Memory: create of an existing id answers already_exists before capacity is "
+        "counted",
+        implementation_does="SQL: create counts capacity first and inserts after, so a full "
+        "store answers capacity_exceeded even for an id that exists",
+        default="exists_first",
+        values=(
+            ("exists_first", "default, the reference (Memory) store's order: already_exists, "
+             "then capacity_exceeded"),
+            ("capacity_first", "the SQLite store's order: capacity_exceeded, then "
+             "already_exists"),
+        ),
+        source=f"{_MEMORY}:164-173 (Memory: has_key at 169 before exceeded_limit at 172); "
+        f"{_SQLITE}:346-383 (SQLite: insert_bounded checks capacity at 367, the insert's "
+        "conflict answers already_exists at 359)",
+    ),
+    Choice(
+        name="committed_at_step",
+        doc_says="Memory: when the clock did not move past last_updated_at, committed_at is "
+        "last_updated_at + 1 ms",
+        implementation_does="SQLite: it is last_updated_at + 1 us (its timestamps are in us)",
+        default="millisecond",
+        values=(
+            ("millisecond", "default, the reference (Memory) store's step: last_updated_at + 1"),
+            ("microsecond", "the SQLite store's step: last_updated_at + 0.001 (a float ms "
+             "value); retry_at = committed_at + delay follows, and deferred stays the "
+             "remaining ms rounded up"),
+        ),
+        source=f"{_MEMORY}:632-639 (Memory: monotonic_timestamp adds 1 ms); {_SQLITE}:937-947 "
+        f"(SQLite: monotonic_microseconds takes the successor); {_TIMESTAMP}:44",
+    ),
+    Choice(
+        name="reap_order",
+        doc_says="Memory: reap answers the reaped ids sorted",
+        implementation_does="SQLite: reap answers them in expiry order (created_at + ttl_ms, "
+        "then id), at most a batch per call",
+        default="task_id",
+        values=(
+            ("task_id", "default, the reference (Memory) store's order: the ids sorted"),
+            ("expiry", "the SQLite store's order: by created_at + ttl_ms, ties by id"),
+        ),
+        source=f"{_MEMORY}:278-287, 538-543 (Memory: expired_task_ids sorts the ids); "
+        f"{_SQLITE}:622-649 (SQLite: ordered by expires_at_us, then task_id, at 628)",
+    ),
+)
+
+
+def option(options: Mapping[str, Any], name: str) -> str:
+    """The value of choice ``name`` in ``options`` (a store's ``env.options``), or its
+    default when it is not given.
+
+    Example::
+
+        if option(env.options, "reap_order") == "expiry": ...
+    """
+    value = options.get(name)
+    if value is None:
+        return next(c.default for c in CHOICES if c.name == name)
+    return str(value)
 
 SETTINGS = (
     Setting("max_tasks", "infinity", "stored tasks (terminal and expired count until reaped)"),
@@ -139,7 +265,7 @@ class Task:
     status: str
     status_message: str | None
     created_at: int
-    last_updated_at: int
+    last_updated_at: float
     ttl_ms: int | None
     poll_interval_ms: int | None
     input_requests: Mapping[str, Any]
@@ -163,7 +289,7 @@ class Snapshot:
     work: Work | None
     revision: int
     retry_count: int
-    retry_at: int | None
+    retry_at: float | None
     last_failure: Mapping[str, Any] | None
     input_history: Mapping[str, Any]
     accepted_input_responses: Mapping[str, Any]
@@ -189,7 +315,7 @@ class Transition:
     snapshot: Snapshot
     effects: Mapping[str, Any]
     event_revision: int
-    committed_at: int
+    committed_at: float
 
 
 @value_class
@@ -343,8 +469,9 @@ FAULT_CHECKS = tuple(f"fault:{name}" for name in (
     "create", "claim", "claim_next", "renew", "release", "transition"))
 
 
-def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = ()) -> Clause:
-    return Clause(id, title, text, checks, frozenset(requires))
+def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = (),
+       choice: str | None = None) -> Clause:
+    return Clause(id, title, text, checks, frozenset(requires), choice)
 
 
 CLAUSES = Catalogue([
@@ -358,25 +485,41 @@ CLAUSES = Catalogue([
        M, "scenario:cross_task_access"),
     _c("SNODO-AUTH-003", "tenants are concealed from each other",
        "A task created in one scope is not_found for every access of another scope, for get "
-       "and for request transitions; never another error, never data.",
-       M, "scenario:foreign_scope_sees_not_found"),
+       "and for request transitions; never data, and never an answer that depends on the "
+       "task. Under transition_check_order=row_first (default) a request transition from "
+       "another scope is not_found whatever its action; under authority_first an access whose "
+       "action or event kind is wrong answers unauthorized_action before the task is read "
+       "(the same answer whether the task exists or whose it is), and a right one not_found.",
+       M, "scenario:foreign_scope_sees_not_found", "scenario:authority_checked_against_row",
+       choice="transition_check_order"),
     _c("SNODO-AUTH-004", "forged and foreign-store values are refused",
        "An access or lease the store never issued, or issued by another store, is refused: "
-       "not_found for reads, unauthorized_action for create, stale_lease for worker use.",
-       "scenario:forged_and_cross_store_values"),
+       "not_found for reads, unauthorized_action for create, stale_lease for worker use "
+       "(under transition_check_order=authority_first a value that is no lease at all is "
+       "unauthorized_action in a worker transition). In a request transition another "
+       "store's access is not_found; a value that is no access at all answers "
+       "forged_request_authority's value: unauthorized_action (default) or not_found "
+       "(under row_first, a missing task is not_found first).",
+       "scenario:forged_and_cross_store_values", "scenario:forged_access_in_transition",
+       choice="forged_request_authority"),
     _c("SNODO-CREATE-001", "create stores the task at revision 0",
        "create with a create-access for the task's id stores the task and its work in one step "
        "and returns the snapshot at revision 0 with no retries, inputs or failures.",
        M, "scenario:create_get_claim_complete"),
     _c("SNODO-CREATE-002", "create never overwrites",
-       "create of an existing id answers already_exists and changes nothing.",
-       M, "scenario:create_get_claim_complete"),
+       "create of an existing id answers already_exists and changes nothing; when the store "
+       "is also at a capacity limit, already_exists comes first under "
+       "create_check_order=exists_first (default) and capacity_exceeded under capacity_first.",
+       M, "scenario:create_get_claim_complete", "scenario:create_in_a_full_store",
+       choice="create_check_order"),
     _c("SNODO-CREATE-003", "create needs a create-access for that id",
        "create with any other access answers unauthorized_action and stores nothing.",
        M, "scenario:access_bound_to_action"),
     _c("SNODO-CAP-001", "max_tasks bounds the store",
        "create answers capacity_exceeded(max_tasks) when the stored count (terminal and expired "
-       "tasks included until reaped) is at max_tasks.", "scenario:capacity_limits"),
+       "tasks included until reaped) is at max_tasks; for an id that exists too, only under "
+       "create_check_order=capacity_first (else already_exists).", "scenario:capacity_limits",
+       "scenario:create_in_a_full_store"),
     _c("SNODO-CAP-002", "max_active_tasks_per_scope bounds a tenant",
        "create answers capacity_exceeded(max_active_tasks_per_scope) when the scope's working "
        "and input_required tasks reach the limit; other scopes are unaffected.",
@@ -395,8 +538,10 @@ CLAUSES = Catalogue([
        "after reaping.", M, "scenario:ttl_hides_then_reaps"),
     _c("SNODO-TTL-002", "reap removes exactly the expired aggregates",
        "reap deletes every task with now >= created_at + ttl_ms, whatever its status or claim, "
-       "and nothing else; it returns their ids sorted; a second reap returns none of them.",
-       "scenario:ttl_hides_then_reaps"),
+       "and nothing else; a second reap returns none of them. It returns their ids sorted "
+       "under reap_order=task_id (default), or by expiry (created_at + ttl_ms, ties by id) "
+       "under reap_order=expiry.", "scenario:ttl_hides_then_reaps",
+       "scenario:reap_answers_in_order", choice="reap_order"),
     _c("SNODO-TTL-003", "a reaped aggregate is gone entirely",
        "After reaping, the id can be created again from scratch: no old claim, generation, "
        "seen event ids or input history survive.", "scenario:ttl_hides_then_reaps"),
@@ -417,7 +562,8 @@ CLAUSES = Catalogue([
        M, "scenario:renew_boundary_exact"),
     _c("SNODO-CLAIM-006", "a pending retry defers claim by the exact remaining ms",
        "While now < retry_at, claim answers deferred(ceil(retry_at - now)) (deferred(1) one ms "
-       "before), checked before the live-claim check; at retry_at the task is due.",
+       "before; a retry_at with a us part rounds up too), checked before the live-claim "
+       "check; at retry_at the task is due.",
        M, "scenario:retry_defers_claims"),
     _c("SNODO-CLAIM-007", "claim_next picks only recoverable tasks",
        "claim_next returns a task that is non-terminal, has work, has its retry due and no live "
@@ -428,11 +574,20 @@ CLAUSES = Catalogue([
        "race:racing_claimers", requires=("concurrency",)),
     _c("SNODO-LEASE-001", "every claim raises the generation and fences earlier leases",
        "After a re-claim, every lease of an earlier claim is stale_lease for renew, release, "
-       "worker_snapshot and worker transitions.", M, "scenario:old_lease_is_stale"),
+       "worker_snapshot and worker transitions. A worker transition of such a lease with a "
+       "request kind is stale_lease under transition_check_order=row_first (default) and "
+       "unauthorized_action under authority_first (the kind is checked before the claim); on "
+       "a missing task it is not_found under row_first.", M, "scenario:old_lease_is_stale",
+       "scenario:authority_checked_against_row", choice="transition_check_order"),
     _c("SNODO-LEASE-002", "renew replaces the lease",
        "renew of a valid, unexpired lease returns a lease with expiry now + lease_ms (which may "
-       "shorten it) and leaves the task and revision unchanged; the lease it replaced is stale.",
-       M, "scenario:renew_boundary_exact"),
+       "shorten it) and leaves the task and revision unchanged; the lease it replaced is "
+       "stale. When now + lease_ms equals the old expiry, under "
+       "same_expiry_renewal=identical (default) the same lease comes back and the old value "
+       "stays valid; under successor the expiry moves 1 us (0.001 ms) past the old one, so "
+       "the old value is stale and the claim stays live through the old expiry's ms.",
+       M, "scenario:renew_boundary_exact", "scenario:renew_to_the_same_expiry",
+       choice="same_expiry_renewal"),
     _c("SNODO-LEASE-003", "an expired lease cannot be renewed",
        "At now >= expiry, renew, worker_snapshot and worker transitions answer stale_lease.",
        M, "scenario:renew_boundary_exact"),
@@ -463,7 +618,10 @@ CLAUSES = Catalogue([
     _c("SNODO-TX-004", "an event id is never reused for another event",
        "An event id seen before with a different event answers event_id_reused.", M),
     _c("SNODO-TX-005", "committed_at never goes backwards",
-       "committed_at = now, or last_updated_at + 1 when the clock did not move past it.", M),
+       "committed_at = now, or, when the clock did not move past last_updated_at, "
+       "last_updated_at + 1 (committed_at_step=millisecond, default) or last_updated_at + "
+       "0.001 (microsecond).", M, "scenario:commits_past_a_still_clock",
+       choice="committed_at_step"),
     _c("SNODO-TX-006", "concurrent writers at one revision: one applies",
        "Two writers with the same expected revision: exactly one is applied, the other "
        "answers conflict.", "race:two_writers_one_revision", requires=("concurrency",)),

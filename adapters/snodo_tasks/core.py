@@ -14,6 +14,7 @@ that a reopened store honours what it issued before and another namespace is ano
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -29,6 +30,8 @@ from .reducer import Reduced, reduce_event
 ACTIVE = (spec.WORKING, spec.INPUT_REQUIRED)
 READ_KINDS = ("get", "update", "cancel")
 EVENT_KINDS = ("update", "cancel")
+MICROSECOND = 0.001
+"""One us in ms: the step of the seed's SQLite timestamps (committed_at_step, same_expiry_renewal)."""
 
 
 @attrs.frozen
@@ -50,7 +53,7 @@ class Lease:
     owner_id: str
     token: str = attrs.field(repr=False)
     generation: int
-    expires_at: int
+    expires_at: float
 
 
 @attrs.frozen
@@ -60,7 +63,7 @@ class Claim:
     owner_id: str
     token: str
     generation: int
-    expires_at: int
+    expires_at: float
 
 
 @attrs.define
@@ -102,7 +105,8 @@ class Txn(Protocol):
     def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
         """One recoverable task id (any scope), skipping rows other transactions hold."""
 
-    def expired_ids(self, now: int, expired: Predicate) -> list[str]: ...
+    def expired_ids(self, now: int, expired: Predicate) -> list[str]:
+        """The expired ids in expiry order (created_at + ttl_ms, then id)."""
 
 
 def parse_limit(options: Mapping[str, Any], name: str) -> int | None:
@@ -117,7 +121,8 @@ def parse_limit(options: Mapping[str, Any], name: str) -> int | None:
 
 
 class TasksCore:
-    """The snodo-tasks rules, in the seed Memory store's order of checks."""
+    """The snodo-tasks rules, in the order of checks ``env.options`` names (``spec.CHOICES``;
+    by default the seed Memory store's)."""
 
     capabilities: frozenset[str] = frozenset({"durable", "concurrency"})
 
@@ -126,6 +131,7 @@ class TasksCore:
         self.store_id = self._identity()
         self.max_tasks = parse_limit(env.options, "max_tasks")
         self.max_active_per_scope = parse_limit(env.options, "max_active_tasks_per_scope")
+        self.options = {c.name: spec.option(env.options, c.name) for c in spec.CHOICES}
 
     # -- storage, provided by subclasses --------------------------------------------------------
 
@@ -167,8 +173,8 @@ class TasksCore:
     def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
         return snapshot.retry_at is None or now >= snapshot.retry_at
 
-    def _deferred_ms(self, retry_at: int, now: int) -> int:
-        return retry_at - now
+    def _deferred_ms(self, retry_at: float, now: int) -> int:
+        return math.ceil(retry_at - now)
 
     def _recoverable(self, aggregate: Aggregate, now: int) -> bool:
         snap = aggregate.snapshot
@@ -224,8 +230,30 @@ class TasksCore:
             raise spec.EventIdReused(f"event id {event.id!r} was used for another event")
         return original
 
-    def _committed_at(self, task: spec.Task, now: int) -> int:
-        return now if task.last_updated_at < now else task.last_updated_at + 1
+    def _committed_at(self, task: spec.Task, now: int) -> float:
+        if task.last_updated_at < now:
+            return now
+        micro = self.options["committed_at_step"] == "microsecond"
+        return task.last_updated_at + (MICROSECOND if micro else 1)
+
+    def _renewed_expiry(self, current: float, candidate: float) -> float:
+        """A renewal's expiry: ``candidate`` (now + lease_ms), or its successor when that is
+        the current expiry and same_expiry_renewal=successor."""
+        if candidate == current and self.options["same_expiry_renewal"] == "successor":
+            return current + MICROSECOND
+        return candidate
+
+    def _forged_request(self, task_id: str) -> spec.ContractError:
+        """The answer to request authority that is no access of this store's kind."""
+        if self.options["forged_request_authority"] == "not_found":
+            return spec.NotFound(task_id)
+        return spec.UnauthorizedAction("the request authority is not an access")
+
+    def _authority_first(self) -> bool:
+        return self.options["transition_check_order"] == "authority_first"
+
+    def _capacity_first(self) -> bool:
+        return self.options["create_check_order"] == "capacity_first"
 
     def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
         return reduce_event(snapshot, event, committed_at)
@@ -240,7 +268,10 @@ class TasksCore:
             )
 
     def _reap_ids(self, txn: Txn, now: int) -> list[str]:
-        return sorted(txn.expired_ids(now, self._expired))
+        in_expiry_order = txn.expired_ids(now, self._expired)
+        if self.options["reap_order"] == "expiry":
+            return in_expiry_order
+        return sorted(in_expiry_order)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -254,9 +285,12 @@ class TasksCore:
             raise spec.UnauthorizedAction(f"no create access for task {task.id!r}")
         with self._transaction() as txn:
             txn.lock_for_create()
+            if self._capacity_first():
+                self._check_capacity(txn, access.scope)
             if txn.load(task.id) is not None:
                 raise spec.AlreadyExists(task.id)
-            self._check_capacity(txn, access.scope)
+            if not self._capacity_first():
+                self._check_capacity(txn, access.scope)
             snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
             txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
             return snapshot
@@ -301,7 +335,7 @@ class TasksCore:
             if aggregate is None or not self._lease_valid(aggregate, lease, now):
                 raise spec.StaleLease("the lease is not the task's live claim")
             assert aggregate.claim is not None
-            expires_at = now + lease_ms
+            expires_at = self._renewed_expiry(aggregate.claim.expires_at, now + lease_ms)
             aggregate.claim = attrs.evolve(aggregate.claim, expires_at=expires_at)
             txn.save(aggregate)
             renewed: Lease = attrs.evolve(lease, expires_at=expires_at)
@@ -322,6 +356,8 @@ class TasksCore:
         event: spec.Event,
         authority: spec.RequestAuthority | spec.WorkerAuthority,
     ) -> spec.Transition:
+        if self._authority_first():
+            self._check_authority_shape(task_id, event, authority)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             now = self.env.clock()
@@ -393,6 +429,8 @@ class TasksCore:
     ) -> None:
         if isinstance(authority, spec.RequestAuthority):
             access = authority.access
+            if type(access) is not Access:
+                raise self._forged_request(aggregate.task_id)
             if not self._genuine_access(access) or not self._same_scope(access, aggregate):
                 raise spec.NotFound(aggregate.task_id)
             if self._expired(aggregate, now):
@@ -406,5 +444,27 @@ class TasksCore:
         lease = authority.lease if isinstance(authority, spec.WorkerAuthority) else authority
         if not self._lease_valid(aggregate, lease, now):
             raise spec.StaleLease("the lease is not the task's live claim")
+        if event.kind not in spec.WORKER_KINDS:
+            raise spec.UnauthorizedAction(f"a worker cannot send {event.kind}")
+
+    def _check_authority_shape(self, task_id: str, event: spec.Event, authority: Any) -> None:
+        """transition_check_order=authority_first: what is refused before the task is read
+        (the authority's type, store, action, task id and event kind)."""
+        if isinstance(authority, spec.RequestAuthority):
+            access = authority.access
+            if type(access) is not Access:
+                raise self._forged_request(task_id)
+            if not self._genuine_access(access):
+                raise spec.NotFound(task_id)
+            if access.kind not in EVENT_KINDS or access.task_id != task_id:
+                raise spec.UnauthorizedAction(f"a {access.kind} access cannot send events")
+            if not self._action_allows(access.kind, event.kind):
+                raise spec.UnauthorizedAction(f"a {access.kind} access cannot send {event.kind}")
+            return
+        lease = authority.lease if isinstance(authority, spec.WorkerAuthority) else authority
+        if type(lease) is not Lease:
+            raise spec.UnauthorizedAction("the worker authority is not a lease")
+        if not self._genuine_lease(lease) or lease.task_id != task_id:
+            raise spec.StaleLease("the lease is another store's or another task's")
         if event.kind not in spec.WORKER_KINDS:
             raise spec.UnauthorizedAction(f"a worker cannot send {event.kind}")

@@ -60,7 +60,10 @@ class _MemoryTxn:
         return first.task_id
 
     def expired_ids(self, now: int, expired: Predicate) -> list[str]:
-        return [a.task_id for a in self.tasks.values() if expired(a, now)]
+        gone = [a for a in self.tasks.values() if expired(a, now)]
+        gone.sort(key=lambda a: (a.snapshot.task.created_at + (a.snapshot.task.ttl_ms or 0),
+                                 a.task_id))
+        return [a.task_id for a in gone]
 
 
 class MemoryTasks(TasksCore):

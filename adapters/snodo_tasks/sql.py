@@ -17,6 +17,7 @@ a plain SELECT finds nothing recoverable, and otherwise waits for the row it fou
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -80,14 +81,22 @@ def tasks_table(namespace: str) -> sa.Table:
     )
 
 
+def _whole_ms(at: float | None) -> int | None:
+    """A time as the whole ms it is due at: a time with a us part (``committed_at_step``,
+    ``same_expiry_renewal``) rounds up, so ``column <= now`` still says ``now >= at`` for the
+    integer clock."""
+    return None if at is None else math.ceil(at)
+
+
 def _columns(aggregate: Aggregate) -> dict[str, Any]:
     snap = aggregate.snapshot
+    claim = aggregate.claim
     return {
         "scope": dump_scope(aggregate.scope),
         "status": snap.task.status,
         "has_work": snap.work is not None,
-        "retry_at": snap.retry_at,
-        "claim_expires_at": aggregate.claim.expires_at if aggregate.claim is not None else None,
+        "retry_at": _whole_ms(snap.retry_at),
+        "claim_expires_at": _whole_ms(claim.expires_at) if claim is not None else None,
         "created_at": snap.task.created_at,
         "ttl_ms": snap.task.ttl_ms,
         "aggregate": dump_aggregate(aggregate),
@@ -180,9 +189,11 @@ class _SqlTxn:
 
     def expired_ids(self, now: int, expired: Predicate) -> list[str]:
         t = self.table
+        # Expiry order (what reap_order=expiry answers); one lock order either way, so that
+        # concurrent reaps cannot deadlock.
         query = sa.select(t.c.task_id).where(
             t.c.ttl_ms.is_not(None), t.c.created_at + t.c.ttl_ms <= now
-        ).order_by(t.c.task_id)  # one lock order, so that concurrent reaps cannot deadlock
+        ).order_by(t.c.created_at + t.c.ttl_ms, t.c.task_id)
         return list(self.conn.execute(lock_row(self.engine, query)).scalars())
 
 

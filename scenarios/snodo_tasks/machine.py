@@ -8,6 +8,8 @@ answer and the task behind it are compared with the model after every step.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from hypothesis import strategies as st
@@ -207,10 +209,10 @@ class TasksMachine(WorldMachine):
             "retry": agg.snapshot.retry_at,
             "ttl": task.created_at + task.ttl_ms if task.ttl_ms is not None else None,
         }[what]
-        if target is not None:
-            target -= 1 if before else 0
-            if target > self.h.now:
-                self.h.set_time(target)
+        if target is not None:  # a time with a us part is reached at its next whole ms
+            due = math.ceil(target) - (1 if before else 0)
+            if due > self.h.now:
+                self.h.set_time(due)
 
     @precondition(lambda self: "durable" in self.world.capabilities)
     @rule()

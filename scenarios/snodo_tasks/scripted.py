@@ -391,3 +391,125 @@ def reopen_keeps_fences(h: Harness, p: str) -> None:
         h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
         h.apply("w2", spec.Release(Ref("lu2")))
         worker(h, "w3", t, 2, DONE, Ref("l3"))
+
+
+# --- the points where the seed's stores disagree (spec.CHOICES): one scenario each ----------
+
+
+@scenario()
+def renew_to_the_same_expiry(h: Harness, p: str) -> None:
+    """same_expiry_renewal: renew so that now + lease_ms is exactly the old expiry, then use
+    the value renewed (identical: still valid; successor: stale, and the claim is live one ms
+    longer)."""
+    t = f"{p}-a"
+    created(h, t)
+    start = h.now
+    h.apply("w1", spec.Claim(t, "w1", 100), bind="l1")  # expires at start + 100
+    h.advance(40)
+    with blamed_on(h, "SNODO-LEASE-002"):
+        h.apply("w1", spec.Renew(Ref("l1"), 60), bind="l2")  # start + 100 again
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l1")))
+        worker(h, "w1", t, 0, ASK, Ref("l1"))
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        worker(h, "w1", t, 0, ASK, Ref("l2"))  # a replay, or the first write
+        h.set_time(start + 99)
+        h.apply("w2", spec.Claim(t, "w2", 100))
+        h.set_time(start + 100)  # identical: expired; successor: live for this ms still
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        h.set_time(start + 101)
+        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        h.apply("w3", spec.Claim(t, "w3", 100), bind="l3")
+    worker(h, "w3", t, 1, DONE, Ref("l3"))
+
+
+@scenario()
+def forged_access_in_transition(h: Harness, p: str) -> None:
+    """forged_request_authority: request and worker transitions with values the store never
+    minted, on a task that exists and on one that does not."""
+    t, never = f"{p}-a", f"{p}-never"
+    created(h, t)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
+    worker(h, "w1", t, 0, ASK, Ref("lease"))
+    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    with blamed_on(h, "SNODO-AUTH-004"):
+        request(h, t, 1, STOP, Forged("cancel"))
+        request(h, t, 1, answer, Forged("update"))
+        request(h, never, 0, STOP, Forged("cancel"))
+        worker(h, "intruder", t, 1, DONE, Forged("lease"))
+        worker(h, "intruder", never, 0, DONE, Forged("lease"))
+    request(h, t, 1, answer, authorized(h, "update", t))
+
+
+@scenario()
+def authority_checked_against_row(h: Harness, p: str) -> None:
+    """transition_check_order: authorities that are wrong whatever the task holds, sent to a
+    foreign tenant's task, to a missing task, and by a fenced lease."""
+    t, never = f"{p}-a", f"{p}-never"
+    created(h, t)
+    h.apply("w1", spec.Claim(t, "w1", 100), bind="l1")
+    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    with blamed_on(h, "SNODO-AUTH-003"):
+        for intruder in ("umbrella", None):
+            request(h, t, 0, STOP, authorized(h, "get", t, intruder))  # the wrong action
+            request(h, t, 0, answer, authorized(h, "cancel", t, intruder))  # the wrong kind
+            request(h, t, 0, STOP, authorized(h, "cancel", t, intruder))  # right: not_found
+        request(h, never, 0, STOP, authorized(h, "get", never))
+        request(h, never, 0, STOP, authorized(h, "cancel", t))  # an access of another id
+    h.advance(100)
+    h.apply("w2", spec.Claim(t, "w2", 30_000), bind="l2")
+    with blamed_on(h, "SNODO-LEASE-001"):  # a fenced lease sending request kinds
+        worker(h, "zombie", t, 0, answer, Ref("l1"))
+        worker(h, "zombie", t, 0, STOP, Ref("l1"))
+    with blamed_on(h, "SNODO-LEASE-005"):  # a live lease of another task, on a missing one
+        worker(h, "w2", never, 0, DONE, Ref("l2"))
+    worker(h, "w2", t, 0, DONE, Ref("l2"))
+
+
+@scenario()
+def create_in_a_full_store(h: Harness, p: str) -> None:
+    """create_check_order: create of an id that exists while the store is at max_tasks."""
+    with forked(h, f"-{p}-full", max_tasks="2") as c:
+        a, b, x = f"{p}-a", f"{p}-b", f"{p}-x"
+        created(c, a)
+        created(c, a)  # exists, room left: already_exists either way
+        created(c, b, "umbrella")  # the store is full now
+        created(c, a)
+        created(c, b, "umbrella")
+        created(c, x)  # a new id: capacity_exceeded either way
+        c.apply("client", spec.Get(a, Ref(f"obs:{a}")))
+
+
+@scenario()
+def commits_past_a_still_clock(h: Harness, p: str) -> None:
+    """committed_at_step: events while the clock stands still, then a retry scheduled from
+    the last of them (its retry_at carries the step; deferred rounds the rest up)."""
+    t = f"{p}-a"
+    created(h, t, retry_policy=(100,))
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="l1")
+    worker(h, "w1", t, 0, ASK, Ref("l1"))
+    worker(h, "w1", t, 1, event("ask2", "input_requested", key="k2", request={}), Ref("l1"))
+    worker(h, "w1", t, 2, event("retry", "retry_requested", **FAILURE), Ref("l1"))
+    h.apply("w1", spec.Release(Ref("l1")))
+    h.advance(99)
+    h.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(4), or deferred(2) by 1.003 ms
+    h.advance(1)
+    h.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(3), or deferred(1) by 0.003 ms
+    h.advance(3)
+    h.apply("w2", spec.Claim(t, "w2", 1_000), bind="l2")
+    worker(h, "w2", t, 3, DONE, Ref("l2"))
+    worker(h, "w2", t, 4, event("late", "failed", **FAILURE), Ref("l2"))  # unchanged
+
+
+@scenario()
+def reap_answers_in_order(h: Harness, p: str) -> None:
+    """reap_order: one reap takes tasks whose id order and expiry order differ."""
+    with forked(h, f"-{p}-order") as r:
+        a, b, c = f"{p}-a", f"{p}-b", f"{p}-c"
+        start = r.now
+        created(r, c, ttl_ms=500)
+        created(r, b, ttl_ms=1_000)
+        r.advance(1)
+        created(r, a, ttl_ms=499)  # expires with c: ties go by id
+        r.set_time(start + 1_000)
+        r.apply("reaper", spec.Reap())  # [a, b, c] or [a, c, b]
+        r.apply("reaper", spec.Reap())

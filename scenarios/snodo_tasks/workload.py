@@ -23,6 +23,8 @@ nothing: at most one create per burst (see :meth:`SnodoWorkload.create_slot`).
 
 from __future__ import annotations
 
+import math
+
 import random
 import threading
 from collections.abc import Callable, Sequence
@@ -163,11 +165,11 @@ class SnodoWorkload:
             self.slot_at = now
             return True
 
-    def saw_time(self, at: int | None) -> None:
+    def saw_time(self, at: float | None) -> None:
         if at is None:
             return
-        with self.lock:
-            self.times.append(at)
+        with self.lock:  # a time with a us part (committed_at_step) is due at its next ms
+            self.times.append(math.ceil(at))
             del self.times[:-64]
 
     def worker(self, index: int) -> SnodoWorker:
