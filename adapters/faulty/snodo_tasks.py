@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.snodo_tasks.core import Access, Aggregate, TasksCore
+from fencepost.adapters.snodo_tasks.core import MICROSECOND, Access, Aggregate, TasksCore
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 
@@ -410,6 +410,73 @@ class AppliedEventKeepsRevision(_Base):
                             event_revision=before)
 
 
+# --- one reading of a named option (spec.CHOICES) where the other is due ----------------------
+
+
+class RenewalMovesSameExpiry(_Base):
+    """Always moves a same-expiry renewal to the successor (SQLite's reading)."""
+
+    def _renewed_expiry(self, current: float, candidate: float) -> float:
+        return current + MICROSECOND if candidate == current else candidate
+
+
+class RenewalKeepsSameExpiry(_Base):
+    """Always hands back the identical lease on a same-expiry renewal (Memory's reading)."""
+
+    def _renewed_expiry(self, current: float, candidate: float) -> float:
+        return candidate
+
+
+class ForgedAccessNotFound(_Base):
+    def _forged_request(self, task_id: str) -> spec.ContractError:
+        return spec.NotFound(task_id)
+
+
+class ForgedAccessUnauthorized(_Base):
+    def _forged_request(self, task_id: str) -> spec.ContractError:
+        return spec.UnauthorizedAction("not an access")
+
+
+class AuthorityCheckedBeforeRow(_Base):
+    def _authority_first(self) -> bool:
+        return True
+
+
+class RowReadBeforeAuthority(_Base):
+    def _authority_first(self) -> bool:
+        return False
+
+
+class CapacityCheckedBeforeExists(_Base):
+    def _capacity_first(self) -> bool:
+        return True
+
+
+class ExistsCheckedBeforeCapacity(_Base):
+    def _capacity_first(self) -> bool:
+        return False
+
+
+class CommittedAtStepsOneMicrosecond(_Base):
+    def _committed_at(self, task: spec.Task, now: int) -> float:
+        return now if task.last_updated_at < now else task.last_updated_at + MICROSECOND
+
+
+class CommittedAtStepsOneMillisecond(_Base):
+    def _committed_at(self, task: spec.Task, now: int) -> float:
+        return now if task.last_updated_at < now else task.last_updated_at + 1
+
+
+class ReapsInExpiryOrder(_Base):
+    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+        return list(txn.expired_ids(now, self._expired))
+
+
+class ReapsInIdOrder(_Base):
+    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+        return sorted(txn.expired_ids(now, self._expired))
+
+
 def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:
     return Mutant(name, bug, clause, mixin, bases or ("memory", "sqlite"))
 
@@ -505,4 +572,39 @@ MUTANTS = (
     _m("identity_per_process", "values signed per process: a restart voids every lease",
        "SNODO-DURABLE-001", IdentityPerProcess),
     *_faults.SNODO_TASKS,
+    # Each named option's two readings: the store that follows the other one is caught.
+    _m("renewal_moves_same_expiry", "a renewal to the same expiry moves it 1 us, so the value "
+       "renewed goes stale (same_expiry_renewal=identical)", "SNODO-LEASE-002",
+       RenewalMovesSameExpiry),
+    Mutant("renewal_keeps_same_expiry", "a renewal to the same expiry hands back the same "
+           "lease, which stays valid (same_expiry_renewal=successor)", "SNODO-LEASE-002",
+           RenewalKeepsSameExpiry, options={"same_expiry_renewal": "successor"}),
+    _m("forged_access_not_found", "a forged request authority in transition answers "
+       "not_found (forged_request_authority=unauthorized_action)", "SNODO-AUTH-004",
+       ForgedAccessNotFound),
+    Mutant("forged_access_unauthorized", "a forged request authority in transition answers "
+           "unauthorized_action (forged_request_authority=not_found)", "SNODO-AUTH-004",
+           ForgedAccessUnauthorized, options={"forged_request_authority": "not_found"}),
+    _m("authority_checked_before_row", "transition refuses a wrong action before reading the "
+       "task: a foreign tenant's task answers unauthorized_action "
+       "(transition_check_order=row_first)", "SNODO-AUTH-003", AuthorityCheckedBeforeRow),
+    Mutant("row_read_before_authority", "transition reads the task before the authority's "
+           "action: a foreign tenant's task answers not_found "
+           "(transition_check_order=authority_first)", "SNODO-AUTH-003",
+           RowReadBeforeAuthority, options={"transition_check_order": "authority_first"}),
+    _m("capacity_checked_before_exists", "create of an existing id in a full store answers "
+       "capacity_exceeded (create_check_order=exists_first)", "SNODO-CREATE-002",
+       CapacityCheckedBeforeExists),
+    Mutant("exists_checked_before_capacity", "create of an existing id in a full store "
+           "answers already_exists (create_check_order=capacity_first)", "SNODO-CAP-001",
+           ExistsCheckedBeforeCapacity, options={"create_check_order": "capacity_first"}),
+    _m("committed_at_steps_one_us", "committed_at steps 1 us past a still clock "
+       "(committed_at_step=millisecond)", "SNODO-TX-005", CommittedAtStepsOneMicrosecond),
+    Mutant("committed_at_steps_one_ms", "committed_at steps 1 ms past a still clock "
+           "(committed_at_step=microsecond)", "SNODO-TX-005", CommittedAtStepsOneMillisecond,
+           options={"committed_at_step": "microsecond"}),
+    _m("reaps_in_expiry_order", "reap answers the ids in expiry order (reap_order=task_id)",
+       "SNODO-TTL-002", ReapsInExpiryOrder),
+    Mutant("reaps_in_id_order", "reap answers the ids sorted (reap_order=expiry)",
+           "SNODO-TTL-002", ReapsInIdOrder, options={"reap_order": "expiry"}),
 )

@@ -31,7 +31,7 @@ ACTIVE = (spec.WORKING, spec.INPUT_REQUIRED)
 READ_KINDS = ("get", "update", "cancel")
 EVENT_KINDS = ("update", "cancel")
 MICROSECOND = 0.001
-"""One us in ms: the step of the seed's SQLite timestamps (committed_at_step, same_expiry_renewal)."""
+"""One us in ms: the seed SQLite store's time step (committed_at_step, same_expiry_renewal)."""
 
 
 @attrs.frozen

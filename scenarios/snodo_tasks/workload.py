@@ -24,7 +24,6 @@ nothing: at most one create per burst (see :meth:`SnodoWorkload.create_slot`).
 from __future__ import annotations
 
 import math
-
 import random
 import threading
 from collections.abc import Callable, Sequence
