@@ -4,7 +4,11 @@ Time is store-authoritative: the store reads ``env.clock()`` (integer ms); no op
 time argument. Accesses and leases are opaque values the store mints; the kit only hands back
 what it was given (or values nobody issued, to attack). Capacity limits arrive in
 ``env.options`` as ``max_tasks`` and ``max_active_tasks_per_scope`` (an integer or
-``infinity``).
+``infinity``). Where the seed's own stores disagree, ``CHOICES`` names the options (in
+``env.options`` as strings, defaults filled in; :func:`option` reads one).
+
+This module is long by design: the protocol, every shape the kit compares (with examples),
+the options and the clauses are declared in one place, so an author reads one file.
 
 Example (the shape of an adapter)::
 
@@ -202,7 +206,11 @@ class UnauthorizedAction(ContractError):
 
 
 class CapacityExceeded(ContractError):
-    """payload: ``"max_tasks"`` or ``"max_active_tasks_per_scope"``."""
+    """create's answer at a capacity limit; payload: the limit's name, exactly
+    ``"max_tasks"`` or ``"max_active_tasks_per_scope"`` (the kit compares it).
+
+    Example: ``raise CapacityExceeded("4 tasks stored", payload="max_tasks")``.
+    """
 
     code = "capacity_exceeded"
 
@@ -218,13 +226,24 @@ class Unavailable(ContractError):
 
 
 class Deferred(ContractError):
-    """claim's answer while a retry is not due; payload: the remaining ms, rounded up."""
+    """claim's answer while a retry is not due; payload: the remaining ms as an ``int``,
+    rounded up (``math.ceil(retry_at - now)``; the kit compares it).
+
+    Example: retry_at 3_000, now 2_999 -> ``raise Deferred("...", payload=1)``.
+    """
 
     code = "deferred"
 
 
 class Conflict(ContractError):
-    """transition's answer to a stale expected revision; payload: the current snapshot."""
+    """transition's answer to a stale expected revision; payload: the current
+    :class:`Snapshot`, exactly what ``get`` would return now (the kit compares it).
+
+    Example: ``raise Conflict("revision is 2", payload=current_snapshot)``.
+
+    Every other error carries no payload; the kit compares an error's ``code`` and payload,
+    never its message.
+    """
 
     code = "conflict"
 
@@ -243,7 +262,14 @@ class DuplicateInputKey(ContractError):
 @value_class
 @attrs.frozen
 class Context:
-    """A request context; the store derives the scope (tenant) from it."""
+    """A request context; the store derives the scope (tenant) from it.
+
+    The scope is ``tenant`` exactly: ``Context("acme")`` and ``Context("acme", "bob")`` share
+    a scope, and ``Context(None)`` is a scope of its own (not the same as any named tenant);
+    ``principal`` does not take part. ``authorize`` binds the scope into the access, and
+    ``create`` stores it with the task (the seed's stores take a scope function; the kit's is
+    ``lambda context: context.tenant``).
+    """
 
     tenant: str | None
     principal: str = "user"
@@ -261,6 +287,17 @@ class Action:
 @value_class
 @attrs.frozen
 class Task:
+    """The task as the caller created it, then as events change it.
+
+    Times are integer ms of ``env.clock()``; ``last_updated_at`` may carry a us part (a float,
+    ``1_000.001``) under ``committed_at_step=microsecond``. ``create`` stores the task exactly
+    as given (the kit compares every field); events change ``status``, ``status_message``,
+    ``input_requests``, ``result``, ``error`` and ``last_updated_at`` (= the transition's
+    ``committed_at``), never the others.
+
+    Example: ``Task("t1", "working", None, 1_000, 1_000, 60_000, 250, {}, None, None)``.
+    """
+
     id: str
     status: str
     status_message: str | None
@@ -276,6 +313,9 @@ class Task:
 @value_class
 @attrs.frozen
 class Work:
+    """What the worker runs; stored with the task and returned unchanged (``retry_policy``
+    stays a tuple of ms delays)."""
+
     idempotency_key: str
     type: str
     input: Mapping[str, Any]
@@ -285,6 +325,22 @@ class Work:
 @value_class
 @attrs.frozen
 class Snapshot:
+    """Everything ``get``, ``worker_snapshot``, ``claim`` and ``transition`` show of a task;
+    the kit compares it field by field.
+
+    At create: ``Snapshot(task, work, revision=0, retry_count=0, retry_at=None,
+    last_failure=None, input_history={}, accepted_input_responses={})``. Then ``revision``
+    +1 per applied event; ``retry_count``, ``retry_at`` (``committed_at + delay``) and
+    ``last_failure`` (``{"error": ..., "statusMessage": ...}`` of the last retry_requested)
+    follow retry_requested, and terminal events clear ``retry_at``; ``input_history`` maps
+    every key ever requested to its request (never shrinks); ``accepted_input_responses``
+    maps every accepted key to its response. Claims do not change the snapshot.
+
+    Example, after input_requested ``k`` then responses ``{"k": "Ada"}``::
+
+        Snapshot(task, work, 2, 0, None, None, {"k": {"prompt": "Name?"}}, {"k": "Ada"})
+    """
+
     task: Task
     work: Work | None
     revision: int
@@ -311,6 +367,33 @@ class Event:
 @value_class
 @attrs.frozen
 class Transition:
+    """transition's success; the kit compares every field.
+
+    ``outcome``: ``"applied"`` (``snapshot`` is the new one, ``event_revision`` its revision),
+    ``"unchanged"`` (a valid no-op: ``snapshot`` and ``event_revision`` are the current ones,
+    nothing is stored, ``committed_at`` is still computed) or ``"duplicate"`` (an event id seen
+    before with the identical event: the original ``effects``, ``event_revision`` and
+    ``committed_at``, with the current ``snapshot``). ``committed_at`` is ``now``, or one step
+    past ``last_updated_at`` when the clock did not move past it (``committed_at_step``).
+
+    ``effects`` by event (``{}`` for input_requested, completed, failed, cancelled, and for
+    any event on a terminal task)::
+
+        retry_requested, a delay left:
+            {"retry": {"disposition": "scheduled", "retry_at": committed_at + delay,
+                       "delay_ms": delay, "retry_count": <the new retry_count>}}
+        retry_requested, none left (the task fails):
+            {"retry": {"disposition": "exhausted", "retry_at": None, "delay_ms": None,
+                       "retry_count": <retry_count, unchanged>}}
+        input_responses_accepted, some keys outstanding (applied):
+            {"accepted_input_responses": {<the outstanding keys it answered>: <response>}}
+        input_responses_accepted, none outstanding (unchanged):
+            {"accepted_input_responses": {}}
+
+    Example: ``Transition("applied", snap, {}, 1, 1_005)`` for a first input_requested at
+    1_005 ms.
+    """
+
     outcome: str
     snapshot: Snapshot
     effects: Mapping[str, Any]

@@ -9,7 +9,6 @@ answer and the task behind it are compared with the model after every step.
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 from hypothesis import strategies as st
