@@ -2,7 +2,8 @@
 
 The seed's Rust types, one frozen class each, with the seed's field names. Tagged enums become
 one class per variant (``AcquireEmpty``, ``AcquireAssigned``, ``AcquireOwnershipLost``...).
-Import these through :mod:`fencepost.spec.ledgence_tasks`.
+Import these through :mod:`fencepost.spec.ledgence_tasks`. The module is long for its
+docstrings: every value the kit compares exactly shows its shape with an example.
 """
 
 from __future__ import annotations
@@ -89,6 +90,21 @@ HISTORY_REASONS = ("submitted", "claimed", "dispatch_authorized", "cancel_reques
 @value_class
 @attrs.frozen
 class TaskSnapshot:
+    """A task as ``inspect`` (and submission) answers it, compared field by field.
+
+    A new submission reads ``state="queued"``, ``submitted_at == available_at == now``,
+    ``terminal_at=None``, ``current_attempt_id=None``, ``attempt_count=0``,
+    ``cancel_requested_at=None``, with ``input`` and ``descriptor`` as accepted (a replay
+    answers the winner as it is now, never the loser's descriptor)::
+
+        TaskSnapshot("task_1", "run_1", "key-1", input, descriptor, "queued", 1000, 1000,
+                     None, None, 0, None)
+
+    A claim makes it ``active`` with ``current_attempt_id`` the new attempt and
+    ``attempt_count`` + 1; finishing clears ``current_attempt_id`` and sets ``terminal_at``
+    (terminal states) or ``available_at = now + retry_delay_ms`` (a retry, back to queued).
+    """
+
     task_id: str
     run_id: str
     idempotency_key: str
@@ -142,7 +158,24 @@ class Lease:
 @value_class
 @attrs.frozen
 class Authority:
-    """Computed fresh on every reply (see the notes for each field's rule)."""
+    """Computed fresh on every reply (acquire, a replay, renew), never stored.
+
+    - ``expires_at``: the lease's expiry.
+    - ``remaining_ms``: ``expires_at - now`` while the attempt is live, else 0.
+    - ``cancel_requested``: a cancel was requested or ``now >= deadline``.
+    - ``execution_remaining_ms``: ``deadline - now`` while live and not ``cancel_requested``,
+      else 0 (the lease may last on for cleanup: the seed's ``authority()``).
+    - ``renew_sequence``: the last accepted renewal's sequence, 0 before any.
+    - ``dispatch_allowed``: live, not ``cancel_requested``, no settlement, and the last
+      accepted renewal's intent was ``dispatch``.
+
+    A claim at 1000 of a task with attempt_timeout_ms 300 000, then a live cancel at 2000::
+
+        Authority(expires_at=61000, remaining_ms=60000, execution_remaining_ms=300000,
+                  renew_sequence=0, cancel_requested=False, dispatch_allowed=False)
+        Authority(expires_at=32000, remaining_ms=30000, execution_remaining_ms=0,  # renew
+                  renew_sequence=1, cancel_requested=True, dispatch_allowed=False)
+    """
 
     expires_at: int
     remaining_ms: int
@@ -276,6 +309,9 @@ class ExecutionReport:
 @value_class
 @attrs.frozen
 class ExecutionFailure:
+    """A failed execution. ``execution_may_have_started`` is the worker's word: an accepted
+    failure with it true marks the attempt's own flag (see :class:`AttemptSnapshot`)."""
+
     context: ExecutionContext
     kind: str
     message: str
@@ -307,6 +343,9 @@ class SettleReceipt:
 @value_class
 @attrs.frozen
 class SettleReply:
+    """``task_state`` is the task's state after the call (a replay: as it is now), e.g.
+    ``SettleReply(SettleReceipt("op-1", "task_1", "att_1", 5000), False, "succeeded")``."""
+
     receipt: SettleReceipt
     already_accepted: bool
     task_state: str
@@ -318,6 +357,10 @@ class SettleReply:
 @value_class
 @attrs.frozen
 class TaskStatus:
+    """``status`` (and each ``list_tasks`` item): the task's scheduling fields;
+    ``latest_attempt_id`` is the last attempt made (it stays after the attempt finishes,
+    None before the first claim)."""
+
     scope: Scope
     task_id: str
     run_id: str
@@ -336,8 +379,19 @@ class TaskStatus:
 @value_class
 @attrs.frozen
 class TaskResult:
-    """``outcome``: None while queued or active; else ``{"kind": "succeeded" | "failed" |
-    "cancelled", ...}`` as the notes describe."""
+    """``result``: the status and the task's logical outcome, a plain mapping compared
+    exactly. None while queued or active (a retry waiting included); once terminal::
+
+        {"kind": "succeeded", "output": {"sent": 1}}          # the report's output
+        {"kind": "failed", "failure": {"kind": "runtime", "message": "bounced"}}
+        {"kind": "failed", "failure": {"kind": "integrity", "message": "integrity failed"}}
+        {"kind": "failed", "failure": {"kind": "lost", "message": ""}}  # lost, budget spent
+        {"kind": "cancelled"}
+
+    The failure is the application failure of a completed report (its kind and message),
+    or the execution failure of a failed report (its kind and message, not its phase), or
+    ``{"kind": "lost", "message": ""}`` for an attempt that expired without a report.
+    """
 
     task: TaskStatus
     outcome: Mapping[str, Any] | None
@@ -346,6 +400,26 @@ class TaskResult:
 @value_class
 @attrs.frozen
 class AttemptSnapshot:
+    """``inspect_attempt``: one attempt, compared field by field.
+
+    A claim at 1000 (attempt_timeout_ms 300 000, a session far from expiry) makes::
+
+        AttemptSnapshot(event, descriptor, Lease(owner, 61000), deadline=301000,
+                        authority_deadline=331000, state="active",
+                        execution_may_have_started=False, last_renewal=None,
+                        quiescence="unconfirmed", settlement=None, finished_at=None)
+
+    - ``quiescence`` is ``"unconfirmed"`` from the claim on (never None); an accepted
+      settlement sets its own quiescence; ``confirm_quiescence`` sets ``"confirmed"``.
+    - ``execution_may_have_started`` turns true on the first authorizing dispatch renewal,
+      or when a settlement is accepted with a completed report (an
+      :class:`ExecutionReport`), or with an :class:`ExecutionFailure` whose own flag is
+      true; once true it stays true.
+    - ``last_renewal`` is the last accepted :class:`RenewCommand`; ``settlement`` the
+      accepted :class:`SettleCommand` as sent.
+    - ``state`` ends as succeeded, failed, cancelled or lost, with ``finished_at = now``.
+    """
+
     event: AssignmentEvent
     descriptor: ProgramDescriptor
     lease: Lease
@@ -362,6 +436,17 @@ class AttemptSnapshot:
 @value_class
 @attrs.frozen
 class HistoryEvent:
+    """One transition: ``reason`` is one of :data:`HISTORY_REASONS`, ``at`` the store time
+    of the transition, ``attempt_id`` the attempt it concerns (None for ``submitted`` and
+    for a queued task's ``cancel_requested`` and ``cancelled``). A claim at 1000 then a
+    confirmed success at 5000 read::
+
+        RecordedHistoryEvent(1, HistoryEvent("task_1", None, 0, "submitted"))
+        RecordedHistoryEvent(2, HistoryEvent("task_1", "att_1", 1000, "claimed"))
+        RecordedHistoryEvent(3, HistoryEvent("task_1", "att_1", 5000, "report_accepted"))
+        RecordedHistoryEvent(4, HistoryEvent("task_1", "att_1", 5000, "succeeded"))
+    """
+
     task_id: str
     attempt_id: str | None
     at: int

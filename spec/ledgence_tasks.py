@@ -2,6 +2,19 @@
 
 Identifiers (session, task, run, attempt, lease and event ids) are minted by the store; time is
 the store's (``env.clock()``, integer ms).
+
+Every answer is compared exactly, field by field; the shapes, each with an example, are
+documented on their classes: :class:`TaskSnapshot` (what a new submission shows),
+:class:`Authority` (``execution_remaining_ms`` is 0 once a cancel is requested or the
+deadline is reached), :class:`AttemptSnapshot` (``quiescence`` is ``"unconfirmed"`` from the
+claim on; ``execution_may_have_started`` after a dispatch renewal or a settlement),
+:class:`TaskResult` (the outcome mappings, e.g. ``{"kind": "failed", "failure": {"kind":
+"lost", "message": ""}}``), :class:`HistoryEvent` (which events carry an attempt id),
+:class:`SettleReply` and :class:`TaskStatus`.
+
+``CHOICES`` holds the one point the seed leaves to the store's order of checks:
+``renew_lookup`` (``cursor_first``, the seed's PostgreSQL store: a renew naming a task never
+minted answers ownership_lost; ``task_first``: not_found).
 """
 
 from __future__ import annotations
@@ -301,8 +314,9 @@ CAPABILITIES = {
 }
 
 
-def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = ()) -> Clause:
-    return Clause(id, title, text, checks, frozenset(requires))
+def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = (),
+       choice: str | None = None) -> Clause:
+    return Clause(id, title, text, checks, frozenset(requires), choice)
 
 
 CLAUSES = Catalogue([
@@ -481,7 +495,7 @@ CLAUSES = Catalogue([
        "included), then not_found for a task missing in the owner's scope; task_first "
        "answers not_found for a task missing in the owner's scope before any ownership "
        "check.", M,
-       "scenario:settle_conflicts"),
+       "scenario:settle_conflicts", choice=RENEW_LOOKUP),
     # -- renewal
     _c("LDG-RENEW-001", "renew extends a live lease",
        "The next renewal sequence of the exact live owner extends the lease to the capped "

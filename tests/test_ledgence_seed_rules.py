@@ -1,0 +1,262 @@
+"""Where the kit follows the ledgence seed's implementation, with exact answers: on the model and
+on the built-in stores (memory, SQLite, PostgreSQL when reachable).
+
+- authority: execution time is 0 once a cancel is requested or the deadline is reached
+  (orchestration-core lib.rs ``authority()``);
+- a claim starts the attempt with quiescence ``unconfirmed`` (acquisition.rs, PostgreSQL);
+- an accepted settlement sets ``execution_may_have_started`` (lifecycle.rs ``settle()``);
+- settle and confirm_quiescence of an attempt the task never had answer not_found;
+- renew reads the consumer's cursor before the task (option ``renew_lookup``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
+from fencepost.adapters.ledgence_tasks.sql import SqlLedgenceFactory
+from fencepost.env import AdapterEnv
+from fencepost.model import ledgence_tasks as model
+from fencepost.model.base import Ctx
+from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.outcome import Err, Ok
+
+SCOPE = spec.Scope("tenant-a", "prod")
+PROGRAM = spec.Program("mailer", "1.2.0")
+DESCRIPTOR = spec.ProgramDescriptor(PROGRAM, "sha256:" + "ab" * 32, 4096)
+START = 1_000
+TIMEOUT = 120_000  # a deadline that comes before the session's expiry
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class Bench:
+    """One store on one clock, with the steps every test here takes."""
+
+    def __init__(self, factory: Any, options: dict[str, str] | None = None) -> None:
+        self.factory, self.clock = factory, Clock()
+        self.env = AdapterEnv(clock=self.clock, namespace=f"seed_{uuid.uuid4().hex[:12]}",
+                              options=dict(options or {}))
+        self.store: LedgenceCore = factory(self.env)
+
+    def close(self) -> None:
+        self.store.close()
+        self.factory.discard(self.env)
+
+    def claim(self, key: str = "key-1", consumer: int = 0) -> spec.Assignment:
+        task = spec.TaskInput(SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT)
+        self.store.accept_resolved_submission(spec.SubmitCommand(key, task), DESCRIPTOR)
+        if not hasattr(self, "session"):
+            self.session = self.store.open_session(SCOPE, "emails", 2)
+        reply = self.store.acquire(spec.AcquireCommand(SCOPE, "emails", self.session.id,
+                                                       consumer, 1))
+        assert isinstance(reply, spec.AcquireAssigned)
+        return reply.assignment
+
+    def attempt(self, assignment: spec.Assignment) -> spec.AttemptSnapshot:
+        owner = assignment.lease.owner
+        return self.store.inspect_attempt(SCOPE, owner.task_id, owner.attempt_id)
+
+
+def context(assignment: spec.Assignment) -> spec.ExecutionContext:
+    owner = assignment.lease.owner
+    return spec.ExecutionContext(owner.task_id, owner.attempt_id, PROGRAM, DESCRIPTOR.digest)
+
+
+def completed(assignment: spec.Assignment) -> spec.ExecutionReport:
+    return spec.ExecutionReport(context(assignment), "proc-1", False,
+                                {"status": "success", "output": {"sent": 1}}, 20)
+
+
+def failed(assignment: spec.Assignment, started: bool) -> spec.ExecutionFailure:
+    return spec.ExecutionFailure(context(assignment), "integrity", "bad", "admission", started)
+
+
+def settle(bench: Bench, assignment: spec.Assignment, report: Any,
+           quiescence: str = spec.CONFIRMED) -> spec.SettleReply:
+    return bench.store.settle(spec.SettleCommand(assignment.lease.owner, "op-1", report,
+                                                 quiescence))
+
+
+@pytest.fixture(params=("memory", "sqlite", "postgresql"))
+def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "memory":
+        return MemoryLedgenceFactory()
+    if request.param == "sqlite":
+        return SqlLedgenceFactory(f"sqlite:///{tmp_path}/ledgence.db")
+    return SqlLedgenceFactory(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def bench(factory: Any) -> Iterator[Bench]:
+    b = Bench(factory)
+    yield b
+    b.close()
+
+
+# --- authority --------------------------------------------------------------------------------
+
+
+def test_after_a_cancel_request_renew_reports_no_execution_time(bench: Bench) -> None:
+    a = bench.claim()
+    assert a.authority.execution_remaining_ms == TIMEOUT
+    bench.clock.now = START + 1_000
+    assert bench.store.cancel(SCOPE, a.lease.owner.task_id) == "active"
+    authority = bench.store.renew(spec.RenewCommand(a.lease.owner, 1, spec.KEEP_ALIVE))
+    assert authority == spec.Authority(expires_at=START + 31_000, remaining_ms=30_000,
+                                       execution_remaining_ms=0, renew_sequence=1,
+                                       cancel_requested=True, dispatch_allowed=False)
+
+
+def test_at_the_deadline_the_live_lease_has_no_execution_time(bench: Bench) -> None:
+    a = bench.claim()
+    for at in range(START + 50_000, START + TIMEOUT, 50_000):  # keep the lease alive
+        bench.clock.now = at
+        bench.store.renew(spec.RenewCommand(a.lease.owner, (at - START) // 50_000,
+                                            spec.KEEP_ALIVE))
+    bench.clock.now = START + TIMEOUT - 1
+    one_before = bench.store.renew(spec.RenewCommand(a.lease.owner, 3, spec.KEEP_ALIVE))
+    assert (one_before.execution_remaining_ms, one_before.cancel_requested) == (1, False)
+    bench.clock.now = START + TIMEOUT
+    at_deadline = bench.store.renew(spec.RenewCommand(a.lease.owner, 4, spec.DISPATCH))
+    assert at_deadline == spec.Authority(
+        expires_at=START + TIMEOUT + 30_000, remaining_ms=30_000, execution_remaining_ms=0,
+        renew_sequence=4, cancel_requested=True, dispatch_allowed=False)
+
+
+# --- quiescence and execution_may_have_started ------------------------------------------------
+
+
+def test_a_claimed_attempt_reads_quiescence_unconfirmed(bench: Bench) -> None:
+    a = bench.claim()
+    snap = bench.attempt(a)
+    assert (snap.quiescence, snap.execution_may_have_started, snap.settlement) == (
+        spec.UNCONFIRMED, False, None)
+
+
+def test_a_completed_settlement_marks_execution_started(bench: Bench) -> None:
+    a = bench.claim()
+    assert settle(bench, a, completed(a)).task_state == "succeeded"
+    snap = bench.attempt(a)
+    assert (snap.state, snap.quiescence, snap.execution_may_have_started) == (
+        "succeeded", spec.CONFIRMED, True)
+
+
+def test_an_unconfirmed_completed_settlement_marks_it_at_once(bench: Bench) -> None:
+    a = bench.claim()
+    assert settle(bench, a, completed(a), spec.UNCONFIRMED).task_state == "active"
+    snap = bench.attempt(a)
+    assert (snap.state, snap.quiescence, snap.execution_may_have_started) == (
+        "active", spec.UNCONFIRMED, True)
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_failure_settlement_carries_its_own_flag(bench: Bench, started: bool) -> None:
+    a = bench.claim()
+    assert settle(bench, a, failed(a, started)).task_state == "failed"
+    assert bench.attempt(a).execution_may_have_started is started
+
+
+def test_a_dispatched_attempt_stays_marked_after_a_failure_that_did_not_start(
+        bench: Bench) -> None:
+    a = bench.claim()
+    bench.store.renew(spec.RenewCommand(a.lease.owner, 1, spec.DISPATCH))
+    settle(bench, a, failed(a, False))
+    assert bench.attempt(a).execution_may_have_started is True
+
+
+# --- owner lookups ----------------------------------------------------------------------------
+
+
+def test_settle_and_confirm_of_an_attempt_never_minted_are_not_found(bench: Bench) -> None:
+    a = bench.claim()
+    forged = attrs.evolve(a.lease.owner, attempt_id="att_never_minted")
+    with pytest.raises(spec.NotFound):
+        bench.store.settle(spec.SettleCommand(forged, "op-1", completed(a), spec.CONFIRMED))
+    with pytest.raises(spec.NotFound):
+        bench.store.confirm_quiescence(forged)
+    with pytest.raises(spec.OwnershipLost):  # renew: the cursor names another attempt
+        bench.store.renew(spec.RenewCommand(forged, 1, spec.KEEP_ALIVE))
+
+
+def test_renew_of_a_task_never_minted_is_ownership_lost_by_default(bench: Bench) -> None:
+    a = bench.claim()
+    forged = attrs.evolve(a.lease.owner, task_id="task_never_minted")
+    with pytest.raises(spec.OwnershipLost):
+        bench.store.renew(spec.RenewCommand(forged, 1, spec.KEEP_ALIVE))
+    with pytest.raises(spec.NotFound):  # settle loads the task first
+        bench.store.settle(spec.SettleCommand(forged, "op-1", completed(a), spec.CONFIRMED))
+
+
+def test_renew_of_a_task_never_minted_is_not_found_under_task_first(factory: Any) -> None:
+    bench = Bench(factory, {spec.RENEW_LOOKUP: spec.TASK_FIRST})
+    try:
+        a = bench.claim()
+        forged = attrs.evolve(a.lease.owner, task_id="task_never_minted")
+        with pytest.raises(spec.NotFound):
+            bench.store.renew(spec.RenewCommand(forged, 1, spec.KEEP_ALIVE))
+    finally:
+        bench.close()
+
+
+def test_renew_by_a_consumer_whose_cursor_moved_on_is_ownership_lost(bench: Bench) -> None:
+    a = bench.claim(consumer=0)
+    other = attrs.evolve(a.lease.owner, consumer_id=1)  # consumer 1 has no cursor
+    with pytest.raises(spec.OwnershipLost):
+        bench.store.renew(spec.RenewCommand(other, 1, spec.KEEP_ALIVE))
+
+
+# --- the model says the same ------------------------------------------------------------------
+
+
+def _model_claim(options: dict[str, str] | None = None) -> tuple[model.State, Ctx]:
+    ctx = Ctx(now=START, options=options or {})
+    state = model.EMPTY
+    task = spec.TaskInput(SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT)
+    for op in (spec.AcceptResolvedSubmission(spec.SubmitCommand("k", task), DESCRIPTOR),
+               spec.OpenSession(SCOPE, "emails", 1),
+               spec.Acquire(spec.AcquireCommand(SCOPE, "emails", "ws#2", 0, 1))):
+        step = model.step(state, op, ctx)
+        assert isinstance(step, model.Step) and isinstance(step.outcome, Ok)
+        state = step.state
+    return state, ctx
+
+
+def test_the_model_claims_with_quiescence_unconfirmed() -> None:
+    state, _ = _model_claim()
+    assert state.attempts["attempt#3"].snapshot.quiescence == spec.UNCONFIRMED
+
+
+def test_the_model_cuts_execution_time_at_a_cancel_request() -> None:
+    state, ctx = _model_claim()
+    step = model.step(state, spec.Cancel(SCOPE, "task#1"), attrs.evolve(ctx, now=START + 1))
+    assert isinstance(step, model.Step)
+    rec, att = step.state.tasks["task#1"], step.state.attempts["attempt#3"]
+    authority = model.authority(rec, att, START + 1)
+    assert (authority.execution_remaining_ms, authority.remaining_ms) == (0, 30_000)
+
+
+@pytest.mark.parametrize(("options", "code", "clause"), [
+    ({}, "ownership_lost", "LDG-OWNER-001"),
+    ({spec.RENEW_LOOKUP: spec.TASK_FIRST}, "not_found", "LDG-OWNER-001"),
+])
+def test_the_model_renews_a_task_never_minted_by_the_option(
+        options: dict[str, str], code: str, clause: str) -> None:
+    state, ctx = _model_claim(options)
+    owner = attrs.evolve(state.attempts["attempt#3"].owner, task_id="task_never_minted")
+    step = model.step(state, spec.Renew(spec.RenewCommand(owner, 1, spec.KEEP_ALIVE)), ctx)
+    assert isinstance(step, model.Step) and isinstance(step.outcome, Err)
+    assert (step.outcome.code, step.clause) == (code, clause)
