@@ -1093,7 +1093,9 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
       order rule, LDG-ACQ-001.
     - A history read with gaps or repeats in its sequences: HISTORY-001; a repeated
       `dispatch_authorized`: RENEW-007 (dispatch is authorized once); another repeated event:
-      HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes)."""
+      HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes).
+    - An attempt read back wrong in its quiescence alone before any settlement: ACQ-002; in
+      an execution_may_have_started its accepted settlement owes: SETTLE-001."""
     if isinstance(op, spec.ListTasks):
         return _page_clause(op, expected, actual)
     if clause == "LDG-LIVE-001" and not _judged_live(op, expected, actual):

@@ -28,6 +28,24 @@ def test_memory_store_passes_every_clause() -> None:
     ]
 
 
+def test_memory_store_passes_every_clause_under_task_first_renew_lookup() -> None:
+    report = check("ledgence-tasks", "memory", seed=3,
+                   options={spec.RENEW_LOOKUP: spec.TASK_FIRST})
+    expected = {c: "unsupported" if c in FAULT else "pass" for c in ALL}
+    assert {v.clause.id: v.status for v in report.verdicts} == expected, [
+        (v.clause.id, v.status, v.reason) for v in report.verdicts if v.status != "pass"
+    ]
+
+
+def test_renew_lookup_is_the_one_choice_and_defaults_to_the_seeds_order() -> None:
+    [choice] = spec.CHOICES
+    assert (choice.name, choice.default, [v for v, _ in choice.values]) == (
+        "renew_lookup", "cursor_first", ["cursor_first", "task_first"])
+    assert spec.CLAUSES["LDG-OWNER-001"].choice == "renew_lookup"
+    assert {m.name: dict(m.options) for m in MUTANTS if m.options} == {
+        "renew_missing_task_is_lost": {"renew_lookup": "task_first"}}
+
+
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
 def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("ledgence-tasks", base="memory", only=[name])

@@ -39,6 +39,17 @@ class AuthorityDeadlineWithoutGrace(_Base):
         return deadline
 
 
+class ClaimLeavesQuiescenceUnset(_Base):
+    """A claimed attempt has no quiescence until a settlement sets one."""
+
+    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
+        assignment = super()._claim(txn, task, session, command, now)
+        attempt = txn.load_attempt(task.task_id, assignment.lease.owner.attempt_id)
+        txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
+                                                                     quiescence=None)))
+        return assignment
+
+
 class RenewalOutlivesSession(_Base):
     """A renewal caps the lease by the authority deadline only (the claim caps it right)."""
 
@@ -247,17 +258,6 @@ class ExecutionTimeOutlivesCancel(_Base):
                             execution_remaining_ms=max(0, attempt.snapshot.deadline - now))
 
 
-class ClaimLeavesQuiescenceUnset(_Base):
-    """A claimed attempt has no quiescence until a settlement sets one."""
-
-    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
-        assignment = super()._claim(txn, task, session, command, now)
-        attempt = txn.load_attempt(task.task_id, assignment.lease.owner.attempt_id)
-        txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
-                                                                     quiescence=None)))
-        return assignment
-
-
 # -- renewal --------------------------------------------------------------------------------------
 
 
@@ -348,6 +348,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-ACQ-001", RetryClaimedDuringBackoff),
     Mutant("authority_deadline_without_grace", "an attempt's authority deadline has no cleanup "
            "grace", "LDG-ACQ-002", AuthorityDeadlineWithoutGrace),
+    Mutant("claim_leaves_quiescence_unset", "a claimed attempt reads no quiescence",
+           "LDG-ACQ-002", ClaimLeavesQuiescenceUnset),
     Mutant("renewal_outlives_session", "a renewed lease is not capped by its session's expiry",
            "LDG-ACQ-003", RenewalOutlivesSession),
     Mutant("replay_before_session_check", "an expired session still gets its replays",
@@ -389,8 +391,6 @@ MUTANTS: tuple[Mutant, ...] = (
            "a task never minted answers not_found", "LDG-OWNER-001", RenewTaskBeforeCursor),
     Mutant("execution_time_outlives_cancel", "after a cancel request, authority still counts "
            "execution time down to the deadline", "LDG-AUTH-001", ExecutionTimeOutlivesCancel),
-    Mutant("claim_leaves_quiescence_unset", "a claimed attempt reads no quiescence",
-           "LDG-ACQ-002", ClaimLeavesQuiescenceUnset),
     Mutant("keep_alive_does_not_extend", "a keep_alive renewal does not extend the lease",
            "LDG-RENEW-001", KeepAliveDoesNotExtend),
     Mutant("renew_ignores_currency", "a superseded attempt's owner can still renew",
