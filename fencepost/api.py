@@ -41,12 +41,15 @@ def check(
     stop_when: Callable[[Evidence], bool] | None = None,
     concurrency: int | None = None,
     concurrent_ops: int | None = None,
+    strict: bool = False,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
     ``adapter`` is an adapter spec (``"memory"``, ``"sqlite"``, a database URL,
     ``"module:factory"``) or a factory callable ``factory(env) -> store``. ``concurrency`` and
     ``concurrent_ops`` override the profile's concurrent run (workers, calls; 0 workers: none).
+    With ``strict``, a clause that passed without reaching each of its situations is
+    ``unknown`` rather than a weak pass.
     Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
@@ -77,13 +80,16 @@ def check(
         progress=progress or (lambda _: None),
         stop_when=stop_when,
     )
-    verdicts = judge(suite.clauses, result.evidence, result.capabilities, result.gated_off)
+    verdicts = judge(suite.clauses, result.evidence, result.capabilities, result.gated_off,
+                     result.options, strict=strict)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):
         replay += ["--option", f"{key}={value}"]
     for flag, count in overrides.items():
         replay += [f"--{flag}", str(count)]
+    if strict:
+        replay.append("--strict")
     return RunReport(
         contract=contract_name,
         adapter=name,

@@ -1,7 +1,9 @@
-"""``fencepost``: check an adapter against a contract, list contracts, run the mutants.
+"""``fencepost``: check an adapter against a contract, list contracts, run the mutants,
+measure situation coverage.
 
 Exit codes: 0 every applicable clause passed; 1 a clause failed (or a mutant escaped);
-2 bad usage or configuration; 3 nothing failed but a verdict is unknown; 4 internal error.
+2 bad usage or configuration; 3 nothing failed but a verdict is unknown (for coverage: a
+situation some seed missed); 4 internal error.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         progress=progress,
         concurrency=args.concurrency,
         concurrent_ops=args.ops,
+        strict=args.strict,
     )
     progress.done()
     print(summary_table(report))
@@ -130,6 +133,37 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("adapters: " + ", ".join(ADAPTER_FORMS))
     print(f"known-faulty adapters: {len(entry.mutants())} (fencepost mutants {entry.name})")
     return EXIT_OK
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from fencepost.coverage import run_coverage
+
+    if args.seeds < 1:
+        raise ConfigurationError(f"--seeds must be 1 or more, not {args.seeds}")
+    progress = _progress(not args.quiet)
+    table = run_coverage(args.contract, args.adapter, profile=args.profile, seeds=args.seeds,
+                         first_seed=args.seed, options=_options(args.option),
+                         progress=progress)
+    progress.done()
+    rows = [(r.clause, r.situation, f"{r.seeds_reached}/{r.seeds}", r.reached)
+            for r in table.rows if args.all or r.seeds_reached < r.seeds]
+    if rows:
+        print(tabulate(rows, headers=("clause", "situation", "seeds", "times")))
+        print()
+    clauses = len({r.clause for r in table.rows})
+    print(f"{table.contract} on {table.adapter}, profile {table.profile}, seeds "
+          f"{table.seeds[0]}..{table.seeds[-1]}: {len(table.rows) - len(table.missed())} of "
+          f"{len(table.rows)} situations of {clauses} clauses reached in every seed "
+          f"({table.seconds:.1f} s)")
+    if table.failed:
+        print(f"clauses failed in some seed: {', '.join(table.failed)}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"contract": table.contract, "adapter": table.adapter,
+                       "profile": table.profile, "seeds": list(table.seeds),
+                       "failed": list(table.failed),
+                       "situations": [attrs.asdict(r) for r in table.rows]}, f, indent=2)
+    return table.exit_code
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -246,8 +280,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ops", type=int, metavar="M",
                    help="calls in the concurrent run (default: the profile's, quick 300, "
                         "standard 2000, thorough 6000)")
+    p.add_argument("--strict", action="store_true",
+                   help="a clause that passed without reaching each of its situations is "
+                        "unknown (exit 3) instead of a weak pass")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("coverage", help="which situations of each clause a profile reaches, "
+                       "over several seeds")
+    p.add_argument("contract")
+    p.add_argument("--adapter", default="memory",
+                   help="as for check (default memory: the fastest)")
+    p.add_argument("--profile", default="standard", choices=("quick", "standard", "thorough"))
+    p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds to run (default 3)")
+    p.add_argument("--seed", type=int, default=1, help="the first seed (default 1)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--all", action="store_true",
+                   help="list every situation, not only those some seed missed")
+    p.add_argument("--json", metavar="FILE", help="also save the table as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=cmd_coverage)
 
     p = sub.add_parser("list", help="contracts, clauses, capabilities, options, adapters")
     p.add_argument("contract", nargs="?")

@@ -282,6 +282,12 @@ FIELD_CLAUSES = {
 }
 
 
+def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
+    from .adk_ledger_situations import situations  # it builds on this module's Rec
+
+    return situations(before, op, ctx, step)
+
+
 def answer_clause(op: Op, step_clause: str, expected: Outcome, actual: Outcome) -> str | None:
     """A view that differs from the model's in its outcome alone, on a failed or cancelled
     record, breaks the finish rule (a normalized outcome lost or changed between reads),
@@ -303,4 +309,5 @@ MODEL = ContractModel(
     durable_clause="ADK-DURABLE-001",
     pure=reads_and_refusals("get"),
     answer_clause=answer_clause,
+    situations=_situations,
 )

@@ -140,6 +140,9 @@ class ContractModel:
     # placed (reads; refusals): the linearizability search places such a call as soon as it fits
     # without trying it anywhere later. None: no call is known to be pure.
     pure: Any = None
+    # situations(state_before, op, ctx, step) -> (clause, situation) pairs: the cases of the
+    # catalogue's clauses (Clause.situations) this agreed step put to the test. None: none.
+    situations: Any = None
 
 
 def reads_and_refusals(*reads: str) -> Any:

@@ -17,6 +17,17 @@ from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
 MARK = {PASS: "pass", FAIL: "FAIL", UNKNOWN: "unknown", UNSUPPORTED: "unsupported"}
 
 
+def mark(v: ClauseVerdict) -> str:
+    """The verdict as a table shows it (``pass (weak)`` for a pass that missed a situation)."""
+    return "pass (weak)" if v.weak else MARK[v.status]
+
+
+def _reason(v: ClauseVerdict) -> str:
+    if v.weak:
+        return "situations never reached: " + "; ".join(v.unreached)
+    return v.reason
+
+
 def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | None:
     if v.failure is None:
         return None
@@ -68,8 +79,10 @@ def to_json(report: RunReport) -> dict[str, Any]:
                 "text": v.clause.text,
                 "checks": list(v.clause.checks),
                 "status": v.status,
-                "reason": v.reason,
+                "weak": v.weak,
+                "reason": _reason(v),
                 "evidence": v.evidence,
+                "situations": dict(v.situations),
                 "counterexample": _counterexample(v, report),
             }
             for v in report.verdicts
@@ -79,9 +92,9 @@ def to_json(report: RunReport) -> dict[str, Any]:
 
 def summary_table(report: RunReport, *, all_rows: bool = True) -> str:
     rows = [
-        (v.clause.id, MARK[v.status], v.evidence, _clip(v.reason or v.clause.title, 90))
+        (v.clause.id, mark(v), v.evidence, _clip(_reason(v) or v.clause.title, 90))
         for v in report.verdicts
-        if all_rows or v.status != PASS
+        if all_rows or v.status != PASS or v.weak
     ]
     return str(tabulate(rows, headers=("clause", "verdict", "evidence", "title / reason")))
 
@@ -92,8 +105,10 @@ def _clip(text: str, width: int) -> str:
 
 def headline(report: RunReport) -> str:
     s = report.summary()
+    weak = len(report.weak())
+    passed = f"{s[PASS]} pass ({weak} weak)" if weak else f"{s[PASS]} pass"
     return (
-        f"{report.contract} on {report.adapter}: {s[PASS]} pass, {s[FAIL]} fail, "
+        f"{report.contract} on {report.adapter}: {passed}, {s[FAIL]} fail, "
         f"{s[UNKNOWN]} unknown, {s[UNSUPPORTED]} unsupported of {len(report.verdicts)} clauses "
         f"({report.steps} steps, {report.examples} state-machine examples, "
         f"{report.timings.get('total', 0.0):.1f} s, profile {report.profile}, seed {report.seed})"
@@ -143,10 +158,11 @@ def to_markdown(report: RunReport) -> str:
         "",
         tabulate(
             [
-                (v.clause.id, MARK[v.status], v.clause.title, v.evidence, v.reason)
+                (v.clause.id, mark(v), v.clause.title, v.evidence, _situation_cell(v),
+                 _reason(v))
                 for v in report.verdicts
             ],
-            headers=("clause", "verdict", "title", "evidence", "reason"),
+            headers=("clause", "verdict", "title", "evidence", "situations reached", "reason"),
             tablefmt="github",
         ),
     ]
@@ -167,6 +183,12 @@ def to_markdown(report: RunReport) -> str:
                 f"Reproduce: `{report.replay}`",
             ]
     return "\n".join(lines) + "\n"
+
+
+def _situation_cell(v: ClauseVerdict) -> str:
+    if not v.situations:
+        return "-"
+    return f"{len(v.situations) - len(v.unreached)} of {len(v.situations)}"
 
 
 def to_junit(report: RunReport) -> str:
@@ -195,6 +217,8 @@ def to_junit(report: RunReport) -> str:
             ET.SubElement(case, "error", message=v.reason)
         elif v.status == UNSUPPORTED:
             ET.SubElement(case, "skipped", message=v.reason)
+        elif v.weak:
+            ET.SubElement(case, "system-out").text = f"weak pass: {_reason(v)}"
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 

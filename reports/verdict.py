@@ -15,11 +15,28 @@ PASS, FAIL, UNKNOWN, UNSUPPORTED = "pass", "fail", "unknown", "unsupported"
 
 @attrs.frozen
 class ClauseVerdict:
+    """A clause's verdict. ``situations`` maps each of the clause's situations that applied to
+    the run to how often it was reached; a pass that missed one is ``weak``."""
+
     clause: Clause
     status: str
     reason: str = ""
     evidence: int = 0
     failure: Failure | None = None
+    situations: Mapping[str, int] = attrs.field(factory=dict)
+
+    @property
+    def unreached(self) -> list[str]:
+        return [name for name, count in self.situations.items() if count == 0]
+
+    @property
+    def weak(self) -> bool:
+        """Passed, but some situation that puts the rule to the test was never reached."""
+        return self.status == PASS and bool(self.unreached)
+
+    @property
+    def label(self) -> str:
+        return "pass (weak)" if self.weak else self.status
 
 
 def judge(
@@ -27,29 +44,46 @@ def judge(
     evidence: Evidence,
     capabilities: frozenset[str],
     gated_off: Mapping[str, str],
+    options: Mapping[str, str] | None = None,
+    *,
+    strict: bool = False,
 ) -> list[ClauseVerdict]:
     """Turn evidence into verdicts. A clause passes only if some check exercised it and none
-    failed it; without a needed capability it is unsupported; a choice can switch it off."""
+    failed it; without a needed capability it is unsupported; a choice can switch it off. A
+    pass that never reached one of the clause's situations is weak; ``strict`` makes it
+    unknown instead."""
     out = []
     for clause in clauses:
-        missing = sorted(clause.requires - capabilities)
-        seen = evidence.exercised.get(clause.id, 0)
-        if clause.id in evidence.failures:
-            failure = evidence.failures[clause.id]
-            out.append(ClauseVerdict(clause, FAIL, failure.message, seen, failure))
-        elif missing:
-            reason = f"adapter lacks capability {', '.join(missing)}"
-            out.append(ClauseVerdict(clause, UNSUPPORTED, reason, seen))
-        elif clause.id in gated_off:
-            out.append(ClauseVerdict(clause, UNSUPPORTED, gated_off[clause.id], seen))
-        elif clause.id in evidence.unknown:
-            out.append(ClauseVerdict(clause, UNKNOWN, evidence.unknown[clause.id], seen))
-        elif seen == 0:
-            reason = "no check exercised it at this profile; try a larger profile or seed"
-            out.append(ClauseVerdict(clause, UNKNOWN, reason, 0))
-        else:
-            out.append(ClauseVerdict(clause, PASS, "", seen))
+        reached = evidence.situations.get(clause.id, {})
+        situations = {s.name: reached.get(s.name, 0)
+                      for s in clause.situations_for(options or {}, capabilities)}
+        verdict = _verdict(clause, evidence, capabilities, gated_off)
+        verdict = attrs.evolve(verdict, situations=situations)
+        if strict and verdict.weak:
+            verdict = attrs.evolve(verdict, status=UNKNOWN, reason=(
+                "--strict: situations never reached: " + "; ".join(verdict.unreached)))
+        out.append(verdict)
     return out
+
+
+def _verdict(clause: Clause, evidence: Evidence, capabilities: frozenset[str],
+             gated_off: Mapping[str, str]) -> ClauseVerdict:
+    missing = sorted(clause.requires - capabilities)
+    seen = evidence.exercised.get(clause.id, 0)
+    if clause.id in evidence.failures:
+        failure = evidence.failures[clause.id]
+        return ClauseVerdict(clause, FAIL, failure.message, seen, failure)
+    if missing:
+        return ClauseVerdict(clause, UNSUPPORTED,
+                             f"adapter lacks capability {', '.join(missing)}", seen)
+    if clause.id in gated_off:
+        return ClauseVerdict(clause, UNSUPPORTED, gated_off[clause.id], seen)
+    if clause.id in evidence.unknown:
+        return ClauseVerdict(clause, UNKNOWN, evidence.unknown[clause.id], seen)
+    if seen == 0:
+        reason = "no check exercised it at this profile; try a larger profile or seed"
+        return ClauseVerdict(clause, UNKNOWN, reason, 0)
+    return ClauseVerdict(clause, PASS, "", seen)
 
 
 @attrs.frozen
@@ -85,6 +119,10 @@ class RunReport:
 
     def failed(self) -> list[ClauseVerdict]:
         return [v for v in self.verdicts if v.status == FAIL]
+
+    def weak(self) -> list[ClauseVerdict]:
+        """The clauses that passed without reaching every one of their situations."""
+        return [v for v in self.verdicts if v.weak]
 
     def summary(self) -> dict[str, Any]:
         return {s: self.count(s) for s in (PASS, FAIL, UNKNOWN, UNSUPPORTED)}

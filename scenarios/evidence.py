@@ -28,6 +28,12 @@ class Evidence:
     unknown: dict[str, str] = attrs.Factory(dict)
     checks_run: set[str] = attrs.Factory(set)
     steps: int = 0
+    # clause -> situation -> how often it was reached with the store agreeing
+    situations: dict[str, dict[str, int]] = attrs.Factory(dict)
+
+    def reach(self, clause: str, situation: str) -> None:
+        counts = self.situations.setdefault(clause, {})
+        counts[situation] = counts.get(situation, 0) + 1
 
     def fail(self, clause: str, failure: Failure) -> None:
         self.failures.setdefault(clause, failure)

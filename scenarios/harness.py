@@ -282,7 +282,16 @@ class Harness:
             self._bind_answer(bind, step.outcome, actual)
         self.check_record(op, step, keys=self._changed(before, step.state))
         self.exercised(step.clause, step.effect_clause, *step.also)
+        if self.model.situations is not None:
+            model_op = resolve(op, self._model_side)
+            for clause, name in self.model.situations(before, model_op, self.ctx(), step):
+                self.world.evidence.reach(clause, name)
         return actual
+
+    def reached(self, clause: str, situation: str) -> None:
+        """Count a situation of ``clause`` a check put to the test and saw held (a race's
+        variant, a scenario's hardest case); the model names the rest from each step."""
+        self.world.evidence.reach(clause, situation)
 
     def _changed(self, before: Any, after: Any) -> list[str]:
         """The records a step changed beyond its op's own key (the model says which)."""
@@ -305,20 +314,21 @@ class Harness:
         name for it (``Ref("task#1")`` then means that real id, and a normalized outcome must
         read back the same); one real id for two names breaks the model's ``mint_clause``."""
         pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
+        unique = self.model.mint_clause
         for meaning, value in pairs:
             if not isinstance(meaning, str) or meaning in self.bindings:
                 continue
-            twin = None if self.model.mint_clause is None else next(
+            twin = None if unique is None else next(
                 (n for n, (_, v) in self.bindings.items() if v == value), None)
-            if twin is not None:
+            if unique is not None and twin is not None:
                 raise violation(
-                    self.model.mint_clause,
+                    unique,
                     f"the store minted {value!r} for {meaning} and for {twin} before",
                     tuple(self.trace),
                 )
             self.bindings[meaning] = (meaning, value)
-            if self.model.mint_clause is not None:
-                self.exercised(self.model.mint_clause)
+            if unique is not None:
+                self.exercised(unique)
 
     def pick(self, choice: OneOf, actual: Outcome) -> Step | None:
         """The option the store's answer matches (identifiers already bound must come back

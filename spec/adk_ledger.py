@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .clauses import Catalogue, Choice, Clause
+from .clauses import Catalogue, Choice, Clause, Situation, situation
 from .errors import BackendUnavailable, ContractError
 from .ops import Op, operation
 from .values import value_class
@@ -348,6 +348,13 @@ FAULT_CHECKS = tuple(f"fault:{name}" for name in (
     "create", "claim", "renew", "checkpoint", "finish", "delete"))
 
 
+_WRITE_OPS = ("renew", "checkpoint", "finish")
+
+
+def _each(template: str, *values: str) -> tuple[str, ...]:
+    return tuple(template.format(v) for v in values)
+
+
 def _c(
     id: str,
     title: str,
@@ -355,8 +362,9 @@ def _c(
     *checks: str,
     requires: tuple[str, ...] = (),
     choice: str | None = None,
+    situations: tuple[str | Situation, ...] = (),
 ) -> Clause:
-    return Clause(id, title, text, checks, frozenset(requires), choice)
+    return Clause(id, title, text, checks, frozenset(requires), choice, situations)
 
 
 CLAUSES = Catalogue(
@@ -369,10 +377,13 @@ CLAUSES = Catalogue(
            "create keeps workflow_id, workflow_version and kind from the metadata and drops "
            "every other key. Under metadata_keys=required (the seed) every create carries all "
            "three; under optional an absent key reads as none.",
-           M, "scenario:create_then_get", choice="metadata_keys"),
+           M, "scenario:create_then_get", choice="metadata_keys",
+           situations=("extra keys dropped",
+                       situation("an absent key", metadata_keys="optional"))),
         _c("ADK-CREATE-003", "create never overwrites",
            "create of an existing id answers already_exists and writes nothing.",
-           M, "scenario:create_twice"),
+           M, "scenario:create_twice",
+           situations=("over a ready record", "over a running record", "over a finished record")),
         _c("ADK-CREATE-004", "concurrent creates of one id have one winner",
            "Of N concurrent creates of one id exactly one returns ok; the others answer "
            "already_exists, and the record is the winner's.",
@@ -383,11 +394,13 @@ CLAUSES = Catalogue(
         _c("ADK-GET-002", "get agrees with the ledger",
            "get returns the record's view (no token): every field equals what the accepted "
            "operations so far imply.",
-           M),
+           M,
+           situations=("a ready record", "a running record", "a finished record")),
         _c("ADK-GET-003", "owned means a token is stored",
            "owned is true while a token is stored, also after the lease expired and before "
            "anybody re-claimed; it is false after create and after finish.",
-           M, "scenario:expired_lease_still_owned", choice="owned_view"),
+           M, "scenario:expired_lease_still_owned", choice="owned_view",
+           situations=("an expired lease nobody re-claimed",)),
         _c("ADK-CLAIM-001", "claim of a missing id is not_found",
            "claim of an id that does not exist answers not_found.", M,
            "scenario:missing_invocation"),
@@ -401,52 +414,67 @@ CLAUSES = Catalogue(
         _c("ADK-CLAIM-004", "a live lease blocks every claimant",
            "While now < lease_until and the owner is not known dead, claim answers "
            "invocation_owned, also for the owner's own token, and changes nothing.",
-           M, "scenario:live_owner_blocks_claim_until_boundary"),
+           M, "scenario:live_owner_blocks_claim_until_boundary",
+           situations=("at lease_until - 1", "by the owner's own token", "by another claimant")),
         _c("ADK-CLAIM-005", "a lease is expired at lease_until",
            "At now >= lease_until a claim by anybody succeeds (the boundary is expired).",
-           M, "scenario:live_owner_blocks_claim_until_boundary"),
+           M, "scenario:live_owner_blocks_claim_until_boundary",
+           situations=("at lease_until exactly", "after lease_until", "by the owner's own token",
+                       "by another claimant")),
         _c("ADK-CLAIM-006", "what a successful claim does",
            "A successful claim sets phase running, clears the outcome, stores the new token and "
            "owner, sets lease_until = now + lease_ms and updated_at = now, keeps the checkpoint, "
            "and returns the new view.",
-           M, "scenario:pause_resume_complete"),
+           M, "scenario:pause_resume_complete",
+           situations=("clears a previous outcome",)),
         _c("ADK-CLAIM-007", "a dead owner's lease can be taken early",
            "When env.is_alive(owner) is false, claim succeeds before lease_until.",
            M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
         _c("ADK-CLAIM-008", "concurrent claimants have exactly one winner",
            "Of N claimants released at once on an expired or unowned invocation, exactly one "
            "succeeds; the others answer invocation_owned.",
-           "race:concurrent_claimants", requires=("concurrency",)),
+           "race:concurrent_claimants", requires=("concurrency",),
+           situations=("on an expired lease", "on an unowned record")),
         _c("ADK-WRITE-001", "writes to a missing id are not_found",
            "renew, checkpoint and finish (with a valid phase) of a missing id answer not_found.",
-           M, "scenario:missing_invocation"),
+           M, "scenario:missing_invocation",
+           situations=_each("{} of a missing id", *_WRITE_OPS)),
         _c("ADK-WRITE-002", "a refused write changes nothing",
            "A refused renew, checkpoint or finish leaves revision, lease_until, checkpoint, "
            "phase, outcome and updated_at unchanged.",
-           M, "scenario:expired_owner_cannot_write_at_boundary"),
+           M, "scenario:expired_owner_cannot_write_at_boundary",
+           situations=_each("refused {}", "stale_owner", "lease_expired",
+                             "invalid_terminal_phase")),
         _c("ADK-FENCE-001", "a replaced owner is fenced",
            "After a takeover, renew, checkpoint and finish with the previous token answer "
            "stale_owner.",
-           M, "scenario:stale_token_cannot_commit_after_takeover"),
+           M, "scenario:stale_token_cannot_commit_after_takeover",
+           situations=_each("{} with the replaced token", *_WRITE_OPS)),
         _c("ADK-FENCE-002", "nobody writes to an unowned record",
            "renew, checkpoint and finish on a ready or finished record answer stale_owner, "
            "whatever the token.",
-           M, "scenario:pause_resume_complete"),
+           M, "scenario:pause_resume_complete",
+           situations=(*_each("{} of a ready record", *_WRITE_OPS),
+                       *_each("{} of a finished record", *_WRITE_OPS))),
         _c("ADK-FENCE-003", "a wrong token on an expired lease is stale, not expired",
            "When the stored token differs, writes answer stale_owner even if the lease expired.",
-           M, "scenario:stale_token_cannot_commit_after_takeover"),
+           M, "scenario:stale_token_cannot_commit_after_takeover",
+           situations=("at lease_until exactly", "after lease_until")),
         _c("ADK-LEASE-001", "an expired owner cannot write",
            "With the stored token at now >= lease_until, renew, checkpoint and finish answer "
            "lease_expired, even when nobody claimed since: an expired token cannot revive itself.",
-           M, "scenario:expired_owner_cannot_write_at_boundary"),
+           M, "scenario:expired_owner_cannot_write_at_boundary",
+           situations=("at lease_until exactly", "after lease_until", *_WRITE_OPS)),
         _c("ADK-LEASE-002", "a live owner can write",
            "With the stored token on a running record at now < lease_until (lease_until - 1 "
            "included), renew, checkpoint and finish are accepted.",
-           M, "scenario:live_owner_blocks_claim_until_boundary"),
+           M, "scenario:live_owner_blocks_claim_until_boundary",
+           situations=("at lease_until - 1", *_WRITE_OPS)),
         _c("ADK-RENEW-001", "what renew does",
            "renew sets lease_until = now + lease_ms (a smaller value shortens the lease) and "
            "updated_at = now, and changes nothing else but the revision.",
-           M, "scenario:renew_can_shorten_lease"),
+           M, "scenario:renew_can_shorten_lease",
+           situations=("shortens the lease", "extends the lease")),
         _c("ADK-RENEW-002", "renew is atomic against a takeover",
            "A renew just before lease_until racing a claim at lease_until: exactly one of them "
            "succeeds.",
@@ -454,11 +482,13 @@ CLAUSES = Catalogue(
         _c("ADK-CKPT-001", "checkpoint replaces the checkpoint and extends the lease",
            "checkpoint replaces the stored checkpoint, sets lease_until = now + lease_ms and "
            "updated_at = now.",
-           M, "scenario:reopen_preserves_checkpoint_and_fence"),
+           M, "scenario:reopen_preserves_checkpoint_and_fence",
+           situations=("shortens the lease", "extends the lease")),
         _c("ADK-FINISH-001", "finish validates the phase first",
            "finish with a phase outside completed, failed, timed_out, cancelled, paused answers "
            "invalid_terminal_phase before reading the record (also for a missing id).",
-           M, "scenario:finish_phase_validated_first", choice="finish_phases"),
+           M, "scenario:finish_phase_validated_first", choice="finish_phases",
+           situations=("for a missing id", "with the owner's token", "with another token")),
         _c("ADK-FINISH-002", "what finish does",
            "finish sets the phase, outcome and checkpoint, clears token and owner, sets "
            "lease_until 0 and updated_at = now. The outcome of failed and cancelled is, under "
@@ -466,29 +496,35 @@ CLAUSES = Catalogue(
            "on every read until the next claim; under as_given, and for the other phases, "
            "exactly the given outcome.",
            M, "scenario:pause_resume_complete", "scenario:failed_outcome_is_normalized",
-           choice="finish_outcome"),
+           choice="finish_outcome",
+           situations=_each("finished {}", *FINISH_PHASES)),
         _c("ADK-FINISH-003", "only completed is final",
            "After finish with failed, timed_out, cancelled or paused the invocation can be "
            "claimed again (resume).",
-           M, "scenario:pause_resume_complete"),
+           M, "scenario:pause_resume_complete",
+           situations=_each("claimed after {}", *FINISH_PHASES[1:])),
         _c("ADK-REV-001", "revision counts accepted writes",
            "revision is 0 at create and grows by exactly 1 on every successful claim, renew, "
            "checkpoint and finish.",
-           M),
+           M,
+           situations=("claim", *_WRITE_OPS)),
         _c("ADK-DELETE-001", "delete of a missing id is not_found",
            "delete of an id that does not exist answers not_found.", M,
            "scenario:missing_invocation"),
         _c("ADK-DELETE-002", "an unowned record can be deleted",
            "delete removes a record with no token stored, completed records included.",
-           M, "scenario:delete_completed", choice="delete_completed"),
+           M, "scenario:delete_completed", choice="delete_completed",
+           situations=("a ready record", "a completed record", "a finished record")),
         _c("ADK-DELETE-003", "a live owner blocks delete",
            "delete of a record whose lease is live by the store's clock (owner not known dead) "
            "answers invocation_owned and removes nothing.",
-           M, "scenario:delete_live_owned"),
+           M, "scenario:delete_live_owned",
+           situations=("at lease_until - 1",)),
         _c("ADK-DELETE-004", "an expired owner does not block delete",
            "delete of a record whose token's lease expired by the store's clock "
            "(clock >= lease_until) removes it.",
-           M, "scenario:delete_live_owned", choice="store_clock"),
+           M, "scenario:delete_live_owned", choice="store_clock",
+           situations=("at lease_until exactly", "after lease_until")),
         _c("ADK-DELETE-005", "a dead owner does not block delete",
            "delete of a record whose owner is known dead removes it before lease_until.",
            M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),

@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
+
+
+@attrs.frozen
+class Situation:
+    """A case that puts a clause's rule to the test: a boundary at exactly ``lease_until``,
+    a claim of a record in one particular phase, an ordering with two candidates...
+
+    A run counts how often each was reached (and held); a clause that passed without reaching
+    one of its situations passed weakly. ``when`` limits it to runs under those option values
+    and ``requires`` to stores with those capabilities (elsewhere it cannot be reached).
+    """
+
+    name: str
+    when: tuple[tuple[str, str], ...] = ()
+    requires: frozenset[str] = frozenset()
+
+    def applies(self, options: Mapping[str, str], capabilities: frozenset[str]) -> bool:
+        return self.requires <= capabilities and all(
+            options.get(name) == value for name, value in self.when)
+
+
+def situation(name: str, *requires: str, **when: str) -> Situation:
+    """``situation("at lease_until", "durable", finish_outcome="normalized")``."""
+    return Situation(name, tuple(sorted(when.items())), frozenset(requires))
+
+
+def _situations(given: Iterable[str | Situation]) -> tuple[Situation, ...]:
+    out = tuple(s if isinstance(s, Situation) else Situation(s) for s in given)
+    if len({s.name for s in out}) != len(out):
+        raise ValueError(f"duplicate situation in {[s.name for s in out]}")
+    return out
 
 
 @attrs.frozen
@@ -14,7 +45,8 @@ class Clause:
     ``id`` is stable across kit versions (reports and baselines key on it); ``text`` is the
     normative sentence; ``checks`` names the checks that can fail it; ``requires`` lists the
     adapter capabilities without which the clause is reported ``unsupported``; ``choice`` names
-    the documented doc-versus-implementation choice the clause depends on, if any.
+    the documented doc-versus-implementation choice the clause depends on, if any;
+    ``situations`` are the cases a run must reach for its pass to be more than weak.
     """
 
     id: str
@@ -23,6 +55,12 @@ class Clause:
     checks: tuple[str, ...]
     requires: frozenset[str] = frozenset()
     choice: str | None = None
+    situations: tuple[Situation, ...] = attrs.field(default=(), converter=_situations)
+
+    def situations_for(self, options: Mapping[str, str],
+                       capabilities: frozenset[str]) -> tuple[Situation, ...]:
+        """The situations that can be reached in a run with these options and capabilities."""
+        return tuple(s for s in self.situations if s.applies(options, capabilities))
 
 
 @attrs.frozen

@@ -59,3 +59,12 @@ def test_option_specific_faulty_adapters_name_real_option_values(entry) -> None:
         for name, value in mutant.options.items():
             assert name in known, f"{mutant.name}: unknown option {name}"
             assert value in known[name], f"{mutant.name}: {name}={value} is not a reading"
+
+
+def test_every_required_capability_is_one_the_contract_defines(entry) -> None:  # type: ignore[no-untyped-def]
+    spec = entry.load_spec()
+    for clause in spec.CLAUSES:
+        assert clause.requires <= set(spec.CAPABILITIES), (clause.id, sorted(clause.requires))
+        for situation in clause.situations:
+            assert situation.requires <= set(spec.CAPABILITIES), (clause.id, situation.name)
+            assert {n for n, _ in situation.when} <= {c.name for c in spec.CHOICES}, clause.id

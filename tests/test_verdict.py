@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fencepost.reports.verdict import RunReport, judge
 from fencepost.scenarios.evidence import Evidence, Failure
-from fencepost.spec.clauses import Catalogue, Clause
+from fencepost.spec.clauses import Catalogue, Clause, situation
 
 CLAUSES = Catalogue([
     Clause("T-A-001", "a", "a", ("machine",)),
@@ -81,3 +81,27 @@ def test_a_wrongful_refusal_names_the_rule_at_stake() -> None:
     created = Step(Ok("snapshot"), {}, "SNODO-CREATE-001", "SNODO-CREATE-001")
     refused = Err("capacity_exceeded", "", "max_active_tasks_per_scope")
     assert attribute_outcome(MODEL, created, refused, "create") == "SNODO-CAP-002"
+
+
+SITUATED = Catalogue([
+    Clause("T-S-001", "s", "s", ("machine",),
+           situations=("at the boundary", situation("one ms before", mode="strict"))),
+])
+
+
+def test_a_pass_that_missed_a_situation_is_weak_and_strict_makes_it_unknown() -> None:
+    evidence = Evidence(exercised={"T-S-001": 3})
+    evidence.reach("T-S-001", "at the boundary")
+    [weak] = judge(SITUATED, evidence, frozenset(), {}, {"mode": "strict"})
+    assert (weak.status, weak.weak, weak.label) == ("pass", True, "pass (weak)")
+    assert weak.situations == {"at the boundary": 1, "one ms before": 0}
+    [strict] = judge(SITUATED, evidence, frozenset(), {}, {"mode": "strict"}, strict=True)
+    assert (strict.status, strict.reason) == (
+        "unknown", "--strict: situations never reached: one ms before")
+
+
+def test_a_situation_of_another_option_reading_does_not_count() -> None:
+    evidence = Evidence(exercised={"T-S-001": 1})
+    evidence.reach("T-S-001", "at the boundary")
+    [v] = judge(SITUATED, evidence, frozenset(), {}, {"mode": "loose"}, strict=True)
+    assert (v.status, v.weak, v.situations) == ("pass", False, {"at the boundary": 1})

@@ -27,6 +27,7 @@ def concurrent_claimants(h: Harness, p: str, n: int, round_no: int) -> None:
     ops = [spec.Claim(inv, a, f"{p}-t{a}", h.now, 10) for a in actors]
     outcomes = release_together(h.world.open(), ops)
     settle_race(h, "ADK-CLAIM-008", actors, ops, outcomes)
+    h.reached("ADK-CLAIM-008", "on an expired lease" if round_no % 2 else "on an unowned record")
 
 
 @race

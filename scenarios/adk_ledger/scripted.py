@@ -38,6 +38,11 @@ def create_twice(h: Harness, p: str) -> None:
     h.apply("client", spec.Create(f"{p}-a", create_metadata(h.world.options, {"kind": "other"}),
                                   {"step": 9}))
     h.apply("client", spec.Get(f"{p}-a"))
+    _claimed(h, f"{p}-a", "c1", "t1", 10)
+    h.apply("client", spec.Create(f"{p}-a", META, {}))  # over a running record
+    h.apply("c1", spec.Finish(f"{p}-a", "t1", "failed", "boom", {}, h.now))
+    h.apply("client", spec.Create(f"{p}-a", META, {}))  # over a finished one
+    h.apply("client", spec.Get(f"{p}-a"))
 
 
 @scenario()
@@ -113,7 +118,11 @@ def expired_owner_cannot_write_at_boundary(h: Harness, p: str) -> None:
     h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
     h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
     h.apply("c1", spec.Finish(inv, "t1", "completed", "late", {"step": 1}, h.now))
+    h.apply("c2", spec.Checkpoint(inv, "t-other", {"step": 1}, h.now, 10))
     h.apply("client", spec.Get(inv))
+    h.advance(1)  # past the boundary: still expired, and the owner may take it back
+    h.apply("c1", spec.Renew(inv, "t1", h.now, 10))
+    h.apply("c1", spec.Claim(inv, "c1", "t1", h.now, 10))
 
 
 @scenario()
@@ -155,6 +164,7 @@ def pause_resume_complete(h: Harness, p: str) -> None:
     h.apply("c2", spec.Finish(inv, "t2", "completed", "done", {"step": 2}, h.now))
     h.apply("c3", spec.Claim(inv, "c3", "t3", h.now, 10))
     h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 3}, h.now, 10))
+    h.apply("c2", spec.Finish(inv, "t2", "completed", "again", {"step": 3}, h.now))
     h.apply("client", spec.Get(inv))
 
 
@@ -193,6 +203,14 @@ def delete_live_owned(h: Harness, p: str) -> None:
     h.apply("client", spec.Delete(inv))
     h.set_time(start + 10)
     h.apply("client", spec.Delete(inv))
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t2", 10)
+    h.advance(11)
+    h.apply("client", spec.Delete(inv))  # a lease that ended a ms ago
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t3", 10)
+    h.apply("c1", spec.Finish(inv, "t3", "paused", None, {}, h.now))
+    h.apply("client", spec.Delete(inv))  # a finished record that is not completed
 
 
 @scenario()

@@ -1,0 +1,141 @@
+"""The situations of the adk-ledger clauses that one agreed step puts to the test.
+
+:func:`situations` looks at the record before the step and at the step's answer and names the
+cases of ``spec.adk_ledger.CLAUSES`` it reached: the lease boundary met exactly, one ms before
+or after; the phase a record was claimed, written or deleted in; whose token was shown; what a
+refusal was. The catalogue declares the same names (``Clause.situations``); a run that never
+reaches one of a clause's situations passes it only weakly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fencepost.spec import adk_ledger as spec
+from fencepost.spec.ops import Op
+
+from .adk_ledger import Rec, State
+from .base import Ctx, Step
+
+AT, AFTER, JUST_BEFORE = "at lease_until exactly", "after lease_until", "at lease_until - 1"
+Found = Iterator[tuple[str, str]]
+
+
+def state_of(rec: Rec) -> str:
+    """ready, running or finished: the three kinds of record a rule can start from."""
+    if rec.phase == spec.READY:
+        return "ready"
+    return "running" if rec.phase == spec.RUNNING else "finished"
+
+
+def boundary(now: int, lease_until: int) -> str | None:
+    """Where ``now`` stands against a lease's end, when it is on a boundary that matters."""
+    if now == lease_until:
+        return AT
+    if now == lease_until - 1:
+        return JUST_BEFORE
+    return AFTER if now > lease_until else None
+
+
+def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
+    """The (clause, situation) pairs the agreed ``step`` of ``op`` on ``before`` reached."""
+    rec = before.get(op.key() or "")
+    if isinstance(op, spec.Create):
+        yield from _create(rec, op, step)
+    elif isinstance(op, spec.Get):
+        yield from _get(rec, ctx)
+    elif isinstance(op, spec.Claim):
+        yield from _claim(rec, op, step)
+    elif isinstance(op, spec.Renew | spec.Checkpoint | spec.Finish):
+        yield from _write(rec, op, step)
+    elif isinstance(op, spec.Delete):
+        yield from _delete(rec, ctx, step)
+
+
+def _create(rec: Rec | None, op: spec.Create, step: Step) -> Found:
+    if rec is not None:
+        yield "ADK-CREATE-003", f"over a {state_of(rec)} record"
+        return
+    keys = set(op.metadata)
+    if keys - set(spec.METADATA_KEYS):
+        yield "ADK-CREATE-002", "extra keys dropped"
+    if set(spec.METADATA_KEYS) - keys:
+        yield "ADK-CREATE-002", "an absent key"
+
+
+def _get(rec: Rec | None, ctx: Ctx) -> Found:
+    if rec is None:
+        return
+    yield "ADK-GET-002", f"a {state_of(rec)} record"
+    if rec.token is not None and ctx.now >= rec.lease_until:
+        yield "ADK-GET-003", "an expired lease nobody re-claimed"
+
+
+def _claim(rec: Rec | None, op: spec.Claim, step: Step) -> Found:
+    if rec is None:
+        return
+    clause = step.clause
+    if clause == "ADK-FINISH-003":
+        yield clause, f"claimed after {rec.phase}"
+    elif clause in ("ADK-CLAIM-004", "ADK-CLAIM-005"):
+        where = boundary(op.now_ms, rec.lease_until)
+        if where is not None:
+            yield clause, where
+        yield clause, ("by the owner's own token" if op.owner_token == rec.token
+                       else "by another claimant")
+    if step.outcome.code == "ok":
+        yield "ADK-REV-001", "claim"
+        if rec.outcome is not None:
+            yield "ADK-CLAIM-006", "clears a previous outcome"
+
+
+def _write(rec: Rec | None, op: spec.Renew | spec.Checkpoint | spec.Finish,
+           step: Step) -> Found:
+    clause, code = step.clause, step.outcome.code
+    if clause == "ADK-FINISH-001":
+        yield clause, ("for a missing id" if rec is None else
+                       "with the owner's token" if rec.token == op.owner_token
+                       else "with another token")
+    if rec is None:
+        if clause == "ADK-WRITE-001":
+            yield clause, f"{op.name} of a missing id"
+        return
+    if code != "ok":
+        yield "ADK-WRITE-002", f"refused {code}"
+    if clause == "ADK-FENCE-002":
+        yield clause, f"{op.name} of a {state_of(rec)} record"
+    elif clause == "ADK-FENCE-001":
+        yield clause, f"{op.name} with the replaced token"
+    elif clause in ("ADK-FENCE-003", "ADK-LEASE-001", "ADK-LEASE-002"):
+        where = boundary(op.now_ms, rec.lease_until)
+        if where is not None:
+            yield clause, where
+        if clause != "ADK-FENCE-003":
+            yield clause, op.name
+    if code == "ok":
+        yield from _accepted(rec, op)
+
+
+def _accepted(rec: Rec, op: spec.Renew | spec.Checkpoint | spec.Finish) -> Found:
+    yield "ADK-REV-001", op.name
+    if isinstance(op, spec.Finish):
+        yield "ADK-FINISH-002", f"finished {op.phase}"
+        return
+    new_until = op.now_ms + op.lease_ms
+    if new_until != rec.lease_until:
+        change = "shortens" if new_until < rec.lease_until else "extends"
+        clause = "ADK-RENEW-001" if isinstance(op, spec.Renew) else "ADK-CKPT-001"
+        yield clause, f"{change} the lease"
+
+
+def _delete(rec: Rec | None, ctx: Ctx, step: Step) -> Found:
+    if rec is None:
+        return
+    clause = step.clause
+    if clause == "ADK-DELETE-002":
+        yield clause, ("a completed record" if rec.phase == spec.COMPLETED
+                       else f"a {state_of(rec)} record")
+    elif clause in ("ADK-DELETE-003", "ADK-DELETE-004"):
+        where = boundary(ctx.now, rec.lease_until)
+        if where is not None:
+            yield clause, where

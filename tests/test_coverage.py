@@ -1,0 +1,54 @@
+"""Situation coverage: the model names only declared situations, and each declared one is
+reached (the quick profile already reaches every adk-ledger situation on one seed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fencepost.cli import main
+from fencepost.coverage import run_coverage
+from fencepost.model.adk_ledger import default_options
+from fencepost.registry import CONTRACTS
+from fencepost.scenarios.runner import PROFILES, run_suite
+from fencepost.spec.adk_ledger import CAPABILITIES, CLAUSES
+
+
+def _declared(options: dict[str, str], capabilities: frozenset[str]) -> set[tuple[str, str]]:
+    return {(c.id, s.name) for c in CLAUSES for s in c.situations_for(options, capabilities)}
+
+
+@pytest.mark.parametrize("given", [{}, {"metadata_keys": "optional"}])
+def test_adk_ledger_reaches_exactly_its_declared_situations(given: dict[str, str]) -> None:
+    suite = CONTRACTS["adk-ledger"].load_suite()
+    result = run_suite(suite, CONTRACTS["adk-ledger"].memory_factory(), profile=PROFILES["quick"],
+                       seed=1, options=given)
+    reached = {(c, s) for c, counts in result.evidence.situations.items()
+               for s, n in counts.items() if n}
+    caps = frozenset(result.capabilities) & set(CAPABILITIES)
+    assert reached == _declared(default_options(given), caps)
+
+
+def test_coverage_counts_seeds_per_situation_and_exits_0_when_all_are_reached(capsys) -> None:  # type: ignore[no-untyped-def]
+    table = run_coverage("adk-ledger", "memory", profile="quick", seeds=2)
+    assert table.exit_code == 0 and not table.missed() and not table.failed
+    assert {(r.clause, r.situation) for r in table.rows} == _declared(
+        default_options(), frozenset({"concurrency", "owner_liveness", "durable"}))
+    assert all(r.seeds == 2 and r.seeds_reached == 2 and r.reached >= 2 for r in table.rows)
+    assert main(["coverage", "adk-ledger", "--profile", "quick", "--seeds", "1", "--quiet"]) == 0
+    total = len(table.rows)
+    assert f"{total} of {total} situations of " in capsys.readouterr().out
+
+
+def test_coverage_of_a_store_that_breaks_a_clause_exits_1() -> None:
+    from fencepost.adapters.faulty.adk_ledger import MUTANTS
+    from fencepost.mutants import mutant_factory
+
+    mutant = next(m for m in MUTANTS if m.name == "claim_boundary_off_by_one")
+    table = run_coverage("adk-ledger", mutant_factory(CONTRACTS["adk-ledger"], mutant, "memory"),
+                         profile="quick", seeds=1)
+    assert "ADK-CLAIM-005" in table.failed and table.exit_code == 1
+
+
+def test_coverage_refuses_zero_seeds(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["coverage", "adk-ledger", "--seeds", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "fencepost: error: --seeds must be 1 or more, not 0"
