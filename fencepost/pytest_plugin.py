@@ -27,6 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     choices=("quick", "standard", "thorough"))
     group.addoption("--fencepost-seed", type=int, default=None)
     group.addoption("--fencepost-option", action="append", default=[], metavar="NAME=VALUE")
+    group.addoption("--fencepost-strict", action="store_true",
+                    help="a clause that passed without reaching each of its situations fails "
+                         "as unknown (default: a weak pass is a pass, with a warning)")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
 
@@ -53,6 +56,10 @@ class ClauseItem(pytest.Item):
             )
         if verdict.status == "unknown":
             raise ClauseFailed(f"{verdict.clause.id}: verdict unknown: {verdict.reason}")
+        if verdict.weak:
+            self.warn(pytest.PytestWarning(
+                f"{verdict.clause.id} passed weakly: situations never reached: "
+                + "; ".join(verdict.unreached)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClauseFailed):
@@ -78,6 +85,7 @@ def _report(config: pytest.Config) -> Any:
             profile=config.getoption("fencepost_profile"),
             seed=config.getoption("fencepost_seed"),
             options=_options(config.getoption("fencepost_option")),
+            strict=config.getoption("fencepost_strict"),
         )
         config.stash[_REPORT_KEY] = report
     return report
