@@ -537,7 +537,8 @@ CLAUSES = Catalogue(
         _c("ADK-DURABLE-001", "reopening keeps the ledger and its fences",
            "After the store is closed and reopened with the same env, every record, checkpoint, "
            "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",
-           M, "scenario:reopen_preserves_checkpoint_and_fence", requires=("durable",)),
+           M, "scenario:reopen_preserves_checkpoint_and_fence", requires=("durable",),
+           situations=("a live lease kept", "a finished record kept")),
         _c("ADK-FAULT-001", "a database failure surfaces as backend_unavailable",
            "When a statement of an operation fails, or its connection drops before COMMIT or "
            "after COMMIT was sent, the operation answers backend_unavailable, never an answer "

@@ -17,6 +17,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from fencepost.spec import adk_ledger as spec
 
 from ..machine import WorldMachine
+from . import durable
 from .meta import create_metadata
 
 INVOCATIONS = 3
@@ -147,7 +148,7 @@ class LedgerMachine(WorldMachine):
     @precondition(lambda self: "durable" in self.world.capabilities)
     @rule()
     def reopen(self) -> None:
-        self.h.reopen()
+        durable.reopen(self.h)
 
 
 machine_for = LedgerMachine.bound_to

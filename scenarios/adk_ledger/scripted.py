@@ -10,6 +10,7 @@ from fencepost.spec import adk_ledger as spec
 
 from ..harness import Harness
 from ..registry import Scenarios
+from .durable import reopen
 from .meta import create_metadata
 
 SCENARIOS = Scenarios()
@@ -174,13 +175,17 @@ def reopen_preserves_checkpoint_and_fence(h: Harness, p: str) -> None:
     h.apply("client", spec.Create(inv, META, {"step": 0}))
     _claimed(h, inv, "c1", "t1", 10)
     h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, h.now, 10))
-    h.reopen()
+    reopen(h)
     h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 2}, h.now + 1, 10))
     h.advance(11)
     _claimed(h, inv, "c2", "t2", 10)
-    h.reopen()
+    reopen(h)
     h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 3}, h.now, 10))
     h.apply("c2", spec.Checkpoint(inv, "t2", {"step": 3}, h.now, 10))
+    h.apply("c2", spec.Finish(inv, "t2", "failed", {"error": "boom"}, {"step": 3}, h.now))
+    h.apply("client", spec.Get(inv))
+    reopen(h)
+    h.apply("client", spec.Get(inv))
 
 
 @scenario()
