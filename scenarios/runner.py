@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -20,6 +20,7 @@ import attrs
 from fencepost.env import AdapterEnv
 from fencepost.errors import ConfigurationError
 from fencepost.model.base import options_with_defaults
+from fencepost.spec.ops import Op
 
 from .clock import SimClock
 from .concurrent import run_concurrent
@@ -241,8 +242,37 @@ def _run_concurrent(suite: Suite, world: World, profile: Profile, seed: int,
         else:
             world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
                                                 + len(run.history.events))
+            if changes_overlapped(run.history, suite.partition, suite.model.pure):
+                world.evidence.reach(clause, OVERLAPPED)
     world.evidence.steps += len(run.history.events)
     return run.history
+
+
+OVERLAPPED = "a change overlapped another call on its record"
+"""The situation of the linearizability clauses: without it every order was forced."""
+
+
+def changes_overlapped(history: History, partition: Callable[[Op], Hashable | None] | None,
+                       pure: Callable[[Op, Any], bool] | None) -> bool:
+    """Did a call that changed the store (answered, not pure) run at the same time as another
+    answered call on its partition (its record, for a contract partitioned by record)?"""
+    by_part: dict[Hashable | None, list[tuple[int, int, bool]]] = {}
+    for e in history.events:
+        if e.completed is None or e.outcome is None:
+            continue
+        key = partition(e.op) if partition is not None else e.op.key()
+        change = pure is None or not pure(e.op, e.outcome)
+        by_part.setdefault(key, []).append((e.invoked, e.completed, change))
+    for spans in by_part.values():
+        spans.sort()
+        any_end = change_end = -1  # the latest end among earlier calls / earlier changes
+        for start, end, change in spans:
+            if start < change_end or (change and start < any_end):
+                return True
+            any_end = max(any_end, end)
+            if change:
+                change_end = max(change_end, end)
+    return False
 
 
 def _lost(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:

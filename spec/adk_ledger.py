@@ -533,7 +533,8 @@ CLAUSES = Catalogue(
            "the model gives in one order of the calls that respects real time (a call that "
            "returned before another began comes first): nothing is lost, granted twice or seen "
            "half-done. A call whose connection was lost may have taken effect or not.",
-           "concurrent", requires=("concurrency",)),
+           "concurrent", requires=("concurrency",),
+           situations=("a change overlapped another call on its record",)),
         _c("ADK-DURABLE-001", "reopening keeps the ledger and its fences",
            "After the store is closed and reopened with the same env, every record, checkpoint, "
            "token and lease is as before: the old owner keeps writing, a stale one stays fenced.",

@@ -52,3 +52,28 @@ def test_coverage_of_a_store_that_breaks_a_clause_exits_1() -> None:
 def test_coverage_refuses_zero_seeds(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["coverage", "adk-ledger", "--seeds", "0"]) == 2
     assert capsys.readouterr().err.strip() == "fencepost: error: --seeds must be 1 or more, not 0"
+
+
+def _history(*spans: tuple[str, object, int, int]):  # type: ignore[no-untyped-def]
+    from fencepost.scenarios.history import Event, History
+    from fencepost.spec import adk_ledger as spec
+    from fencepost.spec.outcome import Err, Ok
+
+    answers = {"ok": Ok(None), "refused": Err("stale_owner")}
+    return History("adk-ledger", tuple(
+        Event(f"w{k}", spec.Renew(str(inv), "t", 5, 5), start, end, answers[kind], 5)
+        for k, (kind, inv, start, end) in enumerate(spans)))
+
+
+@pytest.mark.parametrize(("spans", "overlapped"), [
+    ((("ok", "a", 0, 10), ("refused", "a", 5, 20)), True),     # a change and a refusal
+    ((("refused", "a", 0, 10), ("ok", "a", 5, 20)), True),     # the change started second
+    ((("ok", "a", 0, 10), ("ok", "a", 10, 20)), False),        # one after the other
+    ((("ok", "a", 0, 10), ("ok", "b", 5, 20)), False),         # two records
+    ((("refused", "a", 0, 10), ("refused", "a", 5, 20)), False),  # no change at all
+])
+def test_a_change_overlapping_another_call_on_its_record(spans, overlapped) -> None:  # type: ignore[no-untyped-def]
+    from fencepost.model.adk_ledger import MODEL
+    from fencepost.scenarios.runner import changes_overlapped
+
+    assert changes_overlapped(_history(*spans), None, MODEL.pure) is overlapped
