@@ -487,6 +487,12 @@ def observer(task_id: str, bindings: Mapping[str, Any], _state: Any = None) -> O
     return spec.Get(task_id, Ref(name))
 
 
+def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
+    from .snodo_tasks_situations import situations  # it builds on this module's State
+
+    return situations(before, op, ctx, step)
+
+
 MODEL = ContractModel(
     name=spec.CONTRACT,
     initial=EMPTY,
@@ -509,4 +515,5 @@ MODEL = ContractModel(
         ("create", "capacity_exceeded", "max_active_tasks_per_scope"): "SNODO-CAP-002",
         ("create", "already_exists"): "SNODO-TTL-003",
     },
+    situations=_situations,
 )

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .clauses import Catalogue, Choice, Clause, Setting
+from .clauses import Catalogue, Choice, Clause, Setting, Situation, situation
 from .errors import ContractError
 from .ops import Op, operation
 from .values import value_class
@@ -553,19 +553,34 @@ FAULT_CHECKS = tuple(f"fault:{name}" for name in (
 
 
 def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = (),
-       choice: str | None = None) -> Clause:
-    return Clause(id, title, text, checks, frozenset(requires), choice)
+       choice: str | None = None, situations: tuple[str | Situation, ...] = ()) -> Clause:
+    return Clause(id, title, text, checks, frozenset(requires), choice, situations)
+
+
+def _each(template: str, *values: str) -> tuple[str, ...]:
+    return tuple(template.format(v) for v in values)
+
+
+def _readings(case: str, option: str) -> tuple[Situation, ...]:
+    """``case`` once per reading of the named option, each reachable only under its own:
+    ``"a still clock (millisecond)"`` under committed_at_step=millisecond..."""
+    choice = next(c for c in CHOICES if c.name == option)
+    return tuple(situation(f"{case} ({value})", **{option: value}) for value, _ in choice.values)
 
 
 CLAUSES = Catalogue([
     _c("SNODO-AUTH-001", "an access is bound to its action",
        "An access authorizes only its own action: create-access cannot read; get-access cannot "
        "send events; only update-access sends input_responses_accepted and only cancel-access "
-       "sends cancelled (else unauthorized_action).", M, "scenario:access_bound_to_action"),
+       "sends cancelled (else unauthorized_action).", M, "scenario:access_bound_to_action",
+       situations=("a create-access reads", "a get or create access sends an event",
+                   "an update-access cancels", "a cancel-access answers input")),
     _c("SNODO-AUTH-002", "an access is bound to its task id",
        "An access for one task id neither reads nor changes another task (not_found for get, "
        "unauthorized_action for create and request transitions).",
-       M, "scenario:cross_task_access"),
+       M, "scenario:cross_task_access",
+       situations=("get with another task's access", "create with another task's access",
+                   "a request with another task's access")),
     _c("SNODO-AUTH-003", "tenants are concealed from each other",
        "A task created in one scope is not_found for every access of another scope, for get "
        "and for request transitions; never data, and never an answer that depends on the "
@@ -574,7 +589,10 @@ CLAUSES = Catalogue([
        "action or event kind is wrong answers unauthorized_action before the task is read "
        "(the same answer whether the task exists or whose it is), and a right one not_found.",
        M, "scenario:foreign_scope_sees_not_found", "scenario:authority_checked_against_row",
-       choice="transition_check_order"),
+       choice="transition_check_order",
+       situations=("get from another scope", "a request from another scope",
+                   "between no tenant and a named one",
+                   *_readings("a wrong action from another scope", "transition_check_order"))),
     _c("SNODO-AUTH-004", "forged and foreign-store values are refused",
        "An access or lease the store never issued, or issued by another store, is refused: "
        "not_found for reads, unauthorized_action for create, stale_lease for worker use "
@@ -584,7 +602,10 @@ CLAUSES = Catalogue([
        "forged_request_authority's value: unauthorized_action (default) or not_found "
        "(under row_first, a missing task is not_found first).",
        "scenario:forged_and_cross_store_values", "scenario:forged_access_in_transition",
-       choice="forged_request_authority"),
+       choice="forged_request_authority",
+       situations=("a forged access", "another store's access", "a forged lease",
+                   "another store's lease", "a forged request authority on a missing task",
+                   *_readings("a forged request authority", "forged_request_authority"))),
     _c("SNODO-CREATE-001", "create stores the task at revision 0",
        "create with a create-access for the task's id stores the task and its work in one step "
        "and returns the snapshot at revision 0 with no retries, inputs or failures.",
@@ -594,74 +615,108 @@ CLAUSES = Catalogue([
        "is also at a capacity limit, already_exists comes first under "
        "create_check_order=exists_first (default) and capacity_exceeded under capacity_first.",
        M, "scenario:create_get_claim_complete", "scenario:create_in_a_full_store",
-       choice="create_check_order"),
+       choice="create_check_order",
+       situations=("over an active task", "over a terminal task", "over an expired task",
+                   situation("an existing id in a full store (exists_first)",
+                             create_check_order="exists_first"))),
     _c("SNODO-CREATE-003", "create needs a create-access for that id",
        "create with any other access answers unauthorized_action and stores nothing.",
-       M, "scenario:access_bound_to_action"),
+       M, "scenario:access_bound_to_action",
+       situations=("with a get-access", "with an update or cancel access")),
     _c("SNODO-CAP-001", "max_tasks bounds the store",
        "create answers capacity_exceeded(max_tasks) when the stored count (terminal and expired "
        "tasks included until reaped) is at max_tasks; for an id that exists too, only under "
        "create_check_order=capacity_first (else already_exists).", "scenario:capacity_limits",
-       "scenario:create_in_a_full_store"),
+       "scenario:create_in_a_full_store",
+       situations=("the create that fills the store", "a create into a full store",
+                   "a terminal task counts", "an expired task counts",
+                   situation("an existing id in a full store (capacity_first)",
+                             create_check_order="capacity_first"))),
     _c("SNODO-CAP-002", "max_active_tasks_per_scope bounds a tenant",
        "create answers capacity_exceeded(max_active_tasks_per_scope) when the scope's working "
        "and input_required tasks reach the limit; other scopes are unaffected.",
-       "scenario:capacity_limits"),
+       "scenario:capacity_limits",
+       situations=("the create that fills the scope", "a create into a full scope",
+                   "another scope at its limit", "a terminal task no longer counts")),
     _c("SNODO-CAP-003", "capacity holds under concurrent creates",
        "Of N concurrent creates against a limit of k free places, exactly k succeed.",
-       "race:creates_at_capacity", requires=("concurrency",)),
+       "race:creates_at_capacity", requires=("concurrency",),
+       situations=("racing for max_tasks", "racing for a scope's limit", "a place already taken")),
     _c("SNODO-GET-001", "get returns the current snapshot",
        "get with a get, update or cancel access of the task's scope returns the snapshot the "
-       "accepted operations so far imply.", M, "scenario:create_get_claim_complete"),
+       "accepted operations so far imply.", M, "scenario:create_get_claim_complete",
+       situations=("through an update or cancel access", "1 ms before the TTL")),
     _c("SNODO-GET-002", "get of a missing task is not_found",
        "get of a task that does not exist (never created or reaped) answers not_found.", M,
-       "scenario:ttl_hides_then_reaps"),
+       "scenario:ttl_hides_then_reaps",
+       situations=("never created", "a reaped task")),
     _c("SNODO-TTL-001", "an expired task is hidden from requests",
        "At now >= created_at + ttl_ms, get and request transitions answer not_found, until and "
-       "after reaping.", M, "scenario:ttl_hides_then_reaps"),
+       "after reaping.", M, "scenario:ttl_hides_then_reaps",
+       situations=("get at the TTL exactly", "a request at the TTL exactly", "after the TTL")),
     _c("SNODO-TTL-002", "reap removes exactly the expired aggregates",
        "reap deletes every task with now >= created_at + ttl_ms, whatever its status or claim, "
        "and nothing else; a second reap returns none of them. It returns their ids sorted "
        "under reap_order=task_id (default), or by expiry (created_at + ttl_ms, ties by id) "
        "under reap_order=expiry.", "scenario:ttl_hides_then_reaps",
-       "scenario:reap_answers_in_order", choice="reap_order"),
+       "scenario:reap_answers_in_order", choice="reap_order",
+       situations=("at the TTL exactly", "1 ms before the TTL", "a claimed task reaped",
+                   "a terminal task reaped",
+                   *_readings("expiry order differs from id order", "reap_order"),
+                   situation("an expiry tie broken by id (expiry)", reap_order="expiry"))),
     _c("SNODO-TTL-003", "a reaped aggregate is gone entirely",
        "After reaping, the id can be created again from scratch: no old claim, generation, "
-       "seen event ids or input history survive.", "scenario:ttl_hides_then_reaps"),
+       "seen event ids or input history survive.", "scenario:ttl_hides_then_reaps",
+       situations=("a reaped id created again", "an old lease of a reaped task",
+                   "an event id seen before the reap")),
     _c("SNODO-CLAIM-001", "claim of a missing task is not_found",
        "claim of a task that does not exist answers not_found.", M),
     _c("SNODO-CLAIM-002", "terminal tasks are unavailable",
        "claim of a completed, failed or cancelled task answers unavailable.",
-       M, "scenario:create_get_claim_complete"),
+       M, "scenario:create_get_claim_complete",
+       situations=_each("a {} task", *TERMINAL)),
     _c("SNODO-CLAIM-003", "a due task with no live claim is claimable",
        "claim succeeds on a non-terminal task with work, no retry pending and no live claim; "
        "it returns the snapshot at an unchanged revision and a new lease.",
-       M, "scenario:create_get_claim_complete"),
+       M, "scenario:create_get_claim_complete",
+       situations=("a released task", "a task whose retry fell due")),
     _c("SNODO-CLAIM-004", "a live claim makes the task unavailable",
        "While a claim is live (now < its expiry), claim answers unavailable.",
-       M, "scenario:create_get_claim_complete"),
+       M, "scenario:create_get_claim_complete",
+       situations=("1 ms before expiry", "by the same owner")),
     _c("SNODO-CLAIM-005", "a claim expires exactly at its expiry",
        "At now >= expiry the task can be claimed again, at a higher generation.",
-       M, "scenario:renew_boundary_exact"),
+       M, "scenario:renew_boundary_exact",
+       situations=("at the expiry exactly", "after the expiry")),
     _c("SNODO-CLAIM-006", "a pending retry defers claim by the exact remaining ms",
        "While now < retry_at, claim answers deferred(ceil(retry_at - now)) (deferred(1) one ms "
        "before; a retry_at with a us part rounds up too), checked before the live-claim "
        "check; at retry_at the task is due.",
-       M, "scenario:retry_defers_claims"),
+       M, "scenario:retry_defers_claims",
+       situations=("1 ms before retry_at", "at retry_at exactly", "over a live claim",
+                   situation("a retry_at with a us part (microsecond)",
+                             committed_at_step="microsecond"))),
     _c("SNODO-CLAIM-007", "claim_next picks only recoverable tasks",
        "claim_next returns a task that is non-terminal, has work, has its retry due and no live "
        "claim (any such task; the order is the store's), or nothing when none is.",
-       M, "scenario:release_then_claim_next"),
+       M, "scenario:release_then_claim_next", "scenario:claim_next_among_several",
+       situations=("nothing recoverable", "several recoverable, id order not creation order",
+                   "passes a deferred task over", "passes a claimed task over",
+                   "takes an expired claim")),
     _c("SNODO-CLAIM-008", "racing claimers have one winner",
        "Of N concurrent claims of one task exactly one succeeds; the rest answer unavailable.",
-       "race:racing_claimers", requires=("concurrency",)),
+       "race:racing_claimers", requires=("concurrency",),
+       situations=("a fresh task", "an expired claim", "a released task", "a retry just due")),
     _c("SNODO-LEASE-001", "every claim raises the generation and fences earlier leases",
        "After a re-claim, every lease of an earlier claim is stale_lease for renew, release, "
        "worker_snapshot and worker transitions. A worker transition of such a lease with a "
        "request kind is stale_lease under transition_check_order=row_first (default) and "
        "unauthorized_action under authority_first (the kind is checked before the claim); on "
        "a missing task it is not_found under row_first.", M, "scenario:old_lease_is_stale",
-       "scenario:authority_checked_against_row", choice="transition_check_order"),
+       "scenario:authority_checked_against_row", choice="transition_check_order",
+       situations=(*_each("{} by a fenced lease", "renew", "release", "a worker event"),
+                   "the same owner's older lease",
+                   *_readings("a fenced lease sends a request kind", "transition_check_order"))),
     _c("SNODO-LEASE-002", "renew replaces the lease",
        "renew of a valid, unexpired lease returns a lease with expiry now + lease_ms (which may "
        "shorten it) and leaves the task and revision unchanged; the lease it replaced is "
@@ -670,26 +725,38 @@ CLAUSES = Catalogue([
        "stays valid; under successor the expiry moves 1 us (0.001 ms) past the old one, so "
        "the old value is stale and the claim stays live through the old expiry's ms.",
        M, "scenario:renew_boundary_exact", "scenario:renew_to_the_same_expiry",
-       choice="same_expiry_renewal"),
+       choice="same_expiry_renewal",
+       situations=("shortens the lease", "extends the lease", "the replaced value used",
+                   *_readings("a renewal to the same expiry", "same_expiry_renewal"),
+                   situation("live in the old expiry's ms (successor)",
+                             same_expiry_renewal="successor"))),
     _c("SNODO-LEASE-003", "an expired lease cannot be renewed",
        "At now >= expiry, renew, worker_snapshot and worker transitions answer stale_lease.",
-       M, "scenario:renew_boundary_exact"),
+       M, "scenario:renew_boundary_exact",
+       situations=("renew at the expiry exactly", "a worker event at the expiry exactly",
+                   "after the expiry")),
     _c("SNODO-LEASE-004", "release needs identity only",
        "release of the current claim's lease succeeds even after expiry and frees the task; a "
        "second release, or a release by a replaced lease, answers stale_lease.",
-       M, "scenario:release_then_claim_next"),
+       M, "scenario:release_then_claim_next",
+       situations=("after the expiry", "a second release")),
     _c("SNODO-LEASE-005", "a lease binds its task",
        "A lease for one task is stale_lease for worker_snapshot and transitions of another.",
-       M, "scenario:forged_and_cross_store_values"),
+       M, "scenario:forged_and_cross_store_values",
+       situations=("worker_snapshot of another task", "a worker event on another task",
+                   "a worker event on a missing task")),
     _c("SNODO-LEASE-006", "a lease is not request access",
        "A worker lease cannot send input_responses_accepted or cancelled (unauthorized_action).",
-       M, "scenario:access_bound_to_action"),
+       M, "scenario:access_bound_to_action",
+       situations=("a lease answers input", "a lease cancels")),
     _c("SNODO-WS-001", "worker_snapshot reads through a live lease",
        "worker_snapshot with the current, unexpired lease returns the snapshot; missing task "
-       "-> not_found.", M, "scenario:old_lease_is_stale"),
+       "-> not_found.", M, "scenario:old_lease_is_stale",
+       situations=("a missing task", "1 ms before expiry")),
     _c("SNODO-TX-001", "a stale expected revision conflicts",
        "transition with expected_revision != the current revision answers conflict carrying "
-       "the current snapshot, and changes nothing.", M, "scenario:two_writers_one_revision"),
+       "the current snapshot, and changes nothing.", M, "scenario:two_writers_one_revision",
+       situations=("a revision behind", "a revision ahead")),
     _c("SNODO-TX-002", "an applied event adds exactly one revision",
        "An applied event raises the revision by exactly 1 and sets last_updated_at = "
        "committed_at; event_revision is the new revision.", M,
@@ -697,49 +764,63 @@ CLAUSES = Catalogue([
     _c("SNODO-TX-003", "a replayed event is a duplicate with the original result",
        "An event id seen before with the identical event answers duplicate with the original "
        "event_revision, effects and committed_at, whatever expected_revision is.",
-       M, "scenario:create_get_claim_complete"),
+       M, "scenario:create_get_claim_complete",
+       situations=("the same expected_revision", "a different expected_revision",
+                   "a request event replayed")),
     _c("SNODO-TX-004", "an event id is never reused for another event",
-       "An event id seen before with a different event answers event_id_reused.", M),
+       "An event id seen before with a different event answers event_id_reused.", M,
+       situations=("another kind", "the same kind, other data")),
     _c("SNODO-TX-005", "committed_at never goes backwards",
        "committed_at = now, or, when the clock did not move past last_updated_at, "
        "last_updated_at + 1 (committed_at_step=millisecond, default) or last_updated_at + "
        "0.001 (microsecond).", M, "scenario:commits_past_a_still_clock",
-       choice="committed_at_step"),
+       choice="committed_at_step",
+       situations=("the clock moved on", *_readings("a still clock", "committed_at_step"))),
     _c("SNODO-TX-006", "concurrent writers at one revision: one applies",
        "Two writers with the same expected revision: exactly one is applied, the other "
-       "answers conflict.", "race:two_writers_one_revision", requires=("concurrency",)),
+       "answers conflict.", "race:two_writers_one_revision", requires=("concurrency",),
+       situations=("an input answer among them", "a cancel among them")),
     _c("SNODO-RED-001", "terminal tasks never change",
        "Any event on a completed, failed or cancelled task is unchanged: no revision, no "
-       "history, no field changes.", M, "scenario:create_get_claim_complete"),
+       "history, no field changes.", M, "scenario:create_get_claim_complete",
+       situations=_each("a {} task", *TERMINAL)),
     _c("SNODO-RED-002", "input requests open once per key",
        "input_requested with a key never used sets status input_required and records the "
        "request; a key used before answers duplicate_input_key.", M,
-       "scenario:input_round_trip"),
+       "scenario:input_round_trip",
+       situations=("a key still open", "a key answered before")),
     _c("SNODO-RED-003", "input responses close outstanding requests",
        "input_responses_accepted takes only outstanding keys (none -> unchanged); when none "
-       "remain outstanding the status returns to working.", M, "scenario:input_round_trip"),
+       "remain outstanding the status returns to working.", M, "scenario:input_round_trip",
+       situations=("no outstanding key matched", "some keys left open",
+                   "the last open key answered")),
     _c("SNODO-RED-004", "retry follows the exact delay list",
        "retry_requested with a delay left: retry_count + 1, retry_at = committed_at + "
        "delays[retry_count], last_failure set, status unchanged.", M,
-       "scenario:retry_defers_claims"),
+       "scenario:retry_defers_claims",
+       situations=("the first delay", "a later delay")),
     _c("SNODO-RED-005", "an exhausted retry fails the task",
        "retry_requested with no delay left fails the task with the event's error and status "
        "message; retry_at is cleared and retry_count unchanged.", M,
-       "scenario:retry_defers_claims"),
+       "scenario:retry_defers_claims",
+       situations=("no policy at all", "the policy used up")),
     _c("SNODO-RED-006", "terminal events set exactly their payload",
        "completed sets the result (status message cleared), failed the error and message, "
        "cancelled the message 'Cancellation requested'; each clears retry_at and inputs.",
-       M, "scenario:create_get_claim_complete"),
+       M, "scenario:create_get_claim_complete",
+       situations=("with an open input request", "with a retry pending")),
     _c("SNODO-LIN-001", "concurrent calls are linearizable",
        "Every answer of a run where several clients call the store at once is the answer "
        "the model gives in one order of the calls that respects real time (a call that "
        "returned before another began comes first): nothing is lost, granted twice or seen "
        "half-done. A call whose connection was lost may have taken effect or not.",
-       "concurrent", requires=("concurrency",)),
+       "concurrent", requires=("concurrency",),
+       situations=("a change overlapped another call on its record",)),
     _c("SNODO-DURABLE-001", "reopening keeps everything and keeps fences",
        "After a reopen every task, claim, generation and seen event is as before; old leases "
        "stay stale and live ones stay valid.", M, "scenario:reopen_keeps_fences",
-       requires=("durable",)),
+       requires=("durable",),
+       situations=("a live lease kept", "a fenced lease kept stale")),
     _c("SNODO-FAULT-001", "a database failure surfaces as backend_unavailable",
        "When a statement of an operation fails, or its connection drops before COMMIT or after "
        "COMMIT was sent, the operation answers backend_unavailable, never an answer it would "

@@ -26,6 +26,8 @@ from .steps import (
 
 RACES = Races()
 race = RACES.register
+CLAIMED_FROM = ("a fresh task", "an expired claim", "a released task", "a retry just due")
+"""The task racing_claimers' round sets up, by round (SNODO-CLAIM-008's situations)."""
 
 
 
@@ -61,6 +63,10 @@ def creates_at_capacity(h: Harness, p: str, n: int, round_no: int) -> None:
         outcomes = release_together(c.world.open(), ops, run=c.run)
         settle_race(c, "SNODO-CAP-003", ["client"] * racers, ops, outcomes, winners_expected=free)
         _read_back_all(c, "SNODO-CAP-003", ops)
+        c.reached("SNODO-CAP-003", "racing for a scope's limit" if per_scope
+                  else "racing for max_tasks")
+        if taken:
+            c.reached("SNODO-CAP-003", "a place already taken")
 
 
 @race
@@ -85,6 +91,7 @@ def racing_claimers(h: Harness, p: str, n: int, round_no: int) -> None:
     ops = [spec.Claim(t, a, 1_000) for a in actors]
     outcomes = release_together(h.world.open(), ops)
     settle_race(h, "SNODO-CLAIM-008", actors, ops, outcomes)
+    h.reached("SNODO-CLAIM-008", CLAIMED_FROM[setup])
 
 
 @race
@@ -115,3 +122,5 @@ def two_writers_one_revision(h: Harness, p: str, n: int, round_no: int) -> None:
             ops.append(spec.TransitionOp(t, 1, ev, lease))
     outcomes = release_together(h.world.open(), ops, run=h.run)
     settle_race(h, "SNODO-TX-006", actors, ops, outcomes)
+    h.reached("SNODO-TX-006", "an input answer among them" if kind == "update"
+              else "a cancel among them")

@@ -136,6 +136,7 @@ def create_get_claim_complete(h: Harness, p: str) -> None:
                                   authorized(h, "create", t)))
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="l1")
     h.apply("w2", spec.Claim(t, "w2", 30_000))
+    h.apply("w1", spec.Claim(t, "w1", 30_000))  # its own live claim blocks the owner too
     h.advance(5)
     worker(h, "w1", t, 0, DONE, Ref("l1"))
     h.advance(5)
@@ -147,13 +148,18 @@ def create_get_claim_complete(h: Harness, p: str) -> None:
     worker(h, "w1", t, 1, failed, Ref("l1"))  # terminal: unchanged
     request(h, t, 1, STOP, authorized(h, "cancel", t))
     h.apply("w2", spec.Claim(t, "w2", 30_000))
+    h.apply("client", spec.Create(new_task(h, t), work(t), Ref(f"create:{TENANT}:{t}")))
     created(h, u)
     created(h, v)
     h.apply("w1", spec.Claim(u, "w1", 30_000), bind="lu")
     worker(h, "w1", u, 0, ASK, Ref("lu"))
     worker(h, "w1", u, 1, failed, Ref("lu"))  # clears the open input request
+    worker(h, "w1", u, 2, DONE, Ref("lu"))  # failed: unchanged
     h.apply("w2", spec.Claim(u, "w2", 30_000))
-    request(h, v, 0, STOP, authorized(h, "cancel", v))
+    cancel = authorized(h, "cancel", v)
+    request(h, v, 0, STOP, cancel)
+    request(h, v, 3, STOP, cancel)  # a replayed request: duplicate
+    request(h, v, 1, event("stop2", "cancelled"), cancel)  # cancelled: unchanged
     h.apply("w2", spec.Claim(v, "w2", 30_000))
 
 
@@ -200,6 +206,7 @@ def ttl_hides_then_reaps(h: Harness, p: str) -> None:
         r.set_time(start + 1_000)
         r.apply("client", spec.Get(a, Ref(f"obs:{a}")))
         request(r, a, 1, STOP, cancel)
+        r.apply("client", spec.Create(new_task(r, a), work(a), Ref(f"create:{TENANT}:{a}")))
         r.apply("w3", spec.Claim(e, "w3", 60_000))  # claim has no TTL check; reap wins
         r.apply("reaper", spec.Reap())
         r.apply("reaper", spec.Reap())
@@ -210,7 +217,8 @@ def ttl_hides_then_reaps(h: Harness, p: str) -> None:
             r.apply("w2", spec.Claim(a, "w2", 60_000), bind="la2")
             worker(r, "w2", a, 0, ASK, Ref("la2"))
         r.apply("w1", spec.WorkerSnapshot(a, Ref("la")))
-        r.set_time(start + 2_000)
+        r.set_time(start + 2_001)
+        r.apply("client", spec.Get(c, Ref(f"obs:{c}")))
         r.apply("reaper", spec.Reap())
         r.apply("client", spec.Get(d, Ref(f"obs:{d}")))
 
@@ -274,6 +282,10 @@ def retry_defers_claims(h: Harness, p: str) -> None:
         r.advance(10)
         worker(r, "w2", u, 1, event("retry2", "retry_requested", **FAILURE), Ref("lu2"))
         r.apply("w3", spec.Claim(u, "w3", 1_000))  # deferred(100): the second delay
+        v = f"{p}-c"
+        created(r, v)  # no retry policy: the first retry_requested fails the task
+        r.apply("w1", spec.Claim(v, "w1", 60_000), bind="lv")
+        worker(r, "w1", v, 0, event("retry1", "retry_requested", **FAILURE), Ref("lv"))
 
 
 @scenario()
@@ -302,6 +314,27 @@ def release_then_claim_next(h: Harness, p: str) -> None:
         r.apply("w3", spec.Release(Ref("l3")))
         for owner in ("w6", "w7", "w8"):  # t and v, in the store's order, then nothing
             r.apply(owner, spec.ClaimNext(owner, 100))
+
+
+@scenario()
+def claim_next_among_several(h: Harness, p: str) -> None:
+    """claim_next with two tasks due whose id order is not their creation order, passing over
+    a task whose retry is pending (created first) and one under a live claim."""
+    with forked(h, f"-{p}-several") as r:
+        a, b, c, d = (f"{p}-{x}" for x in "abcd")
+        created(r, d, retry_policy=(60_000,))
+        r.apply("w1", spec.Claim(d, "w1", 30_000), bind="ld")
+        r.advance(1)
+        worker(r, "w1", d, 0, event("retry", "retry_requested", **FAILURE), Ref("ld"))
+        r.apply("w1", spec.Release(Ref("ld")))
+        r.advance(1)
+        created(r, c)
+        r.apply("w1", spec.Claim(c, "w1", 30_000))
+        r.advance(1)
+        created(r, b)
+        created(r, a)
+        for owner in ("w2", "w3", "w4"):  # a and b, in the store's order, then nothing
+            r.apply(owner, spec.ClaimNext(owner, 30_000))
 
 
 @scenario()
@@ -339,6 +372,7 @@ def two_writers_one_revision(h: Harness, p: str) -> None:
     worker(h, "w1", t, 2, event("ask", "input_requested", key="k9", request={}), Ref("lease"))
     request(h, t, 2, event("ask", "cancelled"), authorized(h, "cancel", t))
     worker(h, "w1", t, 2, ask2, Ref("lease"))  # the conflict did not record ask2
+    worker(h, "w1", t, 9, event("ask3", "input_requested", key="k3", request={}), Ref("lease"))
 
 
 @scenario()
@@ -380,9 +414,11 @@ def reopen_keeps_fences(h: Harness, p: str) -> None:
     with blamed_on(h, "SNODO-DURABLE-001"):
         h.apply("w1", spec.Renew(Ref("l1"), 2_000))
         h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        h.reached("SNODO-DURABLE-001", "a live lease kept")
         worker(h, "w1", t, 0, ASK, Ref("l2"))  # seen before the reopen: duplicate
         h.apply("w3", spec.Claim(t, "w3", 1_000))
         h.apply("w1", spec.WorkerSnapshot(u, Ref("lu1")))
+        h.reached("SNODO-DURABLE-001", "a fenced lease kept stale")
         worker(h, "w2", u, 0, DONE, Ref("lu2"))
         request(h, t, 1, event("answer", "input_responses_accepted", responses={"k": 1}), update)
         h.advance(2_000)
