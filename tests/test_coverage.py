@@ -77,3 +77,29 @@ def test_a_change_overlapping_another_call_on_its_record(spans, overlapped) -> N
     from fencepost.scenarios.runner import changes_overlapped
 
     assert changes_overlapped(_history(*spans), None, MODEL.pure) is overlapped
+
+
+SNODO_SQLITE_READINGS = {
+    "same_expiry_renewal": "successor", "forged_request_authority": "not_found",
+    "transition_check_order": "authority_first", "create_check_order": "capacity_first",
+    "committed_at_step": "microsecond", "reap_order": "expiry",
+}
+
+
+@pytest.mark.parametrize("given", [{}, SNODO_SQLITE_READINGS], ids=["memory", "sqlite"])
+def test_snodo_tasks_reaches_exactly_its_declared_situations(given: dict[str, str]) -> None:
+    """The Memory store's readings (the defaults) and the SQLite store's: quick on seed 1
+    reaches every situation that applies, and the model names no other."""
+    from fencepost.model.base import options_with_defaults
+    from fencepost.spec import snodo_tasks as snodo
+
+    contract = CONTRACTS["snodo-tasks"]
+    result = run_suite(contract.load_suite(), contract.memory_factory(),
+                       profile=PROFILES["quick"], seed=1, options=given)
+    reached = {(c, s) for c, counts in result.evidence.situations.items()
+               for s, n in counts.items() if n}
+    options = options_with_defaults(snodo.CHOICES, given, snodo.SETTINGS)
+    caps = frozenset(result.capabilities) & set(snodo.CAPABILITIES)
+    assert reached == {(c.id, s.name) for c in snodo.CLAUSES
+                       for s in c.situations_for(options, caps)}
+    assert not result.evidence.failures

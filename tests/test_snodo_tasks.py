@@ -1,17 +1,24 @@
-"""snodo-tasks end to end: the built-in stores pass every clause, every faulty one is caught,
-the catalogue is wired to real checks, and an external factory plugs in (CLI and pytest)."""
+"""snodo-tasks end to end: the built-in stores pass every clause, every faulty one is caught
+(those wrong only in a hard situation answer right just beside it), the catalogue is wired to
+real checks, and an external factory plugs in (CLI and pytest)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fencepost.adapters.faulty.snodo_tasks import MUTANTS
+from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
 from fencepost.api import check
+from fencepost.env import AdapterEnv
 from fencepost.mutants import run_mutants
 from fencepost.spec import snodo_tasks as spec
 
@@ -45,6 +52,97 @@ def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
 def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("snodo-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@contextmanager
+def _faulty(name: str, clock: _Clock, **options: str) -> Iterator[Any]:
+    """The faulty store ``name`` on the memory store, discarded afterwards."""
+    mutant = next(m for m in MUTANTS if m.name == name)
+    factory = MemoryTasksFactory(mutant.store_class(MemoryTasks))
+    env = AdapterEnv(clock=clock, namespace=f"hard_{uuid.uuid4().hex[:10]}", options=options)
+    try:
+        yield factory(env)
+    finally:
+        factory.discard(env)
+
+
+def _create(store: Any, clock: _Clock, task_id: str, ttl_ms: int | None = None,
+            retry_policy: tuple[int, ...] = ()) -> str:
+    task = spec.Task(task_id, spec.WORKING, None, clock.now, clock.now, ttl_ms, 250, {}, None,
+                     None)
+    access = store.authorize(spec.Context("acme"), spec.Action("create", task_id))
+    try:
+        store.create(task, spec.Work(f"idem-{task_id}", "render", {}, retry_policy), access)
+    except spec.ContractError as e:
+        return e.code
+    return "ok"
+
+
+def test_max_tasks_off_by_one_is_wrong_only_at_exactly_the_limit() -> None:
+    clock = _Clock()
+    with _faulty("max_tasks_off_by_one", clock, max_tasks="2") as store:
+        answers = [_create(store, clock, t) for t in ("a", "b", "c", "d")]
+    assert answers == ["ok", "ok", "ok", "capacity_exceeded"]  # c: the store held exactly 2
+
+
+def test_requests_see_the_ttls_last_ms_is_wrong_only_at_exactly_the_ttl() -> None:
+    clock = _Clock()
+    with _faulty("requests_see_the_ttls_last_ms", clock) as store:
+        for t in ("a", "b", "c"):
+            _create(store, clock, t, ttl_ms=100)
+        outcomes = []
+        for t, at in (("a", 1_099), ("b", 1_100), ("c", 1_101)):
+            clock.now = at
+            cancel = store.authorize(spec.Context("acme"), spec.Action("cancel", t))
+            try:
+                outcome = store.transition(t, 0, spec.Event(f"stop-{t}", "cancelled", {}),
+                                           spec.RequestAuthority(cancel)).outcome
+            except spec.NotFound:
+                outcome = "not_found"
+            outcomes.append(outcome)
+        clock.now = 1_100
+        read = store.authorize(spec.Context("acme"), spec.Action("get", "b"))
+        with pytest.raises(spec.NotFound):
+            store.get("b", read)  # get applies the TTL right
+    assert outcomes == ["applied", "applied", "not_found"]  # b: cancelled at exactly its TTL
+
+
+def test_claim_next_ignores_retry_only_among_several_due_tasks() -> None:
+    clock = _Clock()
+    with _faulty("claim_next_ignores_retry_among_several", clock) as store:
+        _create(store, clock, "d", retry_policy=(60_000,))
+        lease = store.claim("d", "w1", 30_000).lease
+        retry = spec.Event("retry", "retry_requested", {"error": {}, "statusMessage": "later"})
+        store.transition("d", 0, retry, spec.WorkerAuthority(lease))
+        store.release(lease)
+        clock.now += 1
+        _create(store, clock, "a")
+        alone = store.claim_next("w2", 30_000)
+        store.release(alone.lease)
+        _create(store, clock, "b")
+        among_two = store.claim_next("w3", 30_000)
+    assert (alone.snapshot.task.id, among_two.snapshot.task.id) == ("a", "d")
+
+
+HARD = ("max_tasks_off_by_one", "requests_see_the_ttls_last_ms",
+        "claim_next_ignores_retry_among_several")
+
+
+def test_stores_wrong_only_in_a_hard_situation_are_caught_by_their_clause_at_quick() -> None:
+    rows = run_mutants("snodo-tasks", base="memory", profile="quick", only=list(HARD))
+    assert {r.name: r.caught_by for r in rows} == {
+        "max_tasks_off_by_one": ["SNODO-CAP-001"],
+        "requests_see_the_ttls_last_ms": ["SNODO-TTL-001"],
+        "claim_next_ignores_retry_among_several": ["SNODO-CLAIM-007"],
+    }
 
 
 RACY = [m.name for m in MUTANTS

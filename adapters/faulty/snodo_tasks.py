@@ -477,6 +477,57 @@ class ReapsInIdOrder(_Base):
         return sorted(txn.expired_ids(now, self._expired))
 
 
+# --- wrong only in a hard situation (a bound met exactly, several candidates) ------------------
+
+
+class MaxTasksOffByOne(_Base):
+    """max_tasks compared with > instead of >=: a store holding exactly max_tasks takes one
+    more (one below the limit and one above it, it answers right)."""
+
+    def _check_capacity(self, txn: Any, scope: str | None) -> None:
+        if self.max_tasks is not None and txn.count_tasks() > self.max_tasks:
+            raise spec.CapacityExceeded("full", payload="max_tasks")
+        limit = self.max_active_per_scope
+        if limit is not None and txn.count_active(scope) >= limit:
+            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
+
+
+class RequestsSeeTheTtlsLastMs(_Base):
+    """Request transitions compare the TTL with > where get and reap use >=: at exactly
+    created_at + ttl_ms a cancel or an input answer still reaches the task."""
+
+    def _check_authority(self, aggregate: Aggregate, event: spec.Event, authority: Any,
+                         now: int) -> None:
+        task = aggregate.snapshot.task
+        if isinstance(authority, spec.RequestAuthority) and task.ttl_ms is not None \
+                and now == task.created_at + task.ttl_ms:
+            now -= 1
+        super()._check_authority(aggregate, event, authority, now)
+
+
+class ClaimNextIgnoresRetryAmongSeveral(_Base):
+    """With two or more tasks due, claim_next takes the first free task in creation order by
+    a second query that lost the retry_at filter: a task whose retry is pending is claimed,
+    but only while several others are due (a lone due task goes by the filtered query)."""
+
+    def claim_next(self, owner_id: str, lease_ms: int) -> spec.Claimed | None:
+        with self._transaction() as txn:
+            now = self.env.clock()
+            first = txn.find_recoverable(now, self._recoverable)
+            second = first is not None and txn.find_recoverable(
+                now, lambda a, at: a.task_id != first and self._recoverable(a, at))
+            taken = second and txn.find_recoverable(now, self._free)
+            if taken:
+                return self._grant(txn, txn.load(taken), owner_id,  # type: ignore[no-any-return]
+                                   lease_ms, now)
+        return super().claim_next(owner_id, lease_ms)  # type: ignore[no-any-return]
+
+    def _free(self, aggregate: Aggregate, now: int) -> bool:
+        snap = aggregate.snapshot
+        return (snap.task.status not in spec.TERMINAL and snap.work is not None
+                and not self._claim_live(aggregate.claim, now))
+
+
 def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:
     return Mutant(name, bug, clause, mixin, bases or ("memory", "sqlite"))
 
@@ -571,6 +622,13 @@ MUTANTS = (
        "SNODO-TX-002", AppliedEventKeepsRevision),
     _m("identity_per_process", "values signed per process: a restart voids every lease",
        "SNODO-DURABLE-001", IdentityPerProcess),
+    _m("max_tasks_off_by_one", "a store holding exactly max_tasks takes one more (> for >=)",
+       "SNODO-CAP-001", MaxTasksOffByOne),
+    _m("requests_see_the_ttls_last_ms", "a request transition at exactly the TTL still "
+       "reaches the task (> for >=)", "SNODO-TTL-001", RequestsSeeTheTtlsLastMs),
+    _m("claim_next_ignores_retry_among_several", "with several tasks due, claim_next takes a "
+       "task whose retry is pending", "SNODO-CLAIM-007", ClaimNextIgnoresRetryAmongSeveral,
+       "memory"),
     *_faults.SNODO_TASKS,
     # Each named option's two readings: the store that follows the other one is caught.
     _m("renewal_moves_same_expiry", "a renewal to the same expiry moves it 1 us, so the value "
