@@ -148,7 +148,8 @@ def create_get_claim_complete(h: Harness, p: str) -> None:
     worker(h, "w1", t, 1, failed, Ref("l1"))  # terminal: unchanged
     request(h, t, 1, STOP, authorized(h, "cancel", t))
     h.apply("w2", spec.Claim(t, "w2", 30_000))
-    h.apply("client", spec.Create(new_task(h, t), work(t), Ref(f"create:{TENANT}:{t}")))
+    h.apply("client", spec.Create(new_task(h, t), work(t),  # over a terminal task
+                                  Ref(f"create:{TENANT}:{t}")))
     created(h, u)
     created(h, v)
     h.apply("w1", spec.Claim(u, "w1", 30_000), bind="lu")
@@ -206,7 +207,8 @@ def ttl_hides_then_reaps(h: Harness, p: str) -> None:
         r.set_time(start + 1_000)
         r.apply("client", spec.Get(a, Ref(f"obs:{a}")))
         request(r, a, 1, STOP, cancel)
-        r.apply("client", spec.Create(new_task(r, a), work(a), Ref(f"create:{TENANT}:{a}")))
+        r.apply("client", spec.Create(new_task(r, a), work(a),  # expired, not reaped: exists
+                                      Ref(f"create:{TENANT}:{a}")))
         r.apply("w3", spec.Claim(e, "w3", 60_000))  # claim has no TTL check; reap wins
         r.apply("reaper", spec.Reap())
         r.apply("reaper", spec.Reap())
@@ -218,7 +220,7 @@ def ttl_hides_then_reaps(h: Harness, p: str) -> None:
             worker(r, "w2", a, 0, ASK, Ref("la2"))
         r.apply("w1", spec.WorkerSnapshot(a, Ref("la")))
         r.set_time(start + 2_001)
-        r.apply("client", spec.Get(c, Ref(f"obs:{c}")))
+        r.apply("client", spec.Get(c, Ref(f"obs:{c}")))  # 1 ms after its TTL
         r.apply("reaper", spec.Reap())
         r.apply("client", spec.Get(d, Ref(f"obs:{d}")))
 
@@ -372,7 +374,8 @@ def two_writers_one_revision(h: Harness, p: str) -> None:
     worker(h, "w1", t, 2, event("ask", "input_requested", key="k9", request={}), Ref("lease"))
     request(h, t, 2, event("ask", "cancelled"), authorized(h, "cancel", t))
     worker(h, "w1", t, 2, ask2, Ref("lease"))  # the conflict did not record ask2
-    worker(h, "w1", t, 9, event("ask3", "input_requested", key="k3", request={}), Ref("lease"))
+    ask3 = event("ask3", "input_requested", key="k3", request={})
+    worker(h, "w1", t, 9, ask3, Ref("lease"))  # a revision ahead conflicts too
 
 
 @scenario()
