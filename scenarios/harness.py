@@ -265,7 +265,8 @@ class Harness:
 
         With ``bind``, the first opaque value of the answer (an access, a lease) is bound to
         that name for later ops to use as ``Ref(name)``."""
-        answer = self.expect(op)
+        model_op, ctx = resolve(op, self._model_side), self.ctx()
+        answer: Step | OneOf = self.model.step(self.state, model_op, ctx)
         actual = self.run(self.world.open(), op)
         step = self._choose(actor, op, answer, actual) if isinstance(answer, OneOf) else answer
         step = self._with_known(step)
@@ -283,8 +284,7 @@ class Harness:
         self.check_record(op, step, keys=self._changed(before, step.state))
         self.exercised(step.clause, step.effect_clause, *step.also)
         if self.model.situations is not None:
-            model_op = resolve(op, self._model_side)
-            for clause, name in self.model.situations(before, model_op, self.ctx(), step):
+            for clause, name in self.model.situations(before, model_op, ctx, step):
                 self.world.evidence.reach(clause, name)
         return actual
 
