@@ -105,3 +105,21 @@ def test_a_situation_of_another_option_reading_does_not_count() -> None:
     evidence.reach("T-S-001", "at the boundary")
     [v] = judge(SITUATED, evidence, frozenset(), {}, {"mode": "loose"}, strict=True)
     assert (v.status, v.weak, v.situations) == ("pass", False, {"at the boundary": 1})
+
+
+def test_a_weak_pass_is_shown_as_such_in_every_report() -> None:
+    from fencepost.reports.render import headline, summary_table, to_json, to_junit
+
+    evidence = Evidence(exercised={"T-S-001": 2})
+    evidence.reach("T-S-001", "at the boundary")
+    verdicts = judge(SITUATED, evidence, frozenset(), {}, {"mode": "strict"})
+    report = RunReport("t", "x", "0", "quick", 1, {"mode": "strict"}, frozenset(), {}, 0, 0,
+                       tuple(verdicts), "replay")
+    row = next(line for line in summary_table(report).splitlines() if "T-S-001" in line)
+    assert "pass (weak)" in row and "situations never reached: one ms before" in row
+    [clause] = to_json(report)["clauses"]
+    assert (clause["status"], clause["weak"], clause["situations"]) == (
+        "pass", True, {"at the boundary": 1, "one ms before": 0})
+    assert "1 pass (1 weak)" in headline(report)
+    assert "weak pass: situations never reached: one ms before" in to_junit(report)
+    assert report.exit_code == 0
