@@ -797,7 +797,9 @@ def _expire(state: State, shortlist: list[TaskRec], now: int, clause: str) -> St
         effects.add(finish(d, task_id, name, now))
     if boundary and clause == "LDG-RECOVER-001":
         clause = "LDG-LIVE-001"
-    effect = effects.pop() if len(effects) == 1 else "LDG-RECOVER-001"
+    # A bounded scan's read-backs show which tasks it took: the earliest-first rule's.
+    effect = ("LDG-RECOVER-003" if clause == "LDG-RECOVER-003" else effects.pop()
+              if len(effects) == 1 else "LDG-RECOVER-001")
     progress = spec.RecoveryProgress(len(shortlist), len(shortlist))
     return _ok(d.freeze(), progress, clause, effect)
 
@@ -1117,6 +1119,8 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
     if not isinstance(op, spec.History) or not isinstance(actual, Ok):
         return None
     records = actual.value if isinstance(actual.value, list) else []
+    if len(records) > 100:
+        return "LDG-HISTORY-001"  # a page holds at most 100 events
     sequences = [getattr(r, "sequence", None) for r in records]
     if sequences != list(range(1, len(sequences) + 1)):
         return "LDG-HISTORY-001"
@@ -1128,6 +1132,12 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
             if a == b:
                 return "LDG-HISTORY-001"
     return "LDG-HISTORY-002"
+
+
+def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
+    from .ledgence_tasks_situations import situations  # it builds on this module's records
+
+    return situations(before, op, ctx, step)
 
 
 MODEL = ContractModel(
@@ -1152,4 +1162,5 @@ MODEL = ContractModel(
     mint_clause="LDG-ID-001",
     changed=changed,
     answer_clause=answer_clause,
+    situations=_situations,
 )

@@ -42,6 +42,7 @@ from .ledgence_delivery import (
 )
 from .ledgence_discovery import *  # noqa: F403
 from .ledgence_discovery import ClaimCommand, ClaimReply, TaskListQuery, TaskPage
+from .ledgence_situations import SITUATIONS
 from .ledgence_submission import *  # noqa: F403
 from .ledgence_submission import CONTRACT, ProgramDescriptor, Scope, SubmitCommand
 from .opaque import Ref
@@ -314,12 +315,17 @@ CAPABILITIES = {
 }
 
 
+def _situated(clauses: list[Clause]) -> list[Clause]:
+    """Each clause with the situations :data:`SITUATIONS` names for it."""
+    return [attrs.evolve(c, situations=SITUATIONS.get(c.id, ())) for c in clauses]
+
+
 def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] = (),
        choice: str | None = None) -> Clause:
     return Clause(id, title, text, checks, frozenset(requires), choice)
 
 
-CLAUSES = Catalogue([
+CLAUSES = Catalogue(_situated([
     # -- sessions
     _c("LDG-SESSION-001", "a session lasts 24 hours",
        "open_session returns a new session of the given scope, queue and concurrency expiring "
@@ -719,4 +725,4 @@ CLAUSES = Catalogue([
        "from the state the failure left: the committed answer when the first call committed, "
        "and its effect, history included, happens exactly once.",
        *FAULT_CHECKS, requires=("fault_injection",)),
-])
+]))

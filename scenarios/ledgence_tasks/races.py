@@ -121,6 +121,8 @@ def consumers_drain_a_queue(h: Harness, p: str, n: int, round_no: int) -> None:
             w.check_record(spec.Status(SCOPE, Ref(t)), w.expect_one(spec.Status(SCOPE, Ref(t))),
                            clause=clause)
         h.exercised(clause)
+        h.reached(clause, "a wave claiming one task each")
+        h.reached(clause, "a wave finding the queue empty")
 
 
 def _attempt_of(h: Harness, outcome: Outcome) -> str:
@@ -163,6 +165,8 @@ def scanners_and_settlers(h: Harness, p: str, n: int, round_no: int) -> None:
         _check_recovery(w, clause, scanners, cancels, settles, outcomes,
                         [t for t, _ in due], attempts)
         h.exercised(clause)
+        h.reached(clause, "a scan racing a cancel")
+        h.reached(clause, "a scan racing a settlement")
 
 
 def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[Op],

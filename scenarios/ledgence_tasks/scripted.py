@@ -111,6 +111,7 @@ def queued_cancel_is_terminal_and_idempotent(h: Harness, p: str) -> None:
     h.apply("client", spec.Cancel(SCOPE, Ref(t)))
     h.apply("client", spec.Result(SCOPE, Ref(t)))
     h.apply("client", spec.LookupSubmission(SCOPE, f"{p}-k"))
+    submit(h, f"{p}-k", task_input())  # the replay shows the task as it is now: cancelled
     history(h, t)
     history(h, t, 1)
     history(h, t, 3)
@@ -124,6 +125,7 @@ def sessions_expire_and_never_revive(h: Harness, p: str) -> None:
     ws = f"ws#{h.state.minted}"
     h.apply("worker", spec.OpenSession(SCOPE, "emails", 0))
     h.apply("worker", spec.OpenSession(SCOPE, "", 1))
+    h.apply("worker", spec.OpenSession(spec.Scope("", "prod"), "emails", 1))
     h.apply("worker", spec.ExtendSession("ws_unknown"))
     h.apply("worker", spec.ExtendSession(""))
     h.advance(spec.SESSION_MS - 1)
@@ -281,6 +283,11 @@ def acquisition_sequences(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 3)
     acquire(h, ws, 0, 2)  # claims t
     acquire(h, ws, 0, 1)
+    acquire(h, ws, 0, 4)  # a gap after an assignment
+    acquire(h, ws, 1, 2)  # a first sequence other than 1 beside consumer 0's cursor
+    acquire(h, ws, 1, 1)  # Empty: t is taken
+    acquire(h, ws, 1, 2)
+    acquire(h, ws, 1, 1)  # obsolete after an Empty
     reads(h, t, last_attempt(h))
 
 
@@ -298,7 +305,10 @@ def overtaking_a_live_assignment_is_busy(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 1)  # replay: same assignment, authority now
     settle(h, a1, success(h, a1), spec.UNCONFIRMED)
     acquire(h, ws, 0, 2)  # an unconfirmed settlement keeps the consumer busy
-    h.advance(lease_expiry(h, a1) - h.now)  # exactly at expiry: lost
+    renew(h, a1, 1)
+    h.advance(lease_expiry(h, a1) - h.now - 1)
+    acquire(h, ws, 0, 1)  # the renewed lease, 1 ms before it expires: still the assignment
+    h.advance(1)  # exactly at expiry: lost
     acquire(h, ws, 0, 1)
     h.advance(1)
     acquire(h, ws, 0, 1)
@@ -319,6 +329,7 @@ def pending_changes_nothing(h: Harness, p: str) -> None:
     probe(h, ws, 0, 1, finish_empty=True, deadline=h.now)  # unavailable, never Empty
     probe(h, ws, 0, 1, finish_empty=True, deadline=h.now - 1)
     probe(h, ws, 0, 1, finish_empty=False)  # claims: the cursor never moved
+    probe(h, ws, 0, 1, finish_empty=False)  # its replay: the live assignment
     probe(h, ws, 1, 1, finish_empty=True)  # the other consumer: nothing left, Empty
     probe(h, ws, 1, 1, finish_empty=False)  # its replay
 
@@ -348,6 +359,16 @@ def claim_order_and_eligibility(h: Harness, p: str) -> None:
     acquire(h, ws, 2, 3)  # the retry, exactly at its available_at: attempt 2
     reads(h, first, last_attempt(h))
     reads(h, second)
+    early = submit_task(h, f"{p}-early", retry_policy=spec.RetryPolicy(2, 100))
+    acquire(h, ws, 0, 2)  # early: the only one left
+    a3 = last_attempt(h)
+    settle(h, a3, failure(h, a3, "io"))  # available again in 100 ms
+    h.advance(50)
+    late = submit_task(h, f"{p}-late")
+    h.advance(50)
+    acquire(h, ws, 0, 3)  # late: available 50 ms before early, though submitted after it
+    reads(h, late, last_attempt(h))
+    reads(h, early)
 
 
 @scenario()
@@ -368,6 +389,9 @@ def lease_capped_by_session_expiry(h: Harness, p: str) -> None:
     acquire(h, ws, 1, 1)
     renew(h, a1, 2)
     h.apply("worker", spec.ExtendSession(Ref(ws)))
+    h.advance(1)
+    acquire(h, ws, 1, 1)
+    renew(h, a1, 2)
     reads(h, h.state.attempts[a1].task_id, a1)
 
 
@@ -407,6 +431,7 @@ def dispatch_renewal_authorizes_once(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 1)
     a = last_attempt(h)
     renew(h, a, 1, spec.DISPATCH)
+    renew(h, a, 1, spec.DISPATCH)  # the replay
     h.advance(20_000)
     renew(h, a, 2, spec.DISPATCH)
     renew(h, a, 3)
@@ -436,10 +461,21 @@ def finish_rules(h: Harness, p: str) -> None:
     a = last_attempt(h)
     settle(h, a, success(h, a, {"sent": 1.0}))
     reads(h, t, a)
+    settle(h, a, success(h, a, {"sent": 1.0}))  # the re-send after it finished
+    renew(h, a, 1)  # a finished attempt: ownership lost
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # succeeded: unchanged
+    done = a
     t = submit_task(h, f"{p}-app")
     acquire(h, ws, 0, next(seq))
     a = last_attempt(h)
+    h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), Ref(done)))  # another task's attempt
     settle(h, a, app_failure(h, a))
+    reads(h, t, a)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # failed: unchanged
+    t = submit_task(h, f"{p}-app-last", retry_policy=spec.RetryPolicy(1, 0))
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, app_failure(h, a))  # the last attempt: failed all the same
     reads(h, t, a)
     t = submit_task(h, f"{p}-final")
     acquire(h, ws, 0, next(seq))
@@ -451,6 +487,13 @@ def finish_rules(h: Harness, p: str) -> None:
     a = last_attempt(h)
     settle(h, a, attrs.evolve(failure(h, a, "integrity"), phase="admission",
                               execution_may_have_started=False))  # the flag stays false
+    reads(h, t, a)
+    t = submit_task(h, f"{p}-dispatched")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    renew(h, a, 1, spec.DISPATCH)
+    settle(h, a, attrs.evolve(failure(h, a, "integrity"), phase="admission",
+                              execution_may_have_started=False))  # marked: stays marked
     reads(h, t, a)
     t = submit_task(h, f"{p}-retry", retry_policy=spec.RetryPolicy(2, 0))
     acquire(h, ws, 0, next(seq))
@@ -507,6 +550,7 @@ def unconfirmed_settlements(h: Harness, p: str) -> None:
     a = last_attempt(h)
     confirm(h, a)  # nothing to confirm yet
     settle(h, a, success(h, a), spec.UNCONFIRMED)
+    renew(h, a, 1, spec.DISPATCH)  # settled: dispatch is not authorized
     reads(h, t, a)
     confirm(h, a, who=owner(h, a, lease_id="lease_forged"))
     h.advance(1_000)
@@ -519,7 +563,10 @@ def unconfirmed_settlements(h: Harness, p: str) -> None:
     settle(h, b, success(h, b), spec.UNCONFIRMED)
     h.advance(lease_expiry(h, b) - h.now)
     confirm(h, b)  # at expiry: ownership lost
+    h.advance(1)
+    confirm(h, b)
     h.apply("ops", spec.ExpireBatch(10))  # the report decides: succeeded
+    settle(h, b, success(h, b), spec.UNCONFIRMED)  # the re-send after the expiry
     reads(h, t2, b)
 
 
@@ -531,6 +578,7 @@ def settle_replay_after_retry_leaves_new_attempt(h: Harness, p: str) -> None:
     t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(3, 0))
     acquire(h, ws, 0, 1)
     a = last_attempt(h)
+    renew(h, a, 1)
     first = failure(h, a, "capacity")
     settle(h, a, first)
     acquire(h, ws, 1, 1)
@@ -562,8 +610,12 @@ def exact_expiry_rejects_renew_and_settle_and_expires_once(h: Harness, p: str) -
     renew(h, a, 2)
     settle(h, a, success(h, a))
     reads(h, t, a)  # still active: reads expire nothing
+    h.advance(1)
+    renew(h, a, 1)  # the last renewal replayed after the expiry: ownership lost
+    h.apply("client", spec.Status(SCOPE, Ref(t)))
     h.apply("ops", spec.ExpireBatch(5))
     h.apply("ops", spec.ExpireBatch(5))
+    settle(h, a, success(h, a))  # the attempt was lost to recovery
     reads(h, t, a)
 
 
@@ -590,6 +642,14 @@ def cancel_of_live_attempt_requests_it(h: Harness, p: str) -> None:
     h.advance(lease_expiry(h, b) - h.now)
     h.apply("ops", spec.ExpireBatch(1))  # cancelled, the attempt lost
     reads(h, t2, b)
+    t3 = submit_task(h, f"{p}-c", attempt_timeout_ms=60_000)
+    acquire(h, ws, 0, 2)
+    c = last_attempt(h)
+    h.advance(40_000)
+    renew(h, c, 1)  # capped by the authority deadline, 50 s on
+    h.advance(lease_expiry(h, c) - h.now - 1)
+    h.apply("client", spec.Cancel(SCOPE, Ref(t3)))  # the deadline is already within 30 s
+    reads(h, t3, c)
 
 
 @scenario()
@@ -600,6 +660,7 @@ def cancel_of_expired_attempt_finalizes_it(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 1)
     a = last_attempt(h)
     h.advance(lease_expiry(h, a) - h.now + 1)
+    h.apply("client", spec.Status(SCOPE, Ref(t)))  # still active
     settle(h, a, success(h, a))  # 1 ms late: ownership lost
     h.apply("client", spec.Cancel(SCOPE, Ref(t)))
     h.apply("ops", spec.ExpireBatch(1))
@@ -607,8 +668,9 @@ def cancel_of_expired_attempt_finalizes_it(h: Harness, p: str) -> None:
     t2 = submit_task(h, f"{p}-b")
     acquire(h, ws, 1, 1)
     b = last_attempt(h)
+    settle(h, b, success(h, b), spec.UNCONFIRMED)
     h.advance(lease_expiry(h, b) - h.now)  # exactly at expiry
-    h.apply("client", spec.Cancel(SCOPE, Ref(t2)))
+    h.apply("client", spec.Cancel(SCOPE, Ref(t2)))  # cancel wins over the accepted report
     reads(h, t2, b)
 
 
@@ -633,6 +695,52 @@ def expire_batch_is_bounded(h: Harness, p: str) -> None:
     h.apply("ops", spec.ExpireBatch(2))
     for t, a in zip(tasks, attempts, strict=True):
         reads(h, t, a)
+
+
+@scenario()
+def recovery_takes_the_earliest_expiries(h: Harness, p: str) -> None:
+    """Four due tasks whose lease expiries, set by renewals, run in an order unlike both their
+    ids and their submission: expire_batch(1) takes the earliest expiry alone, then (2) the
+    next two of three, then (1) the last."""
+    ws = open_ws(h, concurrency=4)
+    tasks = []
+    for k in range(4):
+        tasks.append(submit_task(h, f"{p}-{k}"))
+        acquire(h, ws, k, 1)
+        h.advance(1)
+    real = {t: str(h.bindings[t][1]) for t in tasks}
+    by_id = sorted(tasks, key=real.__getitem__)
+    head = next(t for t in tasks if t not in (by_id[0], tasks[0]))
+    order = [head] + [t for t in reversed(by_id) if t != head]
+    for t in order:  # each renewal sets its lease to now + 60 000: expiry order is `order`
+        renew(h, h.state.tasks[t].snapshot.current_attempt_id or "", 1)
+        h.advance(1)
+    h.advance(spec.LEASE_MS)
+    h.apply("ops", spec.ExpireBatch(1))
+    h.apply("ops", spec.ExpireBatch(2))
+    h.apply("ops", spec.ExpireBatch(1))
+    for t in tasks:
+        reads(h, t)
+
+
+@scenario()
+def history_pages_hold_at_most_100(h: Harness, p: str) -> None:
+    """One task retried 25 times (every retryable kind) writes 103 events: a page after 2
+    holds 100 of the 101 left, a page after 3 exactly the 100 left, after 103 none."""
+    ws = open_ws(h, concurrency=1)
+    t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(26, 0))
+    for k in range(1, 26):
+        acquire(h, ws, 0, k)
+        a = last_attempt(h)
+        renew(h, a, 1, spec.DISPATCH)
+        report = failure(h, a, spec.RETRYABLE_FAILURE_KINDS[k % 6])
+        if k <= 2:  # 5 events: claimed, dispatch_authorized, report_accepted,
+            settle(h, a, report, spec.UNCONFIRMED)  # cleanup_confirmed, retry_scheduled
+            confirm(h, a)
+        else:
+            settle(h, a, report)
+    for after in (2, 3, 103):
+        history(h, t, after)
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -685,6 +793,7 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, correlation_key="")
     page(h, correlation_key="k")
     page(h, scope=OTHER, correlation_key="")
+    page(h, 100)
     page(h, 0)
     page(h, 101)
     page(h, submitted_from=start + 5, submitted_until=start + 5)
@@ -756,6 +865,9 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     h.apply("client", spec.Cancel(SCOPE, Ref(second)))
     claim(h, ws, 1, 5, second, 1)  # cancel requested: superseded
     reads(h, first, last_attempt(h))
+    done = last_attempt(h)
+    settle(h, done, success(h, done))
+    claim(h, ws, 1, 6, first, 2)  # succeeded: superseded
 
 
 @scenario("dispatch")
