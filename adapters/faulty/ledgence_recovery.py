@@ -324,6 +324,18 @@ class RescuerRechecksLeaseOnly(_Base):
             return True
 
 
+class RecoveryScansInIdOrder(_Base):
+    """A bounded scan takes the due attempts by task id (the primary key's index), not by
+    lease expiry: with more due than the limit it expires the wrong ones first."""
+
+    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
+        with self._transaction() as txn:
+            now = self.env.clock()
+            due: list[spec.AttemptRef] = txn.expired_candidates(self._expiry_cutoff(now),
+                                                                 spec.MAX_RECOVERY_BATCH)
+        return sorted(due, key=lambda ref: ref.task_id)[:limit]
+
+
 class RecheckThenWrite(_Base):
     """Re-checks a candidate in one transaction and expires it in the next."""
 
@@ -377,6 +389,15 @@ class StatusExpiresOnRead(_Base):
                     self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
                     task = self._finish(txn, task, attempt, now)
             return self._status(task)
+
+
+class HistoryPageUnbounded(_Base):
+    """history returns every event after ``after_sequence``: the page of 100 is not cut."""
+
+    def _history_page(self, txn: Any, task_id: str,
+                      after_sequence: int) -> list[spec.RecordedHistoryEvent]:
+        page: list[spec.RecordedHistoryEvent] = txn.history(task_id, after_sequence, 1 << 30)
+        return page
 
 
 class RetryWritesNoEvent(_Base):
@@ -450,6 +471,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-RECOVER-004", CarriesLastShortlist),
     Mutant("rescuer_rechecks_lease_only", "a scan re-finalizes an attempt another scan or a "
            "cancel already finalized", "LDG-RECOVER-005", RescuerRechecksLeaseOnly),
+    Mutant("recovery_scans_in_id_order", "expire_batch with a limit takes the due attempts by "
+           "task id, not earliest expiry first", "LDG-RECOVER-003", RecoveryScansInIdOrder),
     Mutant("recheck_then_write", "a scan re-checks a candidate and expires it in two "
            "transactions", "LDG-RECOVER-005", RecheckThenWrite),
     # reads and history
@@ -457,6 +480,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "latest", "LDG-READ-003", InspectAttemptReadsLatest),
     Mutant("status_expires_on_read", "status expires an attempt past its lease", "LDG-READ-004",
            StatusExpiresOnRead),
+    Mutant("history_page_unbounded", "history returns every event after the given sequence, "
+           "not at most 100", "LDG-HISTORY-001", HistoryPageUnbounded),
     Mutant("retry_writes_no_event", "a retry writes no retry_scheduled event", "LDG-HISTORY-002",
            RetryWritesNoEvent),
 )
