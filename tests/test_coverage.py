@@ -103,3 +103,24 @@ def test_snodo_tasks_reaches_exactly_its_declared_situations(given: dict[str, st
     assert reached == {(c.id, s.name) for c in snodo.CLAUSES
                        for s in c.situations_for(options, caps)}
     assert not result.evidence.failures
+
+
+@pytest.mark.parametrize("given", [{}, {"renew_lookup": "task_first"}],
+                         ids=["cursor_first", "task_first"])
+def test_ledgence_tasks_reaches_exactly_its_declared_situations(given: dict[str, str]) -> None:
+    """Under each reading of renew_lookup, quick on seed 1 on the Memory store reaches every
+    situation that applies (a task 101 events long, four due tasks expiring unlike their ids
+    included), and the model names no other."""
+    from fencepost.model.base import options_with_defaults
+    from fencepost.spec import ledgence_tasks as ledgence
+
+    contract = CONTRACTS["ledgence-tasks"]
+    result = run_suite(contract.load_suite(), contract.memory_factory(),
+                       profile=PROFILES["quick"], seed=1, options=given)
+    reached = {(c, s) for c, counts in result.evidence.situations.items()
+               for s, n in counts.items() if n}
+    options = options_with_defaults(ledgence.CHOICES, given)
+    caps = frozenset(result.capabilities) & set(ledgence.CAPABILITIES)
+    assert reached == {(c.id, s.name) for c in ledgence.CLAUSES
+                       for s in c.situations_for(options, caps)}
+    assert not result.evidence.failures

@@ -152,3 +152,21 @@ def test_a_store_without_dispatch_is_held_to_its_refusal_only() -> None:
     assert {c for c, s in statuses.items() if s != "unsupported"} == ALL - dispatch - FAULT
     assert all(s == "pass" for c, s in statuses.items() if c not in dispatch | FAULT)
     assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_history_page_of_every_event_fails_history_001_at_quick(seed: int) -> None:
+    """One task driven past 100 events: a store that does not cut the page at 100 is caught
+    by the page rule alone (before that task existed every page held 10 events or fewer)."""
+    [row] = run_mutants("ledgence-tasks", base="memory", only=["history_page_unbounded"],
+                        seed=seed)
+    assert (row.caught, row.caught_by) == (True, ["LDG-HISTORY-001"])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_scan_taking_due_tasks_by_id_fails_recover_003_at_quick(seed: int) -> None:
+    """Four due tasks whose expiries run unlike their ids: a bounded scan in id order takes
+    another task than the earliest expiry, and only the earliest-first rule fails."""
+    [row] = run_mutants("ledgence-tasks", base="memory", only=["recovery_scans_in_id_order"],
+                        seed=seed)
+    assert (row.caught, row.caught_by) == (True, ["LDG-RECOVER-003"])
