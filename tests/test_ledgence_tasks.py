@@ -154,6 +154,7 @@ def test_a_store_without_dispatch_is_held_to_its_refusal_only() -> None:
     assert report.exit_code == 0
 
 
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_history_page_of_every_event_fails_history_001_at_quick(seed: int) -> None:
     """One task driven past 100 events: a store that does not cut the page at 100 is caught
@@ -170,3 +171,17 @@ def test_a_scan_taking_due_tasks_by_id_fails_recover_003_at_quick(seed: int) -> 
     [row] = run_mutants("ledgence-tasks", base="memory", only=["recovery_scans_in_id_order"],
                         seed=seed)
     assert (row.caught, row.caught_by) == (True, ["LDG-RECOVER-003"])
+
+
+def test_claims_in_submission_order_fail_acq_001_at_quick() -> None:
+    """A retry submitted first but available after a newer task: claimed out of turn by a
+    store ordering on submitted_at alone (before, only standard met that case)."""
+    [row] = run_mutants("ledgence-tasks", base="memory", only=["claims_in_submission_order"])
+    assert (row.caught, row.caught_by) == (True, ["LDG-ACQ-001"])
+
+
+def test_a_cancel_that_extends_a_sooner_deadline_fails_cancel_003_at_quick() -> None:
+    """A cancel 1 ms before a lease capped by a deadline within 30 s: setting the deadline to
+    now + 30 000 instead of cutting it is caught by the cancel rule alone."""
+    [row] = run_mutants("ledgence-tasks", base="memory", only=["cancel_sets_deadline"])
+    assert (row.caught, row.caught_by) == (True, ["LDG-CANCEL-003"])

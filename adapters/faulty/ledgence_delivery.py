@@ -27,6 +27,14 @@ _Base: Any = LedgenceCore
 # -- acquisition ----------------------------------------------------------------------------------
 
 
+class ClaimsInSubmissionOrder(_Base):
+    """Claims go by (submitted_at, task_id) alone: a retry submitted earlier is taken before a
+    newer task that became available sooner."""
+
+    def _candidate_order(self) -> tuple[str, ...]:
+        return ("submitted_at", "task_id")
+
+
 class RetryClaimedDuringBackoff(_Base):
     """The candidate query has no available_at bound."""
 
@@ -344,6 +352,8 @@ class UnknownIntentIsKeepAlive(_Base):
 
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("claims_in_submission_order", "claims ignore available_at: a retry goes before a "
+           "newer task available sooner", "LDG-ACQ-001", ClaimsInSubmissionOrder),
     Mutant("retry_claimed_during_backoff", "a retry is claimed before its available_at",
            "LDG-ACQ-001", RetryClaimedDuringBackoff),
     Mutant("authority_deadline_without_grace", "an attempt's authority deadline has no cleanup "

@@ -249,6 +249,19 @@ class CancelFinalizesLiveAttempt(_Base):
         return str(self._cancel_expired(txn, task, attempt, now))
 
 
+class CancelSetsDeadline(_Base):
+    """A cancel sets the authority deadline to now + 30 000 instead of cutting it: a deadline
+    already sooner is extended (the lease, capped by the smaller, is left as it was)."""
+
+    def _cancel_live(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+                     now: int) -> str:
+        att = attempt.snapshot
+        extended = attrs.evolve(att, authority_deadline=now + spec.CLEANUP_GRACE_MS)
+        txn.save_attempt(attrs.evolve(attempt, snapshot=extended))
+        return str(super()._cancel_live(txn, task, attrs.evolve(attempt, snapshot=extended),
+                                        now))
+
+
 class CancelOfExpiredOnlyRequests(_Base):
     """An expired attempt's cancel takes the live path: requested, the task left active."""
 
@@ -458,6 +471,8 @@ MUTANTS: tuple[Mutant, ...] = (
     # cancel
     Mutant("cancel_finalizes_live_attempt", "cancel of a live attempt finalizes it at once",
            "LDG-CANCEL-003", CancelFinalizesLiveAttempt),
+    Mutant("cancel_sets_deadline", "cancel of a live attempt whose deadline is within 30 s "
+           "extends it to now + 30 000", "LDG-CANCEL-003", CancelSetsDeadline),
     Mutant("cancel_of_expired_only_requests", "cancel of an expired attempt leaves it active",
            "LDG-CANCEL-004", CancelOfExpiredOnlyRequests),
     # recovery
