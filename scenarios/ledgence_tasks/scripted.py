@@ -337,7 +337,8 @@ def pending_changes_nothing(h: Harness, p: str) -> None:
 @scenario()
 def claim_order_and_eligibility(h: Harness, p: str) -> None:
     """Claims go by (available_at, submitted_at); other scopes and queues, cancelled tasks and
-    retries before their available_at are not claimed; consumers have their own cursors."""
+    retries before their available_at are not claimed; consumers have their own cursors. A
+    newer task available before an older retry is claimed first."""
     ws = open_ws(h, concurrency=3)
     submit_task(h, f"{p}-other-scope", scope=OTHER)
     submit_task(h, f"{p}-other-queue", queue="reports")
@@ -453,7 +454,9 @@ def dispatch_renewal_authorizes_once(h: Harness, p: str) -> None:
 
 @scenario()
 def finish_rules(h: Harness, p: str) -> None:
-    """Success, application failure, retryable and final failure kinds, the attempt budget."""
+    """Success, application failure (with attempts left and on the last), retryable and final
+    failure kinds, the attempt budget; a finished attempt's re-send replays, its renewal and
+    the task's cancel change nothing; a dispatched attempt stays marked started."""
     ws = open_ws(h, concurrency=1)
     seq = iter(range(1, 100))
     t = submit_task(h, f"{p}-ok")
@@ -599,7 +602,8 @@ def settle_replay_after_retry_leaves_new_attempt(h: Harness, p: str) -> None:
 @scenario()
 def exact_expiry_rejects_renew_and_settle_and_expires_once(h: Harness, p: str) -> None:
     """At exact expiry renew and settle are refused, reads still show the attempt active, and
-    recovery expires it once."""
+    recovery expires it once; 1 ms later the last renewal's replay is refused, and once
+    recovered the attempt takes no settlement."""
     ws = open_ws(h)
     t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
     acquire(h, ws, 0, 1)
@@ -622,7 +626,8 @@ def exact_expiry_rejects_renew_and_settle_and_expires_once(h: Harness, p: str) -
 @scenario()
 def cancel_of_live_attempt_requests_it(h: Harness, p: str) -> None:
     """Cancelling a live attempt only requests it and cuts its authority; it then finishes
-    cancelled whatever its report."""
+    cancelled whatever its report. A cancel 1 ms before a lease capped by a deadline already
+    within 30 s leaves that deadline as it is."""
     ws = open_ws(h)
     t = submit_task(h, f"{p}-a")
     acquire(h, ws, 0, 1)
