@@ -387,7 +387,8 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-HISTORY-001", "history is contiguous and paged",
        "history returns the task's events with sequence > after, ascending, at most 100; "
        "sequences start at 1 and have no gaps; replays and no-ops write nothing.", M,
-       "scenario:queued_cancel_is_terminal_and_idempotent"),
+       "scenario:queued_cancel_is_terminal_and_idempotent",
+       "scenario:history_pages_hold_at_most_100"),
     _c("LDG-HISTORY-002", "each transition writes its events",
        "Every event names its attempt (none for submitted and for a queued task's cancel) and "
        "the time of the transition: claimed; dispatch_authorized; cancel_requested; "
@@ -615,7 +616,7 @@ CLAUSES = Catalogue(_situated([
        "scenario:expire_batch_is_bounded"),
     _c("LDG-RECOVER-003", "a batch is bounded and earliest first",
        "A scan examines at most `limit` candidates, those with the earliest lease expiry.", M,
-       "scenario:expire_batch_is_bounded"),
+       "scenario:expire_batch_is_bounded", "scenario:recovery_takes_the_earliest_expiries"),
     _c("LDG-RECOVER-004", "nothing is finalized twice",
        "A scan never examines a task that is not active with an expired attempt: repeated "
        "scans after a recovery, a settlement or a cancel answer {0, 0} and write nothing.", M,
