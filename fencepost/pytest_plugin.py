@@ -10,6 +10,7 @@ Registered through the ``pytest11`` entry point; it imports nothing heavy unless
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -57,9 +58,9 @@ class ClauseItem(pytest.Item):
         if verdict.status == "unknown":
             raise ClauseFailed(f"{verdict.clause.id}: verdict unknown: {verdict.reason}")
         if verdict.weak:
-            self.warn(pytest.PytestWarning(
+            warnings.warn(pytest.PytestWarning(
                 f"{verdict.clause.id} passed weakly: situations never reached: "
-                + "; ".join(verdict.unreached)))
+                + "; ".join(verdict.unreached)), stacklevel=1)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClauseFailed):
