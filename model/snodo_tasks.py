@@ -292,13 +292,7 @@ def _authority_shape(state: State, op: spec.TransitionOp, options: Mapping[str, 
             return _forged_request(state, options)
         if a.store != MAIN:
             return _err(state, "not_found", "SNODO-AUTH-004")
-        if a.kind not in ("update", "cancel"):
-            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
-        if a.task_id != op.task_id:
-            return _err(state, "unauthorized_action", "SNODO-AUTH-002")
-        if spec.REQUEST_KINDS.get(op.event.kind) != a.kind:
-            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
-        return None
+        return _request_action(state, a, op)
     lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
     if not isinstance(lease, LeaseM):
         return _err(state, "unauthorized_action", "SNODO-AUTH-004")
@@ -308,6 +302,17 @@ def _authority_shape(state: State, op: spec.TransitionOp, options: Mapping[str, 
         return _err(state, "stale_lease", "SNODO-LEASE-005")
     if op.event.kind not in spec.WORKER_KINDS:
         return _err(state, "unauthorized_action", "SNODO-LEASE-006")
+    return None
+
+
+def _request_action(state: State, a: AccessM, op: spec.TransitionOp) -> Step | None:
+    """An access sends only its own request kind (update or cancel) on its own task."""
+    if a.kind not in ("update", "cancel"):
+        return _err(state, "unauthorized_action", "SNODO-AUTH-001")
+    if a.task_id != op.task_id:
+        return _err(state, "unauthorized_action", "SNODO-AUTH-002")
+    if spec.REQUEST_KINDS.get(op.event.kind) != a.kind:
+        return _err(state, "unauthorized_action", "SNODO-AUTH-001")
     return None
 
 
@@ -323,13 +328,7 @@ def _authority(state: State, op: spec.TransitionOp, agg: Agg, ctx: Ctx) -> Step 
             return _err(state, "not_found", "SNODO-AUTH-003")
         if expired(agg.snapshot, now):
             return _err(state, "not_found", "SNODO-TTL-001")
-        if a.kind not in ("update", "cancel"):
-            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
-        if a.task_id != op.task_id:
-            return _err(state, "unauthorized_action", "SNODO-AUTH-002")
-        if spec.REQUEST_KINDS.get(op.event.kind) != a.kind:
-            return _err(state, "unauthorized_action", "SNODO-AUTH-001")
-        return None
+        return _request_action(state, a, op)
     lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
     refused = _worker_lease(state, lease, op.task_id, now)
     if refused is not None:
