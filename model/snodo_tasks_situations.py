@@ -239,12 +239,16 @@ def _old_ms(agg: Agg, ctx: Ctx) -> Found:
         yield "SNODO-LEASE-002", "live in the old expiry's ms (successor)"
 
 
+def _leased(before: State, lease: object) -> Any:
+    """The task a lease of this store names, before the step (None: no such lease or task)."""
+    if not isinstance(lease, LeaseM) or lease.store != MAIN:
+        return None
+    return before.get(lease.task_id)
+
+
 def _renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
     yield from _lease(before, op.lease, "renew", ctx, step)
-    lease = op.lease
-    if not isinstance(lease, LeaseM) or lease.store != MAIN:
-        return
-    agg = before.get(lease.task_id)
+    agg = _leased(before, op.lease)
     if agg is None or agg.claim is None:
         return
     old = agg.claim.expires_at
@@ -260,10 +264,7 @@ def _renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
 
 def _release(before: State, op: spec.Release, ctx: Ctx, step: Step) -> Found:
     yield from _lease(before, op.lease, "release", ctx, step)
-    lease = op.lease
-    if not isinstance(lease, LeaseM) or lease.store != MAIN:
-        return
-    agg = before.get(lease.task_id)
+    lease, agg = op.lease, _leased(before, op.lease)
     if agg is None or lease.incarnation != agg.incarnation:
         return
     if step.outcome.code == "ok" and agg.claim is not None and ctx.now >= agg.claim.expires_at:
