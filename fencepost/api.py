@@ -10,6 +10,7 @@ Example (in your own test suite)::
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable, Mapping
@@ -20,7 +21,8 @@ import attrs
 from fencepost.reports.verdict import RunReport, judge
 from fencepost.scenarios.concurrent import ConcurrentRun
 from fencepost.scenarios.evidence import Evidence
-from fencepost.scenarios.runner import PROFILES, Progress, run_suite
+from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
+from fencepost.scenarios.runner import PROFILES, Interrupted, Progress, RunResult, run_suite
 
 from . import __version__
 from .errors import ConfigurationError
@@ -42,6 +44,7 @@ def check(
     concurrency: int | None = None,
     concurrent_ops: int | None = None,
     strict: bool = False,
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -49,7 +52,10 @@ def check(
     ``"module:factory"``) or a factory callable ``factory(env) -> store``. ``concurrency`` and
     ``concurrent_ops`` override the profile's concurrent run (workers, calls; 0 workers: none).
     With ``strict``, a clause that passed without reaching each of its situations is
-    ``unknown`` rather than a weak pass.
+    ``unknown`` rather than a weak pass. A store call that does not return within
+    ``call_timeout_s`` stops the run: the clauses at stake are ``unknown``, the verdicts
+    reached so far stay. Ctrl-C raises :class:`~fencepost.scenarios.runner.Interrupted`, whose
+    ``report`` holds the partial report, after the run's data was dropped.
     Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
@@ -71,17 +77,10 @@ def check(
     factory, name = resolve_adapter(contract_name, adapter)
     suite = entry.load_suite()
     seed = new_seed() if seed is None else seed
-    result = run_suite(
-        suite,
-        factory,
-        profile=chosen,
-        seed=seed,
-        options=options,
-        progress=progress or (lambda _: None),
-        stop_when=stop_when,
-    )
-    verdicts = judge(suite.clauses, result.evidence, result.capabilities, result.gated_off,
-                     result.options, strict=strict)
+    run = functools.partial(
+        run_suite, suite, factory, profile=chosen, seed=seed, options=options,
+        progress=progress or (lambda _: None), stop_when=stop_when,
+        call_timeout_s=call_timeout_s)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):
@@ -90,21 +89,36 @@ def check(
         replay += [f"--{flag}", str(count)]
     if strict:
         replay.append("--strict")
-    return RunReport(
-        contract=contract_name,
-        adapter=name,
-        kit_version=__version__,
-        profile=profile,
-        seed=seed,
-        options=dict(result.options),
-        capabilities=result.capabilities,
-        timings=dict(result.timings),
-        steps=result.steps,
-        examples=result.examples,
-        verdicts=tuple(verdicts),
-        replay=shlex.join(replay),
-        history=result.history,
-    )
+    if call_timeout_s != DEFAULT_CALL_TIMEOUT_S:
+        replay += ["--call-timeout", f"{call_timeout_s:g}"]
+
+    def report_of(result: RunResult) -> RunReport:
+        verdicts = judge(suite.clauses, result.evidence, result.capabilities,
+                         result.gated_off, result.options, strict=strict)
+        return RunReport(
+            contract=contract_name,
+            adapter=name,
+            kit_version=__version__,
+            profile=profile,
+            seed=seed,
+            options=dict(result.options),
+            capabilities=result.capabilities,
+            timings=dict(result.timings),
+            steps=result.steps,
+            examples=result.examples,
+            verdicts=tuple(verdicts),
+            replay=shlex.join(replay),
+            history=result.history,
+            faults=tuple(result.evidence.faults),
+            stopped=result.evidence.stopped,
+        )
+
+    try:
+        result = run()
+    except Interrupted as stop:
+        stop.report = report_of(stop.result) if stop.result is not None else None
+        raise
+    return report_of(result)
 
 def assert_conforms(contract_name: str, adapter: str | Factory, **kwargs: Any) -> RunReport:
     """Like :func:`check`, but raise ``AssertionError`` listing every failed or unknown clause

@@ -81,9 +81,24 @@ def _verdict(clause: Clause, evidence: Evidence, capabilities: frozenset[str],
     if clause.id in evidence.unknown:
         return ClauseVerdict(clause, UNKNOWN, evidence.unknown[clause.id], seen)
     if seen == 0:
-        reason = "no check exercised it at this profile; try a larger profile or seed"
-        return ClauseVerdict(clause, UNKNOWN, reason, 0)
+        return ClauseVerdict(clause, UNKNOWN, _untested(clause, evidence), 0)
     return ClauseVerdict(clause, PASS, "", seen)
+
+
+def _untested(clause: Clause, evidence: Evidence) -> str:
+    """Why a clause nothing failed was never put to the test, in the words of what happened."""
+    ran = {check: how for check, how in evidence.ended.items()
+           if check in clause.checks or check.split(":")[0] in clause.checks}
+    if ran and all(ran.values()):
+        stops = sorted(set(ran.values()))
+        said = "; ".join(stops[:3]) + (f"; and {len(stops) - 3} more" if len(stops) > 3 else "")
+        return (f"not put to the test: each of its {len(ran)} checks stopped before reaching "
+                f"it ({said})")
+    if evidence.stopped and not ran:
+        return f"not put to the test: the run stopped before its checks ({evidence.stopped})"
+    if evidence.stopped:
+        return f"not put to the test before the run stopped ({evidence.stopped})"
+    return "no check exercised it at this profile; try a larger profile or seed"
 
 
 @attrs.frozen
@@ -104,15 +119,23 @@ class RunReport:
     replay: str
     history: Any = attrs.field(default=None, eq=False, repr=False)
     """The concurrent run's :class:`~fencepost.scenarios.history.History`, if there was one."""
+    faults: tuple[str, ...] = ()
+    """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
+    stopped: str = ""
+    """Why the run stopped before its end (a store call that did not return), if it did."""
 
     def count(self, status: str) -> int:
         return sum(1 for v in self.verdicts if v.status == status)
 
     @property
     def exit_code(self) -> int:
-        """0 all applicable clauses pass, 1 a clause failed, 3 none failed but one is unknown."""
+        """0 all applicable clauses pass, 1 a clause failed, 2 none failed but the adapter
+        failed outside the contract's calls (``close``, ``discard``), 3 none failed but one is
+        unknown."""
         if self.count(FAIL):
             return 1
+        if self.faults:
+            return 2
         if self.count(UNKNOWN):
             return 3
         return 0

@@ -26,14 +26,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
-from .harness import World, call
+from .guard import RunStopped
+from .harness import AdapterFault, World
 from .history import Event, History
 from .linearizability import Verdict, check_history
 from .races import SWITCH_INTERVAL_S
@@ -41,8 +42,6 @@ from .races import SWITCH_INTERVAL_S
 BURST_MAX = 3
 """Calls per worker in one burst (each worker makes 1 to ``BURST_MAX``)."""
 
-STUCK_S = 60.0
-"""A burst that has not finished after this long is abandoned: its calls are indeterminate."""
 
 
 class Worker(Protocol):
@@ -77,14 +76,14 @@ WorkloadFactory = Callable[[str], Workload]
 @attrs.frozen
 class ConcurrentRun:
     """What a concurrent run did: its history, the verdict on it, and how long each part took.
-    ``stuck`` is set when a burst was abandoned (a call did not return in ``STUCK_S``)."""
+    A call that does not return within the run's call timeout stops the run
+    (:class:`~fencepost.scenarios.guard.CallTimedOut`): no verdict comes of a stuck history."""
 
     history: History
     verdict: Verdict
     bursts: int
     run_s: float
     check_s: float
-    stuck: str | None = None
 
 
 def _quiet(_: str) -> None:
@@ -107,18 +106,19 @@ def run_concurrent(
     if threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
     rng = random.Random(seed)
+    guard = world.guard
     store = world.open()
     durable = "durable" in world.capabilities
-    stores = [store] + [world.factory(world.env) if durable else store
+    stores = [store] + [_open_another(world) if durable else store
                         for _ in range(threads - 1)]
     workers = [workload.worker(k) for k in range(threads)]
     rngs = [random.Random(rng.getrandbits(64)) for _ in range(threads)]
     plan = [0] * threads  # calls each worker makes in the current burst
     recorded: list[list[Event]] = [[] for _ in range(threads)]
     start = threading.Barrier(threads + 1)
-    end = threading.Barrier(threads + 1)
     stop = threading.Event()
     broken: list[BaseException] = []
+    burst = _Burst(threads)
 
     def work(k: int) -> None:
         process = f"w{k + 1}"
@@ -135,18 +135,17 @@ def run_concurrent(
                     op = workers[k].next_op(rngs[k], now)
                     invoked = time.monotonic_ns()
                     recorded[k].append(Event(process, op, invoked, None, None, now))
-                    outcome = call(stores[k], op)
+                    outcome = guard.call(stores[k], op)
                     recorded[k][-1] = Event(process, op, invoked, time.monotonic_ns(), outcome,
                                             now)
                     workers[k].saw(op, outcome, now)
+            except RunStopped:
+                return
             except BaseException as e:  # a bug in the workload, not the store: stop the run
                 broken.append(e)
-                end.abort()
+                burst.fail()
                 return
-            try:
-                end.wait()
-            except threading.BrokenBarrierError:
-                return
+            burst.finished()
 
     pool = [threading.Thread(target=work, args=(k,), daemon=True, name=f"fencepost-w{k + 1}")
             for k in range(threads)]
@@ -155,39 +154,44 @@ def run_concurrent(
     started = time.perf_counter()
     bursts = 0
     made = 0
-    stuck: str | None = None
     try:
         for t in pool:
             t.start()
         while made < ops:
             for k in range(threads):
                 plan[k] = rng.randint(1, BURST_MAX)
+            done = burst.begin()
             try:
-                start.wait(STUCK_S)
-                end.wait(STUCK_S)
+                start.wait(guard.timeout_s)
             except threading.BrokenBarrierError:
-                if broken:
-                    raise RuntimeError(f"the {world.model.name} workload failed") from broken[0]
-                stuck = f"burst {bursts + 1} did not finish in {STUCK_S:.0f} s"
-                break
+                raise RuntimeError("the concurrent workers did not start a burst") from None
+            guard.await_done(done)
+            if broken:
+                raise RuntimeError(f"the {world.model.name} workload failed") from broken[0]
             bursts += 1
             made = sum(len(r) for r in recorded)
             if bursts % 25 == 0:
                 progress(f"concurrent: {made}/{ops} calls by {threads} workers, "
                          f"{bursts} bursts")
             _move_clock(world, workload, rng)
+        stop.set()
+        start.abort()
+        deadline = time.monotonic() + guard.timeout_s
+        for t in pool:
+            t.join(max(0.0, deadline - time.monotonic()))
     finally:
         stop.set()
         start.abort()
-        end.abort()
         sys.setswitchinterval(switch)
-        for t in pool:
-            t.join(1.0 if stuck else None)
         for extra in stores[1:]:
             if extra is not store:
                 close = getattr(extra, "close", None)
-                if close is not None:
-                    close()
+                if close is not None and not guard.abandoned:
+                    try:
+                        guard.run("store.close", close, cleanup=True)
+                    except Exception as e:  # noqa: BLE001 - the adapter's fault, noted
+                        world.evidence.faults.append(
+                            f"a worker's store.close raised {type(e).__name__}: {e}")
     run_s = time.perf_counter() - started
     events = [e for r in recorded for e in r]
     history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
@@ -196,7 +200,40 @@ def run_concurrent(
     t0 = time.perf_counter()
     verdict = check_history(world.model, history, partition, budget_s,
                             options=world.options, capabilities=world.capabilities)
-    return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0, stuck)
+    return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0)
+
+
+class _Burst:
+    """The end of one burst: set once every worker has made its calls."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._left = 0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+
+    def begin(self) -> threading.Event:
+        with self._lock:
+            self._left = self.workers
+            self._done = threading.Event()
+            return self._done
+
+    def finished(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self._done.set()
+
+    def fail(self) -> None:
+        self._done.set()
+
+
+def _open_another(world: World) -> Any:
+    """One more store from the factory (a connection of its own for a worker)."""
+    try:
+        return world.guard.run("the adapter factory", world.factory, world.env)
+    except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+        raise AdapterFault(f"the adapter factory raised {type(e).__name__}: {e}", ()) from e
 
 
 def _move_clock(world: World, workload: Workload, rng: random.Random) -> None:

@@ -30,6 +30,12 @@ class Evidence:
     steps: int = 0
     # clause -> situation -> how often it was reached with the store agreeing
     situations: dict[str, dict[str, int]] = attrs.Factory(dict)
+    # check -> how it first ended: "" it held, "failed CLAUSE", "lost: why"
+    ended: dict[str, str] = attrs.Factory(dict)
+    stopped: str = ""
+    """Why the run stopped before its end (a call that did not return, an interruption)."""
+    faults: list[str] = attrs.Factory(list)
+    """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
 
     def reach(self, clause: str, situation: str) -> None:
         counts = self.situations.setdefault(clause, {})

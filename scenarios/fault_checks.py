@@ -29,7 +29,7 @@ import attrs
 from fencepost.model.base import OneOf, Step, attribute_outcome
 from fencepost.spec.opaque import known, resolve
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Err, Outcome, agrees
+from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
 from .faults import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .harness import _LOST, Harness, StoreLost, World, blamed_on, violation
@@ -141,7 +141,7 @@ def _clean(h: Harness, target: Target, before: Any, answer: Step | OneOf,
         h._record(target.actor, op, expected.outcome, actual)
         raise violation(
             attribute_outcome(h.model, expected, actual, op.name, h.real(op)),
-            f"{op.name} answered {actual}; the contract requires {expected.outcome}",
+            f"{answered(op.name, actual)}; the contract requires {expected.outcome}",
             tuple(h.trace))
     h._record(target.actor, op, step.outcome, actual)
     _adopt(h, step, actual)
@@ -204,7 +204,7 @@ def _retry(h: Harness, clause: str, target: Target, states: list[Any]) -> None:
         h._record(target.actor, op, expected, actual)
         raise violation(
             clause,
-            f"repeated after the error, {op.name} answered {actual}; from the records the "
+            f"repeated after the error, {answered(op.name, actual)}; from the records the "
             f"first call left, the contract requires {expected}",
             tuple(h.trace))
     base = h.state

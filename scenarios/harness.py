@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from fencepost.env import AdapterEnv
+from fencepost.errors import ConfigurationError
 from fencepost.model.base import (
     ContractModel,
     Ctx,
@@ -36,10 +37,11 @@ from fencepost.spec.opaque import (
     resolve,
 )
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees, answered
 
 from .clock import SimClock
 from .evidence import Evidence
+from .guard import DEFAULT_CALL_TIMEOUT_S, Guard
 from .trace import TraceStep, render_trace
 
 
@@ -85,14 +87,9 @@ class StoreLost(Exception):
         self.trace = trace
 
 
-def call(store: Any, op: Op) -> Outcome:
-    """Run ``op`` on ``store`` and turn whatever happens into an outcome value."""
-    try:
-        return Ok(op.invoke(store))
-    except ContractError as e:
-        return Err(e.code, e.detail, getattr(e, "payload", None))
-    except Exception as e:  # noqa: BLE001 - anything else is a crash the report must show
-        return Crash(type(e).__name__, str(e))
+class AdapterFault(StoreLost):
+    """The adapter failed outside a contract call (its factory, ``close`` or ``discard``): the
+    check cannot conclude, and the fault is the adapter's (never reported as the kit's)."""
 
 
 @attrs.define
@@ -108,6 +105,12 @@ class World:
     dead: set[str] = attrs.Factory(set)
     evidence: Evidence = attrs.Factory(Evidence)
     store: Any = None
+    guard: Guard = attrs.Factory(lambda: Guard(DEFAULT_CALL_TIMEOUT_S))
+    live: list[World] = attrs.Factory(list)
+    """Every world of the run with data not yet discarded (shared by forks): what a stopped run
+    must still drop."""
+    check: str = ""
+    """The check running now (the clauses at stake if the run stops)."""
     env: AdapterEnv = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -123,7 +126,14 @@ class World:
 
     def open(self) -> Any:
         if self.store is None:
-            self.store = self.factory(self.env)
+            if self not in self.live:
+                self.live.append(self)
+            try:
+                self.store = self.guard.run("the adapter factory", self.factory, self.env)
+            except (StoreLost, ConfigurationError):
+                raise
+            except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+                raise AdapterFault(f"the adapter factory raised {_said(e)}", ()) from e
         return self.store
 
     def close(self) -> None:
@@ -131,15 +141,19 @@ class World:
             close = getattr(self.store, "close", None)
             self.store = None
             if close is not None:
-                close()
+                try:
+                    self.guard.run("store.close", close, cleanup=True)
+                except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+                    raise AdapterFault(f"store.close raised {_said(e)}", ()) from e
 
     def reopen(self) -> Any:
         self.close()
         return self.open()
 
     def fork(self, suffix: str, options: Mapping[str, str] | None = None) -> World:
-        """A world with a store of its own (namespace + ``suffix``), sharing the clock and the
-        evidence: for checks that must not see each other's records (capacity, reap)."""
+        """A world with a store of its own (namespace + ``suffix``), sharing the clock, the
+        guard and the evidence: for checks that must not see each other's records (capacity,
+        reap)."""
         world = World(
             model=self.model,
             factory=self.factory,
@@ -148,15 +162,37 @@ class World:
             options=dict(options if options is not None else self.options),
             capabilities=self.capabilities,
             evidence=self.evidence,
+            guard=self.guard,
+            live=self.live,
         )
         return world
 
     def discard(self) -> None:
-        """Close the store and drop its data (the factory's ``discard``, if any)."""
-        self.close()
-        discard = getattr(self.factory, "discard", None)
-        if discard is not None:
-            discard(self.env)
+        """Close the store and drop its data (the factory's ``discard``, if any); both run
+        even if one fails, and a failure is the adapter's."""
+        try:
+            self.close()
+        finally:
+            if self in self.live:
+                self.live.remove(self)
+            discard = getattr(self.factory, "discard", None)
+            if discard is not None:
+                try:
+                    self.guard.run("the adapter factory's discard", discard, self.env,
+                                   cleanup=True)
+                except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+                    raise AdapterFault(f"the factory's discard raised {_said(e)}", ()) from e
+
+
+def _unavailable(e: BaseException) -> bool:
+    """Is ``e`` the store saying its backend is away (not a wrong answer)?"""
+    return (isinstance(e, ContractError) and e.code == "backend_unavailable"
+            or type(e).__name__ in _LOST)
+
+
+def _said(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
 
 
 class Harness:
@@ -208,9 +244,12 @@ class Harness:
         try:
             self.world.reopen()
         except Exception as e:  # noqa: BLE001 - a store that cannot reopen breaks durability
+            cause = e.__cause__ if isinstance(e, AdapterFault) and e.__cause__ else e
+            if _unavailable(cause):  # the backend was away: nothing is shown either way
+                raise StoreLost(f"reopening the store: {_said(cause)}", tuple(self.trace)) from e
             raise violation(
                 self.model.durable_clause,
-                f"reopening the store raised {type(e).__name__}: {e}",
+                f"reopening the store raised {_said(cause)}",
                 tuple(self.trace),
             ) from e
         durable = self.model.durable_clause
@@ -258,7 +297,7 @@ class Harness:
 
     def run(self, store: Any, op: Op) -> Outcome:
         """Call ``op`` on ``store`` with references resolved to the store's real values."""
-        return call(store, resolve(op, self._store_side))
+        return self.world.guard.call(store, resolve(op, self._store_side))
 
     def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
         """Run ``op`` on store and model; raise on the first difference; return the answer.
@@ -274,7 +313,7 @@ class Harness:
         if not agrees(step.outcome, actual):
             raise violation(
                 attribute_outcome(self.model, step, actual, op.name, self.real(op)),
-                f"{op.name} answered {actual}; the contract requires {step.outcome}",
+                f"{answered(op.name, actual)}; the contract requires {step.outcome}",
                 tuple(self.trace),
             )
         before, self.state = self.state, step.state
@@ -356,7 +395,7 @@ class Harness:
             self._record(actor, op, closest.outcome, actual)
             raise violation(
                 clause,
-                f"{op.name} answered {actual}; the contract allows {choice.description}",
+                f"{answered(op.name, actual)}; the contract allows {choice.description}",
                 tuple(self.trace),
             )
         return picked
@@ -437,7 +476,7 @@ class Harness:
                          if self.model.answer_clause else None)
                 raise violation(
                     named or clause(expected, actual),
-                    f"{context}, {observe.name} answered {actual}; the contract requires "
+                    f"{context}, {answered(observe.name, actual)}; the contract requires "
                     f"{expected}",
                     tuple(self.trace),
                 )

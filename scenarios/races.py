@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Outcome, agrees
+from fencepost.spec.outcome import Crash, Outcome, agrees, answered
 
-from .harness import Harness, call, violation
+from .guard import Guard, RunStopped, current_guard
+from .harness import Harness, violation
 
 SWITCH_INTERVAL_S = 1e-5
 """The interpreter's thread switch interval while racers run (the default is 5 ms)."""
@@ -19,40 +20,51 @@ SWITCH_INTERVAL_S = 1e-5
 def release_together(
     store: Any,
     ops: Sequence[Op],
-    timeout: float = 60.0,
-    run: Callable[[Any, Op], Outcome] = call,
+    run: Callable[[Any, Op], Outcome] | None = None,
 ) -> list[Outcome]:
     """Run each op on its own thread, all released by one barrier; outcomes in op order.
-    ``run`` makes the call (pass ``harness.run`` when the ops hold references)."""
+    ``run`` makes the call (pass ``harness.run`` when the ops hold references; default: the
+    run's guarded call). A racer that does not return within the run's call timeout stops the
+    run (:class:`~fencepost.scenarios.guard.CallTimedOut`): the race proves nothing."""
+    guard = current_guard()
     barrier = threading.Barrier(len(ops))
     # Switch threads every few microseconds while the racers run, so that even an in-process
     # store's critical sections interleave (the default 5 ms slice hides most races).
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
-        return _race(barrier, ops, store, timeout, run)
+        return _race(barrier, ops, store, guard, run or guard.call)
     finally:
         sys.setswitchinterval(switch)
 
 
-def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, timeout: float,
+def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, guard: Guard,
           run: Callable[[Any, Op], Outcome]) -> list[Outcome]:
-    outcomes: list[Outcome] = [Crash("Timeout", "thread did not finish")] * len(ops)
+    outcomes: list[Outcome | None] = [None] * len(ops)
+    left = [len(ops)]
+    lock = threading.Lock()
+    done = threading.Event()
 
     def racer(k: int) -> None:
         try:
-            barrier.wait(timeout)
+            barrier.wait(guard.timeout_s)
+            outcomes[k] = run(store, ops[k])
         except threading.BrokenBarrierError:
             outcomes[k] = Crash("BrokenBarrierError", "racers were not released together")
-            return
-        outcomes[k] = run(store, ops[k])
+        except RunStopped:
+            pass
+        finally:
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    done.set()
 
-    threads = [threading.Thread(target=racer, args=(k,), daemon=True) for k in range(len(ops))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout)
-    return outcomes
+    for k in range(len(ops)):
+        threading.Thread(target=racer, args=(k,), daemon=True, name=f"fencepost-racer{k}").start()
+    guard.await_done(done)
+    if any(o is None for o in outcomes):  # a racer met a stopped run
+        raise RunStopped(guard.stopped or "the run stopped during a race")
+    return [o for o in outcomes if o is not None]
 
 
 def settle_race(
@@ -80,7 +92,7 @@ def settle_race(
         if not agrees(step.outcome, outcomes[k]):
             raise violation(
                 clause,
-                f"{actors[k]}'s {ops[k].name} answered {outcomes[k]}; in no order of the racing "
+                f"{actors[k]}'s {answered(ops[k].name, outcomes[k])}; in no order of the racing "
                 f"calls can it answer that (expected {step.outcome})",
                 tuple(h.trace),
             )

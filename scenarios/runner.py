@@ -10,9 +10,13 @@ that only moves forward.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import attrs
@@ -27,7 +31,8 @@ from .concurrent import run_concurrent
 from .evidence import Evidence, Failure
 from .fault_checks import fault_check
 from .faults import FAULT_INJECTION, found_capabilities
-from .harness import ClauseViolation, Harness, StoreLost, World
+from .guard import DEFAULT_CALL_TIMEOUT_S, Guard, RunAbandoned, RunStopped, supervise
+from .harness import AdapterFault, ClauseViolation, Harness, StoreLost, World
 from .history import History
 from .linearizability import NOT_LINEARIZABLE, UNKNOWN, Verdict, render_counterexample
 from .machine import run_machine
@@ -77,27 +82,63 @@ class RunResult:
     history: History | None = None
 
 
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C, or SIGTERM/SIGHUP turned into this by the CLI); its data
+    was dropped. ``result`` holds the verdicts reached so far, ``signum`` the signal."""
+
+    def __init__(self, signum: int, result: RunResult | None = None) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.result = result
+        self.report: Any = None
+        """The partial report, set by :func:`fencepost.check`."""
+
+    @property
+    def signal_name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
 def _quiet(_: str) -> None:
     pass
 
 
 def open_checked(suite: Suite, world: World) -> Any:
-    """Open the store once and check it has every protocol method."""
+    """Open the store once and check it has every protocol method and declares its
+    capabilities as a set of known names."""
     try:
         store = world.open()
-    except ConfigurationError:
-        raise
-    except Exception as e:
-        raise ConfigurationError(
-            f"the adapter factory failed: {type(e).__name__}: {str(e).strip().splitlines()[0]}"
-        ) from e
+    except AdapterFault as e:
+        raise ConfigurationError(str(e).replace("raised", "failed:", 1)) from e
     missing = [m for m in suite.protocol_methods if not callable(getattr(store, m, None))]
     if missing:
         raise ConfigurationError(
             f"{type(store).__name__} lacks protocol methods {', '.join(missing)} of "
             f"{suite.model.name}; see fencepost.spec.{suite.model.name.replace('-', '_')}"
         )
+    world.capabilities = declared_capabilities(suite, store) | found_capabilities(store)
     return store
+
+
+def declared_capabilities(suite: Suite, store: Any) -> frozenset[str]:
+    """``store.capabilities``, which must be a set (or frozenset) of names the contract knows:
+    an unknown name would silently make its clauses unsupported."""
+    declared = getattr(store, "capabilities", frozenset())
+    known = sorted({*suite.capabilities, FAULT_INJECTION})
+    name = type(store).__name__
+    if not isinstance(declared, AbstractSet):
+        raise ConfigurationError(
+            f"{name}.capabilities must be a set of names such as "
+            f"frozenset({{{known[0]!r}}}), not {type(declared).__name__} {declared!r}; "
+            f"known: {', '.join(known)}")
+    unknown = sorted(repr(c) for c in declared if c not in known)
+    if unknown:
+        raise ConfigurationError(
+            f"{name}.capabilities names {', '.join(unknown)}, unknown to "
+            f"{suite.model.name}; known: {', '.join(known)} (fencepost list {suite.model.name})")
+    return frozenset(declared)
 
 
 def run_suite(
@@ -110,14 +151,19 @@ def run_suite(
     namespace: str | None = None,
     progress: Progress = _quiet,
     stop_when: Callable[[Evidence], bool] | None = None,
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
-    ``stop_when(evidence)``, checked between checks, ends the run early once it is true (the
-    mutants command stops as soon as the expected clause has failed)."""
-    done = stop_when or (lambda _: False)
+    Every store call is bounded by ``call_timeout_s``: a call that does not return stops the
+    run, with the clauses at stake ``unknown`` and the verdicts reached so far kept. The data of
+    the run is dropped on every path (the factory's ``discard``). Ctrl-C (or a signal the
+    caller turns into :class:`Interrupted`) raises :class:`Interrupted` holding the partial
+    result. ``stop_when(evidence)``, checked between checks, ends the run early once it is
+    true (the mutants command stops as soon as the expected clause has failed)."""
     try:
         opts = options_with_defaults(suite.model.choices, options or {}, suite.model.settings)
+        guard = Guard(call_timeout_s)
     except ValueError as e:
         raise ConfigurationError(str(e)) from e
     world = World(
@@ -126,73 +172,162 @@ def run_suite(
         clock=SimClock(CLOCK_START),
         namespace=namespace or f"r{uuid.uuid4().hex[:10]}",
         options=opts,
+        guard=guard,
     )
-    timings: dict[str, float] = {}
-    examples = 0
-    try:
-        store = open_checked(suite, world)
-        world.capabilities = (frozenset(getattr(store, "capabilities", frozenset()))
-                              | found_capabilities(store))
-        t0 = time.perf_counter()
-        _run_scenarios(suite, world, progress, done)
-        timings["scenarios"] = time.perf_counter() - t0
-        if done(world.evidence):
-            return _result(world, opts, {}, timings, 0)
+    run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False))
+    ended = supervise(guard, run.checks)
+    if ended.abandoned is not None:
+        _stopped(suite, world, ended.abandoned)
+        _drop_abandoned(world, guard.timeout_s)
+    if not guard.abandoned:
+        _close_factory(factory, world.evidence, guard)
+    result = run.result()
+    if ended.interrupted is not None:
+        signum = getattr(ended.interrupted, "signum", signal.SIGINT)
+        raise Interrupted(signum, result) from None
+    if ended.error is not None:
+        raise ended.error
+    return result
 
-        t0 = time.perf_counter()
-        _run_faults(suite, world, progress, done)
-        timings["faults"] = time.perf_counter() - t0
-        if done(world.evidence):
-            return _result(world, opts, {}, timings, 0)
 
-        t0 = time.perf_counter()
-        progress(f"state machine: {profile.examples} examples of up to {profile.steps} steps")
-        run = run_machine(
-            suite.machine_for(world), examples=profile.examples, steps=profile.steps, seed=seed
-        )
-        examples = run.examples
+@attrs.define
+class _Run:
+    """The checks of one run, in order, on the run's own thread (see :func:`run_suite`)."""
+
+    suite: Suite
+    world: World
+    profile: Profile
+    seed: int
+    progress: Progress
+    done: Callable[[Evidence], bool]
+    timings: dict[str, float] = attrs.Factory(dict)
+    examples: int = 0
+    gated_off: dict[str, str] = attrs.Factory(dict)
+    history: History | None = None
+
+    def checks(self) -> None:
+        suite, world = self.suite, self.world
+        try:
+            open_checked(suite, world)
+            for phase in (self._scenarios, self._faults, self._machine, self._races,
+                          self._concurrent):
+                t0 = time.perf_counter()
+                phase()
+                self.timings[phase.__name__.strip("_")] = time.perf_counter() - t0
+                if self.done(world.evidence):
+                    return
+        except RunAbandoned:
+            raise
+        except RunStopped as stop:
+            _stopped(suite, world, str(stop))
+        finally:
+            for w in reversed(list(world.live)):
+                _discard(w, world.evidence)
+
+    def result(self) -> RunResult:
+        w = self.world
+        self.timings["total"] = sum(self.timings.values())
+        return RunResult(w.evidence, w.capabilities, w.options, dict(self.gated_off),
+                         dict(self.timings), w.evidence.steps, self.examples, self.history)
+
+    def _scenarios(self) -> None:
+        _run_scenarios(self.suite, self.world, self.progress, self.done)
+
+    def _faults(self) -> None:
+        _run_faults(self.suite, self.world, self.progress, self.done)
+
+    def _machine(self) -> None:
+        profile, world = self.profile, self.world
+        self.progress(f"state machine: {profile.examples} examples of up to {profile.steps} "
+                      "steps")
+        world.check = "machine"
+        run = run_machine(self.suite.machine_for(world), examples=profile.examples,
+                          steps=profile.steps, seed=self.seed)
+        self.examples = run.examples
         for v in run.violations:
             world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
         if run.lost is not None:
-            _lost(suite, world.evidence, "machine", str(run.lost))
-        timings["machine"] = time.perf_counter() - t0
-        if done(world.evidence):
-            return _result(world, opts, {}, timings, examples)
+            _lost(self.suite, world.evidence, "machine", str(run.lost))
+        world.evidence.ended.setdefault("machine", _ending(run))
 
-        t0 = time.perf_counter()
-        gated_off = _run_races(suite, world, profile, progress, done)
-        timings["races"] = time.perf_counter() - t0
-        if done(world.evidence):
-            return _result(world, opts, gated_off, timings, examples)
+    def _races(self) -> None:
+        self.gated_off.update(_run_races(self.suite, self.world, self.profile, self.progress,
+                                         self.done))
 
-        t0 = time.perf_counter()
-        history = _run_concurrent(suite, world, profile, seed, progress)
-        timings["concurrent"] = time.perf_counter() - t0
-        if history is None and profile.concurrency < 1:
-            for clause in suite.clauses:
+    def _concurrent(self) -> None:
+        self.history = _run_concurrent(self.suite, self.world, self.profile, self.seed,
+                                       self.progress)
+        if self.history is None and self.profile.concurrency < 1:
+            for clause in self.suite.clauses:
                 if CONCURRENT in clause.checks:
-                    gated_off[clause.id] = "not checked: no concurrent run (--concurrency 0)"
-        return _result(world, opts, gated_off, timings, examples, history)
-    finally:
+                    self.gated_off[clause.id] = ("not checked: no concurrent run "
+                                                 "(--concurrency 0)")
+
+
+def _ending(run: Any) -> str:
+    if run.violations:
+        return "failed " + ", ".join(sorted(v.clause for v in run.violations))
+    return f"lost: {run.lost}" if run.lost is not None else ""
+
+
+def _stopped(suite: Suite, world: World, reason: str) -> None:
+    """The run stopped in ``world.check``: its clauses are unknown, with the reason."""
+    evidence = world.evidence
+    if not evidence.stopped:
+        evidence.stopped = reason
+    if world.check:
+        _lost(suite, evidence, world.check, reason)
+        evidence.ended[world.check] = f"lost: {reason}"
+
+
+def _discard(world: World, evidence: Evidence) -> None:
+    """Drop one world's data; a failure is the adapter's, noted for the report."""
+    try:
         world.discard()
-        close = getattr(factory, "close", None)
-        if close is not None:
-            close()
+    except AdapterFault as e:
+        evidence.faults.append(f"{world.namespace}: {e}")
 
 
-def _result(
-    world: World,
-    opts: Mapping[str, str],
-    gated_off: Mapping[str, str],
-    timings: dict[str, float],
-    examples: int,
-    history: History | None = None,
-) -> RunResult:
-    timings["total"] = sum(timings.values())
-    return RunResult(
-        world.evidence, world.capabilities, opts, gated_off, timings, world.evidence.steps,
-        examples, history,
-    )
+def _close_factory(factory: Any, evidence: Evidence, guard: Guard) -> None:
+    close = getattr(factory, "close", None)
+    if close is None:
+        return
+    try:
+        guard.run("the adapter factory's close", close, cleanup=True)
+    except Exception as e:  # noqa: BLE001 - the adapter's fault, noted for the report
+        evidence.faults.append(f"the adapter factory's close raised {type(e).__name__}: {e}")
+    except RunStopped as e:
+        evidence.faults.append(f"the adapter factory's close: {e}")
+
+
+def _drop_abandoned(world: World, timeout_s: float) -> None:
+    """The run's thread is stuck in a store call: drop what it left from this thread, each
+    ``discard`` bounded too (a store stuck holding a lock may block it)."""
+    discard = getattr(world.factory, "discard", None)
+    close = getattr(world.factory, "close", None)
+    for w in reversed(list(world.live)):
+        if discard is not None and not _bounded(discard, w.env, timeout_s):
+            world.evidence.faults.append(
+                f"{w.namespace}: the factory's discard did not finish in {timeout_s:g} s after "
+                "the run stopped; its data may be left behind")
+    if close is not None:
+        _bounded(close, None, timeout_s)
+
+
+def _bounded(fn: Callable[..., Any], arg: Any, timeout_s: float) -> bool:
+    """``fn(arg)`` (or ``fn()``) on a thread of its own; True when it finished in time."""
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            fn() if arg is None else fn(arg)
+        except BaseException:  # noqa: BLE001, S110 - best effort after an abandoned run
+            pass
+        finally:
+            finished.set()
+
+    threading.Thread(target=target, daemon=True, name="fencepost-cleanup").start()
+    return finished.wait(timeout_s)
 
 
 def _trace(verdict: Verdict) -> tuple[TraceStep, ...]:
@@ -222,30 +357,87 @@ def _run_concurrent(suite: Suite, world: World, profile: Profile, seed: int,
             or "concurrency" not in world.capabilities):
         return None
     world.evidence.checks_run.add(CONCURRENT)
+    world.check = CONCURRENT
     fork = world.fork("c")
+    clauses = [c.id for c in suite.clauses if CONCURRENT in c.checks]
     try:
         progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
         run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
                              ops=profile.concurrent_ops, seed=seed, partition=suite.partition,
                              progress=progress)
+    except StoreLost as lost:
+        for clause in clauses:
+            world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
+        world.evidence.ended[CONCURRENT] = f"lost: {lost}"
+        return None
     finally:
-        fork.discard()
+        if not world.guard.abandoned:
+            _discard(fork, world.evidence)
     verdict = run.verdict
-    for clause in (c.id for c in suite.clauses if CONCURRENT in c.checks):
+    starved = unanswered(run.history, suite.partition)
+    for clause in clauses:
         if verdict.result == NOT_LINEARIZABLE:
             message = (f"a concurrent run of {len(run.history.events)} calls by "
                        f"{profile.concurrency} workers is not linearizable\n\n"
                        + render_counterexample(verdict))
             world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict)))
-        elif verdict.result == UNKNOWN or run.stuck:
-            world.evidence.lost(clause, f"{CONCURRENT}: {run.stuck or verdict.summary()}")
+        elif verdict.result == UNKNOWN:
+            world.evidence.lost(clause, f"{CONCURRENT}: {verdict.summary()}")
+        elif starved is not None:
+            world.evidence.lost(clause, f"{CONCURRENT}: {starved}")
         else:
             world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
                                                 + len(run.history.events))
             if changes_overlapped(run.history, suite.partition, suite.model.pure):
                 world.evidence.reach(clause, OVERLAPPED)
+    world.evidence.ended[CONCURRENT] = (
+        "failed " + ", ".join(clauses) if verdict.result == NOT_LINEARIZABLE
+        else f"lost: {starved or verdict.summary()}" if verdict.result == UNKNOWN or starved
+        else "")
     world.evidence.steps += len(run.history.events)
     return run.history
+
+
+MIN_ANSWERED_FRACTION = 0.5
+"""A concurrent history proves something only when at least this share of its calls was
+answered (not indeterminate: no ``backend_unavailable``, no lost connection), in total and in
+at least this share of its partitions."""
+
+MIN_ANSWERED = 20
+"""... and at least this many answered calls in all (or every call, in a shorter run)."""
+
+
+def unanswered(history: History, partition: Callable[[Op], Hashable | None] | None
+               ) -> str | None:
+    """Why ``history`` holds too few answered calls to prove linearizability, or None.
+
+    A history in which no call completed is trivially linearizable; one in which few did
+    proves little (see :data:`MIN_ANSWERED_FRACTION`, :data:`MIN_ANSWERED`)."""
+    events = history.events
+    if not events:
+        return "the concurrent run made no call"
+    answered = [e for e in events if not e.indeterminate]
+    kinds = Counter(_indeterminate_kind(e) for e in events if e.indeterminate)
+    why = ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common())
+    if (len(answered) < min(MIN_ANSWERED, len(events))
+            or len(answered) < MIN_ANSWERED_FRACTION * len(events)):
+        return (f"{len(events) - len(answered):,} of {len(events):,} calls answered nothing "
+                f"({why}): too few answers to prove the history linearizable")
+    parts: dict[Hashable | None, list[bool]] = {}
+    for e in events:
+        key = partition(e.op) if partition is not None else None
+        parts.setdefault(key, []).append(not e.indeterminate)
+    starved = sum(1 for p in parts.values() if sum(p) < MIN_ANSWERED_FRACTION * len(p))
+    if starved > (1 - MIN_ANSWERED_FRACTION) * len(parts):
+        return (f"{starved:,} of {len(parts):,} records had fewer than half of their calls "
+                f"answered ({why}): too few answers to prove the history linearizable")
+    return None
+
+
+def _indeterminate_kind(e: Any) -> str:
+    if e.outcome is None:
+        return "without an answer"
+    return f"{e.outcome.code.removeprefix('crash:')}"
 
 
 OVERLAPPED = "a change overlapped another call on its record"
@@ -285,15 +477,19 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
     """Run one check; record its failure, or its loss against every clause it covers.
     True when it passed."""
     world.evidence.checks_run.add(check)
+    world.check = check
     h = Harness(world)
     try:
         body(h)
     except ClauseViolation as v:
         world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
+        world.evidence.ended.setdefault(check, f"failed {v.clause}")
         return False
     except StoreLost as lost:
         _lost(suite, world.evidence, check, str(lost))
+        world.evidence.ended.setdefault(check, f"lost: {lost}")
         return False
+    world.evidence.ended.setdefault(check, "")
     return True
 
 

@@ -60,6 +60,11 @@ class Crash:
 Outcome = Ok | Err | Crash
 
 
+def answered(name: str, outcome: Outcome) -> str:
+    """``name answered <outcome>`` in words, or ``name raised <kind>: ...`` for a crash."""
+    return f"{name} {outcome}" if isinstance(outcome, Crash) else f"{name} answered {outcome}"
+
+
 def agrees(expected: Outcome, actual: Outcome) -> bool:
     """Does the store's answer match the model's? Opaque values in the model's answer match
     any real value (see :mod:`fencepost.spec.opaque`); numbers must match in type too."""

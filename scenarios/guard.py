@@ -1,0 +1,286 @@
+"""Bounded store calls: every call into a store is timed, and a run can be stopped.
+
+A store is untrusted code. It may never return (a lost lock, an infinite loop), raise
+``SystemExit``, or be slow only on a loaded machine. The kit must end every run with verdicts,
+so every call into a store goes through the run's :class:`Guard`:
+
+- **calls** (``guard.call(store, op)``) turn whatever the store does into an outcome, including
+  ``SystemExit`` and ``KeyboardInterrupt`` raised by the store (a store fault, not the kit's
+  exit), and register themselves as *in flight* while they run;
+- **waits** for other threads (racers, concurrent workers) go through :meth:`Guard.await_done`,
+  which raises :class:`CallTimedOut` once any call in flight has run longer than the timeout;
+- **the supervisor** (:func:`supervise`, on the thread that started the run) watches the run's
+  own thread: when *its* call overruns, the run is abandoned (that thread is left behind,
+  and every later store call it makes raises :class:`RunAbandoned` without reaching the store);
+  on Ctrl-C or SIGTERM it stops the run (:meth:`Guard.cancel`) and waits a short grace for it
+  to clean up.
+
+Why a supervising thread rather than the store in a child process: an in-process store's
+objects (a connection, its engine for fault injection) must stay callable by the checks, and a
+thread can be abandoned at no cost per call; the out-of-process adapter protocol kills its child
+instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+
+from fencepost.spec.errors import ContractError
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome
+
+T = TypeVar("T")
+
+DEFAULT_CALL_TIMEOUT_S = 5.0
+"""How long one store call may take before the run stops with the clauses at stake unknown."""
+
+CANCEL_GRACE_S = 3.0
+"""After Ctrl-C or SIGTERM: how long the run may take to stop and drop its data itself."""
+
+
+class RunStopped(BaseException):
+    """The run was stopped (a call overran, or the user interrupted it): unwind the check.
+
+    A ``BaseException``, so that neither a check nor Hypothesis takes it for a store's answer."""
+
+
+class CallTimedOut(RunStopped):
+    """A store call did not return within the timeout."""
+
+
+class RunAbandoned(RunStopped):
+    """The supervisor gave up on this thread: it must not touch the store again."""
+
+
+@attrs.frozen
+class InFlight:
+    """A store call that has started and not returned."""
+
+    thread: int
+    started: float
+    what: str
+
+
+def call(store: Any, op: Op) -> Outcome:
+    """Run ``op`` on ``store`` and turn whatever happens into an outcome value (unguarded)."""
+    try:
+        return Ok(op.invoke(store))
+    except ContractError as e:
+        return Err(e.code, e.detail, getattr(e, "payload", None))
+    except RunStopped:
+        raise
+    except BaseException as e:  # noqa: BLE001 - a crash (even SystemExit) is the store's fault
+        return Crash(type(e).__name__, str(e))
+
+
+class Guard:
+    """The timer and the stop switch of one run (see the module doc)."""
+
+    def __init__(self, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> None:
+        if not timeout_s > 0:
+            raise ValueError(f"the call timeout must be more than 0 s, not {timeout_s}")
+        self.timeout_s = timeout_s
+        self.stopped: str | None = None
+        """Why the run is stopping (no new store call may start), or None."""
+        self.abandoned = False
+        self._lock = threading.Lock()
+        self._inflight: dict[int, InFlight] = {}
+        self._waiting: set[threading.Event] = set()
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def call(self, store: Any, op: Op) -> Outcome:
+        """``op`` on ``store`` as an outcome, timed."""
+        token = self._begin(op.name)
+        try:
+            return call(store, op)
+        finally:
+            self._end(token)
+
+    def run(self, what: str, fn: Callable[..., T], *args: Any, cleanup: bool = False) -> T:
+        """``fn(*args)`` (a factory, ``close``, ``discard``), timed; its exceptions propagate.
+        A ``cleanup`` call may still start once the run is stopping (not once abandoned)."""
+        token = self._begin(what, cleanup=cleanup)
+        try:
+            return fn(*args)
+        finally:
+            self._end(token)
+
+    def _begin(self, what: str, *, cleanup: bool = False) -> InFlight:
+        with self._lock:
+            if self.abandoned:
+                raise RunAbandoned(self.stopped or "the run was abandoned")
+            if self.stopped is not None and not cleanup:
+                raise RunStopped(self.stopped)
+            token = InFlight(threading.get_ident(), time.monotonic(), what)
+            self._inflight[token.thread] = token
+            return token
+
+    def _end(self, token: InFlight) -> None:
+        with self._lock:
+            if self._inflight.get(token.thread) is token:
+                del self._inflight[token.thread]
+            if self.abandoned:
+                raise RunAbandoned(self.stopped or "the run was abandoned")
+
+    # -- watching -------------------------------------------------------------------------------
+
+    def overdue(self, thread: int | None = None) -> InFlight | None:
+        """The oldest call in flight longer than the timeout (of ``thread`` only, if given)."""
+        limit = time.monotonic() - self.timeout_s
+        with self._lock:
+            late = [c for c in self._inflight.values()
+                    if c.started <= limit and (thread is None or c.thread == thread)]
+        return min(late, key=lambda c: c.started) if late else None
+
+    def _next_deadline(self, thread: int | None = None) -> float:
+        """Seconds until the earliest call in flight (of ``thread``) would overrun."""
+        now = time.monotonic()
+        with self._lock:
+            starts = [c.started for c in self._inflight.values()
+                      if thread is None or c.thread == thread]
+        if not starts:
+            return self.timeout_s
+        return max(0.0, min(starts) + self.timeout_s - now) + 0.001
+
+    def describe(self, late: InFlight) -> str:
+        return (f"{late.what} did not return in {self.timeout_s:g} s "
+                f"(--call-timeout); the run stopped there")
+
+    def await_done(self, done: threading.Event) -> None:
+        """Wait until ``done`` is set; raise :class:`CallTimedOut` when a call in flight on any
+        thread overruns, :class:`RunStopped` when the run is cancelled meanwhile."""
+        with self._lock:
+            self._waiting.add(done)
+        try:
+            while not done.wait(self._next_deadline()):
+                late = self.overdue()
+                if late is not None:
+                    self.stop(self.describe(late))
+                    raise CallTimedOut(self.describe(late))
+                if self.stopped is not None:
+                    raise RunStopped(self.stopped)
+            if self.stopped is not None and self.abandoned:
+                raise RunAbandoned(self.stopped)
+        finally:
+            with self._lock:
+                self._waiting.discard(done)
+
+    def stop(self, reason: str) -> None:
+        """No new store call may start (cleanup calls excepted); wake every :meth:`await_done`
+        (it raises :class:`RunStopped` unless its event really was set)."""
+        with self._lock:
+            if self.stopped is None:
+                self.stopped = reason
+            waiting = list(self._waiting)
+        for event in waiting:
+            event.set()
+
+    def abandon_if_overdue(self, thread: int | None) -> str | None:
+        """Abandon the run if a call of ``thread`` has overrun and is still in flight (checked
+        and decided at once: the thread cannot return from it in between); why, or None."""
+        limit = time.monotonic() - self.timeout_s
+        with self._lock:
+            late = self._inflight.get(thread) if thread is not None else None
+            if late is None or late.started > limit:
+                return None
+            reason = self.describe(late)
+            self.abandoned = True
+            if self.stopped is None:
+                self.stopped = reason
+            waiting = list(self._waiting)
+        for event in waiting:
+            event.set()
+        return reason
+
+    def abandon(self, reason: str) -> None:
+        """Give up on the run's threads: every later store call raises at once."""
+        self.stop(reason)
+        with self._lock:
+            self.abandoned = True
+
+
+_local = threading.local()
+
+
+def current_guard() -> Guard:
+    """The guard of the run this thread is running (a default one outside a run)."""
+    guard: Guard | None = getattr(_local, "guard", None)
+    return guard if guard is not None else _default()
+
+
+def _default() -> Guard:
+    global _DEFAULT_GUARD
+    if _DEFAULT_GUARD is None:
+        _DEFAULT_GUARD = Guard()
+    return _DEFAULT_GUARD
+
+
+_DEFAULT_GUARD: Guard | None = None
+
+
+@attrs.frozen
+class Supervised:
+    """How a supervised run ended: ``value`` if its thread returned, else why not."""
+
+    value: Any = None
+    error: BaseException | None = None
+    abandoned: str | None = None
+    interrupted: BaseException | None = None
+
+
+def supervise(guard: Guard, body: Callable[[], T]) -> Supervised:
+    """Run ``body`` on a thread of its own while this thread watches its store calls.
+
+    - ``body`` returns or raises: that is the result (``value`` / ``error``);
+    - a call of ``body``'s thread overruns ``guard.timeout_s``: the thread is abandoned
+      (``abandoned`` says which call);
+    - this thread is interrupted (Ctrl-C; SIGTERM where the CLI turns it into an exception):
+      the run is stopped and given :data:`CANCEL_GRACE_S` (at most the timeout) to unwind and
+      drop its data, then abandoned; ``interrupted`` holds the exception to re-raise.
+    """
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        _local.guard = guard
+        try:
+            box["value"] = body()
+        except BaseException as e:  # noqa: BLE001 - handed to the supervisor
+            box["error"] = e
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=target, daemon=True, name="fencepost-run")
+    worker.start()
+    ident = worker.ident
+    interrupted: BaseException | None = None
+    try:
+        while not finished.wait(guard._next_deadline(ident)):
+            reason = guard.abandon_if_overdue(ident)
+            if reason is not None:
+                return Supervised(abandoned=reason)
+    except BaseException as e:  # Ctrl-C, SIGTERM: stop the run, let it clean up, re-raise
+        interrupted = e
+        guard.stop(f"interrupted ({_signal_name(e)})")
+        grace = min(CANCEL_GRACE_S, guard.timeout_s)
+        deadline = time.monotonic() + grace
+        while not finished.is_set() and time.monotonic() < deadline:
+            try:
+                finished.wait(max(0.0, deadline - time.monotonic()))
+            except BaseException:  # noqa: BLE001 - a second Ctrl-C: stop waiting
+                break
+        if not finished.is_set():
+            guard.abandon(guard.stopped or "interrupted")
+            return Supervised(abandoned=guard.stopped, interrupted=interrupted)
+    return Supervised(box.get("value"), box.get("error"), interrupted=interrupted)
+
+
+def _signal_name(e: BaseException) -> str:
+    name = getattr(e, "signal_name", None)
+    return str(name) if name else type(e).__name__

@@ -1,0 +1,176 @@
+"""Hostile and broken stores: the kit must end every run against them with a true verdict.
+
+Each factory wraps a contract's correct memory store and misbehaves in one way, on every call
+of its protocol methods (or only on some: ``when``). Named ``<contract>__<behaviour>``, with the
+contract's module name (``adk_ledger``, ``snodo_tasks``, ``ledgence_tasks``), for use as
+``--adapter hostile:adk_ledger__hang``.
+
+Behaviours:
+- ``unavailable``: every call raises ``BackendUnavailable``; ``mostly_unavailable``: three calls
+  in four do; ``concurrent_unavailable``: only the concurrent run's calls do (its workers);
+- ``timeout_error``: every concurrent worker's call raises ``TimeoutError``;
+- ``hang``: the first call after the store's first few never returns; ``hang_in_threads``: a call
+  from a racer or a concurrent worker never returns; ``hang_in_concurrent``: a concurrent
+  worker's call never returns;
+- ``sys_exit`` / ``keyboard_interrupt``: a call raises ``SystemExit(0)`` / ``KeyboardInterrupt``;
+- ``os_exit``: a call ends the process with ``os._exit(7)``; ``os_exit0``: with ``os._exit(0)``;
+- ``junk_errors``: every call raises an error whose text holds control characters, a lone
+  surrogate, markup and 100,000 characters;
+- ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
+- ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from fencepost.registry import contract
+from fencepost.spec.errors import BackendUnavailable
+
+CONTRACTS = {"adk_ledger": "adk-ledger", "snodo_tasks": "snodo-tasks",
+             "ledgence_tasks": "ledgence-tasks"}
+
+WARM_UP = 3
+"""Calls a hanging store answers before it hangs (so the run is under way)."""
+
+JUNK = ("bad \x01\x1b[31m <script>alert(1)</script> | `x` \udc80 ]]> &amp; "
+        + "y" * 100_000)
+
+
+def _concurrent_worker() -> bool:
+    return threading.current_thread().name.startswith("fencepost-w")
+
+
+def _racer() -> bool:
+    return threading.current_thread().name.startswith(("fencepost-w", "fencepost-racer"))
+
+
+def _forever() -> None:
+    threading.Event().wait()
+
+
+class _Unavailable:
+    def __init__(self, every: int, of: int) -> None:
+        self.counter = itertools.count()
+        self.every, self.of = every, of
+
+    def __call__(self) -> None:
+        if next(self.counter) % self.of < self.every:
+            raise BackendUnavailable("the database is away (hostile store)")
+
+
+def _after_warm_up(act: Callable[[], None]) -> Callable[[], None]:
+    counter = itertools.count()
+
+    def maybe() -> None:
+        if next(counter) >= WARM_UP:
+            act()
+    return maybe
+
+
+def _only(test: Callable[[], bool], act: Callable[[], None]) -> Callable[[], None]:
+    def maybe() -> None:
+        if test():
+            act()
+    return maybe
+
+
+def _raise(e: BaseException) -> Callable[[], None]:
+    def act() -> None:
+        raise e
+    return act
+
+
+def _exit(code: int) -> Callable[[], None]:
+    def act() -> None:
+        os._exit(code)
+    return act
+
+
+def _junk() -> None:
+    raise RuntimeError(JUNK)
+
+
+BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
+    "unavailable": lambda: _Unavailable(1, 1),
+    "mostly_unavailable": lambda: _Unavailable(3, 4),
+    "concurrent_unavailable": lambda: _only(_concurrent_worker, _Unavailable(1, 1)),
+    "timeout_error": lambda: _only(_concurrent_worker, _raise(TimeoutError("timed out"))),
+    "hang": lambda: _after_warm_up(_forever),
+    "hang_in_threads": lambda: _only(_racer, _forever),
+    "hang_in_concurrent": lambda: _only(_concurrent_worker, _forever),
+    "sys_exit": lambda: _after_warm_up(_raise(SystemExit(0))),
+    "keyboard_interrupt": lambda: _after_warm_up(_raise(KeyboardInterrupt())),
+    "os_exit": lambda: _after_warm_up(_exit(7)),
+    "os_exit0": lambda: _after_warm_up(_exit(0)),
+    "junk_errors": lambda: _junk,
+}
+
+
+class HostileStore:
+    """``store`` with ``act()`` run before each of its protocol methods."""
+
+    def __init__(self, store: Any, act: Callable[[], None], methods: tuple[str, ...],
+                 close_raises: bool = False, capabilities: Any = None) -> None:
+        self._store, self._act, self._methods = store, act, frozenset(methods)
+        self._close_raises = close_raises
+        self.capabilities = store.capabilities if capabilities is None else capabilities
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if name not in self._methods or not callable(attr):
+            return attr
+
+        def hostile(*args: Any, **kwargs: Any) -> Any:
+            self._act()
+            return attr(*args, **kwargs)
+        return hostile
+
+    def close(self) -> None:
+        close = getattr(self._store, "close", None)
+        if close is not None:
+            close()
+        if self._close_raises:
+            raise OSError("close failed (hostile store)")
+
+
+class HostileFactory:
+    """A factory of hostile stores over the contract's memory store."""
+
+    def __init__(self, contract_name: str, behaviour: str) -> None:
+        entry = contract(contract_name)
+        self.base = entry.memory_factory()
+        self.methods = tuple(entry.load_spec().PROTOCOL_METHODS)
+        self.behaviour = behaviour
+        make = BEHAVIOURS.get(behaviour)
+        self.act = make() if make is not None else (lambda: None)
+
+    def __call__(self, env: Any) -> HostileStore:
+        store = self.base(env)
+        caps: Any = None
+        if self.behaviour == "capabilities_string":
+            caps = "durable"
+        elif self.behaviour == "capabilities_misspelt":
+            caps = frozenset({"concurency"})
+        return HostileStore(store, self.act, self.methods,
+                            close_raises=self.behaviour == "close_raises", capabilities=caps)
+
+    def discard(self, env: Any) -> None:
+        discard = getattr(self.base, "discard", None)
+        if discard is not None:
+            discard(env)
+        if self.behaviour == "discard_raises":
+            raise OSError("discard failed (hostile store)")
+
+
+def __getattr__(name: str) -> HostileFactory:
+    module, sep, behaviour = name.partition("__")
+    if not sep or module not in CONTRACTS or behaviour not in (
+            *BEHAVIOURS, "close_raises", "discard_raises", "capabilities_string",
+            "capabilities_misspelt"):
+        raise AttributeError(name)
+    return HostileFactory(CONTRACTS[module], behaviour)
