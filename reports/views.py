@@ -1,0 +1,45 @@
+"""What every writer shows of a verdict: its mark, its reason, its trace and its replay script,
+each already cleaned (:mod:`fencepost.reports.text`), so no writer emits a raw adapter string."""
+
+from __future__ import annotations
+
+from fencepost.scenarios.trace import TraceStep, trace_to_code
+from fencepost.scenarios.trace import render_trace as _render_trace
+
+from .text import clean_block
+from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
+
+MARK = {PASS: "pass", FAIL: "FAIL", UNKNOWN: "unknown", UNSUPPORTED: "unsupported"}
+
+
+def mark(v: ClauseVerdict) -> str:
+    """The verdict as a table shows it (``pass (weak)`` for a pass that missed a situation)."""
+    return "pass (weak)" if v.weak else MARK.get(v.status, v.status)
+
+
+def reason_of(v: ClauseVerdict) -> str:
+    """The reason a report gives (uncleaned): for a weak pass, the situations it missed."""
+    if v.weak:
+        return "situations never reached: " + "; ".join(v.unreached)
+    return v.reason
+
+
+def render_trace(steps: tuple[TraceStep, ...] | list[TraceStep]) -> str:
+    """The numbered steps of a counterexample, cleaned (secrets masked, invisible characters
+    escaped, each line and the whole cut to their limits)."""
+    return clean_block(_render_trace(steps))
+
+
+def replay_code(v: ClauseVerdict, report: RunReport) -> str | None:
+    """The counterexample as a script, cleaned, for sequential checks (a race is not
+    replayable)."""
+    if v.failure is None or v.failure.check.startswith(("race:", "concurrent")):
+        return None
+    return clean_block(trace_to_code(v.failure.trace, report.contract, report.adapter))
+
+
+def examples_words(report: RunReport) -> str:
+    """What ``report.examples`` counts, in words: Hypothesis makes one state-machine run per
+    example it generates and one per replay while shrinking a failure, so the figure can
+    exceed the profile's number of examples."""
+    return f"{report.examples:,} state-machine runs (examples and shrink replays)"
