@@ -70,6 +70,9 @@ def check(
             if count < 0:
                 raise ConfigurationError(f"{flag} must be 0 or more, not {count}")
             overrides[flag] = count
+    if not call_timeout_s > 0:
+        raise ConfigurationError(
+            f"--call-timeout must be more than 0 seconds, not {call_timeout_s:g}")
     if concurrency is not None:
         chosen = attrs.evolve(chosen, concurrency=concurrency)
     if concurrent_ops is not None:

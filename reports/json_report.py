@@ -47,6 +47,8 @@ def to_json(report: RunReport) -> dict[str, Any]:
         "summary": report.summary(),
         "exit_code": report.exit_code,
         "reproduce": clean_value(report.replay),
+        "stopped": clean_value(report.stopped),
+        "faults": [clean_value(f) for f in report.faults],
         "clauses": [_clause(v, report) for v in report.verdicts],
     }
 
@@ -156,6 +158,8 @@ def report_from_json(data: Mapping[str, Any]) -> RunReport:
         examples=int(data["examples"]),
         verdicts=tuple(_verdict_from_json(contract, c) for c in data["clauses"]),
         replay=str(data["reproduce"]),
+        stopped=str(data.get("stopped", "")),
+        faults=tuple(str(f) for f in data.get("faults", ())),
     )
 
 

@@ -70,6 +70,8 @@ def to_markdown(report: RunReport) -> str:
                 ("state-machine runs", f"{report.examples:,} (examples and shrink replays)"),
                 ("wall time", f"{report.timings.get('total', 0.0):.2f} s"),
                 ("verdict", "; ".join(f"{n} {k}" for k, n in report.summary().items())),
+                *([("stopped early", md_cell(report.stopped, 1000))] if report.stopped else []),
+                *[("adapter fault", md_cell(f, 1000)) for f in report.faults],
             ],
             ("field", "value"),
         ),

@@ -64,6 +64,10 @@ def render_failures(report: RunReport) -> str:
                 parts.append("  replay as code:\n" + _indent(code, "    "))
         elif v.status == UNKNOWN:
             parts.append(f"\n{clean_line(v.clause.id)} unknown: {clean_block(v.reason)}")
+    if report.stopped:
+        parts.append(f"\nthe run stopped early: {clean_block(report.stopped)}")
+    for fault in report.faults:
+        parts.append(f"\nthe adapter's fault: {clean_block(fault)}")
     parts.append(f"\nreplay: {clean_line(report.replay)}")
     return "\n".join(parts)
 

@@ -23,6 +23,7 @@ instead.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -203,6 +204,23 @@ class Guard:
         self.stop(reason)
         with self._lock:
             self.abandoned = True
+
+
+class Guarded:
+    """``store`` with every method call timed by ``guard``: for the few checks that call a
+    store's methods directly rather than through ops (a paging walk under writers)."""
+
+    def __init__(self, store: Any, guard: Guard) -> None:
+        self._store, self._guard = store, guard
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            return self._guard.run(name, functools.partial(attr, *args, **kwargs))
+        return timed
 
 
 _local = threading.local()

@@ -125,7 +125,7 @@ def open_checked(suite: Suite, world: World) -> Any:
 def declared_capabilities(suite: Suite, store: Any) -> frozenset[str]:
     """``store.capabilities``, which must be a set (or frozenset) of names the contract knows:
     an unknown name would silently make its clauses unsupported."""
-    declared = getattr(store, "capabilities", frozenset())
+    declared: Any = getattr(store, "capabilities", frozenset())
     known = sorted({*suite.capabilities, FAULT_INJECTION})
     name = type(store).__name__
     if not isinstance(declared, AbstractSet):

@@ -16,11 +16,13 @@ import attrs
 
 from fencepost.model.ledgence_tasks import Draft, finish
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import BackendUnavailable
 from fencepost.spec.opaque import Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees
 
-from ..harness import Harness, violation
+from ..guard import Guarded
+from ..harness import Harness, StoreLost, violation
 from ..races import release_together, settle_race
 from ..registry import Races
 from .scripted import (
@@ -314,8 +316,17 @@ def walk_under_submitters(h: Harness, p: str, n: int, round_no: int) -> None:
     existed before, strictly ordered pages."""
     clause = "LDG-LIST-009"
     with isolated(h, f"{p}w") as w:
-        walk = walk_under_writers(w.world.open(), SCOPE, p, writers=max(2, n // 2),
-                                  per_writer=15, initial=20, limit=7)
+        try:
+            walk = walk_under_writers(Guarded(w.world.open(), w.world.guard), SCOPE, p,
+                                      writers=max(2, n // 2), per_writer=15, initial=20,
+                                      limit=7)
+        except BackendUnavailable as e:
+            raise StoreLost(f"a walk under writers: store unavailable ({e})",
+                            tuple(w.trace)) from e
+        if any("BackendUnavailable" in problem for problem in walk.problems):
+            raise StoreLost("a walk under writers: store unavailable ("
+                            + next(x for x in walk.problems if "BackendUnavailable" in x) + ")",
+                            tuple(w.trace))
         w.note("reader", f"walked {walk.pages} pages ({len(walk.returned)} items) while "
                f"{max(2, n // 2)} writers submitted; {len(walk.before)} tasks existed before")
         if walk.problems:

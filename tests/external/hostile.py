@@ -3,7 +3,8 @@
 Each factory wraps a contract's correct memory store and misbehaves in one way, on every call
 of its protocol methods (or only on some: ``when``). Named ``<contract>__<behaviour>``, with the
 contract's module name (``adk_ledger``, ``snodo_tasks``, ``ledgence_tasks``), for use as
-``--adapter hostile:adk_ledger__hang``.
+``--adapter hostile:adk_ledger__hang``; a name ending ``__postgres`` wraps the contract's
+PostgreSQL store instead (``FENCEPOST_PG_URL``).
 
 Behaviours:
 - ``unavailable``: every call raises ``BackendUnavailable``; ``mostly_unavailable``: three calls
@@ -16,6 +17,7 @@ Behaviours:
 - ``os_exit``: a call ends the process with ``os._exit(7)``; ``os_exit0``: with ``os._exit(0)``;
 - ``junk_errors``: every call raises an error whose text holds control characters, a lone
   surrogate, markup and 100,000 characters;
+- ``segfault``: a call dereferences a null pointer;
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
 - ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong.
 """
@@ -91,6 +93,12 @@ def _exit(code: int) -> Callable[[], None]:
     return act
 
 
+def _segfault() -> None:
+    import ctypes
+
+    ctypes.string_at(0)
+
+
 def _junk() -> None:
     raise RuntimeError(JUNK)
 
@@ -107,8 +115,11 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "keyboard_interrupt": lambda: _after_warm_up(_raise(KeyboardInterrupt())),
     "os_exit": lambda: _after_warm_up(_exit(7)),
     "os_exit0": lambda: _after_warm_up(_exit(0)),
+    "segfault": lambda: _after_warm_up(_segfault),
     "junk_errors": lambda: _junk,
 }
+
+PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 class HostileStore:
@@ -141,15 +152,19 @@ class HostileStore:
 class HostileFactory:
     """A factory of hostile stores over the contract's memory store."""
 
-    def __init__(self, contract_name: str, behaviour: str) -> None:
+    def __init__(self, contract_name: str, behaviour: str, base: str = "memory") -> None:
         entry = contract(contract_name)
-        self.base = entry.memory_factory()
+        self.base = entry.memory_factory() if base == "memory" else entry.sql_factory(PG_URL)
         self.methods = tuple(entry.load_spec().PROTOCOL_METHODS)
         self.behaviour = behaviour
         make = BEHAVIOURS.get(behaviour)
         self.act = make() if make is not None else (lambda: None)
 
     def __call__(self, env: Any) -> HostileStore:
+        log = os.environ.get("HOSTILE_NAMESPACE_LOG")
+        if log:  # the tests learn which namespaces a run made, to look for what it left
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(env.namespace + "\n")
         store = self.base(env)
         caps: Any = None
         if self.behaviour == "capabilities_string":
@@ -166,11 +181,17 @@ class HostileFactory:
         if self.behaviour == "discard_raises":
             raise OSError("discard failed (hostile store)")
 
+    def close(self) -> None:
+        close = getattr(self.base, "close", None)
+        if close is not None:
+            close()
+
 
 def __getattr__(name: str) -> HostileFactory:
     module, sep, behaviour = name.partition("__")
+    behaviour, on_pg, _ = behaviour.partition("__postgres")
     if not sep or module not in CONTRACTS or behaviour not in (
             *BEHAVIOURS, "close_raises", "discard_raises", "capabilities_string",
             "capabilities_misspelt"):
         raise AttributeError(name)
-    return HostileFactory(CONTRACTS[module], behaviour)
+    return HostileFactory(CONTRACTS[module], behaviour, "postgres" if on_pg else "memory")

@@ -1,0 +1,144 @@
+"""The ``fencepost`` command runs its checks in a supervised child process.
+
+An in-process store can end the process itself: ``os._exit(0)``, a segfault in native code, the
+out-of-memory killer. Run in the same process, that would look like success (exit 0, no report)
+or like nothing at all. So the command re-runs itself as a child (same arguments, stdout and
+stderr shared) and watches it:
+
+- the child tells the parent, on a pipe, each phase it enters and, last, the exit code it is
+  about to return; a child that ends without saying so ended abruptly, and the parent says how
+  (exit status, signal), in which phase, writes a report whose every clause is unknown when
+  ``--report`` was given, and exits 3 (never 0);
+- SIGTERM and SIGHUP sent to the parent are passed on to the child, which stops the run, drops
+  its data, writes its partial report and exits 143 or 129; the child is in a process group of
+  its own, so a Ctrl-C at the terminal reaches it once, through the parent, as SIGINT (130);
+- the parent waits for the child at most :data:`CHILD_GRACE_S` after passing on a signal, then
+  kills it: no child is ever left behind.
+
+``FENCEPOST_SUPERVISED=0`` turns this off (the check runs in the command's own process).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+STATUS_FD_ENV = "FENCEPOST_STATUS_FD"
+SUPERVISE_ENV = "FENCEPOST_SUPERVISED"
+CHILD_GRACE_S = 10.0
+"""After passing a signal on: how long the child may take to clean up before it is killed."""
+
+SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants"})
+
+
+class _Status:
+    """The child's side of the status pipe (a no-op when not supervised)."""
+
+    def __init__(self) -> None:
+        fd = os.environ.pop(STATUS_FD_ENV, "")
+        self._out: Any = None
+        if fd.isdigit():
+            try:
+                self._out = os.fdopen(int(fd), "w", buffering=1, encoding="utf-8")
+            except OSError:
+                self._out = None
+        self._lock = threading.Lock()
+
+    def say(self, kind: str, text: str) -> None:
+        if self._out is None:
+            return
+        line = f"{kind} {text}".replace("\n", " ")[:500]
+        with self._lock:
+            try:
+                self._out.write(line + "\n")
+            except (OSError, ValueError):
+                self._out = None
+
+
+STATUS = _Status()
+"""How the child reports to its supervisor: ``STATUS.say("phase", ...)``."""
+
+
+def wants_supervision(argv: Sequence[str]) -> bool:
+    """Should the command ``argv`` run in a supervised child (not already one, not off)?"""
+    if os.environ.get(SUPERVISE_ENV, "1") == "0" or STATUS._out is not None:
+        return False
+    return any(a in SUPERVISED_COMMANDS for a in argv[:3]) and not any(
+        a in ("-h", "--help", "--version") for a in argv)
+
+
+def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
+    """Run ``fencepost argv`` as a supervised child; its exit code, or ``on_abrupt(how, phase)``
+    when it ended without saying it was done."""
+    read_fd, write_fd = os.pipe()
+    env = {**os.environ, STATUS_FD_ENV: str(write_fd), SUPERVISE_ENV: "child"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", *argv], env=env, pass_fds=(write_fd,),
+        process_group=0, preexec_fn=_die_with_parent)
+    os.close(write_fd)
+    said: dict[str, str] = {"phase": "starting"}
+    reader = threading.Thread(target=_read_status, args=(read_fd, said), daemon=True)
+    reader.start()
+    forwarded: list[int] = []
+
+    def forward(signum: int, _frame: Any) -> None:
+        forwarded.append(signum)
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {s: signal.signal(s, forward)
+                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = _wait(child, forwarded)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    reader.join(2.0)
+    if "done" in said:
+        return int(said["done"])
+    if forwarded and code == -signal.SIGKILL:
+        how = (f"did not stop within {CHILD_GRACE_S:g} s of "
+               f"{signal.Signals(forwarded[0]).name} and was killed")
+    elif code < 0:
+        how = f"was killed by {signal.Signals(-code).name}"
+    else:
+        how = f"exited with status {code}"
+    return on_abrupt(how, said["phase"])
+
+
+def _die_with_parent() -> None:
+    """In the child, before it runs: SIGTERM when the parent dies (Linux), so that even a
+    supervisor killed outright leaves no run behind (the child cleans up on SIGTERM)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _wait(child: subprocess.Popen[bytes], forwarded: list[int]) -> int:
+    while True:
+        try:
+            if forwarded:
+                return child.wait(CHILD_GRACE_S)
+            return child.wait()
+        except subprocess.TimeoutExpired:
+            child.kill()
+        except KeyboardInterrupt:  # a SIGINT that arrived before the handler was set
+            forwarded.append(signal.SIGINT)
+            child.send_signal(signal.SIGINT)
+
+
+def _read_status(fd: int, said: dict[str, str]) -> None:
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as status:
+        for line in status:
+            kind, _, text = line.rstrip("\n").partition(" ")
+            said[kind] = text

@@ -1,0 +1,270 @@
+"""The kit against hostile and broken stores: never a false pass, never a hung kit.
+
+Each store is one of :mod:`hostile` (tests/external/hostile.py): a correct memory store that
+misbehaves in one way. Every run goes through the ``fencepost`` command (supervised child,
+signals, reports), and every test asserts the exit code, the verdicts and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fencepost.registry import contract
+
+EXTERNAL = str(Path(__file__).parent / "external")
+MODULES = {"adk-ledger": "adk_ledger", "snodo-tasks": "snodo_tasks",
+           "ledgence-tasks": "ledgence_tasks"}
+LIN = {"adk-ledger": "ADK-LIN-001", "snodo-tasks": "SNODO-LIN-001",
+       "ledgence-tasks": "LDG-LIN-001"}
+HANG_GUARD_S = 600
+"""Only a guard against a hung kit (the test then fails); nothing is timed."""
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=EXTERNAL, TMPDIR=str(tmp_path),
+               HOSTILE_NAMESPACE_LOG=str(tmp_path / "namespaces"))
+    env.update(extra)
+    return env
+
+
+def fencepost(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fencepost.cli", *args], cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+
+
+def check(tmp_path: Path, contract_name: str, behaviour: str, *extra: str
+          ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``fencepost check`` of a hostile store with a report; the run and its parsed report."""
+    adapter = f"hostile:{MODULES[contract_name]}__{behaviour}"
+    result = fencepost(tmp_path, "check", contract_name, "--adapter", adapter, "--seed", "3",
+                       "--report", "R", "--quiet", *extra)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "internal error" not in result.stderr, result.stderr
+    return result, complete_report(tmp_path / "R", contract_name)
+
+
+def complete_report(directory: Path, contract_name: str) -> dict[str, Any]:
+    """The report in ``directory`` parses (JSON and JUnit) and has a verdict for every
+    clause of the contract."""
+    report: dict[str, Any] = json.loads((directory / "report.json").read_text())
+    ids = [c.id for c in contract(contract_name).load_spec().CLAUSES]
+    assert [c["id"] for c in report["clauses"]] == ids
+    cases = ET.parse(directory / "junit.xml").getroot().iter("testcase")
+    assert sorted(c.get("name") or "" for c in cases) == sorted(ids)
+    assert (directory / "report.md").read_text().strip()
+    return report
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {c["id"]: (c["status"], c["reason"]) for c in report["clauses"]}
+
+
+# -- a clause passes only on answered evidence --------------------------------------------------
+
+
+@pytest.mark.parametrize("contract_name", sorted(MODULES))
+def test_an_always_unavailable_store_gets_no_pass_at_all(tmp_path: Path,
+                                                         contract_name: str) -> None:
+    result, report = check(tmp_path, contract_name, "unavailable")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert report["summary"]["pass"] == 0 and report["summary"]["fail"] == 0
+    status, reason = verdicts(report)[LIN[contract_name]]
+    assert status == "unknown"
+    assert "calls answered nothing" in reason and "backend_unavailable" in reason
+
+
+@pytest.mark.parametrize("contract_name", sorted(MODULES))
+def test_a_concurrent_run_nothing_answered_proves_nothing(tmp_path: Path,
+                                                          contract_name: str) -> None:
+    result, report = check(tmp_path, contract_name, "concurrent_unavailable")
+    assert result.returncode == 3, result.stdout + result.stderr
+    status, reason = verdicts(report)[LIN[contract_name]]
+    assert status == "unknown"
+    assert reason.startswith("concurrent: ") and "calls answered nothing" in reason
+    assert report["summary"]["fail"] == 0
+
+
+def test_a_mostly_unavailable_store_is_unknown_never_a_pass(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "mostly_unavailable")
+    assert result.returncode == 3, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-LIN-001"]
+    assert status == "unknown" and "too few answers" in reason
+
+
+def test_timeouts_in_every_concurrent_call_are_no_evidence(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "timeout_error")
+    assert result.returncode == 3, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-LIN-001"]
+    assert status == "unknown" and "TimeoutError" in reason
+
+
+# -- a store cannot end the run -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("behaviour", "kind"), [("sys_exit", "SystemExit"),
+                                                 ("keyboard_interrupt", "KeyboardInterrupt")])
+def test_a_store_raising_an_exit_fails_its_clause_not_the_kit(tmp_path: Path, behaviour: str,
+                                                             kind: str) -> None:
+    result, report = check(tmp_path, "adk-ledger", behaviour)
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = [r for s, r in verdicts(report).values() if s == "fail"]
+    assert verdicts(report)["ADK-CREATE-001"] == (
+        "fail", f"create raised {kind}: {'0' if kind == 'SystemExit' else ''}; the contract "
+        "requires ok")
+    assert failed and report["summary"]["pass"] < 5
+    assert "answered raised" not in result.stdout
+
+
+@pytest.mark.parametrize(("behaviour", "how"), [
+    ("os_exit", "exited with status 7"),
+    ("os_exit0", "exited with status 0"),
+    ("segfault", "was killed by SIGSEGV"),
+])
+def test_a_store_that_ends_the_process_never_looks_like_success(tmp_path: Path, behaviour: str,
+                                                                how: str) -> None:
+    result, report = check(tmp_path, "adk-ledger", behaviour)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"the run ended abruptly: its process {how}" in result.stderr
+    assert {s for s, _ in verdicts(report).values()} == {"unknown"}
+    assert all(how in r for _, r in verdicts(report).values())
+
+
+# -- hangs: a verdict, never a hung kit ---------------------------------------------------------
+
+
+def test_a_call_that_never_returns_stops_the_run_with_unknown(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "hang", "--call-timeout", "1")
+    assert result.returncode == 3, result.stdout + result.stderr
+    reasons = [r for s, r in verdicts(report).values() if s == "unknown"]
+    assert reasons and all("did not return in 1 s" in r for r in reasons)
+    assert report["summary"]["fail"] == 0
+
+
+def test_a_racer_that_never_returns_is_unknown_not_a_failure(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "hang_in_threads", "--call-timeout", "1")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert report["summary"]["fail"] == 0
+    raced = [r for s, r in verdicts(report).values() if r.startswith("race:")]
+    assert raced and all("did not return in 1 s" in r for r in raced)
+
+
+def test_a_stuck_concurrent_worker_makes_linearizability_unknown(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "hang_in_concurrent", "--call-timeout", "1")
+    assert result.returncode == 3, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-LIN-001"]
+    assert status == "unknown" and "did not return in 1 s" in reason
+    assert report["summary"]["fail"] == 0
+
+
+# -- signals: data dropped, partial report, no child left ---------------------------------------
+
+
+def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as c:
+            names = [r[0] for r in c.execute(sa.text(
+                "select tablename from pg_tables where tablename like 'fp\\_%'"))]
+    finally:
+        engine.dispose()
+    return [n for n in names if any(ns in n for ns in namespaces)]
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                              (signal.SIGHUP, 129)])
+def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
+                                                            signum: int, code: int) -> None:
+    adapter = "hostile:adk_ledger__hang_in_concurrent__postgres"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", adapter,
+         "--seed", "3", "--report", "R", "--call-timeout", "600"],
+        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    for line in child.stderr:  # progress, one line per phase (stderr is not a terminal)
+        if line.startswith("... concurrent"):
+            break
+    else:
+        pytest.fail(f"the run ended before its concurrent phase: {child.wait()}")
+    namespaces = (tmp_path / "namespaces").read_text().split()
+    assert _fp_tables(pg_url, namespaces), "the run's tables should exist while it runs"
+    child.send_signal(signum)
+    out, err = child.communicate(timeout=HANG_GUARD_S)
+    assert child.returncode == code, out + err
+    assert f"interrupted by {signal.Signals(signum).name}" in err
+    assert _fp_tables(pg_url, namespaces) == []
+    report = complete_report(tmp_path / "R", "adk-ledger")
+    assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
+    assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
+
+
+# -- the adapter's faults are the adapter's -----------------------------------------------------
+
+
+def test_a_failing_discard_is_the_adapters_fault(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "discard_raises")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert report["summary"]["fail"] == 0 and report["summary"]["unknown"] == 0
+    said = "the factory's discard raised OSError: discard failed (hostile store)"
+    assert report["faults"] and all(said in f for f in report["faults"]), report["faults"]
+    assert f"the adapter's fault: {report['faults'][0]}" in result.stdout
+
+
+def test_a_failing_close_breaks_reopening_and_is_the_adapters_fault(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "close_raises")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert verdicts(report)["ADK-DURABLE-001"] == (
+        "fail", "reopening the store raised OSError: close failed (hostile store)")
+    assert report["summary"]["fail"] == 1
+    said = "store.close raised OSError: close failed (hostile store)"
+    assert report["faults"] and all(said in f for f in report["faults"]), report["faults"]
+
+
+@pytest.mark.parametrize(("behaviour", "said"), [
+    ("capabilities_string", "HostileStore.capabilities must be a set of names"),
+    ("capabilities_misspelt", "HostileStore.capabilities names 'concurency', unknown to"),
+])
+def test_capabilities_declared_wrong_are_a_configuration_error(tmp_path: Path, behaviour: str,
+                                                               said: str) -> None:
+    adapter = f"hostile:adk_ledger__{behaviour}"
+    result = fencepost(tmp_path, "check", "adk-ledger", "--adapter", adapter, "--quiet")
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], result.stderr
+    assert "known: concurrency, durable" in lines[0]
+
+
+def test_junk_in_every_error_still_gives_a_valid_report(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "junk_errors")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = [r for s, r in verdicts(report).values() if s == "fail"]
+    assert failed and any("<script>" in r for r in failed)
+
+
+def test_a_closed_stdout_is_not_an_error(tmp_path: Path) -> None:
+    cmd = f"{sys.executable} -m fencepost.cli list adk-ledger | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.stdout.startswith("clause")
+    assert result.stderr == ""
+    assert result.returncode in (0, 141)
+
+
+def test_the_timeout_must_be_positive(tmp_path: Path) -> None:
+    result = fencepost(tmp_path, "check", "adk-ledger", "--adapter", "memory",
+                       "--call-timeout", "0", "--quiet")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "fencepost: error: --call-timeout must be more than 0 seconds, not 0"]
