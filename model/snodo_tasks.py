@@ -4,7 +4,8 @@ State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events). Acc
 are represented by their meaning (:class:`AccessM`, :class:`LeaseM`); the harness binds them to
 the store's real opaque values. ``claim_next`` answers :class:`OneOf` over every recoverable task.
 Where the seed's stores disagree the model follows ``ctx.options`` (``spec.CHOICES``; by
-default the upstream Memory store's order of checks).
+default the upstream Memory store's order of checks). Arguments the seed's Store functions have
+no clause for are refused first (:mod:`.snodo_tasks_arguments`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
 from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
+from .snodo_tasks_arguments import event_problem, guard, task_problem
 
 MAIN = "main"  # the store under test; leases/accesses of another store carry another name
 MICROSECOND = 0.001  # in ms: the step of the seed's SQLite timestamps (see spec.CHOICES)
@@ -125,12 +127,18 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
         clause = "SNODO-AUTH-004" if not isinstance(a, AccessM) or a.store != MAIN else (
             "SNODO-AUTH-002" if a.kind == "create" else "SNODO-CREATE-003")
         return _err(state, "unauthorized_action", clause)
+    invalid = task_problem(op.task, op.work)
+    validate_last = spec.option(ctx.options, "create_validation_order") == "last"
+    if invalid is not None and not validate_last:
+        return _err(state, "invalid_task", "SNODO-ARG-005")
     capacity_first = spec.option(ctx.options, "create_check_order") == "capacity_first"
     full = None if task_id in state and not capacity_first else _full(state, a.scope, ctx)
     if full is not None:
         return full
     if task_id in state:
         return _err(state, "already_exists", "SNODO-CREATE-002")
+    if invalid is not None:
+        return _err(state, "invalid_task", "SNODO-ARG-005")
     snap = spec.Snapshot(op.task, op.work, 0, 0, None, None, {}, {})
     agg = Agg(a.scope, snap, incarnation=state.creates + 1)
     return Step(Ok(snap), state.with_({task_id: agg}, creates=state.creates + 1),
@@ -293,7 +301,7 @@ def _authority_shape(state: State, op: spec.TransitionOp, options: Mapping[str, 
         if a.store != MAIN:
             return _err(state, "not_found", "SNODO-AUTH-004")
         return _request_action(state, a, op)
-    lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
+    lease = auth.lease
     if not isinstance(lease, LeaseM):
         return _err(state, "unauthorized_action", "SNODO-AUTH-004")
     if lease.store != MAIN:
@@ -329,8 +337,7 @@ def _authority(state: State, op: spec.TransitionOp, agg: Agg, ctx: Ctx) -> Step 
         if expired(agg.snapshot, now):
             return _err(state, "not_found", "SNODO-TTL-001")
         return _request_action(state, a, op)
-    lease = auth.lease if isinstance(auth, spec.WorkerAuthority) else auth
-    refused = _worker_lease(state, lease, op.task_id, now)
+    refused = _worker_lease(state, auth.lease, op.task_id, now)
     if refused is not None:
         return _err(state, "stale_lease", refused)
     if op.event.kind not in spec.WORKER_KINDS:
@@ -349,6 +356,9 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
     refused = _authority(state, op, agg, ctx)
     if refused is not None:
         return refused
+    invalid = event_problem(op.event)
+    if invalid is not None:
+        return _err(state, invalid[0], "SNODO-ARG-006")
     seen = agg.seen.get(op.event.id)
     if seen is not None:
         if seen[0] != op.event:
@@ -473,7 +483,11 @@ _STEPS: dict[type, Any] = {
 
 
 def step(state: State, op: Op, ctx: Ctx) -> Step | OneOf:
-    """Apply ``op``: the outcome, the next state and the clause that decided it."""
+    """Apply ``op``: the outcome, the next state and the clause that decided it. Arguments
+    the seed's Store functions have no clause for answer function_clause before anything."""
+    refused = guard(op)
+    if refused is not None:
+        return _err(state, "function_clause", refused[0])
     return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
 
 
@@ -513,6 +527,19 @@ MODEL = ContractModel(
         ("create", "capacity_exceeded", "max_tasks"): "SNODO-CAP-001",
         ("create", "capacity_exceeded", "max_active_tasks_per_scope"): "SNODO-CAP-002",
         ("create", "already_exists"): "SNODO-TTL-003",
+        # a valid call refused as if it broke a guard or the seed's validation
+        ("claim", "function_clause"): "SNODO-ARG-001",
+        ("claim_next", "function_clause"): "SNODO-ARG-001",
+        ("renew", "function_clause"): "SNODO-ARG-002",
+        ("transition", "function_clause"): "SNODO-ARG-003",
+        ("authorize", "function_clause"): "SNODO-ARG-004",
+        ("get", "function_clause"): "SNODO-ARG-004",
+        ("worker_snapshot", "function_clause"): "SNODO-ARG-004",
+        ("create", "function_clause"): "SNODO-ARG-005",
+        ("create", "invalid_task"): "SNODO-ARG-005",
+        ("transition", "invalid_event_id"): "SNODO-ARG-006",
+        ("transition", "invalid_input_key"): "SNODO-ARG-006",
+        ("transition", "invalid_input_responses"): "SNODO-ARG-006",
     },
     situations=_situations,
 )

@@ -5,9 +5,10 @@ cases of ``spec.snodo_tasks.CLAUSES`` it reached: a lease expiry, retry_at or TT
 one ms before; the status a rule starts from; whose authority was shown (the wrong action,
 another task's, another scope's, another store's, a forged one, a fenced lease); a bound reached
 and exceeded; candidates whose id order differs from the order they were created or expire in;
-and, where the seed's stores disagree, the reading of the option in force (``"a still clock
-(millisecond)"``). The catalogue declares the same names (``Clause.situations``); a run that
-never reaches one of a clause's situations passes it only weakly.
+where the seed's stores disagree, the reading of the option in force (``"a still clock
+(millisecond)"``); and which argument was at its edge (``"claim with a lease_ms of 0"``, from
+:mod:`.snodo_tasks_arguments`). The catalogue declares the same names (``Clause.situations``);
+a run that never reaches one of a clause's situations passes it only weakly.
 """
 
 from __future__ import annotations
@@ -21,7 +22,18 @@ from fencepost.spec.clauses import limit
 from fencepost.spec.ops import Op
 
 from .base import Ctx, Step
-from .snodo_tasks import MAIN, AccessM, Agg, LeaseM, State, expired, live, recoverable
+from .snodo_tasks import (
+    MAIN,
+    AccessM,
+    Agg,
+    LeaseM,
+    State,
+    expired,
+    lease_state,
+    live,
+    recoverable,
+)
+from .snodo_tasks_arguments import event_problem, guard, task_problem
 
 Found = Iterator[tuple[str, str]]
 FENCED_OPS = {"renew": "renew", "release": "release", "transition": "a worker event"}
@@ -43,9 +55,23 @@ def _terminal(agg: Agg) -> bool:
 
 def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
     """The (clause, situation) pairs the agreed ``step`` of ``op`` on ``before`` reached."""
+    refused = guard(op)
+    if refused is not None:  # the other arguments may be of any type: nothing else is read
+        yield refused
+        yield from _guarded(before, op, ctx)
+        return
     found = _BY_OP.get(type(op))
     if found is not None:
         yield from found(before, op, ctx, step)
+
+
+def _guarded(before: State, op: Op, ctx: Ctx) -> Found:
+    """What a refused guard was sent over: a live lease renewed, a missing task."""
+    if isinstance(op, spec.Renew) and lease_state(before, op.lease, ctx.now) is None:
+        yield "SNODO-ARG-002", "of a live lease"
+    elif isinstance(op, spec.TransitionOp) and isinstance(op.task_id, str) \
+            and op.task_id not in before:
+        yield "SNODO-ARG-003", "on a missing task"
 
 
 # --- requests ----------------------------------------------------------------------------------
@@ -58,22 +84,26 @@ def _stranger(access: Any) -> str | None:
     return "another store's access" if access.store != MAIN else None
 
 
-def _scopes_differ_in_kind(a: AccessM, agg: Agg) -> bool:
-    return (a.scope is None) != (agg.scope is None)
+def _no_tenant_against_another(a: AccessM, agg: Agg) -> Found:
+    """A named tenant against no tenant; the empty tenant against no tenant too."""
+    if (a.scope is None) != (agg.scope is None):
+        yield "SNODO-AUTH-003", "between no tenant and a named one"
+        if "" in (a.scope, agg.scope):
+            yield "SNODO-AUTH-003", "between the empty tenant and no tenant"
 
 
 def _get(before: State, op: spec.Get, ctx: Ctx, step: Step) -> Found:
     agg, a, clause = before.get(op.task_id), op.access, step.clause
     if agg is None:
-        yield "SNODO-GET-002", ("a reaped task" if op.task_id in before.ghosts
+        yield "SNODO-GET-002", ("the empty task id" if op.task_id == ""
+                                else "a reaped task" if op.task_id in before.ghosts
                                 else "never created")
         return
     if clause == "SNODO-AUTH-004" and _stranger(a):
         yield clause, str(_stranger(a))
     elif clause == "SNODO-AUTH-003":
         yield clause, "get from another scope"
-        if _scopes_differ_in_kind(a, agg):
-            yield clause, "between no tenant and a named one"
+        yield from _no_tenant_against_another(a, agg)
     elif clause == "SNODO-AUTH-001" and a.kind == "create":
         yield clause, "a create-access reads"
     elif clause == "SNODO-AUTH-002":
@@ -89,6 +119,14 @@ def _get(before: State, op: spec.Get, ctx: Ctx, step: Step) -> Found:
 
 def _create(before: State, op: spec.Create, ctx: Ctx, step: Step) -> Found:
     a, clause, task_id = op.access, step.clause, op.task.id
+    invalid = task_problem(op.task, op.work) if isinstance(a, AccessM) else None
+    if clause == "SNODO-ARG-005" and invalid is not None:
+        yield clause, invalid
+        if task_id in before:
+            yield clause, "an invalid task over an existing id (after_access)"
+        return
+    if clause == "SNODO-CREATE-002" and invalid is not None:
+        yield clause, "an invalid task over an existing id (last)"
     if clause == "SNODO-AUTH-004" and _stranger(a):
         yield clause, str(_stranger(a))
     elif clause == "SNODO-AUTH-002":
@@ -277,7 +315,7 @@ def _release(before: State, op: spec.Release, ctx: Ctx, step: Step) -> Found:
 def _worker_snapshot(before: State, op: spec.WorkerSnapshot, ctx: Ctx, step: Step) -> Found:
     agg = before.get(op.task_id)
     if agg is None:
-        yield "SNODO-WS-001", "a missing task"
+        yield "SNODO-WS-001", "the empty task id" if op.task_id == "" else "a missing task"
         return
     yield from _lease(before, op.lease, "worker_snapshot", ctx, step)
     if step.clause == "SNODO-LEASE-005":
@@ -323,8 +361,7 @@ def _request(before: State, op: spec.TransitionOp, a: Any, agg: Agg | None, ctx:
         return
     if agg is not None and a.scope != agg.scope:
         yield "SNODO-AUTH-003", "a request from another scope"
-        if _scopes_differ_in_kind(a, agg):
-            yield "SNODO-AUTH-003", "between no tenant and a named one"
+        yield from _no_tenant_against_another(a, agg)
         if _wrong_action(a, op):
             order = _reading(ctx, "transition_check_order")
             yield "SNODO-AUTH-003", f"a wrong action from another scope ({order})"
@@ -333,6 +370,7 @@ def _request(before: State, op: spec.TransitionOp, a: Any, agg: Agg | None, ctx:
                        else "after the TTL")
     elif clause == "SNODO-AUTH-001":
         yield clause, ("a get or create access sends an event" if a.kind in ("get", "create")
+                       else "an empty event kind" if op.event.kind == ""
                        else "an update-access cancels" if a.kind == "update"
                        else "a cancel-access answers input")
     elif clause == "SNODO-AUTH-002":
@@ -362,6 +400,7 @@ def _worker(before: State, op: spec.TransitionOp, lease: Any, agg: Agg | None, c
                        else "after the expiry")
     elif clause == "SNODO-LEASE-006":
         yield clause, ("a lease cancels" if op.event.kind == "cancelled"
+                       else "a lease sends an empty kind" if op.event.kind == ""
                        else "a lease answers input")
     elif step.outcome.code == "ok":
         yield from _old_ms(agg, ctx)
@@ -371,6 +410,9 @@ def _event(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
     """What the event met once its authority passed: a replay, a reused id, a stale revision,
     the clock, and the reducer's case."""
     clause, snap, event = step.clause, agg.snapshot, op.event
+    if clause == "SNODO-ARG-006":
+        yield from _invalid_event(agg, op)
+        return
     seen = agg.seen.get(event.id)
     if clause == "SNODO-TX-003" and seen is not None:
         same = op.expected_revision == seen[1].event_revision - 1
@@ -399,6 +441,21 @@ def _event(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
     yield from _reduced(agg, op, ctx, step)
 
 
+def _invalid_event(agg: Agg, op: spec.TransitionOp) -> Found:
+    """The event the seed's validation refused, and what it came before: a stale revision, a
+    reused id, a terminal task."""
+    invalid = event_problem(op.event)
+    if invalid is None:
+        return
+    yield "SNODO-ARG-006", invalid[1]
+    if op.expected_revision != agg.snapshot.revision:
+        yield "SNODO-ARG-006", "over a stale expected_revision"
+    if isinstance(op.event.id, str) and op.event.id in agg.seen:
+        yield "SNODO-ARG-006", "under an id seen before"
+    if _terminal(agg):
+        yield "SNODO-ARG-006", "on a terminal task"
+
+
 def _reduced(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
     clause, snap, data = step.clause, agg.snapshot, op.event.data
     task = snap.task
@@ -408,6 +465,8 @@ def _reduced(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
         yield clause, _responses(task.input_requests, data["responses"])
     elif clause == "SNODO-RED-004":
         yield clause, "the first delay" if snap.retry_count == 0 else "a later delay"
+        if snap.work is not None and snap.work.retry_policy[snap.retry_count] == 0:
+            yield clause, "a delay of 0"
     elif clause == "SNODO-RED-005":
         policy = snap.work.retry_policy if snap.work is not None else ()
         yield clause, "the policy used up" if policy else "no policy at all"

@@ -58,6 +58,15 @@ CAPABILITIES = {
 _MEMORY = "extensions/tasks/lib/snodo/extensions/tasks/store/memory.ex@986ac838"
 _SQLITE = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite.ex@50c2cd0e"
 _TIMESTAMP = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite/timestamp.ex@84bf1943"
+# The Store functions every call goes through (their guards), and the values the stores validate.
+_STORE = "extensions/tasks/lib/snodo/extensions/tasks/store.ex@098b4783"
+_TASK = "extensions/tasks/lib/snodo/extensions/tasks/task.ex@c924739c"
+_WORK = "extensions/tasks/lib/snodo/extensions/tasks/work.ex@84bf1943"
+_RETRY = "extensions/tasks/lib/snodo/extensions/tasks/retry_policy.ex@c924739c"
+_EVENT = "extensions/tasks/lib/snodo/extensions/tasks/event.ex@c924739c"
+_SNAPSHOT = "extensions/tasks/lib/snodo/extensions/tasks/snapshot.ex@84bf1943"
+MAX_RETRY_DELAY_MS = 4_294_967_295
+"""The longest retry delay the seed's RetryPolicy accepts (retry_policy.ex:17)."""
 
 # Where the seed's own stores disagree. Each default is what the upstream stores share or,
 # failing that, the reference store's reading (the upstream Memory store); it says which.
@@ -167,6 +176,29 @@ CHOICES = (
         source=f"{_MEMORY}:278-287, 538-543 (Memory: expired_task_ids sorts the ids); "
         f"{_SQLITE}:622-649 (SQLite: ordered by expires_at_us, then task_id, at 628)",
     ),
+    Choice(
+        name="create_validation_order",
+        doc_says="Memory: create validates the task and its work (Task.validate! and "
+        "Work.validate, through Snapshot.new) last, after already_exists and capacity: an "
+        "invalid task under an existing id answers already_exists, into a full store "
+        "capacity_exceeded",
+        implementation_does="SQLite: create validates them right after the access check, "
+        "before its transaction counts capacity or inserts: an invalid task answers "
+        "invalid_task whatever the store holds",
+        default="last",
+        values=(
+            ("last", "default, the reference (Memory) store's order: unauthorized_action, "
+             "already_exists and capacity_exceeded (in create_check_order's order), then "
+             "invalid_task"),
+            ("after_access", "the SQLite store's order: unauthorized_action, invalid_task, "
+             "then already_exists and capacity_exceeded (in create_check_order's order)"),
+        ),
+        source=f"{_MEMORY}:164-191 (Memory: Snapshot.new at 176, in the branch after has_key "
+        f"at 169 and exceeded_limit at 172; the rescue at 189-190 answers invalid_task); "
+        f"{_SQLITE}:151-162 (SQLite: Snapshot.new at 153, after authorize_create at 152 and "
+        f"before transact_write at 156; the rescue at 160-161); {_SNAPSHOT}:48-56 "
+        "(Snapshot.new runs Task.validate! at 49 and Work.validate through validate at 52)",
+    ),
 )
 
 
@@ -254,6 +286,41 @@ class EventIdReused(ContractError):
 
 class DuplicateInputKey(ContractError):
     code = "duplicate_input_key"
+
+
+class FunctionClause(ContractError):
+    """The answer to arguments the seed's Store functions have no clause for: their guards
+    (store.ex) take task ids and owners that are non-empty strings, a ``lease_ms`` that is a
+    positive integer, an ``expected_revision`` that is a non-negative integer, an authority
+    that is request or worker authority, an action whose kind is create, get, update or
+    cancel. Elixir raises FunctionClauseError (reason ``function_clause``) before any store is
+    reached; a Python store, which nothing stands in front of, raises this before it reads or
+    changes anything. ``bool`` is no integer here (``True`` is not a revision).
+
+    Example: ``claim("t1", "w1", 0)`` -> ``raise FunctionClause("lease_ms must be > 0")``.
+    """
+
+    code = "function_clause"
+
+
+class InvalidTask(ContractError):
+    """create's answer to a task or work the seed's own validation refuses (Task.validate!,
+    Work.validate): an empty status, a ttl_ms or poll_interval_ms of 0, an empty work type,
+    a negative retry delay... (SNODO-ARG-005 lists them). Nothing is stored."""
+
+    code = "invalid_task"
+
+
+class InvalidEventId(ContractError):
+    code = "invalid_event_id"
+
+
+class InvalidInputKey(ContractError):
+    code = "invalid_input_key"
+
+
+class InvalidInputResponses(ContractError):
+    code = "invalid_input_responses"
 
 
 # --- data ---------------------------------------------------------------------------------------
@@ -427,7 +494,20 @@ class WorkerAuthority:
 
 @runtime_checkable
 class TasksStore(Protocol):
-    """The ten operations of ``Snodo.Extensions.Tasks.Store``, one to one."""
+    """The ten operations of ``Snodo.Extensions.Tasks.Store``, one to one.
+
+    Arguments at their edges: in the seed every call goes through the Store functions, whose
+    guards refuse what the callbacks' types exclude before a store is reached. Here nothing
+    stands in front of the store, so it refuses them itself, first: :class:`FunctionClause`
+    for a task id or owner that is not a non-empty string (get, worker_snapshot and
+    transition take any string, ``""`` is simply no task), a ``lease_ms`` that is not a
+    positive integer, an ``expected_revision`` that is not a non-negative integer, an
+    authority that is neither :class:`RequestAuthority` nor :class:`WorkerAuthority`, an
+    action kind not in ``ACTIONS``, a work that is no :class:`Work`; then, as the seed's
+    stores do, :class:`InvalidTask` from create and :class:`InvalidEventId`,
+    :class:`InvalidInputKey`, :class:`InvalidInputResponses` from transition (the
+    SNODO-ARG clauses say exactly when).
+    """
 
     def authorize(self, context: Context, action: Action) -> Any: ...
 
@@ -568,13 +648,133 @@ def _readings(case: str, option: str) -> tuple[Situation, ...]:
     return tuple(situation(f"{case} ({value})", **{option: value}) for value, _ in choice.values)
 
 
+# The seed's guards (store.ex) and validations at every argument's edges: the empty string, 0,
+# negative numbers, a value of the wrong type (a float, a bool, a string for a number).
+EDGE = "scenario:arguments_at_their_edges"
+
+
+def integer(value: Any) -> bool:
+    """An integer as the seed's guards mean it (``is_integer``): ``True`` is none."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _a(arg: str) -> str:
+    return f"an {arg}" if arg[0] in "aeiou" else f"a {arg}"
+
+
+def text_edge(arg: str, value: Any) -> str | None:
+    """None when ``value`` is a non-empty string; else the edge it is, as the catalogue's
+    situations say it: ``"an empty owner"``, ``"an owner that is no string"``."""
+    if isinstance(value, str) and value:
+        return None
+    return f"an empty {arg}" if value == "" else f"{_a(arg)} that is no string"
+
+
+def count_edge(arg: str, value: Any) -> str | None:
+    """None when ``value`` is a positive integer; else ``"a lease_ms of 0"``, ``"a negative
+    lease_ms"`` or ``"a lease_ms that is no integer"`` (a float, a bool, a string)."""
+    if not integer(value):
+        return f"{_a(arg)} that is no integer"
+    if value > 0:
+        return None
+    return f"{_a(arg)} of 0" if value == 0 else f"a negative {arg}"
+
+
+def _edges(arg: str, prefix: str = "", count: bool = False) -> tuple[str, ...]:
+    """Every edge of one argument, as situations: ``claim with an empty owner``..."""
+    if count:
+        return tuple(f"{prefix}{count_edge(arg, v)}" for v in (0, -1, 1.5))
+    return tuple(f"{prefix}{text_edge(arg, v)}" for v in ("", 7))
+
+
+ARGUMENT_CLAUSES = (
+    _c("SNODO-ARG-001", "claim and claim_next take only the seed's argument types",
+       "claim with a task id or owner id, or claim_next with an owner id, that is not a "
+       "non-empty string, or either with a lease_ms that is not a positive integer (0, "
+       "negative, a float, a bool, a string), answers function_clause before anything is "
+       "read or claimed: the seed's Store.claim/4 and claim_next/3 have no function clause "
+       f"for them ({_STORE}:164-166, 177-179). (Behind that guard the seed's stores differ: "
+       f"Memory would grant a claim already expired, {_MEMORY}:222-234, 611-621; SQLite "
+       f"refuses a negative one, {_TIMESTAMP}:36-41.)", M, EDGE,
+       situations=(*_edges("task id", "claim with "), *_edges("owner", "claim with "),
+                   *_edges("lease_ms", "claim with ", count=True),
+                   *_edges("owner", "claim_next with "),
+                   *_edges("lease_ms", "claim_next with ", count=True))),
+    _c("SNODO-ARG-002", "renew takes only a positive lease_ms",
+       "renew with a lease_ms that is not a positive integer answers function_clause, "
+       "whatever the lease (live, stale or forged), and the claim stays as it was "
+       f"({_STORE}:186-187; a live lease renewed by 0 would expire at once, "
+       f"{_MEMORY}:253-265).", M, EDGE,
+       situations=(*_edges("lease_ms", count=True), "of a live lease")),
+    _c("SNODO-ARG-003", "transition takes only the seed's argument types",
+       "transition with a task id that is not a string, an expected_revision that is not a "
+       "non-negative integer (-1, a float, a bool, a string) or an authority that is neither "
+       "request nor worker authority (a bare lease) answers function_clause before the task "
+       f"is read, on a missing task too ({_STORE}:210-218). The empty task id passes the "
+       "guard: no task has it (not_found; under transition_check_order=authority_first the "
+       "authority's refusal may come first).", M, EDGE,
+       situations=("a task id that is no string", "a negative expected_revision",
+                   "an expected_revision that is no integer",
+                   "an authority neither request nor worker", "on a missing task")),
+    _c("SNODO-ARG-004", "authorize, get and worker_snapshot take only the seed's types",
+       "authorize with an action kind other than create, get, update and cancel, or a task "
+       "id that is not a non-empty string, answers function_clause and mints nothing; get "
+       "and worker_snapshot with a task id that is not a string answer function_clause "
+       f"({_STORE}:137-139, 151, 157-158). The empty task id passes get's and "
+       "worker_snapshot's guard (SNODO-GET-002, SNODO-WS-001).", M, EDGE,
+       situations=("authorize an empty action kind", "authorize an unknown action kind",
+                   *_edges("task id", "authorize "),
+                   "get of a task id that is no string",
+                   "worker_snapshot of a task id that is no string")),
+    _c("SNODO-ARG-005", "create takes only a task and work the seed's validation accepts",
+       f"create with a work that is no Work answers function_clause ({_STORE}:145-146). "
+       "create of a task whose status is not one of the five, whose status_message is "
+       "neither None nor a string, whose times are not numbers or last_updated_at precedes "
+       "created_at, whose ttl_ms or poll_interval_ms is neither None nor a positive integer, "
+       "that holds input requests (at creation no key is in use), whose result or error is "
+       "neither None nor a mapping, or whose payload is not its status's (working and "
+       "cancelled: neither; completed: a result, no error; failed: an error, no result; "
+       "input_required: impossible without requests); or of work whose idempotency_key or "
+       "type is not a non-empty string, whose input is not a mapping or whose retry delays "
+       f"are not integers from 0 to {MAX_RETRY_DELAY_MS}, answers invalid_task and stores "
+       f"nothing ({_TASK}:163-171, 190-248, 311-343; {_WORK}:91-108; {_RETRY}:17 and "
+       "valid_delay?). Under create_validation_order=last (default) it comes after "
+       "unauthorized_action, already_exists and capacity_exceeded; under after_access right "
+       "after unauthorized_action. A task may be created completed (with a result), and a "
+       "retry delay may be 0.", M, EDGE, choice="create_validation_order",
+       situations=("a work that is no Work", "an empty status", "an unknown status",
+                   "a status_message that is no string", "a time that is no number",
+                   "last_updated_at before created_at",
+                   *_edges("ttl_ms", count=True), *_edges("poll_interval_ms", count=True),
+                   "a task created with input requests", "a result or error that is no mapping",
+                   "a payload that is not its status's",
+                   *_edges("idempotency key"), *_edges("work type"),
+                   "a work input that is no mapping", "a negative retry delay",
+                   "a retry delay that is no integer", f"a retry delay over {MAX_RETRY_DELAY_MS}",
+                   situation("an invalid task over an existing id (after_access)",
+                             create_validation_order="after_access"))),
+    _c("SNODO-ARG-006", "transition takes only an event the seed's validation accepts",
+       "Once the authority passed, transition of an event whose id is not a non-empty string "
+       "answers invalid_event_id; of an input_requested whose key is not a non-empty string, "
+       "invalid_input_key; of an input_responses_accepted with a response key that is not a "
+       "non-empty string, invalid_input_responses: before a replay, a reused id, the "
+       "revision or a terminal task is looked at, and nothing is stored "
+       f"({_MEMORY}:319, {_SQLITE}:693-725 (Event.validate after the authority); "
+       f"{_EVENT}:83-100, 171-185, 212-218). An event kind no authority may send, the empty "
+       "one included, is unauthorized_action (SNODO-AUTH-001, SNODO-LEASE-006).", M, EDGE,
+       situations=(*_edges("event id"), *_edges("input key"),
+                   "an empty response key", "over a stale expected_revision",
+                   "under an id seen before", "on a terminal task")),
+)
+
 CLAUSES = Catalogue([
     _c("SNODO-AUTH-001", "an access is bound to its action",
        "An access authorizes only its own action: create-access cannot read; get-access cannot "
        "send events; only update-access sends input_responses_accepted and only cancel-access "
        "sends cancelled (else unauthorized_action).", M, "scenario:access_bound_to_action",
        situations=("a create-access reads", "a get or create access sends an event",
-                   "an update-access cancels", "a cancel-access answers input")),
+                   "an update-access cancels", "a cancel-access answers input",
+                   "an empty event kind")),
     _c("SNODO-AUTH-002", "an access is bound to its task id",
        "An access for one task id neither reads nor changes another task (not_found for get, "
        "unauthorized_action for create and request transitions).",
@@ -591,7 +791,7 @@ CLAUSES = Catalogue([
        M, "scenario:foreign_scope_sees_not_found", "scenario:authority_checked_against_row",
        choice="transition_check_order",
        situations=("get from another scope", "a request from another scope",
-                   "between no tenant and a named one",
+                   "between no tenant and a named one", "between the empty tenant and no tenant",
                    *_readings("a wrong action from another scope", "transition_check_order"))),
     _c("SNODO-AUTH-004", "forged and foreign-store values are refused",
        "An access or lease the store never issued, or issued by another store, is refused: "
@@ -613,12 +813,16 @@ CLAUSES = Catalogue([
     _c("SNODO-CREATE-002", "create never overwrites",
        "create of an existing id answers already_exists and changes nothing; when the store "
        "is also at a capacity limit, already_exists comes first under "
-       "create_check_order=exists_first (default) and capacity_exceeded under capacity_first.",
+       "create_check_order=exists_first (default) and capacity_exceeded under capacity_first; "
+       "for an invalid task, already_exists comes first under create_validation_order=last "
+       "(default), invalid_task under after_access.",
        M, "scenario:create_get_claim_complete", "scenario:create_in_a_full_store",
        choice="create_check_order",
        situations=("over an active task", "over a terminal task", "over an expired task",
                    situation("an existing id in a full store (exists_first)",
-                             create_check_order="exists_first"))),
+                             create_check_order="exists_first"),
+                   situation("an invalid task over an existing id (last)",
+                             create_validation_order="last"))),
     _c("SNODO-CREATE-003", "create needs a create-access for that id",
        "create with any other access answers unauthorized_action and stores nothing.",
        M, "scenario:access_bound_to_action",
@@ -647,9 +851,10 @@ CLAUSES = Catalogue([
        "accepted operations so far imply.", M, "scenario:create_get_claim_complete",
        situations=("through an update or cancel access", "1 ms before the TTL")),
     _c("SNODO-GET-002", "get of a missing task is not_found",
-       "get of a task that does not exist (never created or reaped) answers not_found.", M,
-       "scenario:ttl_hides_then_reaps",
-       situations=("never created", "a reaped task")),
+       "get of a task that does not exist (never created or reaped) answers not_found; so "
+       "does get of the empty task id, which passes get's guard and no task can have.", M,
+       "scenario:ttl_hides_then_reaps", "scenario:arguments_at_their_edges",
+       situations=("never created", "a reaped task", "the empty task id")),
     _c("SNODO-TTL-001", "an expired task is hidden from requests",
        "At now >= created_at + ttl_ms, get and request transitions answer not_found, until and "
        "after reaping.", M, "scenario:ttl_hides_then_reaps",
@@ -748,11 +953,12 @@ CLAUSES = Catalogue([
     _c("SNODO-LEASE-006", "a lease is not request access",
        "A worker lease cannot send input_responses_accepted or cancelled (unauthorized_action).",
        M, "scenario:access_bound_to_action",
-       situations=("a lease answers input", "a lease cancels")),
+       situations=("a lease answers input", "a lease cancels", "a lease sends an empty kind")),
     _c("SNODO-WS-001", "worker_snapshot reads through a live lease",
        "worker_snapshot with the current, unexpired lease returns the snapshot; missing task "
-       "-> not_found.", M, "scenario:old_lease_is_stale",
-       situations=("a missing task", "1 ms before expiry")),
+       "-> not_found (the empty task id included).", M, "scenario:old_lease_is_stale",
+       "scenario:arguments_at_their_edges",
+       situations=("a missing task", "1 ms before expiry", "the empty task id")),
     _c("SNODO-TX-001", "a stale expected revision conflicts",
        "transition with expected_revision != the current revision answers conflict carrying "
        "the current snapshot, and changes nothing.", M, "scenario:two_writers_one_revision",
@@ -796,9 +1002,10 @@ CLAUSES = Catalogue([
                    "the last open key answered")),
     _c("SNODO-RED-004", "retry follows the exact delay list",
        "retry_requested with a delay left: retry_count + 1, retry_at = committed_at + "
-       "delays[retry_count], last_failure set, status unchanged.", M,
-       "scenario:retry_defers_claims",
-       situations=("the first delay", "a later delay")),
+       "delays[retry_count], last_failure set, status unchanged. A delay of 0 is a delay "
+       "(the retry is due at committed_at), not an exhausted policy.", M,
+       "scenario:retry_defers_claims", "scenario:arguments_at_their_edges",
+       situations=("the first delay", "a later delay", "a delay of 0")),
     _c("SNODO-RED-005", "an exhausted retry fails the task",
        "retry_requested with no delay left fails the task with the event's error and status "
        "message; retry_at is cleared and retry_count unchanged.", M,
@@ -809,6 +1016,7 @@ CLAUSES = Catalogue([
        "cancelled the message 'Cancellation requested'; each clears retry_at and inputs.",
        M, "scenario:create_get_claim_complete",
        situations=("with an open input request", "with a retry pending")),
+    *ARGUMENT_CLAUSES,
     _c("SNODO-LIN-001", "concurrent calls are linearizable",
        "Every answer of a run where several clients call the store at once is the answer "
        "the model gives in one order of the calls that respects real time (a call that "

@@ -135,7 +135,7 @@ def test_create_of_an_existing_id_is_already_exists_and_changes_nothing(backend:
 
 def test_max_tasks_counts_terminal_and_expired_tasks_until_reaped(backend: Backend) -> None:
     store = backend.open(max_tasks="2")
-    create(store, "done", status=spec.COMPLETED)
+    create(store, "done", status=spec.COMPLETED, result={})  # the seed takes a finished task
     create(store, "old", ttl_ms=10)
     backend.clock.now = 1010
     assert raises(spec.CapacityExceeded, create, store, "c") == "max_tasks"
@@ -202,12 +202,12 @@ def test_claim_renew_release_and_stale_leases_after_reclaim(backend: Backend) ->
     raises(spec.NotFound, store.worker_snapshot, "zz", third.lease)
 
 
-def test_claim_of_terminal_or_workless_task_is_unavailable(backend: Backend) -> None:
+def test_claim_of_terminal_task_is_unavailable_and_no_task_is_workless(backend: Backend) -> None:
     store = backend.open()
-    create(store, "done", status=spec.FAILED)
-    create(store, "idle", work=None)
+    create(store, "done", status=spec.FAILED, error={"code": 1})
+    raises(spec.FunctionClause, create, store, "idle", work=None)  # create takes a Work
     raises(spec.Unavailable, store.claim, "done", "w", 10)
-    raises(spec.Unavailable, store.claim, "idle", "w", 10)
+    raises(spec.NotFound, store.claim, "idle", "w", 10)
     assert store.claim_next("w", 10) is None
 
 
@@ -290,7 +290,7 @@ def test_input_round_trip_and_who_may_send_what(backend: Backend) -> None:
                 spec.RequestAuthority(access(store, "get", "a"))):
         raises(spec.UnauthorizedAction, store.transition, "a", 2, respond, bad)
     raises(spec.UnauthorizedAction, store.transition, "a", 2, event("x", "cancelled"), worker)
-    raises(spec.StaleLease, store.transition, "a", 2, respond, ForgedValue("authority"))
+    raises(spec.FunctionClause, store.transition, "a", 2, respond, ForgedValue("authority"))
     raises(spec.UnauthorizedAction, store.transition, "a", 2,
            event("x", "completed", result={}), update)
     tr = store.transition("a", 2, respond, update)
@@ -316,8 +316,7 @@ def test_values_round_trip_exactly(backend: Backend) -> None:
                                 "big": 2**62, "d": {"x": None}}, (5, 10, 20))
     env = backend.env()
     store = backend.open(env)
-    create(store, "a", work=work, ttl_ms=10**9, poll_interval_ms=25,
-           input_requests={"pre": {"n": 1}})
+    create(store, "a", work=work, ttl_ms=10**9, poll_interval_ms=25)
     lease = store.claim("a", "w", 10_000).lease
     store.transition("a", 0, event("c", "completed", result={"n": 1, "f": 2.5}),
                      spec.WorkerAuthority(lease))
@@ -327,6 +326,102 @@ def test_values_round_trip_exactly(backend: Backend) -> None:
     assert repr(got.work.input["neg"]) == "-0.0"
     assert got.task.result == {"n": 1, "f": 2.5} and type(got.task.result["n"]) is int
     assert (got.task.ttl_ms, got.task.poll_interval_ms) == (10**9, 25)
+
+
+# --- arguments at their edges (SNODO-ARG) -------------------------------------------------------
+
+
+def test_arguments_outside_the_seeds_guards_are_refused_before_anything(backend: Backend) -> None:
+    store = backend.open()
+    create(store, "a")
+    create(store, "b")
+    lease = store.claim("a", "w", 1000).lease
+    worker = spec.WorkerAuthority(lease)
+    done = event("d", "completed", result={})
+    for ms in (0, -1, 1.5, True, "100"):
+        raises(spec.FunctionClause, store.claim, "b", "w2", ms)
+        raises(spec.FunctionClause, store.claim_next, "w2", ms)
+        raises(spec.FunctionClause, store.renew, lease, ms)
+        raises(spec.FunctionClause, store.renew, ForgedValue("lease"), ms)  # before the lease
+    for bad in ("", 7):
+        raises(spec.FunctionClause, store.claim, bad, "w2", 10)
+        raises(spec.FunctionClause, store.claim, "b", bad, 10)
+        raises(spec.FunctionClause, store.claim_next, bad, 10)
+        raises(spec.FunctionClause, access, store, "get", bad)
+    for kind in ("", "delete"):
+        raises(spec.FunctionClause, access, store, kind, "a")
+    for rev in (-1, True, 0.0, "0"):
+        raises(spec.FunctionClause, store.transition, "a", rev, done, worker)
+        raises(spec.FunctionClause, store.transition, "missing", rev, done, worker)
+    raises(spec.FunctionClause, store.transition, "a", 0, done, lease)  # a bare lease
+    raises(spec.FunctionClause, store.transition, 7, 0, done, worker)
+    raises(spec.FunctionClause, store.get, 7, access(store, "get", "a"))
+    raises(spec.FunctionClause, store.worker_snapshot, None, lease)
+    raises(spec.NotFound, store.get, "", access(store, "get", "a"))
+    raises(spec.NotFound, store.worker_snapshot, "", lease)
+    assert store.worker_snapshot("a", lease).revision == 0  # the lease is as it was
+    assert store.claim("b", "w2", 10).snapshot.revision == 0
+
+
+@pytest.mark.parametrize("changes", [
+    {"ttl_ms": 0}, {"ttl_ms": -5}, {"poll_interval_ms": 1.5}, {"status": ""},
+    {"status_message": 7}, {"last_updated_at": 999}, {"input_requests": {"k": {"method": "m"}}},
+    {"status": spec.COMPLETED}, {"result": "x"},
+])
+def test_create_refuses_a_task_the_seed_refuses(backend: Backend, changes: dict[str, Any]) -> None:
+    store = backend.open()
+    raises(spec.InvalidTask, create, store, "a", **changes)
+    raises(spec.NotFound, store.get, "a", access(store, "get", "a"))
+
+
+@pytest.mark.parametrize("changes", [
+    {"idempotency_key": ""}, {"type": 7}, {"input": []}, {"retry_policy": (-1,)},
+    {"retry_policy": (1.5,)}, {"retry_policy": (spec.MAX_RETRY_DELAY_MS + 1,)},
+])
+def test_create_refuses_work_the_seed_refuses(backend: Backend, changes: dict[str, Any]) -> None:
+    store = backend.open()
+    raises(spec.InvalidTask, create, store, "a", work=attrs.evolve(WORK, **changes))
+    create(store, "a", work=attrs.evolve(WORK, retry_policy=(0, spec.MAX_RETRY_DELAY_MS)))
+
+
+@pytest.mark.parametrize(("order", "over_existing"), [("last", spec.AlreadyExists),
+                                                      ("after_access", spec.InvalidTask)])
+def test_create_validation_order(backend: Backend, order: str,
+                                 over_existing: type[spec.ContractError]) -> None:
+    store = backend.open(create_validation_order=order)
+    create(store, "a")
+    raises(over_existing, create, store, "a", ttl_ms=0)
+
+
+def test_events_the_seed_refuses_once_the_authority_passed(backend: Backend) -> None:
+    store = backend.open()
+    create(store, "a")
+    lease = store.claim("a", "w", 1000).lease
+    worker = spec.WorkerAuthority(lease)
+    update = spec.RequestAuthority(access(store, "update", "a"))
+    asked = event("ask", "input_requested", key="k", request={"method": "m"})
+    store.transition("a", 0, asked, worker)
+    for rev in (1, 0):  # before the revision is compared
+        raises(spec.InvalidEventId, store.transition, "a", rev, event("", "completed", result={}),
+               worker)
+        raises(spec.InvalidInputKey, store.transition, "a", rev,
+               event("ask2", "input_requested", key="", request={}), worker)
+        raises(spec.InvalidInputResponses, store.transition, "a", rev,
+               event("r", "input_responses_accepted", responses={"": {"a": 1}}), update)
+    raises(spec.InvalidInputKey, store.transition, "a", 1,  # before the seen id
+           event("ask", "input_requested", key="", request={}), worker)
+    raises(spec.StaleLease, store.transition, "a", 1, event("", "completed", result={}),
+           spec.WorkerAuthority(ForgedValue("lease")))  # after the authority
+    raises(spec.UnauthorizedAction, store.transition, "a", 1, event("e", ""), update)
+    assert store.get("a", access(store, "get", "a")).revision == 1
+
+
+def test_the_empty_tenant_is_not_no_tenant(backend: Backend) -> None:
+    store = backend.open(max_active_tasks_per_scope="1")
+    create(store, "a", tenant=None)
+    create(store, "b", tenant="")  # its own scope: room for one
+    raises(spec.NotFound, store.get, "a", access(store, "get", "a", ""))
+    raises(spec.NotFound, store.get, "b", access(store, "get", "b", None))
 
 
 # --- reaping and reopening ----------------------------------------------------------------------

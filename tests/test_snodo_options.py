@@ -48,7 +48,7 @@ def claimed(state: Any, tid: str = "a", lease_ms: int = 100) -> tuple[Any, Lease
 def test_every_option_defaults_to_a_listed_value_and_cites_the_seed() -> None:
     assert set(CHOICES) == {"same_expiry_renewal", "forged_request_authority",
                             "transition_check_order", "create_check_order",
-                            "committed_at_step", "reap_order"}
+                            "committed_at_step", "reap_order", "create_validation_order"}
     for choice in spec.CHOICES:
         assert choice.default == choice.values[0][0]
         assert "memory.ex" in choice.source and "sqlite.ex" in choice.source
@@ -126,6 +126,22 @@ def test_committed_at_step(value: str, committed: float, deferred: int) -> None:
     assert run(released, spec.Claim("a", "w2", 10), NOW + 101).outcome.code == "ok"
 
 
+@pytest.mark.parametrize(("order", "over_existing", "into_full_store"), [
+    ("last", "already_exists", "capacity_exceeded"),
+    ("after_access", "invalid_task", "invalid_task"),
+])
+def test_create_validation_order(order: str, over_existing: str, into_full_store: str) -> None:
+    state = created(task("a"))
+    zero_ttl = spec.Work("i", "job", {}, ())
+    for tid, limit, answer in (("a", "infinity", over_existing), ("b", "1", into_full_store)):
+        op = spec.Create(task(tid, ttl=0), zero_ttl, acc("create", tid))
+        s = run(state, op, max_tasks=limit, create_validation_order=order)
+        assert s.outcome.code == answer and s.state == state
+    fresh = run(state, spec.Create(task("b", ttl=0), zero_ttl, acc("create", "b")),
+                create_validation_order=order)
+    assert fresh.outcome == Err("invalid_task") and fresh.clause == "SNODO-ARG-005"
+
+
 @pytest.mark.parametrize(("value", "ids"), [("task_id", ["a", "b", "c"]),
                                             ("expiry", ["a", "c", "b"])])
 def test_reap_order(value: str, ids: list[str]) -> None:
@@ -147,6 +163,8 @@ READING_MUTANTS = {
     ("committed_at_step", "microsecond"): "committed_at_steps_one_ms",
     ("reap_order", "task_id"): "reaps_in_expiry_order",
     ("reap_order", "expiry"): "reaps_in_id_order",
+    ("create_validation_order", "last"): "task_validated_first",
+    ("create_validation_order", "after_access"): "task_validated_last",
 }
 BY_NAME = {m.name: m for m in MUTANTS}
 

@@ -528,6 +528,147 @@ class ClaimNextIgnoresRetryAmongSeveral(_Base):
                 and not self._claim_live(aggregate.claim, now))
 
 
+# --- arguments at their edges (the SNODO-ARG clauses): a guard or a validation missing ----------
+
+
+class ZeroLeaseClaims(_Base):
+    """lease_ms checked with >= 0: claim and claim_next of 0 grant a claim already expired."""
+
+    def _lease_ms_ok(self, lease_ms: Any) -> bool:
+        return isinstance(lease_ms, int) and not isinstance(lease_ms, bool) and lease_ms >= 0
+
+
+class LeaseMsOfAnyNumber(_Base):
+    """lease_ms checked as a positive number: 1.5 and True (== 1) are taken."""
+
+    def _lease_ms_ok(self, lease_ms: Any) -> bool:
+        return isinstance(lease_ms, int | float) and lease_ms > 0
+
+
+class EmptyOwnerClaims(_Base):
+    def _owner_ok(self, owner_id: Any) -> bool:
+        return isinstance(owner_id, str)
+
+
+class RenewByZero(_Base):
+    """renew takes a lease_ms of 0 (or less): the live claim now expires at once."""
+
+    def _renewal_ms_ok(self, lease_ms: Any) -> bool:
+        return isinstance(lease_ms, int)
+
+
+class NegativeRevisionConflicts(_Base):
+    """No guard on expected_revision: -1 is compared and answers conflict (what the stores
+    behind the seed's guard would do)."""
+
+    def _revision_arg_ok(self, expected_revision: Any) -> bool:
+        return True
+
+
+class BoolRevisionAccepted(_Base):
+    """isinstance(rev, int) takes True, which equals revision 1."""
+
+    def _revision_arg_ok(self, expected_revision: Any) -> bool:
+        return isinstance(expected_revision, int) and expected_revision >= 0
+
+
+class BareLeaseIsAuthority(_Base):
+    """A bare lease (neither request nor worker authority) is checked as a worker's."""
+
+    def _authority_kind_ok(self, authority: Any) -> bool:
+        return True
+
+
+class AuthorizeMintsAnything(_Base):
+    def _action_ok(self, action: spec.Action) -> bool:
+        return True
+
+
+class EmptyIdReadRefused(_Base):
+    """get refuses the empty task id as a bad argument (the seed's guard is is_binary only)."""
+
+    def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        if task_id == "":
+            raise spec.FunctionClause("empty task id")
+        return super().get(task_id, access)  # type: ignore[no-any-return]
+
+
+class ZeroTtlStored(_Base):
+    """ttl_ms checked only for its type: a ttl of 0 (or less) is stored, expired at once."""
+
+    def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
+        if isinstance(task.ttl_ms, int) and task.ttl_ms <= 0:
+            task = attrs.evolve(task, ttl_ms=1)
+        return super()._task_problem(task, work)  # type: ignore[no-any-return]
+
+
+class EmptyWorkTypeStored(_Base):
+    def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
+        if work.type == "" or work.idempotency_key == "":
+            work = attrs.evolve(work, type="t", idempotency_key="k")
+        return super()._task_problem(task, work)  # type: ignore[no-any-return]
+
+
+class WorkNoneStored(_Base):
+    """create of no work stores a task nothing can ever claim."""
+
+    def create(self, task: spec.Task, work: Any, access: Any) -> spec.Snapshot:
+        if work is not None:
+            return super().create(task, work, access)  # type: ignore[no-any-return]
+        snapshot = super().create(task, spec.Work("-", "-", {}, ()), access)
+        with self._transaction() as txn:
+            aggregate = txn.load(task.id)
+            aggregate.snapshot = attrs.evolve(aggregate.snapshot, work=None)
+            txn.save(aggregate)
+        return attrs.evolve(snapshot, work=None)
+
+
+class TaskValidatedFirst(_Base):
+    def _validate_early(self) -> bool:
+        return True
+
+
+class TaskValidatedLast(_Base):
+    def _validate_early(self) -> bool:
+        return False
+
+
+class EmptyEventIdApplied(_Base):
+    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+        if event.id == "":
+            return None
+        return super()._event_problem(event)  # type: ignore[no-any-return]
+
+
+class EmptyInputKeyOpened(_Base):
+    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+        if event.kind == "input_requested" and event.data.get("key") == "":
+            return None
+        return super()._event_problem(event)  # type: ignore[no-any-return]
+
+
+class EmptyTenantIsNoTenant(_Base):
+    """Scopes compared by truth value: the empty tenant and no tenant are one scope."""
+
+    def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
+        return (access.scope or None) == (aggregate.scope or None)
+
+
+class ZeroRetryDelayExhausts(_Base):
+    """`if delay:` reads a delay of 0 as no delay left: the task fails instead of retrying."""
+
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+        work = snapshot.work
+        if event.kind == "retry_requested" and work is not None and \
+                snapshot.retry_count < len(work.retry_policy) and \
+                work.retry_policy[snapshot.retry_count] == 0:
+            spent = attrs.evolve(work, retry_policy=work.retry_policy[:snapshot.retry_count])
+            snapshot = attrs.evolve(snapshot, work=spent)
+            reduced, effects = super()._reduce(snapshot, event, committed_at)
+            return (None if reduced is None else attrs.evolve(reduced, work=work)), effects
+        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+
+
 def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:
     return Mutant(name, bug, clause, mixin, bases or ("memory", "sqlite"))
 
@@ -629,6 +770,38 @@ MUTANTS = (
     _m("claim_next_ignores_retry_among_several", "with several tasks due, claim_next takes a "
        "task whose retry is pending", "SNODO-CLAIM-007", ClaimNextIgnoresRetryAmongSeveral,
        "memory"),
+    _m("zero_lease_ms_claims", "claim and claim_next take a lease_ms of 0 (>= 0 for > 0): "
+       "the claim is expired as it is granted", "SNODO-ARG-001", ZeroLeaseClaims),
+    _m("lease_ms_of_any_number", "a lease_ms of 1.5 or True is taken (a number, not an "
+       "integer)", "SNODO-ARG-001", LeaseMsOfAnyNumber),
+    _m("empty_owner_claims", "claim and claim_next take the empty owner id", "SNODO-ARG-001",
+       EmptyOwnerClaims),
+    _m("renew_by_zero", "renew takes a lease_ms of 0: the live claim expires at once",
+       "SNODO-ARG-002", RenewByZero),
+    _m("negative_revision_conflicts", "transition compares an expected_revision of -1 "
+       "(conflict) instead of refusing it", "SNODO-ARG-003", NegativeRevisionConflicts),
+    _m("bool_revision_accepted", "transition takes True as expected_revision 1",
+       "SNODO-ARG-003", BoolRevisionAccepted),
+    _m("bare_lease_is_authority", "a bare lease, neither request nor worker authority, sends "
+       "worker events", "SNODO-ARG-003", BareLeaseIsAuthority),
+    _m("authorize_mints_anything", "authorize mints an access for the empty task id or an "
+       "unknown action", "SNODO-ARG-004", AuthorizeMintsAnything),
+    _m("empty_id_read_refused", "get refuses the empty task id as a bad argument (it is "
+       "not_found)", "SNODO-GET-002", EmptyIdReadRefused),
+    _m("zero_ttl_stored", "create stores a task with a ttl_ms of 0 or less (expired at once)",
+       "SNODO-ARG-005", ZeroTtlStored),
+    _m("empty_work_type_stored", "create stores work with an empty type or idempotency key",
+       "SNODO-ARG-005", EmptyWorkTypeStored),
+    _m("work_none_stored", "create stores a task without work (never claimable)",
+       "SNODO-ARG-005", WorkNoneStored),
+    _m("empty_event_id_applied", "transition applies an event whose id is empty",
+       "SNODO-ARG-006", EmptyEventIdApplied),
+    _m("empty_input_key_opened", "input_requested opens the empty input key", "SNODO-ARG-006",
+       EmptyInputKeyOpened),
+    _m("empty_tenant_is_no_tenant", "scopes compared by truth value: the empty tenant reads "
+       "and cancels the tasks of no tenant", "SNODO-AUTH-003", EmptyTenantIsNoTenant),
+    _m("zero_retry_delay_exhausts", "a retry delay of 0 is read as none left: the task fails",
+       "SNODO-RED-004", ZeroRetryDelayExhausts),
     *_faults.SNODO_TASKS,
     # Each named option's two readings: the store that follows the other one is caught.
     _m("renewal_moves_same_expiry", "a renewal to the same expiry moves it 1 us, so the value "
@@ -665,4 +838,11 @@ MUTANTS = (
        "SNODO-TTL-002", ReapsInExpiryOrder),
     Mutant("reaps_in_id_order", "reap answers the ids sorted (reap_order=expiry)",
            "SNODO-TTL-002", ReapsInIdOrder, options={"reap_order": "expiry"}),
+    _m("task_validated_first", "create validates the task before already_exists: an invalid "
+       "task under an existing id answers invalid_task (create_validation_order=last)",
+       "SNODO-CREATE-002", TaskValidatedFirst),
+    Mutant("task_validated_last", "create validates the task after already_exists: an "
+           "invalid task under an existing id answers already_exists "
+           "(create_validation_order=after_access)", "SNODO-ARG-005", TaskValidatedLast,
+           options={"create_validation_order": "after_access"}),
 )

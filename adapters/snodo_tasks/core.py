@@ -25,6 +25,7 @@ import attrs
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 
+from . import validation
 from .reducer import Reduced, reduce_event
 
 ACTIVE = (spec.WORKING, spec.INPUT_REQUIRED)
@@ -267,6 +268,61 @@ class TasksCore:
                 f"{limit} active tasks in scope {scope!r}", payload="max_active_tasks_per_scope"
             )
 
+    # -- the seed's guards and validations (SNODO-ARG): refused before anything is read --------
+
+    def _lease_ms_ok(self, lease_ms: Any) -> bool:
+        """claim's and claim_next's lease_ms: a positive integer."""
+        return validation.positive(lease_ms)
+
+    def _owner_ok(self, owner_id: Any) -> bool:
+        return validation.name(owner_id)
+
+    def _renewal_ms_ok(self, lease_ms: Any) -> bool:
+        return validation.positive(lease_ms)
+
+    def _revision_arg_ok(self, expected_revision: Any) -> bool:
+        return validation.whole(expected_revision) and expected_revision >= 0
+
+    def _authority_kind_ok(self, authority: Any) -> bool:
+        return isinstance(authority, spec.RequestAuthority | spec.WorkerAuthority)
+
+    def _action_ok(self, action: spec.Action) -> bool:
+        return action.kind in spec.ACTIONS and validation.name(action.task_id)
+
+    def _check_claim_args(self, owner_id: Any, lease_ms: Any) -> None:
+        """claim_next's arguments, and claim's after its task id."""
+        if not self._owner_ok(owner_id):
+            raise spec.FunctionClause(f"owner id {owner_id!r} is not a non-empty string")
+        if not self._lease_ms_ok(lease_ms):
+            raise spec.FunctionClause(f"lease_ms {lease_ms!r} is not a positive integer")
+
+    def _check_transition_args(self, task_id: Any, expected_revision: Any,
+                               authority: Any) -> None:
+        if not isinstance(task_id, str) or not self._revision_arg_ok(expected_revision):
+            raise spec.FunctionClause("a string task id and a non-negative integer revision")
+        if not self._authority_kind_ok(authority):
+            raise spec.FunctionClause("the authority is neither request nor worker authority")
+
+    @staticmethod
+    def _check_task_id(task_id: Any) -> None:
+        if not isinstance(task_id, str):
+            raise spec.FunctionClause(f"task id {task_id!r} is not a string")
+
+    def _validate_early(self) -> bool:
+        """create_validation_order=after_access: validate right after the access check."""
+        return self.options["create_validation_order"] == "after_access"
+
+    def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
+        return validation.task_error(task) or validation.work_error(work)
+
+    def _check_valid(self, task: spec.Task, work: spec.Work) -> None:
+        problem = self._task_problem(task, work)
+        if problem is not None:
+            raise spec.InvalidTask(problem)
+
+    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+        return validation.event_error(event)
+
     def _reap_ids(self, txn: Txn, now: int) -> list[str]:
         in_expiry_order = txn.expired_ids(now, self._expired)
         if self.options["reap_order"] == "expiry":
@@ -276,13 +332,19 @@ class TasksCore:
     # -- the protocol ---------------------------------------------------------------------------
 
     def authorize(self, context: spec.Context, action: spec.Action) -> Access:
+        if not self._action_ok(action):
+            raise spec.FunctionClause(f"no action {action.kind!r} on {action.task_id!r}")
         return Access(self.store_id, context.tenant, action.kind, action.task_id)
 
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
+        if not isinstance(work, spec.Work):
+            raise spec.FunctionClause("create takes a Work")
         if not (
             self._genuine_access(access) and access.kind == "create" and access.task_id == task.id
         ):
             raise spec.UnauthorizedAction(f"no create access for task {task.id!r}")
+        if self._validate_early():
+            self._check_valid(task, work)
         with self._transaction() as txn:
             txn.lock_for_create()
             if self._capacity_first():
@@ -291,11 +353,14 @@ class TasksCore:
                 raise spec.AlreadyExists(task.id)
             if not self._capacity_first():
                 self._check_capacity(txn, access.scope)
+            if not self._validate_early():
+                self._check_valid(task, work)
             snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
             txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
             return snapshot
 
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        self._check_task_id(task_id)
         with self._reading() as txn:
             aggregate = txn.load(task_id)
             now = self.env.clock()
@@ -311,6 +376,9 @@ class TasksCore:
             return aggregate.snapshot
 
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        if not validation.name(task_id):
+            raise spec.FunctionClause(f"task id {task_id!r} is not a non-empty string")
+        self._check_claim_args(owner_id, lease_ms)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             now = self.env.clock()
@@ -318,6 +386,7 @@ class TasksCore:
             return self._grant(txn, aggregate, owner_id, lease_ms, now)
 
     def claim_next(self, owner_id: str, lease_ms: int) -> spec.Claimed | None:
+        self._check_claim_args(owner_id, lease_ms)
         with self._transaction() as txn:
             now = self.env.clock()
             task_id = txn.find_recoverable(now, self._recoverable)
@@ -329,6 +398,8 @@ class TasksCore:
             return self._grant(txn, aggregate, owner_id, lease_ms, now)
 
     def renew(self, lease: Any, lease_ms: int) -> Lease:
+        if not self._renewal_ms_ok(lease_ms):
+            raise spec.FunctionClause(f"lease_ms {lease_ms!r} is not a positive integer")
         with self._transaction() as txn:
             aggregate = self._leased(txn, lease)
             now = self.env.clock()
@@ -356,12 +427,16 @@ class TasksCore:
         event: spec.Event,
         authority: spec.RequestAuthority | spec.WorkerAuthority,
     ) -> spec.Transition:
+        self._check_transition_args(task_id, expected_revision, authority)
         if self._authority_first():
             self._check_authority_shape(task_id, event, authority)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             now = self.env.clock()
             self._check_authority(aggregate, event, authority, now)
+            invalid = self._event_problem(event)
+            if invalid is not None:
+                raise invalid
             original = self._seen(aggregate, event)
             if original is not None:
                 return spec.Transition(spec.DUPLICATE, aggregate.snapshot, original.effects,
@@ -384,6 +459,7 @@ class TasksCore:
             return applied
 
     def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
+        self._check_task_id(task_id)
         with self._reading() as txn:
             aggregate = self._require(txn, task_id)
             if not self._lease_valid(aggregate, lease, self.env.clock()):

@@ -2,8 +2,9 @@
 
 Each example runs on a store of its own (reap and capacity see the whole store). Accesses of
 every action, for the home tenant and a foreign one, are authorized up front; workers keep every
-lease they were ever given (so old generations get replayed); events reuse ids on purpose. Every
-answer and the task behind it are compared with the model after every step.
+lease they were ever given (so old generations get replayed); events reuse ids on purpose; now
+and then a call carries an argument at its edge (:data:`EDGES`), in whatever state the tasks
+are. Every answer and the task behind it are compared with the model after every step.
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ TENANTS = ("t1", "t2")
 WORKERS = ("w0", "w1", "w2")
 LEASES = st.sampled_from([5, 20, 60])
 TTLS = st.sampled_from([None, None, 40, 150])
-POLICIES = st.sampled_from([(), (10,), (3, 25), (3, 25)])
+POLICIES = st.sampled_from([(), (10,), (3, 25), (3, 25), (0, 10)])
 # The access a request presents: its own (g/u/x/c), the foreign tenant's, another task's, forged.
 ACCESS = st.sampled_from(["g", "u", "x", "c", "foreign", "other_task", "forged"])
 KINDS = st.sampled_from(["input_requested", "retry_requested", "completed", "failed",
                          "input_responses_accepted", "cancelled"])
+# One argument at its edge (the SNODO-ARG clauses): 0, negative, a float, a bool, the empty string.
+EDGES = st.sampled_from(["claim_ms", "claim_owner", "claim_next_ms", "renew_ms", "revision",
+                         "bare_lease", "event_id", "input_key", "read_empty", "create_ttl"])
+EDGE_COUNTS = st.sampled_from([0, -1, 1.5, True])
 
 
 class TasksMachine(WorldMachine):
@@ -186,6 +191,41 @@ class TasksMachine(WorldMachine):
                                self.event(i, kind, pick, reuse),
                                spec.RequestAuthority(self.access(i, which)))
         self.h.apply("client", op)
+
+    @rule(i=st.integers(0, TASKS - 1), pick=st.integers(0, 50), which=EDGES, ms=EDGE_COUNTS)
+    def edge(self, i: int, pick: int, which: str, ms: Any) -> None:
+        """A call with one argument at its edge, sent to a task in whatever state it is."""
+        tid, lease = self.tid(i), self.lease(pick)
+        h = self.h
+        if which == "claim_ms":
+            h.apply("w0", spec.Claim(tid, "w0", ms))
+        elif which == "claim_owner":
+            h.apply("w0", spec.Claim(tid, "", 20))
+        elif which == "claim_next_ms":
+            h.apply("w0", spec.ClaimNext("w0", ms))
+        elif which == "renew_ms":
+            h.apply("worker", spec.Renew(lease, ms))
+        elif which == "read_empty":
+            h.apply("client", spec.Get("", Ref(f"g:{i}")))
+        elif which == "create_ttl":
+            self.create(i, ms if ms is not True else 0, (), "c")
+        else:
+            self.edge_event(i, which, lease, ms)
+
+    def edge_event(self, i: int, which: str, lease: Any, ms: Any) -> None:
+        rev: Any = self.revision(i, stale=False)
+        ev = spec.Event(self.fresh("e"), "completed", {"result": {}})
+        authority: Any = spec.WorkerAuthority(lease)
+        if which == "revision":
+            rev = -1 if ms in (0, -1) else (True if rev == 1 else float(rev))
+        elif which == "bare_lease":
+            authority = lease
+        elif which == "event_id":
+            ev = spec.Event("", "completed", {"result": {}})
+        else:
+            ev = spec.Event(self.fresh("e"), "input_requested",
+                            {"key": "", "request": {"method": "elicitation/create"}})
+        self.h.apply("worker", spec.TransitionOp(self.tid(i), rev, ev, authority))
 
     @rule()
     def reap(self) -> None:

@@ -12,6 +12,7 @@ from fencepost.spec.opaque import Forged, Ref
 
 from ..harness import Harness, blamed_on
 from ..registry import Scenarios
+from .edges import arguments_at_their_edges
 from .steps import (
     ASK,
     DONE,
@@ -552,3 +553,8 @@ def reap_answers_in_order(h: Harness, p: str) -> None:
         r.set_time(start + 1_000)
         r.apply("reaper", spec.Reap())  # [a, b, c] or [a, c, b]
         r.apply("reaper", spec.Reap())
+
+
+# --- every argument at its edges (the SNODO-ARG clauses) --------------------------------------
+
+scenario()(arguments_at_their_edges)
