@@ -2,8 +2,9 @@
 measure situation coverage.
 
 Exit codes: 0 every applicable clause passed; 1 a clause failed (or a mutant escaped);
-2 bad usage or configuration; 3 nothing failed but a verdict is unknown (for coverage: a
-situation some seed missed); 4 internal error.
+2 bad usage or configuration (one line on stderr, found before the run starts); 3 nothing
+failed but a verdict is unknown (for coverage: a situation some seed missed); 4 internal
+error; 128 + the signal's number when interrupted (129 SIGHUP, 130 SIGINT, 143 SIGTERM).
 """
 
 from __future__ import annotations
@@ -56,16 +57,75 @@ def _progress(enabled: bool) -> Any:
 
 
 def _options(pairs: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigurationError(f"--option takes NAME=VALUE, not {pair!r}")
-        out[key] = value
-    return out
+    from fencepost.registry import parse_options
+
+    return parse_options(pairs)
+
+
+def _contract_options(contract_name: str, pairs: Sequence[str]) -> dict[str, str]:
+    """The ``--option`` pairs, validated against the contract before anything runs."""
+    from fencepost.registry import validate_options
+
+    return validate_options(contract_name, _options(pairs))
+
+
+def _writable_parent(path: str, flag: str) -> None:
+    """The nearest existing ancestor of ``path`` must be a directory this process may write."""
+    ancestor = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise ConfigurationError(f"{flag} {path}: {ancestor} is a file, not a directory; "
+                                 "name a path under a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{flag} {path}: directory {ancestor} is not writable; "
+                                 "name a writable place")
+
+
+def _report_dir(path: str | None, flag: str, files: Sequence[str]) -> None:
+    """Fail before the run when ``flag DIR`` could not receive ``files`` at its end."""
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigurationError(f"{flag} {path} is a file; name a directory (it is created "
+                                 "if missing)")
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigurationError(f"{flag} {path}: the directory is not writable")
+        for name in files:
+            target = os.path.join(path, name)
+            if os.path.isdir(target) or (os.path.exists(target)
+                                         and not os.access(target, os.W_OK)):
+                raise ConfigurationError(f"{flag} {path}: {target} cannot be overwritten; "
+                                         "remove it or name another directory")
+        return
+    _writable_parent(path, flag)
+
+
+def _output_file(path: str | None, flag: str) -> None:
+    """Fail before the run when ``flag FILE`` could not be written at its end."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise ConfigurationError(f"{flag} {path} is a directory; name a file")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise ConfigurationError(f"{flag} {path}: the file is not writable")
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ConfigurationError(f"{flag} {path}: directory {directory} does not exist; "
+                                 "create it first")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
+
+
+REPORT_FILES = ("report.json", "report.md", "junit.xml", "history.jsonl")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    _report_dir(args.report, "--report", REPORT_FILES)
+    options = _contract_options(args.contract, args.option)
     from fencepost.api import check
     from fencepost.reports.render import headline, render_failures, summary_table, write_reports
 
@@ -75,7 +135,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         args.adapter,
         profile=args.profile,
         seed=args.seed,
-        options=_options(args.option),
+        options=options,
         progress=progress,
         concurrency=args.concurrency,
         concurrent_ops=args.ops,
@@ -136,13 +196,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    from fencepost.coverage import run_coverage
-
     if args.seeds < 1:
         raise ConfigurationError(f"--seeds must be 1 or more, not {args.seeds}")
+    _output_file(args.json, "--json")
+    options = _contract_options(args.contract, args.option)
+    from fencepost.coverage import run_coverage
+
     progress = _progress(not args.quiet)
     table = run_coverage(args.contract, args.adapter, profile=args.profile, seeds=args.seeds,
-                         first_seed=args.seed, options=_options(args.option),
+                         first_seed=args.seed, options=options,
                          progress=progress)
     progress.done()
     rows = [(r.clause, r.situation, f"{r.seeds_reached}/{r.seeds}", r.reached)
@@ -167,7 +229,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    from fencepost.mutants import run_mutants
+    _report_dir(args.report, "--report", ("mutants.json",))
+    from fencepost.mutants import elsewhere, run_mutants
 
     progress = _progress(not args.quiet)
     rows = run_mutants(
@@ -190,6 +253,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     caught = sum(r.caught for r in rows)
     print(f"\n{caught} of {len(rows)} known-faulty adapters caught by their expected clause "
           f"(base {args.adapter}, profile {args.profile}, seed {args.seed})")
+    for base, names in elsewhere(args.contract, args.adapter, args.only or None).items():
+        print(f"{len(names)} more need --adapter {base}: {', '.join(names)}")
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         path = os.path.join(args.report, "mutants.json")
@@ -202,7 +267,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
-    from fencepost.registry import contract
+    from fencepost.registry import contract, validate_capabilities, validate_options
     from fencepost.scenarios.history import History
     from fencepost.scenarios.linearizability import (
         LINEARIZABLE,
@@ -211,6 +276,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         render_counterexample,
     )
 
+    if not args.budget >= 0:  # also refuses nan
+        raise ConfigurationError(f"--budget must be 0 or more seconds, not {args.budget}")
     try:
         history = History.load(args.history)
     except OSError as e:
@@ -218,8 +285,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
     model = contract(history.contract).load_suite().model
-    options = {**history.options, **_options(args.option or ())}
-    capabilities = history.capabilities | set(args.capability or ())
+    options = validate_options(history.contract,
+                               {**history.options, **_options(args.option or ())})
+    capabilities = history.capabilities | validate_capabilities(history.contract,
+                                                                args.capability or ())
     verdict = check_history(model, history, budget_s=args.budget, options=options,
                             capabilities=capabilities)
     print(verdict.summary())
@@ -232,6 +301,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Measure and print the kit's figures on this machine (``--json FILE`` saves them)."""
+    _output_file(args.json, "--json")
     from fencepost.bench import FULL, QUICK, run_bench
     from fencepost.bench_render import render, to_json
 
@@ -257,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fencepost",
         description="Conformance kit for lease-fenced task stores and invocation ledgers.",
-        epilog="exit codes: 0 pass, 1 a clause failed, 2 usage/configuration, 3 unknown verdict",
+        epilog="exit codes: 0 pass, 1 a clause failed, 2 usage/configuration, 3 unknown verdict, "
+               "4 internal error, 129/130/143 interrupted (SIGHUP/SIGINT/SIGTERM)",
     )
     parser.add_argument("--version", action="version", version=f"fencepost {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

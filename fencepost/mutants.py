@@ -38,6 +38,17 @@ def mutant_factory(entry: ContractEntry, mutant: Any, base: str) -> Callable[[Ad
     return TempSqliteFactory(entry, store_class)
 
 
+def elsewhere(contract_name: str, base: str, only: list[str] | None = None
+              ) -> dict[str, list[str]]:
+    """The known-faulty adapters (of ``only``, if given) that do not run on ``base``, by the
+    base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
+    out: dict[str, list[str]] = {}
+    for mutant in contract(contract_name).mutants():
+        if base not in mutant.bases and (not only or mutant.name in only):
+            out.setdefault(mutant.bases[0], []).append(mutant.name)
+    return out
+
+
 def run_mutants(
     contract_name: str,
     *,
@@ -54,9 +65,15 @@ def run_mutants(
     mutants = [m for m in entry.mutants() if base in m.bases and (not only or m.name in only)]
     if not mutants and not only:
         raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
-    if only and len(mutants) != len(only):
-        known = ", ".join(m.name for m in entry.mutants())
-        raise ConfigurationError(f"unknown mutant in {only}; known: {known}")
+    if only and len(mutants) != len(set(only)):
+        catalogue = {m.name for m in entry.mutants()}
+        unknown = [name for name in only if name not in catalogue]
+        if unknown:
+            known = ", ".join(m.name for m in entry.mutants())
+            raise ConfigurationError(f"unknown mutant {', '.join(unknown)}; known: {known}")
+        needs = "; ".join(f"{', '.join(names)} only on --adapter {other}"
+                          for other, names in elsewhere(contract_name, base, only).items())
+        raise ConfigurationError(f"not on --adapter {base}: {needs}")
     rows = []
     for k, mutant in enumerate(mutants, 1):
         progress(f"mutant {k}/{len(mutants)}: {mutant.name}")

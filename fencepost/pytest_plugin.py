@@ -10,22 +10,27 @@ Registered through the ``pytest11`` entry point; it imports nothing heavy unless
 
 from __future__ import annotations
 
+import traceback
 import warnings
 from typing import Any
 
 import pytest
 
+# The run's outcome, computed once per pytest run: its report, or the exception it raised.
 _REPORT_KEY = pytest.StashKey[Any]()
+_ERROR_KEY = pytest.StashKey[Exception]()
+_OPTIONS_KEY = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fencepost", "fencepost conformance suite")
     group.addoption("--fencepost-contract", metavar="NAME",
                     help="run the conformance suite of this contract (e.g. adk-ledger)")
-    group.addoption("--fencepost-adapter", metavar="SPEC", default="sqlite",
-                    help="adapter spec: memory, sqlite, a database URL, or MODULE:FACTORY")
-    group.addoption("--fencepost-profile", default="quick",
-                    choices=("quick", "standard", "thorough"))
+    group.addoption("--fencepost-adapter", metavar="SPEC", default=None,
+                    help="adapter spec: memory, sqlite (default), a database URL, or "
+                         "MODULE:FACTORY")
+    group.addoption("--fencepost-profile", default=None,
+                    choices=("quick", "standard", "thorough"), help="default quick")
     group.addoption("--fencepost-seed", type=int, default=None)
     group.addoption("--fencepost-option", action="append", default=[], metavar="NAME=VALUE")
     group.addoption("--fencepost-strict", action="store_true",
@@ -76,24 +81,77 @@ class ClauseFailed(AssertionError):
 
 
 def _report(config: pytest.Config) -> Any:
+    """The run's report; the check runs on the first call only, and an exception it raised is
+    raised again (without running it again) for every later clause."""
+    error = config.stash.get(_ERROR_KEY, None)
+    if error is not None:
+        raise ClauseFailed(_could_not_run(error)) from None
     report = config.stash.get(_REPORT_KEY, None)
     if report is None:
         from fencepost.api import check
+        from fencepost.errors import ConfigurationError
 
-        report = check(
-            config.getoption("fencepost_contract"),
-            config.getoption("fencepost_adapter"),
-            profile=config.getoption("fencepost_profile"),
-            seed=config.getoption("fencepost_seed"),
-            options=_options(config.getoption("fencepost_option")),
-            strict=config.getoption("fencepost_strict"),
-        )
+        try:
+            report = check(
+                config.getoption("fencepost_contract"),
+                config.getoption("fencepost_adapter") or "sqlite",
+                profile=config.getoption("fencepost_profile") or "quick",
+                seed=config.getoption("fencepost_seed"),
+                options=config.stash[_OPTIONS_KEY],
+                strict=config.getoption("fencepost_strict"),
+            )
+        except Exception as e:
+            config.stash[_ERROR_KEY] = e
+            if not isinstance(e, ConfigurationError):
+                raise  # the first clause shows the whole traceback
+            raise ClauseFailed(_could_not_run(e)) from None
         config.stash[_REPORT_KEY] = report
     return report
 
 
-def _options(pairs: list[str]) -> dict[str, str]:
-    return dict(p.split("=", 1) for p in pairs if "=" in p)
+def _could_not_run(error: BaseException) -> str:
+    from fencepost.errors import ConfigurationError
+
+    if isinstance(error, ConfigurationError):
+        return f"fencepost: {error}"
+    first = "".join(traceback.format_exception_only(error)).strip().splitlines()[0]
+    return f"the conformance check raised {first} (its traceback is the first clause's failure)"
+
+
+_GIVEN_ONLY_WITH_A_CONTRACT = (
+    ("fencepost_adapter", "--fencepost-adapter"),
+    ("fencepost_profile", "--fencepost-profile"),
+    ("fencepost_seed", "--fencepost-seed"),
+    ("fencepost_option", "--fencepost-option"),
+    ("fencepost_strict", "--fencepost-strict"),
+    ("fencepost_only", "--fencepost-only"),
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A usage mistake is one usage error here, before collection: an unknown contract, a bad
+    option, a fencepost flag without a contract. (The adapter spec is resolved once the tests
+    are collected, when the project's own directories are importable.)"""
+    name = config.getoption("fencepost_contract", None)
+    if not name:
+        given = [flag for dest, flag in _GIVEN_ONLY_WITH_A_CONTRACT
+                 if config.getoption(dest, None) not in (None, False, [])]
+        if given:
+            from fencepost.registry import CONTRACTS
+
+            raise pytest.UsageError(
+                f"fencepost: {', '.join(given)} given without --fencepost-contract; add "
+                f"--fencepost-contract NAME (one of {', '.join(CONTRACTS)})")
+        return
+    from fencepost.errors import ConfigurationError
+    from fencepost.registry import parse_options, validate_options
+
+    try:
+        options = validate_options(
+            name, parse_options(config.getoption("fencepost_option"), "--fencepost-option"))
+    except ConfigurationError as e:
+        raise pytest.UsageError(f"fencepost: {e}") from None
+    config.stash[_OPTIONS_KEY] = options
 
 
 def pytest_collection_modifyitems(
@@ -105,9 +163,10 @@ def pytest_collection_modifyitems(
     from fencepost.errors import ConfigurationError
     from fencepost.registry import contract, resolve_adapter
 
+    entry = contract(name)  # validated in pytest_configure
     try:
-        entry = contract(name)
-        resolve_adapter(name, config.getoption("fencepost_adapter"))
+        # validation only: the sqlite adapter makes its directory when a store is opened
+        resolve_adapter(name, config.getoption("fencepost_adapter") or "sqlite")
     except ConfigurationError as e:
         raise pytest.UsageError(f"fencepost: {e}") from None
     if config.getoption("fencepost_only") and items:

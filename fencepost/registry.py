@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 import attrs
@@ -40,12 +42,17 @@ class ContractEntry:
         cls = _attr(self.memory)
         return cls() if store_class is None else cls(store_class)  # type: ignore[no-any-return]
 
-    def sql_factory(self, url: str, store_class: Any = None) -> Factory:
+    def require_sql(self) -> None:
+        """Raise ConfigurationError when the contract has no SQL store to run on."""
         if self.sql is None:
             raise ConfigurationError(
                 f"{self.name} has no SQL store yet (work in progress); use --adapter memory "
                 "or your own MODULE:FACTORY"
             )
+
+    def sql_factory(self, url: str, store_class: Any = None) -> Factory:
+        self.require_sql()
+        assert self.sql is not None
         cls = _attr(self.sql)
         return cls(url) if store_class is None else cls(url, store_class)  # type: ignore[no-any-return]
 
@@ -124,15 +131,39 @@ def contract(name: str) -> ContractEntry:
 
 class TempSqliteFactory:
     """The ``sqlite`` adapter: a database file in a private temporary directory, removed at
-    the end of the run (``close``)."""
+    the end of the run (``close``).
+
+    The directory is made when the first store is opened, not before: a run that stops at a
+    configuration error (a bad option, a store missing methods) before opening one leaves
+    nothing behind, and neither does resolving the spec only to validate it."""
 
     def __init__(self, entry: ContractEntry, store_class: Any = None) -> None:
-        self.directory = tempfile.mkdtemp(prefix="fencepost-")
-        self.url = f"sqlite:///{self.directory}/ledger.db"
-        self.inner = entry.sql_factory(self.url, store_class)
+        entry.require_sql()
+        self.entry = entry
+        self.store_class = store_class
+        self.directory: str | None = None
+        self.inner: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str | None:
+        """The database's URL, None until the first store is opened."""
+        return None if self.directory is None else f"sqlite:///{self.directory}/ledger.db"
+
+    def _opened(self) -> Any:
+        with self._lock:
+            if self.inner is None:
+                self.directory = tempfile.mkdtemp(prefix="fencepost-")
+                try:
+                    self.inner = self.entry.sql_factory(f"sqlite:///{self.directory}/ledger.db",
+                                                        self.store_class)
+                except BaseException:
+                    self._remove()
+                    raise
+            return self.inner
 
     def __call__(self, env: AdapterEnv) -> Any:
-        return self.inner(env)
+        return self._opened()(env)
 
     def discard(self, env: AdapterEnv) -> None:
         """Drop one namespace's tables."""
@@ -142,10 +173,19 @@ class TempSqliteFactory:
 
     def close(self) -> None:
         """Close the database and remove the temporary directory (the end of the run)."""
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        with self._lock:
+            inner, self.inner = self.inner, None
+            try:
+                close = getattr(inner, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                self._remove()
+
+    def _remove(self) -> None:
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
 
 
 def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, str]:
@@ -159,6 +199,7 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
     if spec == "sqlite":
         return TempSqliteFactory(entry), "sqlite"
     if spec.startswith("sqlite:///"):
+        _check_sqlite_path(spec)
         return entry.sql_factory(spec), spec
     if spec.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
         _probe(spec)
@@ -168,6 +209,71 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
     raise ConfigurationError(
         f"cannot understand adapter {spec!r}; use one of: {', '.join(ADAPTER_FORMS)}"
     )
+
+
+def _check_sqlite_path(url: str) -> None:
+    """Fail before the run when SQLite could not create or write the database file."""
+    import sqlalchemy as sa
+
+    try:
+        database = sa.engine.make_url(url).database
+    except Exception as e:  # noqa: BLE001 - a malformed URL
+        raise ConfigurationError(f"cannot use the database URL {url}: {e}") from None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = os.path.abspath(database)
+    directory = os.path.dirname(path)
+    problem = None
+    if os.path.isdir(path):
+        problem = f"{path} is a directory; name a file in it"
+    elif os.path.exists(path):
+        if not os.access(path, os.R_OK | os.W_OK):
+            problem = f"{path} is not readable and writable"
+    elif os.path.exists(directory) and not os.path.isdir(directory):
+        problem = f"{directory} is a file, not a directory"
+    elif not os.path.isdir(directory):
+        problem = (f"directory {directory} does not exist; create it, or use --adapter "
+                   "sqlite for a temporary database")
+    elif not os.access(directory, os.W_OK | os.X_OK):
+        problem = f"directory {directory} is not writable"
+    if problem is not None:
+        raise ConfigurationError(f"cannot use the SQLite database {url}: {problem}")
+
+
+def parse_options(pairs: Iterable[str], flag: str = "--option") -> dict[str, str]:
+    """``["NAME=VALUE", ...]`` as a dict; a pair without ``=`` or a name is a
+    ConfigurationError (it is never dropped)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigurationError(f"{flag} takes NAME=VALUE, not {pair!r}")
+        out[key] = value
+    return out
+
+
+def validate_options(contract_name: str, options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` if each names a choice or setting of the contract with an allowed value
+    (as the run itself checks them), else ConfigurationError naming the known ones."""
+    from fencepost.model.base import options_with_defaults
+
+    spec = contract(contract_name).load_spec()
+    try:
+        options_with_defaults(getattr(spec, "CHOICES", ()), options, getattr(spec, "SETTINGS", ()))
+    except ValueError as e:
+        raise ConfigurationError(str(e)) from None
+    return dict(options)
+
+
+def validate_capabilities(contract_name: str, names: Iterable[str]) -> frozenset[str]:
+    """``names`` if each is a capability of the contract, else ConfigurationError."""
+    known = contract(contract_name).load_spec().CAPABILITIES
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown capability {', '.join(map(repr, unknown))} for {contract_name}; "
+            f"known: {', '.join(known)}")
+    return frozenset(names)
 
 
 def _probe(url: str) -> None:

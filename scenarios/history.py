@@ -35,6 +35,7 @@ from typing import IO, Any
 
 import attrs
 
+from fencepost.model.base import options_with_defaults
 from fencepost.spec.opaque import Forged, ForgedValue, Ref
 from fencepost.spec.ops import _OPS, Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome
@@ -186,6 +187,7 @@ class History:
         naming its number (1 = the header)."""
         contract: str | None = None
         head: dict[str, Any] = {}
+        head_number = 1
         events: list[Event] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -196,7 +198,7 @@ class History:
                 raise ValueError(f"line {number}: not JSON: {e}") from None
             if contract is None:
                 contract = _header(data, number)
-                head = data
+                head, head_number = data, number
                 continue
             try:
                 events.append(event_from_json(contract, data))
@@ -207,10 +209,11 @@ class History:
         options, capabilities = head.get("options", {}), head.get("capabilities", [])
         if not (isinstance(options, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in options.items())):
-            raise ValueError("line 1: options must map names to strings")
+            raise ValueError(f"line {head_number}: options must map names to strings")
+        _check_options(contract, options, head_number)
         if not (isinstance(capabilities, list) and all(isinstance(c, str)
                                                        for c in capabilities)):
-            raise ValueError("line 1: capabilities must be a list of names")
+            raise ValueError(f"line {head_number}: capabilities must be a list of names")
         return cls(contract, tuple(events), options, frozenset(capabilities))
 
     @classmethod
@@ -251,6 +254,18 @@ def _load_contract(contract: str) -> bool:
         except ImportError:
             return False
     return contract in _OPS
+
+
+def _check_options(contract: str, options: Mapping[str, str], number: int) -> None:
+    """The header's options must be choices and settings of the contract with allowed values,
+    as the run that made the history checked them (a checker given others would answer for
+    a contract nobody ran)."""
+    spec = importlib.import_module(f"fencepost.spec.{contract.replace('-', '_')}")
+    try:
+        options_with_defaults(getattr(spec, "CHOICES", ()), options,
+                              getattr(spec, "SETTINGS", ()))
+    except ValueError as e:
+        raise ValueError(f"line {number}: in the header's options: {e}") from None
 
 
 # --- events, ops and outcomes ------------------------------------------------------------------

@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from fencepost import cli
+from fencepost.mutants import BASES, MutantRow
 from fencepost.registry import CONTRACTS
 from fencepost.spec.adk_ledger import CLAUSES
 
 EXTERNAL = str(Path(__file__).parent / "external")
 ADK = len(CLAUSES)
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def fencepost(
     *args: str, cwd: Path, pythonpath: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    if pythonpath:  # in front of the caller's own
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "fencepost.cli", *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
@@ -144,3 +150,44 @@ def test_option_changes_the_checked_behaviour(tmp_path: Path) -> None:
                        "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "not checked under option renew_atomic=non_atomic" in result.stdout
+
+
+@pytest.mark.parametrize("base", BASES)
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_mutants_says_how_many_more_need_the_other_base(
+        name: str, base: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The summary counts the faulty adapters run and names those left for the other base,
+    all from the catalogue (the run itself is stubbed: its rows are not what is tested)."""
+    catalogue = CONTRACTS[name].mutants()
+
+    def every_one_caught(contract_name: str, *, base: str, **_: Any) -> list[MutantRow]:
+        return [MutantRow(m.name, m.bug, m.expected_clause, dict(m.options), True,
+                          [m.expected_clause], 1, 0.0)
+                for m in catalogue if base in m.bases]
+
+    monkeypatch.setattr("fencepost.mutants.run_mutants", every_one_caught)
+    assert cli.main(["mutants", name, "--adapter", base, "--quiet"]) == 0
+    out = capsys.readouterr().out
+    ran = [m for m in catalogue if base in m.bases]
+    assert f"\n{len(ran)} of {len(ran)} known-faulty adapters caught" in out
+    for other in BASES:
+        left = [m.name for m in catalogue if base not in m.bases and m.bases[0] == other]
+        line = f"{len(left)} more need --adapter {other}: {', '.join(left)}"
+        assert (line in out) == bool(left), out
+
+
+def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
+    table = README.read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    codes = {int(c) for row in re.findall(r"^\| ([\d, ]+) \|", table, re.M)
+             for c in row.split(",")}
+    interrupted = {128 + s for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}
+    assert codes >= {cli.EXIT_OK, cli.EXIT_FAIL, cli.EXIT_USAGE, cli.EXIT_UNKNOWN,
+                     cli.EXIT_INTERNAL} | interrupted
+    assert "namespaces dropped and a partial report written" in table
+
+
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_readme_counts_each_contracts_faulty_adapters_as_the_catalogue_does(name: str) -> None:
+    text = README.read_text().split("## Checking the checker", 1)[1]
+    assert f"- `{name}`, {len(CONTRACTS[name].mutants())}:" in text

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -22,6 +23,7 @@ from fencepost.scenarios.linearizability import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,
+    Verdict,
     check_history,
     partitions,
     render_counterexample,
@@ -43,6 +45,13 @@ def adk_step(state: adk.State, op: Op, at: int = T0) -> Step:
     answer = MODEL.step(state, op, Ctx(now=at, options=OPTIONS))
     assert isinstance(answer, Step)
     return answer
+
+
+def checked(model: ContractModel, events: Any, **kwargs: Any) -> Verdict:
+    """``check_history`` with a budget that cannot run out unless a test sets one: the budget
+    is wall-clock time, and a verdict asserted here must not depend on how loaded the machine
+    is (the checker's speed is what ``fencepost bench`` measures)."""
+    return check_history(model, events, **{"budget_s": math.inf, **kwargs})
 
 
 def history(*events: Event) -> History:
@@ -79,7 +88,7 @@ def test_a_sequential_history_is_linearizable() -> None:
         s = adk_step(state, op, T0 + k)
         state = s.state
         events.append(Event(f"p{k % 3}", op, 100 * k, 100 * k + 50, s.outcome, T0 + k))
-    verdict = check_history(MODEL, history(*events))
+    verdict = checked(MODEL, history(*events))
     assert verdict.result == LINEARIZABLE
     assert verdict.linearizable
     assert [p.key for p in verdict.partitions] == ["i1"]
@@ -89,7 +98,7 @@ def test_a_sequential_history_is_linearizable() -> None:
 def test_a_sequential_history_with_a_wrong_answer_is_not() -> None:
     get = spec.Get("i1")
     wrong = attrs.evolve(adk_step(CREATED, get).outcome.value, revision=7)  # type: ignore[union-attr]
-    verdict = check_history(MODEL, history(create_event(),
+    verdict = checked(MODEL, history(create_event(),
                                            Event("p1", get, 20, 30, Ok(wrong), T0)))
     assert verdict.result == NOT_LINEARIZABLE
     cx = verdict.counterexample
@@ -110,7 +119,7 @@ def two_claims(second: Event) -> History:
 
 def test_b_two_overlapping_claims_that_both_won_are_not_linearizable() -> None:
     h = two_claims(Event("p2", CLAIM2, 25, 55, claimed_by(CLAIM2), T0))
-    verdict = check_history(MODEL, h)
+    verdict = checked(MODEL, h)
     assert verdict.result == NOT_LINEARIZABLE
     assert [p.result for p in verdict.partitions] == [NOT_LINEARIZABLE]
     cx = verdict.counterexample
@@ -132,7 +141,7 @@ def test_b_two_overlapping_claims_that_both_won_are_not_linearizable() -> None:
 
 def test_b_the_loser_answering_invocation_owned_is_linearizable() -> None:
     h = two_claims(Event("p2", CLAIM2, 25, 55, Err("invocation_owned"), T0))
-    assert check_history(MODEL, h).result == LINEARIZABLE
+    assert checked(MODEL, h).result == LINEARIZABLE
 
 
 @pytest.mark.parametrize("second", [
@@ -143,7 +152,7 @@ def test_b_the_loser_answering_invocation_owned_is_linearizable() -> None:
 ], ids=["never-returned", "no-outcome", "timeout-crash", "info"])
 def test_c_the_same_with_one_claim_indeterminate_is_linearizable(second: Event) -> None:
     assert second.indeterminate
-    assert check_history(MODEL, two_claims(second)).result == LINEARIZABLE
+    assert checked(MODEL, two_claims(second)).result == LINEARIZABLE
 
 
 def test_c_an_indeterminate_op_may_take_effect_or_not() -> None:
@@ -151,12 +160,12 @@ def test_c_an_indeterminate_op_may_take_effect_or_not() -> None:
     get = spec.Get("i1")
     seen = Event("p1", get, 50, 60, adk_step(CREATED, get).outcome, T0)
     missing = Event("p1", get, 50, 60, Err("not_found"), T0)
-    assert check_history(MODEL, history(create, seen)).result == LINEARIZABLE
-    assert check_history(MODEL, history(create, missing)).result == LINEARIZABLE
+    assert checked(MODEL, history(create, seen)).result == LINEARIZABLE
+    assert checked(MODEL, history(create, missing)).result == LINEARIZABLE
     # ... but not before it was invoked: a read that returned before the create was called
     early = Event("p1", get, 0, 10, adk_step(CREATED, get).outcome, T0)
     late_create = Event("p0", CREATE, 20, None, None, T0)
-    verdict = check_history(MODEL, history(early, late_create))
+    verdict = checked(MODEL, history(early, late_create))
     assert verdict.result == NOT_LINEARIZABLE
     assert verdict.counterexample is not None and verdict.counterexample.blocked == early
 
@@ -170,10 +179,10 @@ def test_d_reverse_order_of_invocation_is_found() -> None:
     read = adk_step(after, get).outcome  # sees the claim
     read_event = Event("p1", get, 20, 100, read, T0)  # invoked first, returns last
     claim_event = Event("p2", CLAIM1, 30, 50, claimed_by(CLAIM1), T0)
-    verdict = check_history(MODEL, history(create_event(), read_event, claim_event))
+    verdict = checked(MODEL, history(create_event(), read_event, claim_event))
     assert verdict.result == LINEARIZABLE
     # the same answers with the read over before the claim began: no order explains it
-    verdict = check_history(MODEL, history(create_event(), attrs.evolve(read_event, completed=25),
+    verdict = checked(MODEL, history(create_event(), attrs.evolve(read_event, completed=25),
                                            claim_event))
     assert verdict.result == NOT_LINEARIZABLE
     cx = verdict.counterexample
@@ -215,7 +224,7 @@ def test_d2_an_indeterminate_claim_may_take_effect_in_a_later_segment() -> None:
     ):
         events = [create_event(), lost, filler] + [
             Event("p3", get, t, t + 5, answer, T0) for answer, t in reads]
-        verdict = check_history(MODEL, history(*events), partition=lambda op: None)
+        verdict = checked(MODEL, history(*events), partition=lambda op: None)
         assert verdict.result == expected, reads
         if expected == NOT_LINEARIZABLE:
             cx = verdict.counterexample
@@ -234,9 +243,9 @@ def test_d2_an_ambiguous_segment_is_settled_by_a_later_one() -> None:
     refused = Event("p2", CLAIM2, 25, 30, Err("invocation_owned"), T0)
     good = Event("p3", get, 40, 45, adk_step(after, get).outcome, T0)
     bad = Event("p3", get, 40, 45, adk_step(CREATED, get).outcome, T0)
-    assert check_history(MODEL, history(create_event(), lost, refused, good)).result == (
+    assert checked(MODEL, history(create_event(), lost, refused, good)).result == (
         LINEARIZABLE)
-    verdict = check_history(MODEL, history(create_event(), lost, refused, bad))
+    verdict = checked(MODEL, history(create_event(), lost, refused, bad))
     assert verdict.result == NOT_LINEARIZABLE
     assert verdict.counterexample is not None and verdict.counterexample.blocked == bad
 
@@ -249,7 +258,7 @@ def test_e_a_partitioned_10000_event_history_is_linearizable() -> None:
     assert len({e.process for e in events}) == 8
     h = history(*events)
     started = time.perf_counter()
-    verdict = check_history(MODEL, h)
+    verdict = checked(MODEL, h)
     print(f"\n10,000 events, 8 processes, 500 keys: {verdict.summary()} "
           f"(wall {time.perf_counter() - started:.3f} s)")
     assert verdict.result == LINEARIZABLE
@@ -267,7 +276,7 @@ def test_e_one_corrupted_outcome_is_found_in_its_partition() -> None:
                                                           revision=bad.outcome.value.revision
                                                           + 1000)))
     events[k] = corrupted
-    verdict = check_history(MODEL, history(*events))
+    verdict = checked(MODEL, history(*events))
     assert verdict.result == NOT_LINEARIZABLE
     assert [p.key for p in verdict.failed] == [bad.op.key()]
     cx = verdict.counterexample
@@ -283,7 +292,7 @@ def test_e_a_key_of_none_makes_one_global_partition() -> None:
     events = simulate(200, 4, 10)
     assert len(partitions(history(*events))) == 10
     assert list(partitions(history(*events), lambda op: None)) == [None]
-    verdict = check_history(MODEL, history(*events), partition=lambda op: None)
+    verdict = checked(MODEL, history(*events), partition=lambda op: None)
     assert verdict.result == LINEARIZABLE
     assert [p.key for p in verdict.partitions] == [None]
 
@@ -292,7 +301,7 @@ def test_e_a_key_of_none_makes_one_global_partition() -> None:
 
 
 def test_f_an_exhausted_budget_is_unknown_never_linearizable() -> None:
-    verdict = check_history(MODEL, history(*simulate(500, 4, 20)), budget_s=0.0)
+    verdict = checked(MODEL, history(*simulate(500, 4, 20)), budget_s=0.0)
     assert verdict.result == UNKNOWN
     assert not verdict.linearizable
     assert {p.result for p in verdict.partitions} == {UNKNOWN}
@@ -300,8 +309,8 @@ def test_f_an_exhausted_budget_is_unknown_never_linearizable() -> None:
     # with no time to search, a wrong history is unknown too; given time, it is caught
     events = simulate(500, 4, 20)
     wrong = history(*events, Event("px", spec.Get("nobody"), 10**9, 10**9 + 1, Ok(None), T0))
-    assert check_history(MODEL, wrong, budget_s=0.0).result == UNKNOWN
-    verdict = check_history(MODEL, wrong)
+    assert checked(MODEL, wrong, budget_s=0.0).result == UNKNOWN
+    verdict = checked(MODEL, wrong)
     assert verdict.result == NOT_LINEARIZABLE
     assert [p.key for p in verdict.failed] == ["nobody"]
 
@@ -349,7 +358,7 @@ def test_g_history_round_trips_through_json_lines(tmp_path: Path) -> None:
     assert again == snodo
     assert isinstance(again.events[0].op.work.retry_policy, tuple)  # type: ignore[attr-defined]
     # and re-checking offline gives the same verdict
-    assert check_history(MODEL, back).result == check_history(MODEL, h).result
+    assert checked(MODEL, back).result == checked(MODEL, h).result
 
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -407,7 +416,7 @@ def ledgence(*events: Event) -> History:
 def test_h_concurrent_submissions_of_one_key_return_one_task() -> None:
     a = Event("p1", accept("k1"), 0, 100, snapshot("k1", "T-1", "R-1"), 5)
     b = Event("p2", accept("k1"), 10, 90, snapshot("k1", "T-1", "R-1"), 5)
-    verdict = check_history(ldg.MODEL, ledgence(a, b))
+    verdict = checked(ldg.MODEL, ledgence(a, b))
     assert verdict.result == LINEARIZABLE
     assert [p.key for p in verdict.partitions] == [None]  # a submission mints: global
 
@@ -415,7 +424,7 @@ def test_h_concurrent_submissions_of_one_key_return_one_task() -> None:
 def test_h_two_task_ids_for_one_key_are_not_linearizable() -> None:
     a = Event("p1", accept("k1"), 0, 100, snapshot("k1", "T-1", "R-1"), 5)
     b = Event("p2", accept("k1"), 10, 90, snapshot("k1", "T-2", "R-2"), 5)
-    verdict = check_history(ldg.MODEL, ledgence(a, b))
+    verdict = checked(ldg.MODEL, ledgence(a, b))
     assert verdict.result == NOT_LINEARIZABLE
     cx = verdict.counterexample
     assert cx is not None and cx.partition is None
@@ -426,9 +435,9 @@ def test_h_two_task_ids_for_one_key_are_not_linearizable() -> None:
 def test_h_one_id_for_two_tasks_breaks_the_mint_rule() -> None:
     a = Event("p1", accept("k1"), 0, 100, snapshot("k1", "T-1", "R-1"), 5)
     b = Event("p2", accept("k2"), 10, 90, snapshot("k2", "T-1", "R-2"), 5)
-    assert check_history(ldg.MODEL, ledgence(a, b)).result == NOT_LINEARIZABLE
+    assert checked(ldg.MODEL, ledgence(a, b)).result == NOT_LINEARIZABLE
     b_ok = Event("p2", accept("k2"), 10, 90, snapshot("k2", "T-2", "R-2"), 5)
-    assert check_history(ldg.MODEL, ledgence(a, b_ok)).result == LINEARIZABLE
+    assert checked(ldg.MODEL, ledgence(a, b_ok)).result == LINEARIZABLE
 
 
 def test_h_ops_with_real_ids_are_read_through_the_bindings() -> None:
@@ -436,13 +445,13 @@ def test_h_ops_with_real_ids_are_read_through_the_bindings() -> None:
     b = Event("p2", accept("k2"), 10, 90, snapshot("k2", "T-2", "R-2"), 5)
     # p3 inspects the task it was told about (by its real id) while both submissions run
     inspect = Event("p3", lspec.Inspect(SCOPE, "T-2"), 20, 80, snapshot("k2", "T-2", "R-2"), 5)
-    assert check_history(ldg.MODEL, ledgence(a, b, inspect)).result == LINEARIZABLE
+    assert checked(ldg.MODEL, ledgence(a, b, inspect)).result == LINEARIZABLE
     # the same by reference (as a script writes it)
     by_ref = attrs.evolve(inspect, op=lspec.Inspect(SCOPE, Ref("task#1")))
-    assert check_history(ldg.MODEL, ledgence(a, b, by_ref)).result == LINEARIZABLE
+    assert checked(ldg.MODEL, ledgence(a, b, by_ref)).result == LINEARIZABLE
     # an id nobody minted cannot be read back as a task
     ghost = attrs.evolve(inspect, op=lspec.Inspect(SCOPE, "T-9"))
-    verdict = check_history(ldg.MODEL, ledgence(a, b, ghost))
+    verdict = checked(ldg.MODEL, ledgence(a, b, ghost))
     assert verdict.result == NOT_LINEARIZABLE
     assert verdict.counterexample is not None and verdict.counterexample.blocked == ghost
 
@@ -487,9 +496,9 @@ TOY = ContractModel(name="toy", initial=0, step=toy_step, observe=lambda *a: Non
 
 def test_every_option_of_a_choice_is_a_branch() -> None:
     pick = Event("p1", Pick(), 0, 10, Ok("picked"), 0)
-    assert check_history(TOY, [pick, Event("p2", Read(), 20, 30, Ok(2), 0)]).result == LINEARIZABLE
-    assert check_history(TOY, [pick, Event("p2", Read(), 20, 30, Ok(1), 0)]).result == LINEARIZABLE
-    verdict = check_history(TOY, [pick, Event("p2", Read(), 20, 30, Ok(3), 0)])
+    assert checked(TOY, [pick, Event("p2", Read(), 20, 30, Ok(2), 0)]).result == LINEARIZABLE
+    assert checked(TOY, [pick, Event("p2", Read(), 20, 30, Ok(1), 0)]).result == LINEARIZABLE
+    verdict = checked(TOY, [pick, Event("p2", Read(), 20, 30, Ok(3), 0)])
     assert verdict.result == NOT_LINEARIZABLE
     assert verdict.counterexample is not None
     assert verdict.counterexample.expected == (Ok(1),)  # the first option's branch went deepest
@@ -497,8 +506,8 @@ def test_every_option_of_a_choice_is_a_branch() -> None:
 
 def test_one_name_cannot_stand_for_two_values_in_one_answer() -> None:
     same = Event("p1", Pair(), 0, 10, Ok(("a", "a")), 0)
-    assert check_history(TOY, [same]).result == LINEARIZABLE
-    assert check_history(TOY, [attrs.evolve(same, outcome=Ok(("a", "b")))]).result == (
+    assert checked(TOY, [same]).result == LINEARIZABLE
+    assert checked(TOY, [attrs.evolve(same, outcome=Ok(("a", "b")))]).result == (
         NOT_LINEARIZABLE)
 
 
@@ -506,7 +515,9 @@ def test_one_name_cannot_stand_for_two_values_in_one_answer() -> None:
 
 
 def _analyze(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fencepost.cli", "analyze", str(path), *extra],
+    # no budget that machine load could exhaust, unless ``extra`` gives one (the last wins)
+    return subprocess.run([sys.executable, "-m", "fencepost.cli", "analyze", str(path),
+                           "--budget", "inf", *extra],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -515,7 +526,7 @@ def test_analyze_rechecks_a_saved_history_with_the_same_verdict(tmp_path: Path) 
     good.save(tmp_path / "good.jsonl")
     result = _analyze(tmp_path / "good.jsonl")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith(f"{check_history(MODEL, good).result}: 2000 events")
+    assert result.stdout.startswith(f"{checked(MODEL, good).result}: 2000 events")
 
     bad = two_claims(Event("p2", CLAIM2, 25, 55, claimed_by(CLAIM2), T0))
     bad.save(tmp_path / "bad.jsonl")
