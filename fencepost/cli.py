@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -25,6 +28,12 @@ from .errors import ConfigurationError
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 
+def _default_call_timeout() -> float:
+    from fencepost.scenarios.guard import default_call_timeout
+
+    return default_call_timeout()
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"fencepost: error: {message} (see fencepost --help)\n")
@@ -35,7 +44,10 @@ def _progress(enabled: bool) -> Any:
     tty = sys.stderr.isatty()
     last_phase = [""]
 
+    from .supervisor import STATUS
+
     def show(message: str) -> None:
+        STATUS.say("phase", message)
         if not enabled:
             return
         if tty:
@@ -140,6 +152,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         concurrent_ops=args.ops,
         strict=args.strict,
+        call_timeout_s=args.call_timeout,
     )
     progress.done()
     print(summary_table(report))
@@ -354,6 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="a clause that passed without reaching each of its situations is "
                         "unknown (exit 3) instead of a weak pass")
+    p.add_argument("--call-timeout", type=float, default=_default_call_timeout(),
+                   metavar="SECONDS",
+                   help="how long one store call may take; a call that does not return stops "
+                        "the run, the clauses at stake unknown (default %(default)g; "
+                        "FENCEPOST_CALL_TIMEOUT sets it)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
 
@@ -416,20 +434,145 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``fencepost`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
+    ``coverage`` and ``mutants`` run in a supervised child (see :mod:`fencepost.supervisor`);
+    called with ``argv``, in this process."""
+    from .supervisor import STATUS, run_child, wants_supervision
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(words)
+    if argv is None and wants_supervision(words):
+        return _guarded(args, lambda: run_child(words, lambda how, phase: _abrupt(
+            args, how, phase)))
+    restore = _signals_raise()
     try:
-        return int(args.run(args))
+        code = _guarded(args, lambda: int(args.run(args)))
+    finally:
+        restore()
+    STATUS.say("done", str(code))
+    return code
+
+
+def _guarded(args: argparse.Namespace, run: Any) -> int:
+    """``run()``, with every way it can end said in one line and a stable exit code."""
+    from fencepost.scenarios.runner import Interrupted
+
+    try:
+        return int(run())
     except ConfigurationError as e:
-        print(f"fencepost: error: {e}", file=sys.stderr)
+        _error(f"fencepost: error: {_masked(str(e))}")
         return EXIT_USAGE
+    except Interrupted as e:
+        report = getattr(e, "report", None)
+        written = _partial_report(args, report) if report is not None else ""
+        _error(f"fencepost: interrupted by {e.signal_name}; the run's data was dropped{written}")
+        return 128 + int(e.signum)
     except KeyboardInterrupt:
-        print("fencepost: interrupted", file=sys.stderr)
-        return 130
+        _error("fencepost: interrupted by SIGINT")
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        _stdout_closed()
+        return 128 + signal.SIGPIPE
     except Exception:  # noqa: BLE001 - a bug in the kit itself: show it, distinct exit code
         traceback.print_exc()
-        print("fencepost: internal error (a bug in fencepost; please report it)", file=sys.stderr)
+        _error("fencepost: internal error (a bug in fencepost; please report it)")
         return EXIT_INTERNAL
+
+
+def _error(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+def _stdout_closed() -> None:
+    """stdout was closed by its reader (``| head``): stop writing to it, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _masked(text: str) -> str:
+    try:
+        from fencepost.reports.text import mask_secrets
+    except ImportError:
+        return text
+    return str(mask_secrets(text))
+
+
+def _signals_raise() -> Any:
+    """SIGTERM and SIGHUP stop a run as Ctrl-C does (its data dropped, a partial report),
+    raised as :class:`~fencepost.scenarios.runner.Interrupted` in the main thread."""
+    from fencepost.scenarios.runner import Interrupted
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, interrupt)
+                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+    def restore() -> None:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return restore
+
+
+def _partial_report(args: argparse.Namespace, report: Any) -> str:
+    """Write the partial report of an interrupted check where ``--report`` asked."""
+    directory = getattr(args, "report", None)
+    if not directory or getattr(args, "command", "") != "check":
+        return ""
+    from fencepost.reports.render import write_reports
+
+    try:
+        paths = write_reports(report, directory)
+    except OSError as e:
+        return f"; the partial report could not be written: {e}"
+    return f"; partial report: {', '.join(paths)}"
+
+
+def _abrupt(args: argparse.Namespace, how: str, phase: str) -> int:
+    """The supervised child ended without a verdict: say so, write an all-unknown report."""
+    reason = (f"the run ended abruptly: its process {how} during {phase!r} (a store that ends "
+              "the process: os._exit, a crash in native code, the out-of-memory killer)")
+    _error(f"fencepost: {reason}; no verdict is final")
+    if getattr(args, "command", "") == "check":
+        report = _unfinished_report(args, reason)
+        if report is not None:
+            _error(f"fencepost: {report}")
+    return EXIT_UNKNOWN
+
+
+def _unfinished_report(args: argparse.Namespace, reason: str) -> str | None:
+    """Every clause unknown with ``reason``, written where ``--report`` asked."""
+    if not args.report:
+        return None
+    from fencepost import __version__
+    from fencepost.registry import contract
+    from fencepost.reports.render import write_reports
+    from fencepost.reports.verdict import RunReport, judge
+    from fencepost.scenarios.evidence import Evidence
+
+    entry = contract(args.contract)
+    spec = entry.load_spec()
+    every = frozenset(spec.CAPABILITIES)
+    verdicts = judge(entry.load_suite().clauses, Evidence(stopped=reason), every, {})
+    report = RunReport(
+        contract=args.contract, adapter=args.adapter, kit_version=__version__,
+        profile=args.profile, seed=args.seed if args.seed is not None else 0,
+        options=_options(args.option), capabilities=frozenset(), timings={}, steps=0,
+        examples=0, verdicts=tuple(verdicts), replay=shlex.join(["fencepost", *sys.argv[1:]]),
+        stopped=reason)
+    try:
+        return "wrote " + ", ".join(write_reports(report, args.report))
+    except OSError as e:
+        return f"the report could not be written: {e}"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ instead.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -37,8 +38,23 @@ from fencepost.spec.outcome import Crash, Err, Ok, Outcome
 
 T = TypeVar("T")
 
-DEFAULT_CALL_TIMEOUT_S = 5.0
-"""How long one store call may take before the run stops with the clauses at stake unknown."""
+CALL_TIMEOUT_ENV = "FENCEPOST_CALL_TIMEOUT"
+
+
+def default_call_timeout() -> float:
+    """How long one store call may take before the run stops with the clauses at stake
+    unknown: ``FENCEPOST_CALL_TIMEOUT`` seconds if set (a CI machine under heavy load may want
+    more), else 5."""
+    raw = os.environ.get(CALL_TIMEOUT_ENV, "")
+    try:
+        value = float(raw) if raw else 5.0
+    except ValueError:
+        return 5.0
+    return value if value > 0 else 5.0
+
+
+DEFAULT_CALL_TIMEOUT_S = default_call_timeout()
+"""The default call timeout, as :func:`default_call_timeout` found it at import."""
 
 CANCEL_GRACE_S = 3.0
 """After Ctrl-C or SIGTERM: how long the run may take to stop and drop its data itself."""

@@ -268,3 +268,24 @@ def test_the_timeout_must_be_positive(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "fencepost: error: --call-timeout must be more than 0 seconds, not 0"]
+
+
+def test_a_password_in_the_database_url_appears_in_no_output(tmp_path: Path,
+                                                             pg_url: str) -> None:
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(pg_url).set(password="s3cret-Pa55")
+    adapter = url.render_as_string(hide_password=False)
+    assert "s3cret-Pa55" in adapter
+    result = fencepost(tmp_path, "check", "adk-ledger", "--adapter", adapter, "--seed", "1",
+                       "--report", "R", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = {"stdout": result.stdout, "stderr": result.stderr}
+    outputs |= {p.name: p.read_text() for p in (tmp_path / "R").iterdir()}
+    assert {"report.json", "report.md", "junit.xml", "history.jsonl"} <= set(outputs)
+    assert [name for name, text in outputs.items() if "s3cret-Pa55" in text] == []
+    assert ":***@" in outputs["report.json"]
+    unreachable = url.set(port=1).render_as_string(hide_password=False)
+    refused = fencepost(tmp_path, "check", "adk-ledger", "--adapter", unreachable, "--quiet")
+    assert refused.returncode == 2
+    assert "s3cret-Pa55" not in refused.stderr and ":***@" in refused.stderr
