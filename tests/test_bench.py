@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -10,7 +11,7 @@ from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
 from fencepost.errors import ConfigurationError
 
-TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=1.0,
+TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
              seeds=1, mutants=1)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
 CONTRACTS = ["adk-ledger", "snodo-tasks"]

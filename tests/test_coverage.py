@@ -95,6 +95,7 @@ SNODO_SQLITE_READINGS = {
     "same_expiry_renewal": "successor", "forged_request_authority": "not_found",
     "transition_check_order": "authority_first", "create_check_order": "capacity_first",
     "committed_at_step": "microsecond", "reap_order": "expiry",
+    "create_validation_order": "after_access",
 }
 
 
