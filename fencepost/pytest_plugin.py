@@ -36,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fencepost-strict", action="store_true",
                     help="a clause that passed without reaching each of its situations fails "
                          "as unknown (default: a weak pass is a pass, with a warning)")
+    group.addoption("--fencepost-call-timeout", type=float, default=None, metavar="SECONDS",
+                    help="how long one store call may take before the run stops with the "
+                         "clauses at stake unknown (default 5, or FENCEPOST_CALL_TIMEOUT)")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
 
@@ -99,6 +102,7 @@ def _report(config: pytest.Config) -> Any:
                 seed=config.getoption("fencepost_seed"),
                 options=config.stash[_OPTIONS_KEY],
                 strict=config.getoption("fencepost_strict"),
+                **_timeout(config),
             )
         except Exception as e:
             config.stash[_ERROR_KEY] = e
@@ -107,6 +111,11 @@ def _report(config: pytest.Config) -> Any:
             raise ClauseFailed(_could_not_run(e)) from None
         config.stash[_REPORT_KEY] = report
     return report
+
+
+def _timeout(config: pytest.Config) -> dict[str, float]:
+    seconds = config.getoption("fencepost_call_timeout")
+    return {} if seconds is None else {"call_timeout_s": float(seconds)}
 
 
 def _could_not_run(error: BaseException) -> str:
@@ -124,6 +133,7 @@ _GIVEN_ONLY_WITH_A_CONTRACT = (
     ("fencepost_seed", "--fencepost-seed"),
     ("fencepost_option", "--fencepost-option"),
     ("fencepost_strict", "--fencepost-strict"),
+    ("fencepost_call_timeout", "--fencepost-call-timeout"),
     ("fencepost_only", "--fencepost-only"),
 )
 

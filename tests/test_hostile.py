@@ -289,3 +289,17 @@ def test_a_password_in_the_database_url_appears_in_no_output(tmp_path: Path,
     refused = fencepost(tmp_path, "check", "adk-ledger", "--adapter", unreachable, "--quiet")
     assert refused.returncode == 2
     assert "s3cret-Pa55" not in refused.stderr and ":***@" in refused.stderr
+
+
+def test_the_plugin_ends_a_hung_run_with_unknown_clauses(tmp_path: Path) -> None:
+    private = tmp_path / "tmp"
+    private.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf",
+         "--fencepost-contract", "adk-ledger", "--fencepost-adapter",
+         "hostile:adk_ledger__hang", "--fencepost-seed", "3", "--fencepost-call-timeout", "1"],
+        cwd=tmp_path, env=_env(private), capture_output=True, text=True,
+        timeout=HANG_GUARD_S)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "verdict unknown: " in result.stdout and "did not return in 1 s" in result.stdout
+    assert " passed" in result.stdout  # the clauses settled before the hang
