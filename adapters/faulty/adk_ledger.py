@@ -5,7 +5,11 @@ The kit's own tests require every one of them to be caught by its expected claus
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -147,11 +151,110 @@ class DeleteIgnoresDeadOwners(_Base):
         return not self._live(row, self.env.clock())
 
 
+class _Traffic:
+    """The calls in flight on each namespace, over every store of a run (the SQL stores of one
+    factory are several objects, so one instance serves the class), and a place where a
+    non-atomic claim parks between its read and its write."""
+
+    WAIT_S = 2.0
+    """The longest a claim stays parked: a bound against a hang, not a delay (it leaves as soon
+    as every other call in flight has finished or parked too)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._calls: Counter[str] = Counter()
+        self._parked: Counter[str] = Counter()
+        self._round: Counter[str] = Counter()
+        self._arrivals: Counter[str] = Counter()
+
+    @contextmanager
+    def call(self, namespace: str) -> Iterator[None]:
+        with self._changed:
+            self._calls[namespace] += 1
+            self._arrivals[namespace] += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._calls[namespace] -= 1
+                self._release_if_all_parked(namespace)
+
+    def settle(self, namespace: str) -> None:
+        """Park until no call has begun on ``namespace`` for a round trip: every call made
+        meanwhile (a whole burst of a concurrent run, a race's parties) has read by then."""
+        deadline = time.monotonic() + self.WAIT_S
+        while True:
+            with self._changed:
+                seen = self._arrivals[namespace]
+            self.park(namespace)
+            round_trip()
+            with self._changed:
+                if self._arrivals[namespace] == seen or time.monotonic() > deadline:
+                    return
+
+    def park(self, namespace: str) -> None:
+        """Wait until every other call in flight on ``namespace`` has finished or is parked
+        here too (at once for a call made alone)."""
+        with self._changed:
+            round_ = self._round[namespace]
+            self._parked[namespace] += 1
+            self._release_if_all_parked(namespace)
+            if not self._changed.wait_for(lambda: self._round[namespace] != round_,
+                                          self.WAIT_S):
+                self._parked[namespace] -= 1
+
+    def _release_if_all_parked(self, namespace: str) -> None:
+        parked = self._parked[namespace]
+        if parked and parked >= self._calls[namespace]:
+            self._parked[namespace] = 0
+            self._round[namespace] += 1
+            self._changed.notify_all()
+
+
 class ClaimSelectThenUpdate(_Base):
-    """Reads and decides in one transaction, writes unconditionally in a second one."""
+    """Reads and decides in one transaction, writes unconditionally in a second one.
+
+    The race is widened inside the store, which is the test's subject: between the two
+    transactions it waits until every other call in flight on the store has finished or
+    reached the same point, and no call has begun for a round trip (:meth:`_Traffic.settle`).
+    So every claim made meanwhile (a burst of a concurrent run, a race's parties) reads before
+    any of them writes, and overlapping claims of one claimable invocation all win on every
+    run, not only when threads happen to interleave inside the round trip (a claimant blocked
+    on the first transaction's SQLite lock may wake only after its busy handler's sleep). A
+    call made alone waits two round trips.
+    """
+
+    _traffic = _Traffic()
+
+    def _counted(self, name: str, *args: Any) -> Any:
+        with self._traffic.call(self.env.namespace):
+            return getattr(super(), name)(*args)
+
+    def create(self, *args: Any) -> None:
+        self._counted("create", *args)
+
+    def get(self, *args: Any) -> spec.Invocation:
+        return self._counted("get", *args)  # type: ignore[no-any-return]
+
+    def renew(self, *args: Any) -> None:
+        self._counted("renew", *args)
+
+    def checkpoint(self, *args: Any) -> None:
+        self._counted("checkpoint", *args)
+
+    def finish(self, *args: Any) -> None:
+        self._counted("finish", *args)
+
+    def delete(self, *args: Any) -> None:
+        self._counted("delete", *args)
 
     def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
               lease_ms: int) -> spec.Invocation:
+        with self._traffic.call(self.env.namespace):
+            return self._claim_in_two(invocation_id, owner, owner_token, now_ms, lease_ms)
+
+    def _claim_in_two(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+                      lease_ms: int) -> spec.Invocation:
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             if row.phase == spec.COMPLETED:
@@ -159,6 +262,7 @@ class ClaimSelectThenUpdate(_Base):
             if not self._claimable(row, now_ms):
                 raise spec.InvocationOwned(invocation_id)
         round_trip()
+        self._traffic.settle(self.env.namespace)
         with self._locked(invocation_id) as slot:
             row = self._claimed(self._require(slot), owner, owner_token, now_ms, lease_ms)
             slot.update(row)

@@ -3,8 +3,8 @@
 Every worker is a coordinator (owner ``<prefix>w<k>``) that creates invocations (sometimes one
 that exists), reads them, claims them with fresh tokens, and renews, checkpoints and finishes
 with the token of its last won claim (sometimes an older one: a stale owner). The invocations in
-play are the last few created, so claims collide. Boundaries are the lease ends the answers
-show.
+play are the last few created, and half the claims of a burst name the same one of them, so
+claims collide. Boundaries are the lease ends the answers show.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ from .meta import FULL
 IN_PLAY = 4
 """Invocations the workers pick from: the last ``IN_PLAY`` created."""
 
+HOT_CLAIMS = 0.5
+"""The share of claims that name their burst's invocation (the same for every worker in the
+burst), so that claims meet on one record however many are in play."""
+
 LEASES = (5, 30, 100, 500)
 CHECKPOINTS: tuple[dict[str, Any], ...] = ({}, {"step": 1}, {"step": 2, "memo": ["a"]})
 PHASES = (*spec.FINISH_PHASES, "running")
@@ -39,11 +43,14 @@ class AdkWorkload:
         self.created = 0
         self.lease_ends: list[int] = []
 
-    def invocation(self, rng: random.Random, new: bool) -> str:
-        """A new invocation id, or one of the last ``IN_PLAY`` created. The draw takes the same
-        from ``rng`` either way, so a worker's later draws do not depend on the other workers'
-        timing."""
+    def invocation(self, rng: random.Random, new: bool, burst: int | None = None) -> str:
+        """A new invocation id, or one of the last ``IN_PLAY`` created; with ``burst`` (the
+        store time of a burst), the one every worker picks in that burst. The draw takes the
+        same from ``rng`` either way, so a worker's later draws do not depend on the other
+        workers' timing."""
         pick = rng.randrange(IN_PLAY)
+        if burst is not None:
+            pick = burst % IN_PLAY
         with self.lock:
             if new or self.created == 0:
                 self.created += 1
@@ -94,6 +101,8 @@ class AdkWorker:
         if kind == "get":
             return spec.Get(inv)
         if kind == "claim":
+            if rng.random() < HOT_CLAIMS:  # the burst's claims meet on one invocation
+                inv = self.shared.invocation(rng, new=False, burst=now)
             self.issued += 1
             token = f"{self.owner}-t{self.issued}"
             return spec.Claim(inv, self.owner, token, now, lease)
