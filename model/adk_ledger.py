@@ -196,7 +196,7 @@ def _checkpoint(state: State, op: spec.Checkpoint, ctx: Ctx) -> Step:
 
 
 def valid_finish_phase(phase: Any, options: Mapping[str, str]) -> bool:
-    if options.get("finish_phases") == "any":
+    if options.get("finish_phases") == "any":  # a phase that is no string met the guard
         return isinstance(phase, str) and phase not in ("", spec.READY, spec.RUNNING)
     return phase in spec.FINISH_PHASES
 
@@ -256,6 +256,68 @@ def _delete(state: State, op: spec.Delete, ctx: Ctx) -> Step:
     return Step(Ok(None), rest, decided, decided)
 
 
+# --- the seed's guards: what each function head of adk_invocation_ledger_mnesia.erl admits ------
+
+ARGUMENT_CLAUSES = {
+    "create": "ADK-ARG-001", "get": "ADK-ARG-002", "delete": "ADK-ARG-002",
+    "claim": "ADK-ARG-003", "renew": "ADK-ARG-004", "checkpoint": "ADK-ARG-004",
+    "finish": "ADK-ARG-005",
+}
+ARGUMENT_CODES = frozenset(e.code for e in spec.ARGUMENT_ERRORS.values())
+
+
+def integer(value: Any) -> bool:
+    """An integer as the seed's ``is_integer`` means it: ``True`` and ``2.5`` are none."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(name: str, value: Any, non_empty: bool = False) -> str | None:
+    if not isinstance(value, str):
+        return f"{'an' if name[0] in 'aeio' else 'a'} {name} that is no string"
+    return f"an empty {name}" if non_empty and value == "" else None
+
+
+def _lease(value: Any) -> str | None:
+    if not integer(value):
+        return "a lease_ms that is no integer"
+    if value > 0:
+        return None
+    return "a lease_ms of 0" if value == 0 else "a negative lease_ms"
+
+
+def guard_edges(op: Op, options: Mapping[str, str]) -> tuple[str, ...]:
+    """What the seed's guard for ``op`` refuses in its arguments, as the ADK-ARG clauses'
+    situations name them; empty when the guard admits every argument (mnesia.erl: create
+    52-54, get 82, claim 96-99, renew 138-140, checkpoint 152-154, finish 170-172, delete
+    197). Only create's id and claim's token must be non-empty (53, 98), and only under
+    ``empty_strings=refused``."""
+    refuse_empty = options.get("empty_strings", "refused") == "refused"
+    found = [_text("id", op.invocation_id,  # type: ignore[attr-defined]
+                   non_empty=refuse_empty and isinstance(op, spec.Create))]
+    if isinstance(op, spec.Claim):
+        found += [_text("owner", op.owner), _text("token", op.owner_token, refuse_empty)]
+    elif isinstance(op, spec.WRITES):
+        found.append(_text("token", op.owner_token))
+    if isinstance(op, spec.Claim | spec.Renew | spec.Checkpoint | spec.Finish):
+        found.append(None if integer(op.now_ms) else "a now_ms that is no integer")
+    if isinstance(op, spec.Claim | spec.Renew | spec.Checkpoint):
+        found.append(_lease(op.lease_ms))
+    if isinstance(op, spec.Create) and not isinstance(op.metadata, Mapping):
+        found.append("metadata that is no mapping")
+    if (isinstance(op, spec.Create | spec.Checkpoint | spec.Finish)
+            and not isinstance(op.checkpoint, Mapping)):
+        found.append("a checkpoint that is no mapping")
+    if isinstance(op, spec.Finish) and not isinstance(op.phase, str):
+        found.append("a phase that is no string")
+    return tuple(f for f in found if f is not None)
+
+
+def _malformed(state: State, op: Op, ctx: Ctx) -> Step | None:
+    if not guard_edges(op, ctx.options):
+        return None
+    return _refuse(state, spec.ARGUMENT_ERRORS[op.name].code, ARGUMENT_CLAUSES[op.name])
+
+
 _STEPS: dict[type, Any] = {
     spec.Create: _create,
     spec.Get: _get,
@@ -268,8 +330,9 @@ _STEPS: dict[type, Any] = {
 
 
 def step(state: State, op: Op, ctx: Ctx) -> Step:
-    """Apply ``op`` to ``state`` at ``ctx``; return the outcome, next state and deciding clause."""
-    return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
+    """Apply ``op`` to ``state`` at ``ctx``; return the outcome, next state and deciding clause.
+    The guard of the op's function head comes first, as in the seed."""
+    return _malformed(state, op, ctx) or _STEPS[type(op)](state, op, ctx)
 
 
 # Fields whose lone mismatch after an accepted step points at a narrower clause than the step's.
@@ -289,9 +352,13 @@ def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
 
 
 def answer_clause(op: Op, step_clause: str, expected: Outcome, actual: Outcome) -> str | None:
-    """A view that differs from the model's in its outcome alone, on a failed or cancelled
-    record, breaks the finish rule (a normalized outcome lost or changed between reads),
-    whichever operation read it."""
+    """A refusal for malformed arguments the guard does not give breaks the guard's clause
+    (an empty id, a time below 0 refused: the clause says no other argument is). A view that
+    differs from the model's in its outcome alone, on a failed or cancelled record, breaks the
+    finish rule (a normalized outcome lost or changed between reads), whichever operation read
+    it."""
+    if actual.code in ARGUMENT_CODES and expected.code != actual.code:
+        return ARGUMENT_CLAUSES.get(op.name)
     value, seen = getattr(expected, "value", None), getattr(actual, "value", None)
     if (isinstance(value, spec.Invocation) and value.phase in NORMALIZED_PHASES
             and field_diff(value, seen) == ("outcome",)):

@@ -9,12 +9,19 @@ reaches one of a clause's situations passes it only weakly.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 
-from .adk_ledger import Rec, State
+from .adk_ledger import (
+    ARGUMENT_CLAUSES,
+    Rec,
+    State,
+    guard_edges,
+    integer,
+    valid_finish_phase,
+)
 from .base import Ctx, Step
 
 AT, AFTER, JUST_BEFORE = "at lease_until exactly", "after lease_until", "at lease_until - 1"
@@ -39,7 +46,12 @@ def boundary(now: int, lease_until: int) -> str | None:
 
 def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
     """The (clause, situation) pairs the agreed ``step`` of ``op`` on ``before`` reached."""
-    rec = before.get(op.key() or "")
+    key = op.key()
+    rec = before.get(key) if key is not None else None
+    edges = guard_edges(op, ctx.options)
+    yield from _arguments(op, edges, ctx.options, missing=key is not None and rec is None)
+    if edges:
+        return
     if isinstance(op, spec.Create):
         yield from _create(rec, op, step)
     elif isinstance(op, spec.Get):
@@ -50,6 +62,29 @@ def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
         yield from _write(rec, op, step)
     elif isinstance(op, spec.Delete):
         yield from _delete(rec, ctx, step)
+
+
+def _arguments(op: Op, edges: tuple[str, ...], options: Mapping[str, str],
+               missing: bool) -> Found:
+    """The ADK-ARG situations: each argument the guard refused, and the edges it takes (an
+    empty id or token, a time of 0 or below), whatever the step then answered."""
+    clause = ARGUMENT_CLAUSES[op.name]
+    name = f"{op.name} of " if isinstance(op, spec.Get | spec.Delete) else ""
+    if edges:
+        yield from ((clause, f"{name}{e}") for e in edges)
+        if missing and not isinstance(op, spec.Create):  # a create's id is missing anyway
+            yield clause, "for a missing id"
+        if (isinstance(op, spec.Finish) and isinstance(op.phase, str)
+                and not valid_finish_phase(op.phase, options)):
+            yield clause, "with a phase that is no finish phase too"
+        return
+    if getattr(op, "invocation_id", None) == "":
+        yield clause, f"{name}an empty id"
+    if getattr(op, "owner_token", None) == "":
+        yield clause, "an empty token"
+    now = getattr(op, "now_ms", None)
+    if isinstance(now, int) and integer(now) and now <= 0:
+        yield clause, "a now_ms of 0 or below"
 
 
 def _create(rec: Rec | None, op: spec.Create, step: Step) -> Found:
@@ -75,6 +110,8 @@ def _claim(rec: Rec | None, op: spec.Claim, step: Step) -> Found:
     if rec is None:
         return
     clause = step.clause
+    if clause == "ADK-CLAIM-004" and rec.lease_until <= 0:
+        yield clause, "a lease that ends at 0 or below"
     if clause == "ADK-FINISH-003":
         yield clause, f"claimed after {rec.phase}"
     elif clause in ("ADK-CLAIM-004", "ADK-CLAIM-005"):
@@ -96,6 +133,8 @@ def _write(rec: Rec | None, op: spec.Renew | spec.Checkpoint | spec.Finish,
         yield clause, ("for a missing id" if rec is None else
                        "with the owner's token" if rec.token == op.owner_token
                        else "with another token")
+        if isinstance(op, spec.Finish) and op.phase == "":
+            yield clause, "an empty phase"
     if rec is None:
         if clause == "ADK-WRITE-001":
             yield clause, f"{op.name} of a missing id"

@@ -46,6 +46,13 @@ __all__ = [
     "StaleOwner",
     "LeaseExpired",
     "InvalidTerminalPhase",
+    "InvalidCreateArguments",
+    "InvalidInvocationId",
+    "InvalidClaimArguments",
+    "InvalidRenewArguments",
+    "InvalidCheckpointArguments",
+    "InvalidFinishArguments",
+    "ARGUMENT_ERRORS",
     "BackendUnavailable",
     "Create",
     "Get",
@@ -105,6 +112,64 @@ class InvalidTerminalPhase(ContractError):
     code = "invalid_terminal_phase"
 
 
+# The answers of the seed's function heads to arguments their guards exclude (a Python store,
+# which nothing stands in front of, checks them itself, before it reads anything): an id,
+# token or owner that is no string, a time that is no integer (``True`` and ``2.5`` are none),
+# a lease_ms that is no positive integer, metadata, a checkpoint that is no mapping, a phase
+# that is no string; and, under ``empty_strings=refused`` (the seed), the empty id of create
+# and the empty token of claim. The ADK-ARG clauses say which operation checks what.
+
+
+class InvalidCreateArguments(ContractError):
+    """create's guard (mnesia.erl:52-54, answered at 79-80)."""
+
+    code = "invalid_create_arguments"
+
+
+class InvalidInvocationId(ContractError):
+    """get's and delete's guard: the id is no string (mnesia.erl:82 and 93-94, 197 and
+    215-216). An empty id is a string: ``not_found``."""
+
+    code = "invalid_invocation_id"
+
+
+class InvalidClaimArguments(ContractError):
+    """claim's guard (mnesia.erl:96-99, answered at 135-136)."""
+
+    code = "invalid_claim_arguments"
+
+
+class InvalidRenewArguments(ContractError):
+    """renew's guard (mnesia.erl:138-140, answered at 149-150)."""
+
+    code = "invalid_renew_arguments"
+
+
+class InvalidCheckpointArguments(ContractError):
+    """checkpoint's guard (mnesia.erl:152-154, answered at 166-168)."""
+
+    code = "invalid_checkpoint_arguments"
+
+
+class InvalidFinishArguments(ContractError):
+    """finish's guard (mnesia.erl:170-172, answered at 193-195), checked before the phase is
+    validated: a phase that is no string is this, not ``invalid_terminal_phase``."""
+
+    code = "invalid_finish_arguments"
+
+
+ARGUMENT_ERRORS: Mapping[str, type[ContractError]] = {
+    "create": InvalidCreateArguments,
+    "get": InvalidInvocationId,
+    "delete": InvalidInvocationId,
+    "claim": InvalidClaimArguments,
+    "renew": InvalidRenewArguments,
+    "checkpoint": InvalidCheckpointArguments,
+    "finish": InvalidFinishArguments,
+}
+"""Each operation's answer to arguments its guard excludes."""
+
+
 # --- the view ----------------------------------------------------------------------------------
 
 
@@ -138,7 +203,13 @@ class Invocation:
 
 @runtime_checkable
 class InvocationLedger(Protocol):
-    """The seven operations of ``adk_invocation_ledger``, one to one."""
+    """The seven operations of ``adk_invocation_ledger``, one to one.
+
+    Each first refuses the arguments the seed's guard excludes, with its own error
+    (:data:`ARGUMENT_ERRORS`; the ADK-ARG clauses say exactly which), before it reads
+    anything. Example: ``claim("i1", "c1", "t1", now, 0)`` ->
+    ``raise InvalidClaimArguments("lease_ms must be a positive integer")``.
+    """
 
     def create(
         self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Mapping[str, Any]
@@ -184,7 +255,8 @@ class _Keyed(Op):
     invocation_id: str
 
     def key(self) -> str | None:
-        return self.invocation_id
+        # An id that is no string (sent to prove the guards) names no record.
+        return self.invocation_id if isinstance(self.invocation_id, str) else None
 
 
 @operation(CONTRACT, "create")
@@ -329,6 +401,22 @@ CHOICES = (
         "adk_workflow.erl:1776-1788 (terminal_outcome)",
     ),
     Choice(
+        name="empty_strings",
+        doc_says="InvocationId and OwnerToken are binary(), the empty one included",
+        implementation_does="create refuses an empty id (invalid_create_arguments) and claim "
+        "an empty token (invalid_claim_arguments); get, delete and the writes take any binary, "
+        "the empty one is just no record or no holder",
+        default="refused",
+        values=(
+            ("refused", "create of an empty id and claim with an empty token are refused"),
+            ("accepted", "the empty id and the empty token are an id and a token like any "
+             "other"),
+        ),
+        source=f"{_MNESIA}:53 (create: byte_size(InvocationId) > 0), 98 (claim: "
+        "byte_size(OwnerToken) > 0), 82, 139, 153, 171, 197 (the others: is_binary only); "
+        f"{_BEHAVIOUR}:14, 22 (InvocationId, OwnerToken :: binary())",
+    ),
+    Choice(
         name="owned_view",
         doc_says="(silent) owned reads as 'somebody holds the lease'",
         implementation_does="owned is true while a token is stored, ignoring expiry",
@@ -349,6 +437,12 @@ FAULT_CHECKS = tuple(f"fault:{name}" for name in (
 
 
 _WRITE_OPS = ("renew", "checkpoint", "finish")
+
+
+ARGS = "scenario:arguments_at_their_edges"
+_EDGES = ("a lease_ms of 0", "a negative lease_ms", "a lease_ms that is no integer",
+          "a now_ms that is no integer", "an id that is no string", "a token that is no string")
+"""The guard's refusals claim, renew and checkpoint share."""
 
 
 def _each(template: str, *values: str) -> tuple[str, ...]:
@@ -415,7 +509,8 @@ CLAUSES = Catalogue(
            "While now < lease_until and the owner is not known dead, claim answers "
            "invocation_owned, also for the owner's own token, and changes nothing.",
            M, "scenario:live_owner_blocks_claim_until_boundary",
-           situations=("at lease_until - 1", "by the owner's own token", "by another claimant")),
+           situations=("at lease_until - 1", "by the owner's own token", "by another claimant",
+                       "a lease that ends at 0 or below")),
         _c("ADK-CLAIM-005", "a lease is expired at lease_until",
            "At now >= lease_until a claim by anybody succeeds (the boundary is expired).",
            M, "scenario:live_owner_blocks_claim_until_boundary",
@@ -488,7 +583,8 @@ CLAUSES = Catalogue(
            "finish with a phase outside completed, failed, timed_out, cancelled, paused answers "
            "invalid_terminal_phase before reading the record (also for a missing id).",
            M, "scenario:finish_phase_validated_first", choice="finish_phases",
-           situations=("for a missing id", "with the owner's token", "with another token")),
+           situations=("for a missing id", "with the owner's token", "with another token",
+                       "an empty phase")),
         _c("ADK-FINISH-002", "what finish does",
            "finish sets the phase, outcome and checkpoint, clears token and owner, sets "
            "lease_until 0 and updated_at = now. The outcome of failed and cancelled is, under "
@@ -528,6 +624,54 @@ CLAUSES = Catalogue(
         _c("ADK-DELETE-005", "a dead owner does not block delete",
            "delete of a record whose owner is known dead removes it before lease_until.",
            M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
+        _c("ADK-ARG-001", "create refuses what its guard excludes",
+           "create with an id that is no string, or metadata or a checkpoint that is no "
+           "mapping, answers invalid_create_arguments and writes nothing; so does an empty id "
+           "under empty_strings=refused (the seed), where under accepted it is an id like "
+           "any other.",
+           M, ARGS, choice="empty_strings",
+           situations=("an empty id", "an id that is no string", "metadata that is no mapping",
+                       "a checkpoint that is no mapping")),
+        _c("ADK-ARG-002", "get and delete take any string as an id",
+           "get and delete of an id that is no string answer invalid_invocation_id and change "
+           "nothing; an empty id is a string, and not_found when no record has it.",
+           M, ARGS,
+           situations=("get of an id that is no string", "delete of an id that is no string",
+                       "get of an empty id", "delete of an empty id")),
+        _c("ADK-ARG-003", "claim refuses what its guard excludes, first",
+           "claim with an id, owner or token that is no string, a now_ms that is no integer, or "
+           "a lease_ms that is no positive integer (0, negative, a float) answers "
+           "invalid_claim_arguments before the record is read (a missing id too) and changes "
+           "nothing; so does an empty token under empty_strings=refused (the seed). No other "
+           "argument is refused: an empty id is missing (not_found), and any integer is a "
+           "time, so a claim at 0 or below follows the same rules (its lease may end at 0 or "
+           "below).",
+           M, ARGS, choice="empty_strings",
+           situations=(*_EDGES, "an owner that is no string", "an empty token", "an empty id",
+                       "a now_ms of 0 or below", "for a missing id")),
+        _c("ADK-ARG-004", "renew and checkpoint refuse what their guards exclude, first",
+           "renew and checkpoint with an id or token that is no string, a now_ms that is no "
+           "integer, a lease_ms that is no positive integer, or (checkpoint) a checkpoint that "
+           "is no mapping answer invalid_renew_arguments and invalid_checkpoint_arguments "
+           "before the record is read (a missing id too), and change nothing. No other "
+           "argument is refused: an empty token is a token nobody holds (stale_owner), an "
+           "empty id is missing (not_found), a now_ms of 0 or below is a time.",
+           M, ARGS,
+           situations=(*_EDGES, "a checkpoint that is no mapping", "an empty token", "an empty id",
+                       "a now_ms of 0 or below", "for a missing id")),
+        _c("ADK-ARG-005", "finish refuses what its guard excludes, before the phase",
+           "finish with a phase that is no string, a checkpoint that is no mapping, a now_ms "
+           "that is no integer, or an id or token that is no string answers "
+           "invalid_finish_arguments before the phase is validated and the record read, and "
+           "changes nothing. An empty phase is a string that names no finish phase "
+           "(ADK-FINISH-001); an empty token is a token nobody holds (stale_owner); a now_ms "
+           "of 0 or below is a time.",
+           M, ARGS,
+           situations=("a phase that is no string", "a checkpoint that is no mapping",
+                       "a now_ms that is no integer", "a token that is no string",
+                       "an id that is no string", "with a phase that is no finish phase too",
+                       "an empty token", "an empty id", "a now_ms of 0 or below",
+                       "for a missing id")),
         _c("ADK-LIN-001", "concurrent calls are linearizable",
            "Every answer of a run where several clients call the store at once is the answer "
            "the model gives in one order of the calls that respects real time (a call that "

@@ -86,3 +86,26 @@ def test_sqlite_store_reopens_the_same_file(tmp_path) -> None:  # type: ignore[n
     again.renew("a", "t1", 50, 10)
     assert again.get("a").lease_until == 60
     again.close()
+
+
+@pytest.mark.parametrize("adapter", ["memory", "sqlite"])
+def test_built_in_stores_refuse_what_the_seeds_guards_exclude_and_change_nothing(
+        adapter: str) -> None:
+    from fencepost.env import AdapterEnv
+    from fencepost.scenarios.adk_ledger import edges
+
+    factory, _ = resolve_adapter("adk-ledger", adapter)
+    env = AdapterEnv(clock=lambda: 5, namespace=f"guards{adapter}")
+    store = factory(env)
+    try:
+        store.create("a", {"workflow_id": "w", "workflow_version": 1, "kind": "k"}, {"n": 1})
+        store.claim("a", "c1", "t1", 10, 100)
+        before = store.get("a")
+        for op in (*edges.malformed(default_options(), "a", "c1", "t1", 20),
+                   spec.Create("", {}, {})):
+            with pytest.raises(spec.ARGUMENT_ERRORS[op.name]):
+                op.invoke(store)
+        assert store.get("a") == before
+    finally:
+        store.close()
+        getattr(factory, "discard", lambda env: None)(env)

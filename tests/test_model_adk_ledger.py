@@ -11,7 +11,8 @@ import copy
 import attrs
 import pytest
 
-from fencepost.model.adk_ledger import EMPTY, Rec, default_options, step, view
+from fencepost.model.adk_ledger import EMPTY, Rec, answer_clause, default_options, step, view
+from fencepost.model.adk_ledger_situations import situations
 from fencepost.model.base import Ctx
 from fencepost.spec.adk_ledger import (
     Checkpoint,
@@ -430,6 +431,108 @@ def test_delete_completed_forbidden_option():
                    now=T0 + 6, delete_completed="forbidden")
     s = run(finished("paused"), Delete("i1"), now=T0 + 6, delete_completed="forbidden")
     assert (s.outcome, s.state) == (Ok(None), {})
+
+
+# --- the guards of the seed's function heads ---------------------------------------------------
+
+NOT_A_STRING, NOT_AN_INTEGER, NOT_A_MAPPING = None, 2.5, ["step", 1]
+MALFORMED = [
+    (Create(NOT_A_STRING, META, CP0), "invalid_create_arguments", "ADK-ARG-001"),
+    (Create("", META, CP0), "invalid_create_arguments", "ADK-ARG-001"),
+    (Create("i1", NOT_A_MAPPING, CP0), "invalid_create_arguments", "ADK-ARG-001"),
+    (Create("i1", META, NOT_A_STRING), "invalid_create_arguments", "ADK-ARG-001"),
+    (Get(NOT_A_STRING), "invalid_invocation_id", "ADK-ARG-002"),
+    (Delete(7), "invalid_invocation_id", "ADK-ARG-002"),
+    (Claim("i1", "c2", "t2", T0, 0), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Claim("i1", "c2", "t2", T0, -1), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Claim("i1", "c2", "t2", T0, True), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Claim("i1", "c2", "t2", NOT_AN_INTEGER, LEASE), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Claim("i1", "c2", "", T0, LEASE), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Claim("i1", NOT_A_STRING, "t2", T0, LEASE), "invalid_claim_arguments", "ADK-ARG-003"),
+    (Renew("i1", "t1", T0 + 1, 0), "invalid_renew_arguments", "ADK-ARG-004"),
+    (Renew("i1", NOT_A_STRING, T0 + 1, LEASE), "invalid_renew_arguments", "ADK-ARG-004"),
+    (Checkpoint("i1", "t1", NOT_A_MAPPING, T0 + 1, LEASE), "invalid_checkpoint_arguments",
+     "ADK-ARG-004"),
+    (Checkpoint("i1", "t1", CP1, T0 + 1, -5), "invalid_checkpoint_arguments", "ADK-ARG-004"),
+    (Finish("i1", "t1", 5, None, CP1, T0 + 1), "invalid_finish_arguments", "ADK-ARG-005"),
+    (Finish("i1", "t1", "running", None, NOT_A_MAPPING, T0 + 1), "invalid_finish_arguments",
+     "ADK-ARG-005"),
+    (Finish("i1", "t1", "completed", None, CP1, NOT_AN_INTEGER), "invalid_finish_arguments",
+     "ADK-ARG-005"),
+]
+
+
+@pytest.mark.parametrize("record_in", ["missing", "ready", "running", "finished"])
+@pytest.mark.parametrize(("op", "code", "clause"), MALFORMED)
+def test_the_guard_refuses_first_and_changes_nothing(record_in, op, code, clause):
+    state = {"missing": EMPTY, "ready": created(), "running": claimed(),
+             "finished": finished("paused")}[record_in]
+    for options in ({}, {"finish_phases": "any"}):
+        assert_refused(state, op, code, clause, now=T0 + 1, **options)
+
+
+def test_the_empty_strings_the_guards_take_are_no_record_and_no_holder():
+    assert_refused(claimed(), Get(""), "not_found", "ADK-GET-001")
+    assert_refused(claimed(), Delete(""), "not_found", "ADK-DELETE-001")
+    assert_refused(claimed(), Claim("", "c2", "t2", T0, LEASE), "not_found", "ADK-CLAIM-001")
+    assert_refused(claimed(), Renew("i1", "", T0 + 1, LEASE), "stale_owner", "ADK-FENCE-001",
+                   "ADK-WRITE-002")
+    assert_refused(claimed(), Finish("i1", "", "completed", None, CP1, T0 + 1), "stale_owner",
+                   "ADK-FENCE-001", "ADK-WRITE-002")
+
+
+def test_under_empty_strings_accepted_the_empty_id_and_token_are_like_any_other():
+    state = ok(EMPTY, Create("", META, CP0), now=CREATED_AT, empty_strings="accepted")
+    state = ok(state, Claim("", "c1", "", T0, LEASE), now=T0, empty_strings="accepted")
+    assert state[""].token == ""
+    assert run(state, Renew("", "", T0 + 1, LEASE), now=T0 + 1).outcome == Ok(None)
+
+
+def test_any_integer_is_a_time_and_a_lease_may_end_at_zero():
+    state = ok(created(), Claim("i1", "c1", "t1", -10, LEASE))
+    assert (state["i1"].lease_until, view(state["i1"], ctx()).owned) == (0, True)
+    assert_refused(state, Claim("i1", "c2", "t2", -1, LEASE), "invocation_owned", "ADK-CLAIM-004")
+    assert run(state, Renew("i1", "t1", -1, 1)).outcome == Ok(None)
+    assert_refused(state, Renew("i1", "t1", 0, 1), "lease_expired", "ADK-LEASE-001",
+                   "ADK-WRITE-002")
+    s = run(state, Claim("i1", "c2", "t2", 0, LEASE))
+    assert (s.outcome.code, s.clause, s.state["i1"].lease_until) == ("ok", "ADK-CLAIM-005", 10)
+
+
+def test_the_empty_phase_names_no_finish_phase_under_either_reading():
+    for reading in ("strict", "any"):
+        assert_refused(claimed(), Finish("i1", "t1", "", None, CP1, T0 + 1),
+                       "invalid_terminal_phase", "ADK-FINISH-001", "ADK-WRITE-002", now=T0 + 1,
+                       finish_phases=reading)
+
+
+def test_a_refusal_the_guard_does_not_give_breaks_the_guards_clause():
+    assert answer_clause(Get(""), "ADK-GET-001", Err("not_found"),
+                         Err("invalid_invocation_id")) == "ADK-ARG-002"
+    assert answer_clause(Claim("i1", "c1", "t1", -5, LEASE), "ADK-CLAIM-003", Ok(None),
+                         Err("invalid_claim_arguments")) == "ADK-ARG-003"
+    assert answer_clause(Claim("i1", "c1", "t1", 0, LEASE), "ADK-ARG-003",
+                         Err("invalid_claim_arguments"), Ok(None)) is None
+
+
+def test_situations_name_each_refused_argument_and_each_edge_taken():
+    def found(state, op, **options):
+        c = ctx(T0 + 1, **options)
+        return set(situations(state, op, c, step(state, op, c)))
+
+    assert found(EMPTY, Renew("i1", NOT_A_STRING, NOT_AN_INTEGER, 0)) == {
+        ("ADK-ARG-004", "a token that is no string"),
+        ("ADK-ARG-004", "a now_ms that is no integer"),
+        ("ADK-ARG-004", "a lease_ms of 0"), ("ADK-ARG-004", "for a missing id")}
+    assert found(claimed(), Finish("i1", "t1", "running", None, NOT_A_MAPPING, T0)) == {
+        ("ADK-ARG-005", "a checkpoint that is no mapping"),
+        ("ADK-ARG-005", "with a phase that is no finish phase too")}
+    assert found(claimed(), Get(7)) == {("ADK-ARG-002", "get of an id that is no string")}
+    assert ("ADK-ARG-002", "delete of an empty id") in found(claimed(), Delete(""))
+    state = ok(created(), Claim("i1", "c1", "t1", -10, LEASE))
+    assert found(state, Claim("i1", "c2", "t2", -1, LEASE)) >= {
+        ("ADK-ARG-003", "a now_ms of 0 or below"),
+        ("ADK-CLAIM-004", "a lease that ends at 0 or below")}
 
 
 # --- purity -------------------------------------------------------------------------------------

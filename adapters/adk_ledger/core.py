@@ -19,6 +19,11 @@ from fencepost.env import AdapterEnv
 from fencepost.spec import adk_ledger as spec
 
 
+def _integer(value: Any) -> bool:
+    """An integer as the seed's guards mean it (``is_integer``): not a bool, not a float."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @attrs.define
 class Row:
     """A stored invocation (mutable copy handed to the rules)."""
@@ -95,6 +100,53 @@ class LedgerCore:
             return isinstance(phase, str) and phase not in ("", spec.READY, spec.RUNNING)
         return phase in spec.FINISH_PHASES
 
+    # -- the guards of the seed's function heads (adk_invocation_ledger_mnesia.erl: create
+    # 52-54, get 82, claim 96-99, renew 138-140, checkpoint 152-154, finish 170-172, delete 197)
+
+    def _empty_refused(self) -> bool:
+        return self.options["empty_strings"] == "refused"
+
+    def _valid_id(self, invocation_id: Any, creating: bool = False) -> bool:
+        if not isinstance(invocation_id, str):
+            return False
+        return bool(invocation_id) or not (creating and self._empty_refused())
+
+    def _valid_token(self, token: Any, claiming: bool = False) -> bool:
+        if not isinstance(token, str):
+            return False
+        return bool(token) or not (claiming and self._empty_refused())
+
+    def _valid_time(self, now_ms: Any) -> bool:
+        return _integer(now_ms)
+
+    def _valid_lease(self, lease_ms: Any) -> bool:
+        return _integer(lease_ms) and lease_ms > 0
+
+    def _valid_write_lease(self, lease_ms: Any) -> bool:
+        return self._valid_lease(lease_ms)
+
+    def _valid_checkpoint(self, checkpoint: Any) -> bool:
+        return isinstance(checkpoint, Mapping)
+
+    def _valid_phase_type(self, phase: Any) -> bool:
+        return isinstance(phase, str)
+
+    def _check_claim(self, invocation_id: Any, owner: Any, token: Any, now_ms: Any,
+                     lease_ms: Any) -> None:
+        if not (self._valid_id(invocation_id) and isinstance(owner, str)
+                and self._valid_token(token, claiming=True) and self._valid_time(now_ms)
+                and self._valid_lease(lease_ms)):
+            raise spec.InvalidClaimArguments(
+                f"{invocation_id!r}: id, owner and a non-empty token must be strings, now_ms "
+                "an integer, lease_ms a positive integer")
+
+    def _check_write(self, error: type[spec.ContractError], invocation_id: Any, token: Any,
+                     now_ms: Any, *lease_ms: Any) -> None:
+        if not (self._valid_id(invocation_id) and self._valid_token(token)
+                and self._valid_time(now_ms) and all(map(self._valid_write_lease, lease_ms))):
+            raise error(f"{invocation_id!r}: id and token must be strings, now_ms an integer"
+                        + (", lease_ms a positive integer" if lease_ms else ""))
+
     def _deletable(self, row: Row) -> bool:
         if row.token is None:
             if row.phase == spec.COMPLETED and self.options["delete_completed"] == "forbidden":
@@ -107,6 +159,11 @@ class LedgerCore:
     def create(
         self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Mapping[str, Any]
     ) -> None:
+        if not (self._valid_id(invocation_id, creating=True) and isinstance(metadata, Mapping)
+                and self._valid_checkpoint(checkpoint)):
+            raise spec.InvalidCreateArguments(
+                f"{invocation_id!r}: the id must be a non-empty string, metadata and "
+                "checkpoint mappings")
         with self._locked(invocation_id) as slot:
             if slot.row is not None:
                 raise spec.AlreadyExists(invocation_id)
@@ -130,12 +187,14 @@ class LedgerCore:
             )
 
     def get(self, invocation_id: str) -> spec.Invocation:
+        self._check_id(invocation_id)
         with self._reading(invocation_id) as slot:
             return self._view(self._require(slot))
 
     def claim(
         self, invocation_id: str, owner: str, owner_token: str, now_ms: int, lease_ms: int
     ) -> spec.Invocation:
+        self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             if row.phase == spec.COMPLETED:
@@ -159,6 +218,8 @@ class LedgerCore:
         )
 
     def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        self._check_write(spec.InvalidRenewArguments, invocation_id, owner_token, now_ms,
+                          lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_writer(row, owner_token, now_ms)
@@ -179,6 +240,10 @@ class LedgerCore:
         now_ms: int,
         lease_ms: int,
     ) -> None:
+        self._check_write(spec.InvalidCheckpointArguments, invocation_id, owner_token, now_ms,
+                          lease_ms)
+        if not self._valid_checkpoint(checkpoint):
+            raise spec.InvalidCheckpointArguments(f"{invocation_id!r}: checkpoint is no mapping")
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_writer(row, owner_token, now_ms)
@@ -201,6 +266,10 @@ class LedgerCore:
         checkpoint: Mapping[str, Any],
         now_ms: int,
     ) -> None:
+        self._check_write(spec.InvalidFinishArguments, invocation_id, owner_token, now_ms)
+        if not (self._valid_phase_type(phase) and self._valid_checkpoint(checkpoint)):
+            raise spec.InvalidFinishArguments(
+                f"{invocation_id!r}: phase must be a string, checkpoint a mapping")
         if not self._valid_finish_phase(phase):
             raise spec.InvalidTerminalPhase(repr(phase))
         with self._locked(invocation_id) as slot:
@@ -230,6 +299,7 @@ class LedgerCore:
         return {"phase": phase, "reason": {"external": kind}, "checkpoint": dict(checkpoint)}
 
     def delete(self, invocation_id: str) -> None:
+        self._check_id(invocation_id)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             if not self._deletable(row):
@@ -237,6 +307,10 @@ class LedgerCore:
             slot.remove()
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _check_id(self, invocation_id: Any) -> None:
+        if not self._valid_id(invocation_id):
+            raise spec.InvalidInvocationId(f"{invocation_id!r} is no string")
 
     @staticmethod
     def _require(slot: Slot) -> Row:

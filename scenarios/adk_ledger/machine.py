@@ -3,8 +3,9 @@
 Hypothesis picks the rules; every rule goes through the :class:`Harness`, so every answer and
 the record behind it are compared with the model after every step. Rules cover create, get,
 claim (fresh or reused token), renew/checkpoint/finish with the current, an older, a foreign or a
-never-issued token, delete, clock moves (small steps, exactly to a lease boundary, one ms
-before it), killing an owner and reopening the store.
+never-issued token, delete, calls with an argument at its edge (:mod:`.edges`), clock moves
+(small steps, exactly to a lease boundary, one ms before it), killing an owner and reopening
+the store.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from fencepost.spec import adk_ledger as spec
 
 from ..machine import WorldMachine
-from . import durable
+from . import durable, edges
 from .meta import create_metadata
 
 INVOCATIONS = 3
@@ -121,6 +122,17 @@ class LedgerMachine(WorldMachine):
         token = self.token_for(coord, i, which)
         op = spec.Finish(self.inv(i), token, phase, outcome, checkpoint, self.h.now)
         self.h.apply(coord, op)
+
+    @rule(coord=st.sampled_from(COORDINATORS), i=st.integers(0, INVOCATIONS - 1),
+          which=TOKEN_CHOICE, k=st.integers(0, 63))
+    def call_with_an_edge_argument(self, coord: str, i: int, which: int, k: int) -> None:
+        """One of the calls with an argument at its edge (:mod:`.edges`), on the record in
+        whatever state the rules left it, with one of the tokens a writer may present."""
+        token, now = self.token_for(coord, i, which), self.h.now
+        calls = (*edges.malformed(self.h.world.options, self.inv(i), self.owner(coord), token,
+                                  now),
+                 *edges.empty_strings(self.inv(i), self.owner(coord), now))
+        self.h.apply(coord, calls[k % len(calls)])
 
     @rule(i=st.integers(0, INVOCATIONS - 1))
     def delete(self, i: int) -> None:

@@ -10,6 +10,7 @@ from fencepost.spec import adk_ledger as spec
 
 from ..harness import Harness
 from ..registry import Scenarios
+from . import edges
 from .durable import reopen
 from .meta import create_metadata
 
@@ -17,7 +18,6 @@ SCENARIOS = Scenarios()
 scenario = SCENARIOS.register
 
 META = {"workflow_id": "wf-1", "workflow_version": 3, "kind": "agent", "tenant": "dropped"}
-
 
 
 def _claimed(h: Harness, inv: str, coord: str, token: str, lease: int) -> None:
@@ -73,7 +73,74 @@ def finish_phase_validated_first(h: Harness, p: str) -> None:
     h.apply("c1", spec.Finish(inv, "t1", "running", None, {"step": 9}, h.now))
     h.apply("c1", spec.Finish(inv, "t1", "ready", None, {"step": 9}, h.now))
     h.apply("c2", spec.Finish(inv, "t-forged", "bogus", None, {}, h.now))
+    h.apply("c1", spec.Finish(inv, "t1", "", None, {}, h.now))  # no finish phase, any reading
+    h.apply("c1", spec.Finish(f"{p}-never", "t1", "", None, {}, h.now))
     h.apply("c1", spec.Finish(inv, "t1", "failed", "boom", {"step": 1}, h.now))
+
+
+@scenario()
+def arguments_at_their_edges(outer: Harness, p: str) -> None:
+    """Every argument the seed's guards refuse, sent to a missing, a ready, a running and a
+    finished record (the guard comes first: each is refused and changes nothing); then the
+    edges they take: the empty id (no record) and token (no holder), times of 0 and below.
+    On a store of its own: the empty id cannot be prefixed."""
+    world = outer.world.fork(f"{p}arg")
+    try:
+        _arguments_at_their_edges(Harness(world), p)
+    finally:
+        world.discard()
+
+
+def _arguments_at_their_edges(h: Harness, p: str) -> None:
+    inv, options = f"{p}-a", h.world.options
+    if options.get("empty_strings") != "accepted":
+        h.apply("client", spec.Create("", META, {}))
+
+    def refused(actor: str) -> None:
+        for op in edges.malformed(options, inv, actor, "t1", h.now):
+            h.apply(actor, op)
+
+    refused("c1")
+    h.apply("client", spec.Create(inv, META, {"step": 0}))
+    refused("c1")
+    _claimed(h, inv, "c1", "t1", 10)
+    refused("c1")
+    for op in edges.empty_strings(inv, "c2", h.now):
+        h.apply("c2", op)
+    h.apply("c1", spec.Finish(inv, "t1", "paused", None, {"step": 1}, h.now))
+    refused("c2")
+    _times_at_and_below_zero(h, f"{p}-b")
+    if options.get("empty_strings") == "accepted":
+        _empty_strings_taken(h, f"{p}-c")
+
+
+def _times_at_and_below_zero(h: Harness, inv: str) -> None:
+    """Any integer is a time (mnesia.erl:99, 140, 154, 172: is_integer(Now) only): a lease
+    taken at -10 for 10 ms ends at 0 and is live, owned and fenced until then."""
+    h.apply("client", spec.Create(inv, META, {}))
+    h.apply("c1", spec.Claim(inv, "c1", "t1", -10, 10))
+    h.apply("client", spec.Get(inv))
+    h.apply("c2", spec.Claim(inv, "c2", "t2", -5, 10))
+    h.apply("c1", spec.Renew(inv, "t1", -1, 1))
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 1}, -1, 1))
+    h.apply("c1", spec.Renew(inv, "t1", 0, 10))
+    h.apply("c2", spec.Claim(inv, "c2", "t2", 0, 10))
+    h.apply("c1", spec.Checkpoint(inv, "t1", {"step": 2}, 0, 10))
+    h.apply("c2", spec.Finish(inv, "t2", "paused", None, {"step": 2}, 0))
+    h.apply("c1", spec.Claim(inv, "c1", "t3", -20, 5))
+    h.apply("c1", spec.Finish(inv, "t3", "completed", "done", {}, -16))
+
+
+def _empty_strings_taken(h: Harness, inv: str) -> None:
+    """Under empty_strings=accepted the empty id and the empty token are like any other (the
+    empty id is unprefixed, so it is deleted again at once)."""
+    h.apply("client", spec.Create("", META, {}))
+    h.apply("client", spec.Get(""))
+    h.apply("client", spec.Delete(""))
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "", 10)
+    h.apply("c1", spec.Renew(inv, "", h.now, 10))
+    h.apply("c1", spec.Finish(inv, "", "completed", None, {}, h.now))
 
 
 @scenario()

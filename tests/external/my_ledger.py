@@ -5,7 +5,8 @@ the protocol only. The README walks through checking it:
 
 It keeps records in a dict under a lock, declares only the ``concurrency`` capability (so the
 durability and owner-liveness clauses are reported unsupported, not failed), and follows the
-seed's order of checks.
+seed's order of checks: each operation first refuses arguments of the wrong type, as the seed's
+function heads do.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from fencepost.spec.adk_ledger import (
     FINISH_PHASES,
     AlreadyExists,
     Completed,
+    InvalidCheckpointArguments,
+    InvalidClaimArguments,
+    InvalidCreateArguments,
+    InvalidFinishArguments,
+    InvalidInvocationId,
+    InvalidRenewArguments,
     InvalidTerminalPhase,
     Invocation,
     InvocationOwned,
@@ -25,6 +32,20 @@ from fencepost.spec.adk_ledger import (
     NotFound,
     StaleOwner,
 )
+
+
+def _guard(admitted: bool, error: type[Exception]) -> None:
+    """The seed's function heads refuse arguments of the wrong type before anything else."""
+    if not admitted:
+        raise error("arguments outside the operation's guard")
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _lease(value: Any) -> bool:
+    return _integer(value) and value > 0
 
 
 class DictLedger:
@@ -36,6 +57,9 @@ class DictLedger:
         self._lock = threading.Lock()
 
     def create(self, invocation_id: str, metadata: Any, checkpoint: Any) -> None:
+        _guard(isinstance(invocation_id, str) and invocation_id != ""
+               and isinstance(metadata, dict) and isinstance(checkpoint, dict),
+               InvalidCreateArguments)
         with self._lock:
             if invocation_id in self._rows:
                 raise AlreadyExists(invocation_id)
@@ -50,11 +74,15 @@ class DictLedger:
             }
 
     def get(self, invocation_id: str) -> Invocation:
+        _guard(isinstance(invocation_id, str), InvalidInvocationId)
         with self._lock:
             return self._view(invocation_id, self._row(invocation_id))
 
     def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
               lease_ms: int) -> Invocation:
+        _guard(isinstance(invocation_id, str) and isinstance(owner, str)
+               and isinstance(owner_token, str) and owner_token != "" and _integer(now_ms)
+               and _lease(lease_ms), InvalidClaimArguments)
         with self._lock:
             row = self._row(invocation_id)
             if row["phase"] == "completed":
@@ -67,6 +95,8 @@ class DictLedger:
             return self._view(invocation_id, row)
 
     def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        _guard(self._write_args(invocation_id, owner_token, now_ms) and _lease(lease_ms),
+               InvalidRenewArguments)
         with self._lock:
             row = self._writable(invocation_id, owner_token, now_ms)
             row.update(lease_until=now_ms + lease_ms, revision=row["revision"] + 1,
@@ -74,6 +104,8 @@ class DictLedger:
 
     def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
+        _guard(self._write_args(invocation_id, owner_token, now_ms) and _lease(lease_ms)
+               and isinstance(checkpoint, dict), InvalidCheckpointArguments)
         with self._lock:
             row = self._writable(invocation_id, owner_token, now_ms)
             row.update(checkpoint=dict(checkpoint), lease_until=now_ms + lease_ms,
@@ -81,6 +113,8 @@ class DictLedger:
 
     def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
                checkpoint: Any, now_ms: int) -> None:
+        _guard(self._write_args(invocation_id, owner_token, now_ms) and isinstance(phase, str)
+               and isinstance(checkpoint, dict), InvalidFinishArguments)
         if phase not in FINISH_PHASES:
             raise InvalidTerminalPhase(phase)
         with self._lock:
@@ -92,11 +126,16 @@ class DictLedger:
                        updated_at=now_ms)
 
     def delete(self, invocation_id: str) -> None:
+        _guard(isinstance(invocation_id, str), InvalidInvocationId)
         with self._lock:
             row = self._row(invocation_id)
             if row["token"] is not None and self._clock() < row["lease_until"]:
                 raise InvocationOwned(invocation_id)
             del self._rows[invocation_id]
+
+    @staticmethod
+    def _write_args(invocation_id: Any, token: Any, now_ms: Any) -> bool:
+        return isinstance(invocation_id, str) and isinstance(token, str) and _integer(now_ms)
 
     def _row(self, invocation_id: str) -> dict[str, Any]:
         try:

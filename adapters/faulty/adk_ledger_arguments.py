@@ -1,0 +1,151 @@
+"""Known-faulty adk-ledger stores for arguments at their edges (the ADK-ARG clauses): each is
+the correct core with its guard bent in one place, the way stores get argument checking wrong
+(a check too weak, too strict, or in the wrong order)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.adk_ledger.core import LedgerCore, Row
+from fencepost.spec import adk_ledger as spec
+
+from .base import Mutant
+
+# ``LedgerCore`` is the base in every mixin's MRO (see adk_ledger.py).
+_Base: Any = LedgerCore
+
+
+class CreateAcceptsEmptyId(_Base):
+    """Checks that the id is a string, not that it has a character."""
+
+    def _valid_id(self, invocation_id: Any, creating: bool = False) -> bool:
+        return isinstance(invocation_id, str)
+
+
+class NonStringIdIsMissing(_Base):
+    """Looks any id up as given (``WHERE invocation_id = NULL`` finds nothing)."""
+
+    def _check_id(self, invocation_id: Any) -> None:
+        return
+
+
+class EmptyIdRefused(_Base):
+    """get and delete validate the id as create does: the empty one is refused."""
+
+    def _check_id(self, invocation_id: Any) -> None:
+        if invocation_id == "":
+            raise spec.InvalidInvocationId("the id is empty")
+        super()._check_id(invocation_id)
+
+
+class LeaseOfZeroTaken(_Base):
+    """Validates lease_ms >= 0 where it must be > 0: a lease of 0 is granted already over."""
+
+    def _valid_lease(self, lease_ms: Any) -> bool:
+        return isinstance(lease_ms, int) and lease_ms >= 0
+
+
+class ClaimAcceptsEmptyToken(_Base):
+    def _valid_token(self, token: Any, claiming: bool = False) -> bool:
+        return isinstance(token, str)
+
+
+class NegativeTimeRefused(_Base):
+    """Takes a time below 0 for a caller's mistake: NowMs is any integer in the seed."""
+
+    def _valid_time(self, now_ms: Any) -> bool:
+        return super()._valid_time(now_ms) and now_ms >= 0  # type: ignore[no-any-return]
+
+
+class FloatTimeTaken(_Base):
+    """A JSON number is a time: 2.5 ms passes where the seed's is_integer refuses it."""
+
+    def _valid_time(self, now_ms: Any) -> bool:
+        return isinstance(now_ms, int | float)
+
+
+class WritesTakeAnyLease(_Base):
+    """Only claim validates lease_ms; renew and checkpoint store whatever they are given."""
+
+    def _valid_write_lease(self, lease_ms: Any) -> bool:
+        return True
+
+
+class CheckpointTakesAnyValue(_Base):
+    """checkpoint validates everything but the checkpoint, which a JSON column takes as
+    given."""
+
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+                   lease_ms: int) -> None:
+        self._check_write(spec.InvalidCheckpointArguments, invocation_id, owner_token, now_ms,
+                          lease_ms)
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(attrs.evolve(row, checkpoint=checkpoint, lease_until=now_ms + lease_ms,
+                                     revision=row.revision + 1, updated_at=now_ms))
+
+
+class PhaseTypeUnchecked(_Base):
+    """finish checks the phase against the list only: 5 is no finish phase
+    (invalid_terminal_phase) where the seed's guard answers invalid_finish_arguments."""
+
+    def _valid_phase_type(self, phase: Any) -> bool:
+        return True
+
+
+class AcceptsEmptyPhase(_Base):
+    """Under finish_phases=any, takes every string but ready and running, the empty one too."""
+
+    def _valid_finish_phase(self, phase: Any) -> bool:
+        if self.options["finish_phases"] == "any":
+            return isinstance(phase, str) and phase not in (spec.READY, spec.RUNNING)
+        return super()._valid_finish_phase(phase)  # type: ignore[no-any-return]
+
+
+class EmptyStringsRefusedWhenAccepted(_Base):
+    """The seed's refusal of the empty id and token kept when the run asks to take them."""
+
+    def _empty_refused(self) -> bool:
+        return True
+
+
+class LeaseUntilZeroIsUnowned(_Base):
+    """Reads lease_until 0 as 'no lease' (it is 0 on every unowned record), so a lease taken at
+    -10 for 10 ms can be claimed by anybody while it is live."""
+
+    def _claimable(self, row: Row, now: int) -> bool:
+        return row.lease_until == 0 or super()._claimable(row, now)  # type: ignore[no-any-return]
+
+
+ADK_LEDGER = (
+    Mutant("create_accepts_empty_id", "create stores a record under the empty id",
+           "ADK-ARG-001", CreateAcceptsEmptyId),
+    Mutant("empty_strings_refused_when_accepted", "the empty id and token refused although "
+           "the run asks to take them", "ADK-ARG-001", EmptyStringsRefusedWhenAccepted,
+           options={"empty_strings": "accepted"}),
+    Mutant("non_string_id_is_missing", "get and delete look an id that is no string up as "
+           "given and answer not_found", "ADK-ARG-002", NonStringIdIsMissing),
+    Mutant("empty_id_refused", "get and delete refuse the empty id, which is just missing",
+           "ADK-ARG-002", EmptyIdRefused),
+    Mutant("lease_of_zero_taken", "lease_ms validated as >= 0: a lease of 0 ms is granted",
+           "ADK-ARG-003", LeaseOfZeroTaken),
+    Mutant("claim_accepts_empty_token", "claim stores the empty token", "ADK-ARG-003",
+           ClaimAcceptsEmptyToken),
+    Mutant("negative_time_refused", "a now_ms below 0 refused as a caller's mistake",
+           "ADK-ARG-003", NegativeTimeRefused),
+    Mutant("float_time_taken", "a now_ms of 2.5 taken as a time", "ADK-ARG-003",
+           FloatTimeTaken),
+    Mutant("writes_take_any_lease", "renew and checkpoint do not validate lease_ms",
+           "ADK-ARG-004", WritesTakeAnyLease),
+    Mutant("checkpoint_takes_any_value", "a checkpoint that is no mapping is stored as given",
+           "ADK-ARG-004", CheckpointTakesAnyValue),
+    Mutant("phase_type_unchecked", "finish answers invalid_terminal_phase for a phase that is "
+           "no string, before its guard", "ADK-ARG-005", PhaseTypeUnchecked),
+    Mutant("accepts_empty_phase", "finish takes the empty phase where any phase is allowed",
+           "ADK-FINISH-001", AcceptsEmptyPhase, options={"finish_phases": "any"}),
+    Mutant("lease_until_zero_is_unowned", "lease_until 0 read as no lease: a live lease that "
+           "ends at 0 can be claimed", "ADK-CLAIM-004", LeaseUntilZeroIsUnowned),
+)
