@@ -4,8 +4,8 @@ checkpoint 152-154, finish 170-172, delete 197) and what they take (an empty id 
 time of 0 or below). The model says what each answers; these only say what is sent.
 
 The wrong types are the ones no mapping of Python values onto Erlang terms makes right:
-``None`` for a string (Erlang's ``undefined`` is an atom, no binary), ``2.5`` for an integer,
-a list for a map, ``5`` for a phase (no atom).
+``None`` for a string (Erlang's ``undefined`` is an atom, no binary), ``2.5`` and ``True`` for
+an integer (``true`` is an atom), a list for a map, ``5`` for a phase (no atom).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .meta import create_metadata
 
 NO_STRING: Any = None
 NO_INTEGER: Any = 2.5
+NO_INTEGER_EITHER: Any = True  # a bool is no integer to is_integer (true is an atom)
 NO_MAPPING: Any = ["step", 1]
 NO_PHASE: Any = 5
 LEASE = 10
@@ -48,12 +49,14 @@ def malformed(options: Mapping[str, str], inv: str, owner: str, token: str,
         spec.Claim(inv, owner, token, now, 0),
         spec.Claim(inv, owner, token, now, -LEASE),
         spec.Claim(inv, owner, token, now, NO_INTEGER),
+        spec.Claim(inv, owner, token, NO_INTEGER_EITHER, LEASE),
         spec.Renew(NO_STRING, token, now, LEASE),
         spec.Renew(inv, NO_STRING, now, LEASE),
         spec.Renew(inv, token, NO_INTEGER, LEASE),
         spec.Renew(inv, token, now, 0),
         spec.Renew(inv, token, now, -LEASE),
         spec.Renew(inv, token, now, NO_INTEGER),
+        spec.Renew(inv, token, now, NO_INTEGER_EITHER),
         spec.Checkpoint(inv, token, NO_MAPPING, now, LEASE),
         spec.Checkpoint(inv, token, {"step": 9}, now, 0),
         spec.Checkpoint(inv, token, {"step": 9}, now, -LEASE),
