@@ -168,20 +168,23 @@ class World:
         return world
 
     def discard(self) -> None:
-        """Close the store and drop its data (the factory's ``discard``, if any); both run
-        even if one fails, and a failure is the adapter's."""
+        """Close the store and drop its data (the factory's ``discard``, if any). Both run even
+        if one fails; a failure is the adapter's fault, noted in the evidence (the report lists
+        it), not the check's: the check was over."""
         try:
             self.close()
+        except AdapterFault as e:
+            self.evidence.faults.append(f"{self.namespace}: {e}")
         finally:
             if self in self.live:
                 self.live.remove(self)
-            discard = getattr(self.factory, "discard", None)
-            if discard is not None:
-                try:
-                    self.guard.run("the adapter factory's discard", discard, self.env,
-                                   cleanup=True)
-                except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-                    raise AdapterFault(f"the factory's discard raised {_said(e)}", ()) from e
+        discard = getattr(self.factory, "discard", None)
+        if discard is not None:
+            try:
+                self.guard.run("the adapter factory's discard", discard, self.env, cleanup=True)
+            except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+                self.evidence.faults.append(
+                    f"{self.namespace}: the factory's discard raised {_said(e)}")
 
 
 def _unavailable(e: BaseException) -> bool:
