@@ -366,10 +366,15 @@ def _inspect_attempt(state: State, op: spec.InspectAttempt, ctx: Ctx) -> Step:
 
 
 def _history(state: State, op: spec.History, ctx: Ctx) -> Step:
-    rec = _find(state, op.scope, op.task_id)
+    """The reference, then ``after`` (a u64 in the seed, so a negative or non-integer one is
+    refused before any task is looked up), then the task; at most 100 events after it. seed:
+    crates/ledgence-adapter-postgres/src/storage.rs:186-203 at 2b1bcd2."""
+    _check("LDG-READ-001", lambda: (spec.validate_scope(op.scope),
+                                    spec.validate_text(op.task_id, "task_id")))
     after = op.after_sequence
     if isinstance(after, bool) or not isinstance(after, int) or after < 0:
         raise _refuse(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
+    rec = _find(state, op.scope, op.task_id)
     page = [spec.RecordedHistoryEvent(i, e) for i, e in enumerate(rec.history, 1) if i > after]
     # A page that agrees shows every transition wrote its events: HISTORY-002 held too.
     return _ok(state, page[:100], "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
@@ -573,10 +578,13 @@ def _owned(state: State, owner: Any, clause: str,
            missing_attempt: str = "not_found") -> tuple[TaskRec, AttemptRec]:
     """The task (not_found when missing or of another scope), the attempt of that task
     (``missing_attempt``: not_found, or ownership_lost under ``clause``), whose stored owner is
-    exactly ``owner`` (else ownership_lost under ``clause``). seed: settle and
-    confirm_quiescence load the task, then the attempt by (task, attempt id), either missing
-    not_found: crates/ledgence-adapter-postgres/src/persistence.rs:21-53 at 3abb9ee,
-    delivery.rs:229-235 at 50df11a, storage.rs:231-237 at 2b1bcd2."""
+    exactly ``owner`` (else ownership_lost under ``clause``). The ids are not checked as text:
+    an empty task or attempt id finds nothing, an empty lease or session id or generation 0
+    matches no owner. seed: settle and confirm_quiescence load the task, then the attempt by
+    (task, attempt id), either missing not_found: crates/ledgence-adapter-postgres/src/
+    persistence.rs:21-53 at 3abb9ee, delivery.rs:229-235 at 50df11a, storage.rs:231-237 at
+    2b1bcd2; then compare the whole owner (check_owner:
+    crates/ledgence-orchestration-core/src/lib.rs:245-251 at 220b133)."""
     rec = state.tasks.get(owner.task_id)
     if rec is None or rec.snapshot.input.scope != owner.scope:
         raise _refuse(spec.NotFound(str(owner.task_id)), "LDG-OWNER-001")
@@ -607,9 +615,17 @@ def _cursor_holds(state: State, owner: Any) -> None:
                   "LDG-OWNER-001" if missing else "LDG-RENEW-002")
 
 
+def _renewing_owner(command: Any) -> None:
+    """renew's owner checks: the owner's shape and scope, then its session id as text (the
+    seed checks it before it locks the session: crates/ledgence-adapter-postgres/src/
+    delivery.rs:199-200 at 50df11a); its other ids are only compared (ownership_lost)."""
+    owner = spec.validate_owner(getattr(command, "owner", None))
+    spec.validate_text(owner.worker_session_id, "worker_session_id")
+
+
 def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
-    _check("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
+    _check("LDG-OWNER-001", lambda: _renewing_owner(command))
     _check("LDG-RENEW-008", lambda: spec.validate_renew(command))
     owner = command.owner
     session = _session(state, owner.worker_session_id, "LDG-RENEW-003", now)
@@ -665,8 +681,12 @@ def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     _check("LDG-SETTLE-006", lambda: spec.validate_settle(command))
     owner = command.owner
     rec, att = _owned(state, owner, "LDG-SETTLE-002")
+    # Once the owner matched, the seed's order: the operation id, the report's identity, the
+    # size. seed: crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee.
+    _check("LDG-SETTLE-006", lambda: spec.check_operation_id(command))
     _check("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
                                                                  rec.snapshot.descriptor))
+    _check("LDG-SETTLE-006", lambda: spec.check_settlement_size(command))
     stored = att.snapshot.settlement
     if stored is not None:
         if not spec.same_settlement(stored, command):

@@ -333,7 +333,8 @@ def settle(before: State, op: spec.Settle, ctx: Ctx, step: Step) -> Found:
     stored = att.snapshot.settlement
     if clause == "LDG-SETTLE-005":
         context = command.report.context
-        yield clause, ("another attempt" if context.attempt_id != owner.attempt_id
+        named = (context.task_id, context.attempt_id)
+        yield clause, ("another attempt" if named != (owner.task_id, owner.attempt_id)
                        else "another program"
                        if context.program != rec.snapshot.descriptor.program
                        else "another digest")

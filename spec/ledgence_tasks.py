@@ -274,6 +274,7 @@ class ExpireBatch(Op):
 # --- the clause catalogue (this slice) -------------------------------------------------------
 
 M = "machine"
+E = "scenario:edges_of_"  # the edge-value scenarios (scenarios/ledgence_tasks/edges.py)
 FAULT_CHECKS = tuple(f"fault:{name}" for name in (
     "submit", "acquire", "renew", "settle", "cancel", "expire_batch"))
 
@@ -331,11 +332,13 @@ CLAUSES = Catalogue(_situated([
        "open_session returns a new session of the given scope, queue and concurrency expiring "
        "at now + 86 400 000.", M, "scenario:sessions_expire_and_never_revive"),
     _c("LDG-SESSION-002", "open_session validates its input",
-       "A bad scope or queue, or concurrency 0, answers invalid_input.",
-       M, "scenario:sessions_expire_and_never_revive"),
+       "A bad scope or queue (an empty tenant, namespace or queue), or a concurrency that is "
+       "not a positive integer (0, -1, \"2\"), answers invalid_input.",
+       M, "scenario:sessions_expire_and_never_revive", f"{E}sessions_and_submissions"),
     _c("LDG-SESSION-003", "extend_session knows its sessions",
-       "extend_session of an unknown id answers unknown_session; of a malformed id "
-       "invalid_input.", M, "scenario:sessions_expire_and_never_revive"),
+       "extend_session of an unknown id answers unknown_session; of a malformed id (empty, "
+       "or not a string) invalid_input.", M, "scenario:sessions_expire_and_never_revive",
+       f"{E}sessions_and_submissions"),
     _c("LDG-SESSION-004", "an expired session is never revived",
        "extend_session before expires_at sets expires_at = now + 24 h; at or after it answers "
        "session_expired.", M, "scenario:sessions_expire_and_never_revive"),
@@ -354,8 +357,11 @@ CLAUSES = Catalogue(_situated([
        "and so do 0.0 and -0.0.", M, "scenario:changed_submission_conflicts"),
     _c("LDG-SUBMIT-004", "submissions are validated first",
        "A malformed command or descriptor answers invalid_input, and a descriptor for another "
-       "program answers conflict, before anything is read or written.", M,
-       "scenario:changed_submission_conflicts"),
+       "program answers conflict, before anything is read or written: an empty idempotency "
+       "key, program id or version, max_attempts outside 1..1000 (0 and -1), a negative "
+       "retry_delay_ms (0 is valid), attempt_timeout_ms outside 60 000..86 400 000 (0 and -1), "
+       "a descriptor of size 0 or less or without a sha256 digest (\"\" too).", M,
+       "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,
        "scenario:submission_replay_ignores_key_order"),
@@ -364,14 +370,17 @@ CLAUSES = Catalogue(_situated([
        "`submitted` event is written.", "race:concurrent_submissions",
        requires=("concurrency",)),
     _c("LDG-LOOKUP-001", "lookup reads the binding",
-       "lookup_submission returns the task accepted under (scope, key), or none.", M,
-       "scenario:submission_replay_ignores_key_order"),
+       "lookup_submission returns the task accepted under (scope, key), or none; a bad scope "
+       "or key (empty, or longer than 255 bytes) answers invalid_input.", M,
+       "scenario:submission_replay_ignores_key_order", f"{E}sessions_and_submissions"),
     # -- reads and history
     _c("LDG-READ-001", "reads agree with the task",
        "status, result and inspect of a task in its scope return what the accepted operations "
        "imply: result's outcome is none while queued or active, then {kind: succeeded, "
        "output}, {kind: failed, failure} or {kind: cancelled}; status names the latest "
-       "attempt.", M, "scenario:queued_cancel_is_terminal_and_idempotent"),
+       "attempt. A malformed reference (a bad scope, an empty task id) answers invalid_input "
+       "for every read, history and cancel.", M,
+       "scenario:queued_cancel_is_terminal_and_idempotent", f"{E}reads"),
     _c("LDG-READ-002", "other scopes see not_found",
        "A missing task, or one of another scope, is not_found for every read (inspect_attempt "
        "included) and for cancel.",
@@ -379,16 +388,18 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-READ-003", "inspect_attempt shows the attempt",
        "inspect_attempt returns the attempt's event, descriptor, lease, deadlines, state, "
        "last renewal, quiescence, settlement and finished_at; an attempt of another task is "
-       "not_found.", M, "scenario:finish_rules"),
+       "not_found, an empty attempt id invalid_input.", M, "scenario:finish_rules",
+       f"{E}reads"),
     _c("LDG-READ-004", "reads never expire anything",
        "An attempt past its expiry still reads as active, with its task active, until a "
        "recovery scan, a cancel or its owner's next call finds it expired.", M,
        "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
     _c("LDG-HISTORY-001", "history is contiguous and paged",
        "history returns the task's events with sequence > after, ascending, at most 100; "
-       "sequences start at 1 and have no gaps; replays and no-ops write nothing.", M,
+       "sequences start at 1 and have no gaps; replays and no-ops write nothing. An after "
+       "that is not an integer >= 0 (-1, True) answers invalid_input.", M,
        "scenario:queued_cancel_is_terminal_and_idempotent",
-       "scenario:history_pages_hold_at_most_100"),
+       "scenario:history_pages_hold_at_most_100", f"{E}reads"),
     _c("LDG-HISTORY-002", "each transition writes its events",
        "Every event names its attempt (none for submitted and for a queued task's cancel) and "
        "the time of the transition: claimed; dispatch_authorized; cancel_requested; "
@@ -434,9 +445,10 @@ CLAUSES = Catalogue(_situated([
        "An unknown session answers unknown_session; an expired one session_expired, before "
        "any replay.", M, "scenario:lease_capped_by_session_expiry"),
     _c("LDG-ACQ-005", "acquisition validates its command",
-       "A malformed command, a scope or queue other than the session's, or a consumer id >= "
-       "the session's concurrency answers invalid_input.", M,
-       "scenario:acquisition_sequences"),
+       "A malformed command (an empty session id or queue, a negative consumer id or "
+       "sequence), a scope or queue other than the session's, or a consumer id >= the "
+       "session's concurrency answers invalid_input.", M,
+       "scenario:acquisition_sequences", f"{E}acquisition_and_dispatch"),
     _c("LDG-ACQ-006", "sequences start at 1",
        "Sequence 0, or a first sequence other than 1, answers out_of_order.", M,
        "scenario:acquisition_sequences"),
@@ -470,8 +482,9 @@ CLAUSES = Catalogue(_situated([
        "and moves the cursor to the sequence; probe replies say replayed, claimed or "
        "finalized_empty.", M, "scenario:acquisition_sequences"),
     _c("LDG-ACQ-015", "a passed deadline is unavailable, never Empty",
-       "probe_acquisition whose deadline is at or before now answers unavailable and changes "
-       "nothing.", M, "scenario:pending_changes_nothing"),
+       "probe_acquisition whose deadline is at or before now (0 and negative deadlines "
+       "included) answers unavailable and changes nothing.", M,
+       "scenario:pending_changes_nothing", f"{E}acquisition_and_dispatch"),
     _c("LDG-ACQ-016", "each consumer has its own cursor",
        "Sequences are per (session, consumer): one consumer's live assignment or cursor "
        "never makes another consumer busy, obsolete or out of order.", M,
@@ -494,15 +507,17 @@ CLAUSES = Catalogue(_situated([
        "settlement, and the last renewal's intent was dispatch).", M,
        "scenario:dispatch_renewal_authorizes_once"),
     _c("LDG-OWNER-001", "owner calls find their task",
-       "renew, settle and confirm_quiescence with a malformed owner answer invalid_input. "
-       "settle and confirm_quiescence with a task missing in the owner's scope, or an "
-       "attempt that is not one of the task's, answer not_found. renew (option "
+       "renew, settle and confirm_quiescence with a malformed owner (a bad scope, a negative "
+       "generation or consumer id; for renew an empty session id) answer invalid_input; the "
+       "owner's other ids are only looked up and compared. settle and confirm_quiescence "
+       "with a task missing in the owner's scope, or an attempt that is not one of the "
+       "task's (an empty task or attempt id included), answer not_found. renew (option "
        "renew_lookup): cursor_first (the seed) answers ownership_lost unless the owner's "
        "consumer cursor assigned exactly the owner's task and attempt (a task never minted "
        "included), then not_found for a task missing in the owner's scope; task_first "
        "answers not_found for a task missing in the owner's scope before any ownership "
        "check.", M,
-       "scenario:settle_conflicts", choice=RENEW_LOOKUP),
+       "scenario:settle_conflicts", f"{E}owner_calls", choice=RENEW_LOOKUP),
     # -- renewal
     _c("LDG-RENEW-001", "renew extends a live lease",
        "The next renewal sequence of the exact live owner extends the lease to the capped "
@@ -529,8 +544,9 @@ CLAUSES = Catalogue(_situated([
        "sets execution_may_have_started and writes `dispatch_authorized` the first time "
        "only.", M, "scenario:dispatch_renewal_authorizes_once"),
     _c("LDG-RENEW-008", "renew validates its command",
-       "An intent other than keep_alive or dispatch, or a negative sequence, answers "
-       "invalid_input.", M, "scenario:renewal_replay_does_not_extend"),
+       "An intent other than keep_alive or dispatch (\"\" included), or a negative sequence, "
+       "answers invalid_input.", M, "scenario:renewal_replay_does_not_extend",
+       f"{E}owner_calls"),
     # -- settlement and quiescence
     _c("LDG-SETTLE-001", "settle accepts the live owner's report",
        "A first settlement from the exact live owner is accepted: receipt (operation id, "
@@ -541,9 +557,10 @@ CLAUSES = Catalogue(_situated([
        "quiescence the attempt finishes at once.", M,
        "scenario:finish_rules"),
     _c("LDG-SETTLE-002", "settle needs the live owner",
-       "An owner that differs from the attempt's answers ownership_lost; so does a matching "
-       "owner whose attempt is no longer live and has no settlement.", M,
-       "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+       "An owner that differs from the attempt's (in any field: an empty lease or session id "
+       "or generation 0 included) answers ownership_lost; so does a matching owner whose "
+       "attempt is no longer live and has no settlement.", M,
+       "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once", f"{E}owner_calls"),
     _c("LDG-SETTLE-003", "an identical re-send replays",
        "A canonically identical settlement of a settled attempt answers the original receipt "
        "with already_accepted true and the task's current state, even after expiry or a "
@@ -554,12 +571,14 @@ CLAUSES = Catalogue(_situated([
        "answers conflict.", M, "scenario:settle_conflicts"),
     _c("LDG-SETTLE-005", "a report names its attempt and program",
        "A report whose context names another task or attempt than its owner, or another "
-       "program or digest than the task's descriptor, answers conflict.", M,
-       "scenario:settle_conflicts"),
+       "program or digest than the task's descriptor (an empty one included), answers "
+       "conflict.", M, "scenario:settle_conflicts", f"{E}owner_calls"),
     _c("LDG-SETTLE-006", "settle validates its command",
-       "A malformed settlement (report shape, failure kind or phase, quiescence) or one "
-       "larger than 8 MiB canonically answers invalid_input.", M,
-       "scenario:settle_conflicts"),
+       "A malformed settlement (report shape, failure kind or phase, quiescence, the empty "
+       "ones included; an empty process id, a negative elapsed_ms) answers invalid_input "
+       "before the owner is looked up; an empty operation id, or a settlement larger than "
+       "8 MiB canonically, answers invalid_input once the owner matched (a failure message "
+       "may be empty).", M, "scenario:settle_conflicts", f"{E}owner_calls"),
     _c("LDG-SETTLE-007", "an unconfirmed settlement keeps the task active",
        "With unconfirmed quiescence the task and attempt stay active (the consumer busy) "
        "until confirm_quiescence or expiry.", M,
@@ -575,8 +594,9 @@ CLAUSES = Catalogue(_situated([
        "confirm_quiescence of a live attempt without a settlement answers invalid_input.",
        M, "scenario:unconfirmed_settlements"),
     _c("LDG-QUIESCE-004", "confirmation needs the live owner",
-       "A mismatched owner, or an unconfirmed attempt no longer live, answers "
-       "ownership_lost.", M, "scenario:unconfirmed_settlements"),
+       "A mismatched owner (an empty lease id or generation 0 included), or an unconfirmed "
+       "attempt no longer live, answers ownership_lost.", M,
+       "scenario:unconfirmed_settlements", f"{E}owner_calls"),
     # -- the finish rules
     _c("LDG-FINISH-001", "success succeeds",
        "A finished attempt whose report is a success makes the task succeeded (terminal_at "
@@ -612,8 +632,9 @@ CLAUSES = Catalogue(_situated([
        "the answer counts examined and expired candidates.", M,
        "scenario:expire_batch_is_bounded"),
     _c("LDG-RECOVER-002", "the batch limit is 1..100",
-       "expire_batch(0) and expire_batch(101) answer invalid_input.", M,
-       "scenario:expire_batch_is_bounded"),
+       "expire_batch(0) and expire_batch(101), and a limit that is not an integer (-1, True), "
+       "answer invalid_input.", M, "scenario:expire_batch_is_bounded",
+       f"{E}listing_and_recovery"),
     _c("LDG-RECOVER-003", "a batch is bounded and earliest first",
        "A scan examines at most `limit` candidates, those with the earliest lease expiry.", M,
        "scenario:expire_batch_is_bounded", "scenario:recovery_takes_the_earliest_expiries"),
@@ -632,13 +653,16 @@ CLAUSES = Catalogue(_situated([
        "`limit` of them (default 50).", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-002", "filters select exactly",
        "state, queue, submitted_from (inclusive) and submitted_until (exclusive) filters keep "
-       "exactly the matching tasks.", M, "scenario:pagination_filters"),
+       "exactly the matching tasks (submitted_until 0 none, submitted_from 0 all).", M,
+       "scenario:pagination_filters", f"{E}listing_and_recovery"),
     _c("LDG-LIST-003", "the empty correlation key is a value",
        "correlation_key \"\" matches only tasks whose key is exactly \"\", not those without "
        "one.", M, "scenario:pagination_filters"),
     _c("LDG-LIST-004", "list queries are validated",
-       "A bad scope or filter, submitted_from >= submitted_until, or a limit outside 1..100 "
-       "answers invalid_input.", M, "scenario:pagination_filters"),
+       "A bad scope or filter (a state that is not a task state, \"\" included; an empty "
+       "queue; a negative submission bound), submitted_from >= submitted_until, or a limit "
+       "outside 1..100 (-1 included) answers invalid_input.", M, "scenario:pagination_filters",
+       f"{E}listing_and_recovery"),
     _c("LDG-LIST-005", "a next cursor only when more rows existed",
        "next_cursor is present exactly when tasks beyond the page's last item matched; an "
        "exact last page has none.", M, "scenario:pagination_ties_and_cursors"),
@@ -646,8 +670,9 @@ CLAUSES = Catalogue(_situated([
        "A page read with a cursor starts strictly after the cursor's (submitted_at, task_id), "
        "ties included, whatever the new limit.", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
-       "A cursor used with another scope or other filters, or a value no page issued, "
-       "answers invalid_input.", M, "scenario:pagination_ties_and_cursors"),
+       "A cursor used with another scope or other filters, or a value no page issued (\"\" "
+       "included), answers invalid_input.", M, "scenario:pagination_ties_and_cursors",
+       f"{E}listing_and_recovery"),
     _c("LDG-LIST-008", "each page is its own snapshot",
        "A later page shows the tasks as they are when it is read: tasks submitted or changed "
        "between pages move in or out by the filters and the position alone, and a non-null "
@@ -688,10 +713,12 @@ CLAUSES = Catalogue(_situated([
        "acquire; a handled disposition moves the cursor too.", M,
        "scenario:dispatch_receipts", requires=("dispatch",)),
     _c("LDG-DISPATCH-007", "claims are validated",
-       "Sequence 0, a generation outside 1..1000 or never issued, or a dispatch in another "
-       "scope or queue than the consumer's answers invalid_input; a missing task not_found; "
+       "Sequence 0 or less, a generation outside 1..1000 (0 and -1) or never issued, an empty "
+       "task id, or a dispatch in another scope or queue than the consumer's answers "
+       "invalid_input; a missing task not_found; "
        "a task of another queue or scope conflict; an active task at its next generation "
-       "conflict.", M, "scenario:dispatch_dispositions", requires=("dispatch",)),
+       "conflict.", M, "scenario:dispatch_dispositions", f"{E}acquisition_and_dispatch",
+       requires=("dispatch",)),
     _c("LDG-DISPATCH-008", "no silent fallback to a queue scan",
        "A store that does not declare targeted dispatch rejects every claim_dispatch with "
        "invalid_input and claims nothing; one that declares it follows the dispositions.", M,

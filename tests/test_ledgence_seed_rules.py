@@ -6,7 +6,11 @@ on the built-in stores (memory, SQLite, PostgreSQL when reachable).
 - a claim starts the attempt with quiescence ``unconfirmed`` (acquisition.rs, PostgreSQL);
 - an accepted settlement sets ``execution_may_have_started`` (lifecycle.rs ``settle()``);
 - settle and confirm_quiescence of an attempt the task never had answer not_found;
-- renew reads the consumer's cursor before the task (option ``renew_lookup``).
+- renew reads the consumer's cursor before the task (option ``renew_lookup``);
+- an owner's ids are only looked up and compared (an empty lease id is ownership_lost, an
+  empty task id not_found: persistence.rs ``load_task``, core lib.rs ``check_owner``), the
+  operation id is checked once the owner matched and a report's context compared, not
+  checked as text (lifecycle.rs ``validate_report``).
 """
 
 from __future__ import annotations
@@ -219,6 +223,69 @@ def test_renew_by_a_consumer_whose_cursor_moved_on_is_ownership_lost(bench: Benc
         bench.store.renew(spec.RenewCommand(other, 1, spec.KEEP_ALIVE))
 
 
+# --- owners and reports at their edges ---------------------------------------------------------
+
+OWNER_EDGES = [
+    ({"lease_id": ""}, spec.OwnershipLost),
+    ({"worker_session_id": ""}, spec.OwnershipLost),
+    ({"generation": 0}, spec.OwnershipLost),
+    ({"task_id": ""}, spec.NotFound),
+    ({"attempt_id": ""}, spec.NotFound),
+    ({"consumer_id": -1}, spec.InvalidInput),
+    ({"scope": spec.Scope("tenant-a", "")}, spec.InvalidInput),
+]
+
+
+@pytest.mark.parametrize(("changes", "error"), OWNER_EDGES)
+def test_settle_and_confirm_compare_an_owner_at_its_edges(
+        bench: Bench, changes: dict[str, Any], error: type[Exception]) -> None:
+    a = bench.claim()
+    forged = attrs.evolve(a.lease.owner, **changes)
+    with pytest.raises(error):
+        bench.store.settle(spec.SettleCommand(forged, "op-1", completed(a), spec.CONFIRMED))
+    with pytest.raises(error):
+        bench.store.confirm_quiescence(forged)
+
+
+@pytest.mark.parametrize(("changes", "error"), [
+    ({"worker_session_id": ""}, spec.InvalidInput),  # renew checks its session id first
+    ({"task_id": ""}, spec.OwnershipLost),  # the cursor names another task
+    ({"lease_id": ""}, spec.OwnershipLost),
+    ({"generation": 0}, spec.OwnershipLost),
+])
+def test_renew_of_an_owner_at_its_edges(bench: Bench, changes: dict[str, Any],
+                                        error: type[Exception]) -> None:
+    a = bench.claim()
+    forged = attrs.evolve(a.lease.owner, **changes)
+    with pytest.raises(error):
+        bench.store.renew(spec.RenewCommand(forged, 1, spec.KEEP_ALIVE))
+
+
+def test_an_empty_operation_id_is_refused_only_once_the_owner_matched(bench: Bench) -> None:
+    a = bench.claim()
+    with pytest.raises(spec.InvalidInput):
+        bench.store.settle(spec.SettleCommand(a.lease.owner, "", completed(a), spec.CONFIRMED))
+    forged = attrs.evolve(a.lease.owner, lease_id="")
+    with pytest.raises(spec.OwnershipLost):
+        bench.store.settle(spec.SettleCommand(forged, "", completed(a), spec.CONFIRMED))
+
+
+@pytest.mark.parametrize("field", ["digest", "task_id", "attempt_id"])
+def test_a_report_naming_an_empty_context_conflicts(bench: Bench, field: str) -> None:
+    a = bench.claim()
+    report = attrs.evolve(completed(a), context=attrs.evolve(context(a), **{field: ""}))
+    with pytest.raises(spec.Conflict):
+        settle(bench, a, report)
+
+
+def test_a_failure_with_an_empty_message_is_accepted(bench: Bench) -> None:
+    a = bench.claim()
+    report = spec.ExecutionFailure(context(a), "integrity", "", "execution", True)
+    assert settle(bench, a, report).task_state == "failed"
+    assert bench.store.result(SCOPE, a.lease.owner.task_id).outcome == {
+        "kind": "failed", "failure": {"kind": "integrity", "message": ""}}
+
+
 # --- the model says the same ------------------------------------------------------------------
 
 
@@ -260,3 +327,42 @@ def test_the_model_renews_a_task_never_minted_by_the_option(
     step = model.step(state, spec.Renew(spec.RenewCommand(owner, 1, spec.KEEP_ALIVE)), ctx)
     assert isinstance(step, model.Step) and isinstance(step.outcome, Err)
     assert (step.outcome.code, step.clause) == (code, clause)
+
+
+def _model_settle(state: model.State, ctx: Ctx, owner: spec.LeaseOwner,
+                  operation_id: str = "op-1") -> model.Step:
+    report = spec.ExecutionReport(spec.ExecutionContext("task#1", "attempt#3", PROGRAM,
+                                                        DESCRIPTOR.digest),
+                                  "proc-1", False, {"status": "success", "output": 1}, 20)
+    step = model.step(state, spec.Settle(spec.SettleCommand(owner, operation_id, report,
+                                                            spec.CONFIRMED)), ctx)
+    assert isinstance(step, model.Step)
+    return step
+
+
+@pytest.mark.parametrize(("changes", "code", "clause"), [
+    ({"lease_id": ""}, "ownership_lost", "LDG-SETTLE-002"),
+    ({"worker_session_id": ""}, "ownership_lost", "LDG-SETTLE-002"),
+    ({"generation": 0}, "ownership_lost", "LDG-SETTLE-002"),
+    ({"task_id": ""}, "not_found", "LDG-OWNER-001"),
+    ({"attempt_id": ""}, "not_found", "LDG-OWNER-001"),
+    ({"consumer_id": -1}, "invalid_input", "LDG-OWNER-001"),
+    ({"generation": -1}, "invalid_input", "LDG-OWNER-001"),
+])
+def test_the_model_settles_an_owner_at_its_edges_as_the_seed(
+        changes: dict[str, Any], code: str, clause: str) -> None:
+    state, ctx = _model_claim()
+    step = _model_settle(state, ctx, attrs.evolve(state.attempts["attempt#3"].owner, **changes))
+    assert isinstance(step.outcome, Err)
+    assert (step.outcome.code, step.clause) == (code, clause)
+
+
+def test_the_model_checks_the_operation_id_after_the_owner() -> None:
+    state, ctx = _model_claim()
+    owner = state.attempts["attempt#3"].owner
+    for who, code, clause in ((owner, "invalid_input", "LDG-SETTLE-006"),
+                              (attrs.evolve(owner, lease_id=""), "ownership_lost",
+                               "LDG-SETTLE-002")):
+        step = _model_settle(state, ctx, who, operation_id="")
+        assert isinstance(step.outcome, Err)
+        assert (step.outcome.code, step.clause) == (code, clause)

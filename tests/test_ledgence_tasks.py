@@ -185,3 +185,28 @@ def test_a_cancel_that_extends_a_sooner_deadline_fails_cancel_003_at_quick() -> 
     now + 30 000 instead of cutting it is caught by the cancel rule alone."""
     [row] = run_mutants("ledgence-tasks", base="memory", only=["cancel_sets_deadline"])
     assert (row.caught, row.caught_by) == (True, ["LDG-CANCEL-003"])
+
+
+@pytest.mark.parametrize(("name", "clause"), [
+    ("failure_phase_unchecked", "LDG-SETTLE-006"),  # no check sent a bad phase before
+    ("owner_checked_as_text", "LDG-SETTLE-002"),  # the kit's old reading of an owner
+    ("report_context_checked_as_text", "LDG-SETTLE-005"),  # the kit's old reading of a report
+])
+def test_a_store_wrong_at_an_edge_fails_that_clause_alone(name: str, clause: str) -> None:
+    """An edge answered otherwise than the seed is caught by the rule of that edge only."""
+    [row] = run_mutants("ledgence-tasks", base="memory", only=[name])
+    assert (row.caught, row.caught_by) == (True, [clause])
+
+
+def test_every_edge_scenario_is_named_by_the_clauses_its_edges_break() -> None:
+    """Each edges_of_* scenario proves at least one known-faulty store's clause."""
+    from fencepost.adapters.faulty.ledgence_edges import MUTANTS as EDGES
+
+    edges = {c.id: {k for k in c.checks if k.startswith("scenario:edges_of_")}
+             for c in spec.CLAUSES}
+    assert all(edges[m.expected_clause] for m in EDGES), [
+        m.name for m in EDGES if not edges[m.expected_clause]]
+    from fencepost.scenarios.ledgence_tasks.suite import SUITE
+
+    proven = {f"scenario:{n}" for n in SUITE.scenarios if n.startswith("edges_of_")}
+    assert proven and set().union(*edges.values()) == proven

@@ -64,6 +64,13 @@ def test_canonical_form_is_exact_text() -> None:
     ({"program": spec.Program("..", "1")}, "not . or .."),
     ({"correlation_key": "k" * 513}, "longer than 512 bytes"),
     ({"retry_policy": spec.RetryPolicy(0, 5000)}, "max_attempts"),
+    ({"retry_policy": spec.RetryPolicy(-1, 5000)}, "max_attempts"),
+    ({"retry_policy": spec.RetryPolicy(3, -1)}, "retry_delay_ms"),
+    ({"attempt_timeout_ms": 0}, "attempt_timeout_ms"),
+    ({"attempt_timeout_ms": -1}, "attempt_timeout_ms"),
+    ({"program": spec.Program("", "1")}, "must not be empty"),
+    ({"program": spec.Program("mailer", "")}, "must not be empty"),
+    ({"scope": spec.Scope("tenant-a", "")}, "must not be empty"),
     ({"retry_policy": spec.RetryPolicy(1001, 5000)}, "max_attempts"),
     ({"retry_policy": spec.RetryPolicy(3, 86_400_001)}, "retry_delay_ms"),
     ({"attempt_timeout_ms": 59_999}, "attempt_timeout_ms"),
@@ -100,6 +107,13 @@ def test_submission_checks_key_descriptor_and_program() -> None:
     spec.validate_submission(command, good)
     with pytest.raises(spec.InvalidInput, match="longer than 255"):
         spec.validate_submission(spec.SubmitCommand("k" * 256, task()), good)
+    with pytest.raises(spec.InvalidInput, match="must not be empty"):
+        spec.validate_submission(spec.SubmitCommand("", task()), good)
+    for size in (0, -1):
+        with pytest.raises(spec.InvalidInput, match="positive size"):
+            spec.validate_submission(command, attrs.evolve(good, size=size))
+    with pytest.raises(spec.InvalidInput, match="sha256"):
+        spec.validate_submission(command, attrs.evolve(good, digest=""))
     with pytest.raises(spec.InvalidInput, match="sha256"):
         spec.validate_submission(command, attrs.evolve(good, digest="md5:00"))
     with pytest.raises(spec.Conflict):
@@ -132,3 +146,100 @@ def test_protocol_methods_match_the_traits() -> None:
     declared = [n for n in vars(spec.TaskStore) if not n.startswith("_")]
     declared += [n for n in vars(spec.RecoveryStore) if not n.startswith("_")]
     assert sorted(declared) == sorted(spec.PROTOCOL_METHODS)
+
+
+# --- the delivery commands at their edges --------------------------------------------------------
+
+OWNER = spec.LeaseOwner(SCOPE, "task_1", "att_1", "lease_1", 1, "ws_1", 0)
+
+
+@pytest.mark.parametrize("changes", [
+    {"task_id": ""}, {"attempt_id": ""}, {"lease_id": ""}, {"worker_session_id": ""},
+    {"generation": 0}, {"lease_id": "x" * 200},
+])
+def test_an_owner_the_seed_only_compares_is_well_formed(changes: dict[str, Any]) -> None:
+    owner = attrs.evolve(OWNER, **changes)
+    assert spec.validate_owner(owner) is owner
+
+
+@pytest.mark.parametrize("changes", [
+    {"generation": -1}, {"consumer_id": -1}, {"generation": True}, {"consumer_id": "0"},
+    {"task_id": None}, {"scope": spec.Scope("tenant-a", "")}, {"scope": spec.Scope("", "x")},
+])
+def test_an_owner_the_seed_cannot_hold_is_invalid(changes: dict[str, Any]) -> None:
+    with pytest.raises(spec.InvalidInput):
+        spec.validate_owner(attrs.evolve(OWNER, **changes))
+
+
+@pytest.mark.parametrize(("sequence", "intent", "session"), [
+    (-1, spec.KEEP_ALIVE, "ws_1"), (True, spec.KEEP_ALIVE, "ws_1"), (1, "", "ws_1"),
+    (1, "sprint", "ws_1"), (1, spec.KEEP_ALIVE, ""),
+])
+def test_a_renewal_at_its_edges_is_invalid(sequence: Any, intent: str, session: str) -> None:
+    owner = attrs.evolve(OWNER, worker_session_id=session)
+    with pytest.raises(spec.InvalidInput):
+        spec.validate_renew(spec.RenewCommand(owner, sequence, intent))
+
+
+def _report(**changes: Any) -> spec.ExecutionReport:
+    base = spec.ExecutionReport(spec.ExecutionContext("task_1", "att_1",
+                                                      spec.Program("mailer", "1.2.0"), DIGEST),
+                                "proc-1", False, {"status": "success", "output": 1}, 0)
+    return attrs.evolve(base, **changes)
+
+
+def _failure(**changes: Any) -> spec.ExecutionFailure:
+    base = spec.ExecutionFailure(_report().context, "io", "", "execution", True)
+    return attrs.evolve(base, **changes)
+
+
+@pytest.mark.parametrize("report", [
+    _report(process_id=""), _report(elapsed_ms=-1), _failure(phase=""), _failure(kind=""),
+    _failure(phase="warmup"),
+])
+def test_a_report_the_seed_cannot_hold_is_invalid(report: Any) -> None:
+    with pytest.raises(spec.InvalidInput):
+        spec.validate_settle(spec.SettleCommand(OWNER, "op-1", report, spec.CONFIRMED))
+
+
+def test_the_checks_after_the_owner_take_the_empty_values_the_seed_compares() -> None:
+    empty_digest = _report(context=attrs.evolve(_report().context, digest=""))
+    command = spec.SettleCommand(OWNER, "", empty_digest, spec.CONFIRMED)
+    assert spec.validate_settle(command) is command  # the shape holds: "" is a string
+    with pytest.raises(spec.InvalidInput, match="operation_id"):
+        spec.check_operation_id(command)
+    descriptor = spec.ProgramDescriptor(spec.Program("mailer", "1.2.0"), DIGEST, 10)
+    with pytest.raises(spec.Conflict):
+        spec.check_report_identity(command, descriptor)
+    quiet = spec.SettleCommand(OWNER, "op-1", _failure(), spec.CONFIRMED)  # message ""
+    assert spec.validate_settle(quiet) is quiet
+
+
+@pytest.mark.parametrize("query", [
+    spec.TaskListQuery(limit=-1), spec.TaskListQuery(limit=0), spec.TaskListQuery(limit=True),
+    spec.TaskListQuery(spec.TaskFilters(state="")),
+    spec.TaskListQuery(spec.TaskFilters(submitted_from=-1)),
+    spec.TaskListQuery(spec.TaskFilters(queue="")),
+])
+def test_a_list_query_at_its_edges_is_invalid(query: spec.TaskListQuery) -> None:
+    with pytest.raises(spec.InvalidInput):
+        spec.validate_list_query(SCOPE, query)
+
+
+def test_zero_submission_bounds_are_valid() -> None:
+    for filters in (spec.TaskFilters(submitted_from=0), spec.TaskFilters(submitted_until=0),
+                    spec.TaskFilters(correlation_key="")):
+        query = spec.TaskListQuery(filters)
+        assert spec.validate_list_query(SCOPE, query) is query
+
+
+@pytest.mark.parametrize(("sequence", "consumer", "generation", "task"), [
+    (0, 0, 1, "task_1"), (-1, 0, 1, "task_1"), (1, -1, 1, "task_1"), (1, 0, 0, "task_1"),
+    (1, 0, -1, "task_1"), (1, 0, 1001, "task_1"), (1, 0, 1, ""),
+])
+def test_a_claim_at_its_edges_is_invalid(sequence: int, consumer: int, generation: int,
+                                         task: str) -> None:
+    acquisition = spec.AcquireCommand(SCOPE, "emails", "ws_1", consumer, sequence)
+    dispatch = spec.DispatchRef(SCOPE, "emails", task, generation)
+    with pytest.raises(spec.InvalidInput):
+        spec.validate_claim(spec.ClaimCommand(acquisition, dispatch))

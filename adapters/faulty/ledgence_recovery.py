@@ -4,7 +4,6 @@ clause."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -71,26 +70,12 @@ class DigestNotCompared(_Base):
 class OutputNotCounted(_Base):
     """The 8 MiB limit is measured without the success output (stored apart, as a blob)."""
 
-    def settle(self, command: Any) -> Any:
-        report = getattr(command, "report", None)
-        if (isinstance(command, spec.SettleCommand) and isinstance(report, spec.ExecutionReport)
-                and isinstance(report.outcome, Mapping)
-                and report.outcome.get("status") == "success"):
+    def _check_size(self, command: Any) -> None:
+        report = command.report
+        if isinstance(report, spec.ExecutionReport) and report.outcome.get("status") == "success":
             blank = attrs.evolve(report, outcome={**report.outcome, "output": None})
-            spec.validate_settle(attrs.evolve(command, report=blank))
-        else:
-            spec.validate_settle(command)
-        owner = command.owner
-        with self._transaction() as txn:
-            now = self.env.clock()
-            task = self._require(txn, owner.scope, owner.task_id)
-            attempt = self._owned_attempt(txn, owner)
-            self._check_report(command, task)
-            if attempt.snapshot.settlement is not None:
-                return self._settle_replay(txn, task, attempt, command, now)
-            if not self._may_settle(task, attempt, now):
-                raise spec.OwnershipLost(self._lost(owner))
-            return self._accept_settlement(txn, task, attempt, command, now)
+            command = attrs.evolve(command, report=blank)
+        spec.check_settlement_size(command)
 
 
 class SettlementLeavesExecutionUnstarted(_Base):

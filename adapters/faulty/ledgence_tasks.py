@@ -2,8 +2,8 @@
 
 Sessions, submission, reads and history here; acquisition and renewal in
 :mod:`.ledgence_delivery`; settlement, the finish rules, cancel and recovery in
-:mod:`.ledgence_recovery`; listing and targeted dispatch in :mod:`.ledgence_discovery`.
-``MUTANTS`` lists them all."""
+:mod:`.ledgence_recovery`; listing and targeted dispatch in :mod:`.ledgence_discovery`; the
+stores wrong only at an argument's edge in :mod:`.ledgence_edges`. ``MUTANTS`` lists them all."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from fencepost.spec import ledgence_tasks as spec
 from . import faults as _faults
 from . import ledgence_delivery as _delivery
 from . import ledgence_discovery as _discovery
+from . import ledgence_edges as _edges
 from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
 
@@ -255,4 +256,4 @@ _SLICE = (
 )
 
 MUTANTS = (_SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
-           + _faults.LEDGENCE_TASKS)
+           + _edges.MUTANTS + _faults.LEDGENCE_TASKS)

@@ -1250,15 +1250,14 @@ class LedgenceCore:
 
     def lookup_submission(self, scope: spec.Scope,
                           idempotency_key: str) -> spec.TaskSnapshot | None:
-        spec.validate_scope(scope)
-        spec.validate_text(idempotency_key, "idempotency_key", spec.MAX_IDEMPOTENCY_KEY_BYTES)
+        self._check_lookup(scope, idempotency_key)
         with self._transaction() as txn:
             winner = self._accepted(txn, scope, idempotency_key)
             return winner.snapshot if winner is not None else None
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
-        spec.validate_submission(command, descriptor)
+        self._check_submission(command, descriptor)
         scope = command.input.scope
         with self._transaction() as txn:
             winner = self._accepted(txn, scope, command.idempotency_key)
@@ -1284,7 +1283,7 @@ class LedgenceCore:
     def inspect_attempt(self, scope: spec.Scope, task_id: str,
                         attempt_id: str) -> spec.AttemptSnapshot:
         self._check_task_ref(scope, task_id)
-        spec.validate_text(attempt_id, "attempt_id")
+        self._check_attempt_ref(attempt_id)
         with self._reading() as txn:
             self._require(txn, scope, task_id)
             attempt = txn.load_attempt(task_id, attempt_id)
@@ -1295,7 +1294,7 @@ class LedgenceCore:
     def history(self, scope: spec.Scope, task_id: str,
                 after_sequence: int) -> list[spec.RecordedHistoryEvent]:
         self._check_task_ref(scope, task_id)
-        _require_count(after_sequence, "after_sequence", 0)
+        self._check_after(after_sequence)
         with self._reading() as txn:
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
@@ -1305,7 +1304,7 @@ class LedgenceCore:
     def list_tasks(self, scope: spec.Scope, query: spec.TaskListQuery) -> spec.TaskPage:
         """One page of the scope's tasks, newest first, in one consistent read (writes
         nothing): validate, decode the cursor, read ``limit + 1`` rows after its position."""
-        spec.validate_list_query(scope, query)
+        self._check_list_query(scope, query)
         position = self._page_start(scope, query)
         with self._transaction() as txn:
             rows = self._page_rows(txn, self._page_query(scope, query.filters, position,
@@ -1316,7 +1315,7 @@ class LedgenceCore:
 
     def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
                           deadline_ms: int) -> Any:
-        spec.validate_acquire(command)
+        self._check_acquire(command)
         if not isinstance(finish_empty, bool):
             raise spec.InvalidInput("finish_empty must be a bool")
         if isinstance(deadline_ms, bool) or not isinstance(deadline_ms, int):
@@ -1324,7 +1323,7 @@ class LedgenceCore:
         return self._acquire(command, finish_empty, deadline_ms)
 
     def acquire(self, command: spec.AcquireCommand) -> Any:
-        spec.validate_acquire(command)
+        self._check_acquire(command)
         completed = self._acquire(command, True, None)
         return completed.reply
 
@@ -1374,7 +1373,7 @@ class LedgenceCore:
     def claim_dispatch(self, command: spec.ClaimCommand) -> spec.ClaimReply:
         if not self._dispatch_supported():
             return self._claim_unsupported(command)
-        spec.validate_claim(command)
+        self._check_claim(command)
         with self._transaction() as txn:
             return self._claim_dispatch_in(txn, command)
 
@@ -1411,7 +1410,7 @@ class LedgenceCore:
     # -- renewal --------------------------------------------------------------------------------
 
     def renew(self, command: spec.RenewCommand) -> spec.Authority:
-        spec.validate_renew(command)
+        self._check_renew(command)
         owner = command.owner
         with self._transaction() as txn:
             now = self.env.clock()
@@ -1438,13 +1437,17 @@ class LedgenceCore:
     # -- settlement and quiescence --------------------------------------------------------------
 
     def settle(self, command: spec.SettleCommand) -> spec.SettleReply:
-        spec.validate_settle(command)
+        """The seed's order: the shape; the owner's task, attempt and owner; then the operation
+        id, the report's identity and the size."""
+        self._check_settle(command)
         owner = command.owner
         with self._transaction() as txn:
             now = self.env.clock()
             task = self._require(txn, owner.scope, owner.task_id)
             attempt = self._owned_attempt(txn, owner)
+            self._check_operation(command)
             self._check_report(command, task)
+            self._check_size(command)
             if attempt.snapshot.settlement is not None:
                 return self._settle_replay(txn, task, attempt, command, now)
             if not self._may_settle(task, attempt, now):
@@ -1452,7 +1455,7 @@ class LedgenceCore:
             return self._accept_settlement(txn, task, attempt, command, now)
 
     def confirm_quiescence(self, owner: spec.LeaseOwner) -> str:
-        spec.validate_owner(owner)
+        self._check_owner(owner)
         with self._transaction() as txn:
             now = self.env.clock()
             task = self._require(txn, owner.scope, owner.task_id)
@@ -1497,6 +1500,58 @@ class LedgenceCore:
         shortlist = self._expiry_shortlist(limit)
         expired = sum(1 for candidate in shortlist if self._expire_one(candidate))
         return spec.RecoveryProgress(examined=len(shortlist), expired=expired)
+
+    # -- argument checks the faulty adapters bend: each operation's, before it reads --------------
+
+    @staticmethod
+    def _check_lookup(scope: spec.Scope, idempotency_key: str) -> None:
+        spec.validate_scope(scope)
+        spec.validate_text(idempotency_key, "idempotency_key", spec.MAX_IDEMPOTENCY_KEY_BYTES)
+
+    @staticmethod
+    def _check_submission(command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        spec.validate_submission(command, descriptor)
+
+    @staticmethod
+    def _check_attempt_ref(attempt_id: str) -> None:
+        spec.validate_text(attempt_id, "attempt_id")
+
+    @staticmethod
+    def _check_after(after_sequence: int) -> None:
+        _require_count(after_sequence, "after_sequence", 0)
+
+    @staticmethod
+    def _check_list_query(scope: spec.Scope, query: spec.TaskListQuery) -> None:
+        spec.validate_list_query(scope, query)
+
+    @staticmethod
+    def _check_acquire(command: spec.AcquireCommand) -> None:
+        spec.validate_acquire(command)
+
+    @staticmethod
+    def _check_claim(command: spec.ClaimCommand) -> None:
+        spec.validate_claim(command)
+
+    @staticmethod
+    def _check_renew(command: spec.RenewCommand) -> None:
+        spec.validate_renew(command)
+
+    @staticmethod
+    def _check_settle(command: spec.SettleCommand) -> None:
+        spec.validate_settle(command)
+
+    @staticmethod
+    def _check_owner(owner: spec.LeaseOwner) -> None:
+        spec.validate_owner(owner)
+
+    @staticmethod
+    def _check_operation(command: spec.SettleCommand) -> None:
+        spec.check_operation_id(command)
+
+    @staticmethod
+    def _check_size(command: spec.SettleCommand) -> None:
+        spec.check_settlement_size(command)
 
     # -- steps shared by the operations ---------------------------------------------------------
 

@@ -1,11 +1,13 @@
 """The ledgence-tasks state machine: submitters, workers, clients and a recovery scanner.
 
-Two scopes share one queue name; workers open sessions of one to three consumers, acquire with
-the next, the same, an old or a future sequence (some through ``probe_acquisition`` without
-finishing empty or with a passed deadline), renew with keep-alive or dispatch intent, settle
-with every kind of report and quiescence (re-sending earlier settlements, forging owners), and
-confirm quiescence; clients read, page history and cancel; a scanner runs ``expire_batch``;
-the clock jumps to exact lease, authority, deadline, retry and session boundaries. Every
+Two scopes share one queue name; workers open sessions of one to three consumers (0 and -1
+too), acquire with the next, the same, an old or a future sequence (some through
+``probe_acquisition`` without finishing empty or with a passed deadline), renew with keep-alive
+or dispatch intent, settle with every kind of report and quiescence (re-sending earlier
+settlements, forging owners in one field, an empty lease or task id among them), and confirm
+quiescence; clients read, page history (after -1 too) and cancel; a scanner runs
+``expire_batch`` (limits 0, 101 and -1 too); the clock jumps to exact lease, authority,
+deadline, retry and session boundaries. Every
 answer, and every task the step changed (its latest attempt and history too), is compared with
 the model after every step.
 """
@@ -120,7 +122,7 @@ class LedgenceMachine(WorldMachine):
         self.h.apply("client", spec.InspectAttempt(
             scope, self.task(n), Ref(attempt) if attempt else "attempt_never_minted"))
 
-    @rule(scope=SCOPES, n=st.integers(0, 9), after=st.sampled_from([0, 0, 1, 2, 5]))
+    @rule(scope=SCOPES, n=st.integers(0, 9), after=st.sampled_from([0, 0, 1, 2, 5, -1]))
     def history(self, scope: spec.Scope, n: int, after: int) -> None:
         self.h.apply("client", spec.History(scope, self.task(n), after))
 
@@ -130,7 +132,7 @@ class LedgenceMachine(WorldMachine):
 
     # -- sessions and acquisition --------------------------------------------------------------
 
-    @rule(scope=SCOPES, concurrency=st.sampled_from([0, 1, 2, 3]))
+    @rule(scope=SCOPES, concurrency=st.sampled_from([0, 1, 2, 3, -1]))
     def open_session(self, scope: spec.Scope, concurrency: int) -> None:
         self.h.apply("worker", spec.OpenSession(scope, QUEUE, concurrency))
 
@@ -199,12 +201,14 @@ class LedgenceMachine(WorldMachine):
         forged: dict[str, dict[str, Any]] = {
                   "none": {}, "generation": {"generation": real.generation + 1},
                   "consumer": {"consumer_id": real.consumer_id + 1},
+                  # edges the seed only compares: an empty id matches no owner (or no task)
+                  "lease": {"lease_id": ""}, "task": {"task_id": ""},
                   "scope": {"scope": OTHER if real.scope == SCOPE else SCOPE}}
         return attrs.evolve(real, **forged[forge])
 
     @rule(m=st.integers(0, 9), offset=st.sampled_from([1, 1, 1, 0, 0, -1, 2]),
           intent=st.sampled_from([spec.KEEP_ALIVE, spec.KEEP_ALIVE, spec.DISPATCH]),
-          forge=st.sampled_from(["none"] * 6 + ["generation", "consumer"]))
+          forge=st.sampled_from(["none"] * 6 + ["generation", "consumer", "lease"]))
     def renew(self, m: int, offset: int, intent: str, forge: str) -> None:
         attempt = self.attempt(m)
         if attempt is None:
@@ -218,7 +222,7 @@ class LedgenceMachine(WorldMachine):
           report=st.sampled_from(["success", "success", "app", "io", "timed_out", "integrity"]),
           quiescence=st.sampled_from([spec.CONFIRMED, spec.CONFIRMED, spec.UNCONFIRMED]),
           operation=st.sampled_from(["op-1", "op-1", "op-2"]),
-          forge=st.sampled_from(["none"] * 6 + ["generation", "scope"]))
+          forge=st.sampled_from(["none"] * 6 + ["generation", "scope", "task"]))
     def settle(self, m: int, report: str, quiescence: str, operation: str, forge: str) -> None:
         attempt = self.attempt(m)
         if attempt is not None:
@@ -238,7 +242,7 @@ class LedgenceMachine(WorldMachine):
     def resend_settlement(self, k: int) -> None:
         self.h.apply("worker", spec.Settle(self.settlements[k % len(self.settlements)]))
 
-    @rule(m=st.integers(0, 9), forge=st.sampled_from(["none"] * 5 + ["consumer"]))
+    @rule(m=st.integers(0, 9), forge=st.sampled_from(["none"] * 5 + ["consumer", "lease"]))
     def confirm_quiescence(self, m: int, forge: str) -> None:
         attempt = self.attempt(m)
         if attempt is not None:
@@ -284,7 +288,7 @@ class LedgenceMachine(WorldMachine):
 
     # -- recovery and time ---------------------------------------------------------------------
 
-    @rule(limit=st.sampled_from([1, 2, 100, 100, 0, 101]))
+    @rule(limit=st.sampled_from([1, 2, 100, 100, 0, 101, -1]))
     def expire_batch(self, limit: int) -> None:
         self.h.apply("scanner", spec.ExpireBatch(limit))
 

@@ -564,9 +564,9 @@ class LedgenceWorker:
         if roll < 0.8:
             return spec.LookupSubmission(shared.scope, f"{self.name}-no")
         if roll < 0.87:
-            return spec.ExpireBatch(rng.choice((0, spec.MAX_RECOVERY_BATCH + 1)))
+            return spec.ExpireBatch(rng.choice((0, -1, spec.MAX_RECOVERY_BATCH + 1)))
         if roll < 0.94:
-            return spec.OpenSession(shared.scope, shared.queue, 0)
+            return spec.OpenSession(shared.scope, shared.queue, rng.choice((0, -1)))
         return spec.ExtendSession(self.dead_session or f"{self.name}-never")
 
     def _session_op(self, rng: random.Random, now: int) -> Op | None:

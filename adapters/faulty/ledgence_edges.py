@@ -1,0 +1,497 @@
+"""Known-faulty ledgence-tasks stores wrong only at an argument's edge.
+
+Each answers one edge value other than the seed does: an empty string taken for a missing
+value, a zero read as "not given", a negative number the seed's unsigned types could not hold,
+a bool taken for an integer, or an owner or report checked as text where the seed only
+compares it. Every edge is sent by the ``edges_of_*`` scenarios
+(:mod:`fencepost.scenarios.ledgence_tasks.edges`), so each store is caught by its clause at
+every profile. Most bend one of the correct core's ``_check_*`` hooks: they check a stand-in
+for the edge value and then carry on with the value itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.spec import ledgence_tasks as spec
+
+from .base import Mutant
+
+_Base: Any = LedgenceCore
+
+
+def _negative(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value < 0
+
+
+# --- sessions and submission -------------------------------------------------------------------
+
+
+class NegativeConcurrencyAccepted(_Base):
+    """Refuses concurrency 0 only, the seed's check ported without its u32."""
+
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> Any:
+        if not _negative(concurrency):
+            return super().open_session(scope, queue, concurrency)
+        session = attrs.evolve(super().open_session(scope, queue, 1), concurrency=concurrency)
+        with self._transaction() as txn:
+            txn.save_session(session)
+        return session
+
+
+class NumericStringConcurrency(_Base):
+    """Coerces concurrency with int(), as a value read from a configuration file."""
+
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> Any:
+        if isinstance(concurrency, str) and concurrency.isdigit():
+            concurrency = int(concurrency)
+        return super().open_session(scope, queue, concurrency)
+
+
+class SessionIdTypeUnchecked(_Base):
+    """Checks a session id as text only when it is a string; anything else is looked up."""
+
+    def extend_session(self, worker_session_id: Any) -> Any:
+        if not isinstance(worker_session_id, str):
+            with self._transaction() as txn:
+                if txn.load_session(worker_session_id) is None:
+                    raise spec.UnknownSession(f"no worker session {worker_session_id!r}")
+        return super().extend_session(worker_session_id)
+
+
+class EmptyKeyLookedUp(_Base):
+    """lookup_submission checks the key's length, not that it has one."""
+
+    def _check_lookup(self, scope: Any, idempotency_key: Any) -> None:
+        super()._check_lookup(scope, idempotency_key or "k")
+
+
+def _submission_standing_in(command: Any, **changes: Any) -> Any:
+    """``command`` with its input's fields changed (a stand-in that passes the checks)."""
+    return attrs.evolve(command, input=attrs.evolve(command.input, **changes))
+
+
+class EmptyKeyAccepted(_Base):
+    """accept_resolved_submission checks the key's length, not that it has one."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        if isinstance(command, spec.SubmitCommand) and command.idempotency_key == "":
+            command = attrs.evolve(command, idempotency_key="k")
+        super()._check_submission(command, descriptor)
+
+
+class EmptyProgramPartAccepted(_Base):
+    """Program id and version matched with [a-z0-9._-]* (a star for a plus)."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        program = getattr(getattr(command, "input", None), "program", None)
+        if isinstance(program, spec.Program) and "" in (program.id, program.version):
+            stand_in = spec.Program(program.id or "p", program.version or "1")
+            command = _submission_standing_in(command, program=stand_in)
+            descriptor = attrs.evolve(descriptor, program=stand_in)
+        super()._check_submission(command, descriptor)
+
+
+class ZeroMaxAttemptsAccepted(_Base):
+    """max_attempts checked as 0..=1000: a task no claim can ever take."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        if isinstance(policy, spec.RetryPolicy) and policy.max_attempts == 0:
+            command = _submission_standing_in(
+                command, retry_policy=attrs.evolve(policy, max_attempts=1))
+        super()._check_submission(command, descriptor)
+
+
+class NegativeRetryDelayAccepted(_Base):
+    """retry_delay_ms checked against its upper bound only (the seed's u64 has no lower)."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        if isinstance(policy, spec.RetryPolicy) and _negative(policy.retry_delay_ms):
+            command = _submission_standing_in(
+                command, retry_policy=attrs.evolve(policy, retry_delay_ms=0))
+        super()._check_submission(command, descriptor)
+
+
+class ZeroTimeoutIsTheDefault(_Base):
+    """attempt_timeout_ms 0 read as "not given" (``timeout or 300_000``)."""
+
+    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+        if getattr(getattr(command, "input", None), "attempt_timeout_ms", None) == 0:
+            command = _submission_standing_in(command, attempt_timeout_ms=300_000)
+        return super().accept_resolved_submission(command, descriptor)
+
+
+class EmptyArchiveAccepted(_Base):
+    """A descriptor's size checked for < 0: an empty program archive passes."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        if isinstance(descriptor, spec.ProgramDescriptor) and descriptor.size == 0:
+            descriptor = attrs.evolve(descriptor, size=1)
+        super()._check_submission(command, descriptor)
+
+
+class EmptyDigestAccepted(_Base):
+    """A descriptor's digest checked only when it has one."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        if isinstance(descriptor, spec.ProgramDescriptor) and descriptor.digest == "":
+            descriptor = attrs.evolve(descriptor, digest="sha256:" + "0" * 64)
+        super()._check_submission(command, descriptor)
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+
+class EmptyTaskIdNotFound(_Base):
+    """Reads, history and cancel check the scope, not the task id: "" finds no task."""
+
+    def _check_task_ref(self, scope: Any, task_id: Any) -> None:
+        spec.validate_scope(scope)
+
+
+class EmptyAttemptIdNotFound(_Base):
+    """inspect_attempt looks an empty attempt id up: not_found."""
+
+    def _check_attempt_ref(self, attempt_id: Any) -> None:
+        if not isinstance(attempt_id, str):
+            super()._check_attempt_ref(attempt_id)
+
+
+class HistoryAfterTrueIsOne(_Base):
+    """after_sequence checked with isinstance(after, int), which True passes (as 1)."""
+
+    def _check_after(self, after_sequence: Any) -> None:
+        if not (isinstance(after_sequence, int) and after_sequence >= 0):
+            super()._check_after(after_sequence)
+
+
+# --- acquisition and targeted dispatch ---------------------------------------------------------
+
+
+class NegativeConsumerAccepted(_Base):
+    """Checks consumer_id < concurrency only: consumer -1 gets a cursor of its own."""
+
+    def _check_acquire(self, command: Any) -> None:
+        if _negative(getattr(command, "consumer_id", None)):
+            command = attrs.evolve(command, consumer_id=0)
+        super()._check_acquire(command)
+
+
+class NegativeSequenceOrdered(_Base):
+    """A negative acquisition sequence is ordered against the cursor like any other."""
+
+    def _check_acquire(self, command: Any) -> None:
+        if _negative(getattr(command, "sequence", None)):
+            command = attrs.evolve(command, sequence=0)
+        super()._check_acquire(command)
+
+
+class EmptySessionIdLookedUp(_Base):
+    """acquire looks an empty session id up (unknown_session) instead of refusing it."""
+
+    def _check_acquire(self, command: Any) -> None:
+        if getattr(command, "worker_session_id", None) == "":
+            command = attrs.evolve(command, worker_session_id="ws")
+        super()._check_acquire(command)
+
+
+class ZeroDeadlineIsNoDeadline(_Base):
+    """probe_acquisition reads deadline 0 as "no deadline" (``if deadline and ...``)."""
+
+    def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
+        return bool(deadline_ms) and super()._deadline_passed(deadline_ms, now)
+
+
+class NegativeGenerationAccepted(_Base):
+    """A claim's generation checked as != 0 and <= 1000: -1 is an older generation."""
+
+    def _check_claim(self, command: Any) -> None:
+        dispatch = getattr(command, "dispatch", None)
+        if _negative(getattr(dispatch, "generation", None)):
+            command = attrs.evolve(command, dispatch=attrs.evolve(dispatch, generation=1))
+        super()._check_claim(command)
+
+
+class EmptyDispatchTaskLookedUp(_Base):
+    """A claim's task id is looked up unchecked: an empty one is not_found."""
+
+    def _check_claim(self, command: Any) -> None:
+        dispatch = getattr(command, "dispatch", None)
+        if getattr(dispatch, "task_id", None) == "":
+            command = attrs.evolve(command, dispatch=attrs.evolve(dispatch, task_id="t"))
+        super()._check_claim(command)
+
+
+class NegativeClaimSequenceOrdered(_Base):
+    """A claim refuses sequence 0 only; a negative one is ordered against the cursor."""
+
+    def _check_claim(self, command: Any) -> None:
+        acquisition = getattr(command, "acquisition", None)
+        if _negative(getattr(acquisition, "sequence", None)):
+            command = attrs.evolve(command, acquisition=attrs.evolve(acquisition, sequence=1))
+        super()._check_claim(command)
+
+
+# --- owner calls -------------------------------------------------------------------------------
+
+
+class EmptyIntentIsKeepAlive(_Base):
+    """A renewal without an intent ("") is a keep-alive (a default for a missing field)."""
+
+    def renew(self, command: Any) -> Any:
+        if getattr(command, "intent", None) == "":
+            command = attrs.evolve(command, intent=spec.KEEP_ALIVE)
+        return super().renew(command)
+
+
+class RenewSessionIdLookedUp(_Base):
+    """renew looks the owner's empty session id up (unknown_session) instead of refusing it."""
+
+    def _check_renew(self, command: Any) -> None:
+        owner = getattr(command, "owner", None)
+        if getattr(owner, "worker_session_id", None) == "":
+            command = attrs.evolve(command, owner=attrs.evolve(owner, worker_session_id="ws"))
+        super()._check_renew(command)
+
+
+class NegativeOwnerNumbersCompared(_Base):
+    """settle compares a negative generation or consumer id with the attempt's owner
+    (ownership_lost) instead of refusing it."""
+
+    def _check_settle(self, command: Any) -> None:
+        owner = getattr(command, "owner", None)
+        if _negative(getattr(owner, "generation", None)) or _negative(
+                getattr(owner, "consumer_id", None)):
+            command = attrs.evolve(command, owner=attrs.evolve(owner, generation=1,
+                                                               consumer_id=0))
+        super()._check_settle(command)
+
+
+class OwnerCheckedAsText(_Base):
+    """settle refuses an owner whose ids are not valid text, or whose generation is 0, as
+    malformed (invalid_input) before looking it up, where the seed compares them
+    (ownership_lost, not_found)."""
+
+    def _check_settle(self, command: Any) -> None:
+        owner = getattr(command, "owner", None)
+        if isinstance(owner, spec.LeaseOwner):
+            for what in ("task_id", "attempt_id", "lease_id", "worker_session_id"):
+                spec.validate_text(getattr(owner, what), what)
+            if owner.generation == 0:
+                raise spec.InvalidInput("generation must be at least 1")
+        super()._check_settle(command)
+
+
+def _report_standing_in(command: Any, **changes: Any) -> Any:
+    report = getattr(command, "report", None)
+    return attrs.evolve(command, report=attrs.evolve(report, **changes))
+
+
+class FailurePhaseUnchecked(_Base):
+    """A failure's phase is stored as given, never checked against the seed's phases."""
+
+    def _check_settle(self, command: Any) -> None:
+        report = getattr(command, "report", None)
+        if isinstance(report, spec.ExecutionFailure) and report.phase not in spec.FAILURE_PHASES:
+            command = _report_standing_in(command, phase="execution")
+        super()._check_settle(command)
+
+
+class EmptyFailureKindIsRuntime(_Base):
+    """A failure without a kind ("") is recorded as a runtime failure (retried)."""
+
+    def settle(self, command: Any) -> Any:
+        report = getattr(command, "report", None)
+        if isinstance(report, spec.ExecutionFailure) and report.kind == "":
+            command = _report_standing_in(command, kind="runtime")
+        return super().settle(command)
+
+
+class EmptyProcessIdAccepted(_Base):
+    """A report's process id is stored as given, "" included."""
+
+    def _check_settle(self, command: Any) -> None:
+        if getattr(getattr(command, "report", None), "process_id", None) == "":
+            command = _report_standing_in(command, process_id="p")
+        super()._check_settle(command)
+
+
+class NegativeElapsedAccepted(_Base):
+    """A report's elapsed_ms is stored as given, a negative one included."""
+
+    def _check_settle(self, command: Any) -> None:
+        if _negative(getattr(getattr(command, "report", None), "elapsed_ms", None)):
+            command = _report_standing_in(command, elapsed_ms=0)
+        super()._check_settle(command)
+
+
+class EmptyOperationIdAccepted(_Base):
+    """A settlement's operation id is stored as given, "" included."""
+
+    def _check_operation(self, command: Any) -> None:
+        return None
+
+
+class ReportContextCheckedAsText(_Base):
+    """A report's context ids and digest are refused as malformed text (invalid_input), where
+    the seed compares them with the attempt (conflict)."""
+
+    def _check_report(self, command: Any, task: Any) -> None:
+        context = command.report.context
+        for what in ("task_id", "attempt_id", "digest"):
+            spec.validate_text(getattr(context, what), f"context.{what}")
+        super()._check_report(command, task)
+
+
+# --- listing and recovery ----------------------------------------------------------------------
+
+
+def _query_standing_in(query: Any, **changes: Any) -> Any:
+    return attrs.evolve(query, filters=attrs.evolve(query.filters, **changes))
+
+
+class NegativePageLimitAccepted(_Base):
+    """A page limit checked as != 0 and <= 100: -1 reads no row."""
+
+    def _check_list_query(self, scope: Any, query: Any) -> None:
+        if _negative(getattr(query, "limit", None)):
+            query = attrs.evolve(query, limit=1)
+        super()._check_list_query(scope, query)
+
+
+class EmptyCursorIsTheFirstPage(_Base):
+    """An empty cursor read as none (``if query.cursor:``): the first page again."""
+
+    def list_tasks(self, scope: Any, query: Any) -> Any:
+        if getattr(query, "cursor", None) == "":
+            query = attrs.evolve(query, cursor=None)
+        return super().list_tasks(scope, query)
+
+
+class EmptyStateFilterIsNone(_Base):
+    """An empty state filter read as none (``if filters.state:``): every state listed."""
+
+    def list_tasks(self, scope: Any, query: Any) -> Any:
+        if getattr(getattr(query, "filters", None), "state", None) == "":
+            query = _query_standing_in(query, state=None)
+        return super().list_tasks(scope, query)
+
+
+class ZeroUntilIsNoBound(_Base):
+    """submitted_until 0 read as none (``if filters.submitted_until:``): nothing is cut."""
+
+    def list_tasks(self, scope: Any, query: Any) -> Any:
+        if getattr(getattr(query, "filters", None), "submitted_until", None) == 0:
+            query = _query_standing_in(query, submitted_until=None)
+        return super().list_tasks(scope, query)
+
+
+class NegativeSubmittedFromAccepted(_Base):
+    """Submission bounds checked against the largest timestamp only: -1 passes."""
+
+    def _check_list_query(self, scope: Any, query: Any) -> None:
+        if _negative(getattr(getattr(query, "filters", None), "submitted_from", None)):
+            query = _query_standing_in(query, submitted_from=0)
+        super()._check_list_query(scope, query)
+
+
+class NegativeBatchLimitAccepted(_Base):
+    """expire_batch refuses 0 and more than 100 only: -1 drops the last candidate (memory)
+    or lifts the LIMIT (SQLite)."""
+
+    def _valid_limit(self, limit: Any) -> bool:
+        return super()._valid_limit(limit) or _negative(limit)
+
+
+class TrueBatchLimitIsOne(_Base):
+    """expire_batch checks isinstance(limit, int), which True passes (as 1)."""
+
+    def _valid_limit(self, limit: Any) -> bool:
+        return isinstance(limit, int) and 1 <= limit <= spec.MAX_RECOVERY_BATCH
+
+
+MUTANTS = (
+    Mutant("negative_concurrency_accepted", "open_session refuses concurrency 0 only, so -1 "
+           "opens a session", "LDG-SESSION-002", NegativeConcurrencyAccepted),
+    Mutant("numeric_string_concurrency", 'open_session coerces concurrency with int(): "2" '
+           "opens a session of two", "LDG-SESSION-002", NumericStringConcurrency),
+    Mutant("session_id_type_unchecked", "extend_session of a non-string id answers "
+           "unknown_session", "LDG-SESSION-003", SessionIdTypeUnchecked),
+    Mutant("empty_key_looked_up", "lookup_submission of an empty key answers none",
+           "LDG-LOOKUP-001", EmptyKeyLookedUp),
+    Mutant("empty_key_accepted", "a submission with an empty idempotency key is accepted",
+           "LDG-SUBMIT-004", EmptyKeyAccepted),
+    Mutant("empty_program_part_accepted", "an empty program id or version is accepted",
+           "LDG-SUBMIT-004", EmptyProgramPartAccepted),
+    Mutant("zero_max_attempts_accepted", "a retry policy of 0 attempts is accepted (a task no "
+           "claim can take)", "LDG-SUBMIT-004", ZeroMaxAttemptsAccepted),
+    Mutant("negative_retry_delay_accepted", "a negative retry delay is accepted",
+           "LDG-SUBMIT-004", NegativeRetryDelayAccepted),
+    Mutant("zero_timeout_is_the_default", "attempt_timeout_ms 0 is taken as the default "
+           "300 000", "LDG-SUBMIT-004", ZeroTimeoutIsTheDefault),
+    Mutant("empty_archive_accepted", "a descriptor of size 0 is accepted", "LDG-SUBMIT-004",
+           EmptyArchiveAccepted),
+    Mutant("empty_digest_accepted", "a descriptor with an empty digest is accepted",
+           "LDG-SUBMIT-004", EmptyDigestAccepted),
+    Mutant("empty_task_id_not_found", "a read, history or cancel of an empty task id answers "
+           "not_found", "LDG-READ-001", EmptyTaskIdNotFound),
+    Mutant("empty_attempt_id_not_found", "inspect_attempt of an empty attempt id answers "
+           "not_found", "LDG-READ-003", EmptyAttemptIdNotFound),
+    Mutant("history_after_true_is_one", "history(after_sequence=True) pages after event 1",
+           "LDG-HISTORY-001", HistoryAfterTrueIsOne),
+    Mutant("negative_consumer_accepted", "acquire by consumer -1 claims a task",
+           "LDG-ACQ-005", NegativeConsumerAccepted),
+    Mutant("negative_sequence_ordered", "a negative acquisition sequence answers out_of_order "
+           "or obsolete_operation", "LDG-ACQ-005", NegativeSequenceOrdered),
+    Mutant("empty_session_id_looked_up", "acquire with an empty session id answers "
+           "unknown_session", "LDG-ACQ-005", EmptySessionIdLookedUp),
+    Mutant("zero_deadline_is_no_deadline", "probe_acquisition with deadline 0 claims as if no "
+           "deadline were given", "LDG-ACQ-015", ZeroDeadlineIsNoDeadline),
+    Mutant("negative_generation_accepted", "a claim at generation -1 answers a disposition",
+           "LDG-DISPATCH-007", NegativeGenerationAccepted),
+    Mutant("empty_dispatch_task_looked_up", "a claim of an empty task id answers not_found",
+           "LDG-DISPATCH-007", EmptyDispatchTaskLookedUp),
+    Mutant("negative_claim_sequence_ordered", "a claim at a negative sequence answers "
+           "out_of_order", "LDG-DISPATCH-007", NegativeClaimSequenceOrdered),
+    Mutant("empty_intent_is_keep_alive", 'a renewal with intent "" is a keep-alive',
+           "LDG-RENEW-008", EmptyIntentIsKeepAlive),
+    Mutant("renew_session_id_looked_up", "renew with an owner's empty session id answers "
+           "unknown_session", "LDG-OWNER-001", RenewSessionIdLookedUp),
+    Mutant("negative_owner_numbers_compared", "settle with consumer id -1 answers "
+           "ownership_lost", "LDG-OWNER-001", NegativeOwnerNumbersCompared),
+    Mutant("owner_checked_as_text", "settle refuses an owner with an empty lease id or "
+           "generation 0 as malformed, where the seed answers ownership_lost",
+           "LDG-SETTLE-002", OwnerCheckedAsText),
+    Mutant("failure_phase_unchecked", "a failure report with an empty phase is accepted",
+           "LDG-SETTLE-006", FailurePhaseUnchecked),
+    Mutant("empty_failure_kind_is_runtime", "a failure report with an empty kind is taken "
+           "as a runtime failure", "LDG-SETTLE-006", EmptyFailureKindIsRuntime),
+    Mutant("empty_process_id_accepted", "a report with an empty process id is accepted",
+           "LDG-SETTLE-006", EmptyProcessIdAccepted),
+    Mutant("negative_elapsed_accepted", "a report with a negative elapsed_ms is accepted",
+           "LDG-SETTLE-006", NegativeElapsedAccepted),
+    Mutant("empty_operation_id_accepted", "a settlement with an empty operation id is "
+           "accepted", "LDG-SETTLE-006", EmptyOperationIdAccepted),
+    Mutant("report_context_checked_as_text", "a report naming an empty digest is refused as "
+           "malformed, where the seed answers conflict", "LDG-SETTLE-005",
+           ReportContextCheckedAsText),
+    Mutant("negative_page_limit_accepted", "list_tasks with limit -1 answers an empty page",
+           "LDG-LIST-004", NegativePageLimitAccepted),
+    Mutant("empty_cursor_is_the_first_page", 'list_tasks with cursor "" answers the first '
+           "page", "LDG-LIST-007", EmptyCursorIsTheFirstPage),
+    Mutant("empty_state_filter_is_none", 'a state filter "" lists every state',
+           "LDG-LIST-004", EmptyStateFilterIsNone),
+    Mutant("zero_until_is_no_bound", "submitted_until 0 cuts nothing", "LDG-LIST-002",
+           ZeroUntilIsNoBound),
+    Mutant("negative_submitted_from_accepted", "submitted_from -1 is accepted",
+           "LDG-LIST-004", NegativeSubmittedFromAccepted),
+    Mutant("negative_batch_limit_accepted", "expire_batch(-1) scans", "LDG-RECOVER-002",
+           NegativeBatchLimitAccepted),
+    Mutant("true_batch_limit_is_one", "expire_batch(True) scans one candidate",
+           "LDG-RECOVER-002", TrueBatchLimitIsOne),
+)

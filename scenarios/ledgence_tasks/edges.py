@@ -1,0 +1,169 @@
+"""Every argument of ledgence-tasks sent at its edges: empty strings, zero, negative numbers, a
+bool or a string where an integer belongs, None where an id belongs.
+
+The seed's commands are Rust types, so a negative number, a non-integer or an unknown
+vocabulary word cannot reach its store at all (the kit refuses it: invalid_input); every other
+edge gets the answer the seed's code gives it, often not invalid_input: an empty lease id in a
+settle matches no owner (ownership_lost), an empty task id finds no task (not_found), an empty
+digest in a report conflicts, retry_delay_ms 0 and a failure message "" are accepted,
+submitted_until 0 keeps nothing. Each scenario ends with the valid call the refusals must have
+left possible (nothing they refused wrote anything). The known-faulty stores of
+``adapters/faulty/ledgence_edges.py`` are each caught here.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.opaque import Ref
+
+from ..harness import Harness
+from .scripted import (
+    DESCRIPTOR,
+    QUEUE,
+    SCOPE,
+    acquire,
+    claim,
+    command,
+    confirm,
+    context,
+    failure,
+    history,
+    last_attempt,
+    open_ws,
+    owner,
+    page,
+    probe,
+    reads,
+    renew,
+    scenario,
+    settle,
+    submit,
+    submit_task,
+    success,
+    task_input,
+)
+
+NO_NAMESPACE = spec.Scope("acme", "")
+
+
+@scenario()
+def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
+    """Concurrency -1 and "2", an empty namespace, a None session id; an empty key looked up
+    and submitted; an empty program id and version, 0 and -1 attempts, a delay of -1 (0 is
+    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest: all refused,
+    nothing bound."""
+    for concurrency in (-1, "2"):
+        h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))  # type: ignore[arg-type]
+    h.apply("worker", spec.OpenSession(NO_NAMESPACE, QUEUE, 1))
+    h.apply("worker", spec.ExtendSession(None))
+    h.apply("client", spec.LookupSubmission(SCOPE, ""))
+    h.apply("client", spec.LookupSubmission(NO_NAMESPACE, f"{p}-k"))
+    key = f"{p}-k"
+    submit(h, "", task_input())
+    for program in (spec.Program("", "1.2.0"), spec.Program("mailer", "")):
+        submit(h, key, task_input(program=program), attrs.evolve(DESCRIPTOR, program=program))
+    for policy in (spec.RetryPolicy(0, 5000), spec.RetryPolicy(-1, 5000),
+                   spec.RetryPolicy(3, -1)):
+        submit(h, key, task_input(retry_policy=policy))
+    for timeout in (0, -1):
+        submit(h, key, task_input(attempt_timeout_ms=timeout))
+    for size in (0, -1):
+        submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, size=size))
+    submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, digest=""))
+    submit(h, key, task_input(scope=NO_NAMESPACE))
+    h.apply("client", spec.LookupSubmission(SCOPE, key))  # none of those bound the key
+    submit(h, key, task_input(retry_policy=spec.RetryPolicy(1, 0)))  # a delay of 0 is valid
+    h.apply("client", spec.LookupSubmission(SCOPE, key))
+
+
+@scenario()
+def edges_of_reads(h: Harness, p: str) -> None:
+    """An empty task id for every read, history and cancel, an empty namespace, an empty
+    attempt id; history after True and -1 (refused) and after 0."""
+    t = submit_task(h, f"{p}-a")
+    h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # three events: after 1 is not after 0
+    for read in (spec.Status, spec.Result, spec.Inspect, spec.Cancel):
+        h.apply("client", read(SCOPE, ""))
+    h.apply("client", spec.Status(NO_NAMESPACE, Ref(t)))
+    h.apply("client", spec.History(SCOPE, "", 0))
+    h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), ""))
+    for after in (True, -1, 0):
+        history(h, t, after)
+
+
+@scenario()
+def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
+    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1; claims at
+    generation -1, of an empty task id and at sequence -1: all refused, no cursor moved, so
+    the well-formed acquire that follows claims the first task."""
+    ws = open_ws(h, concurrency=2)
+    t = submit_task(h, f"{p}-a")
+    u = submit_task(h, f"{p}-b")
+    h.advance(1_000)  # deadline 0 is before now
+    acquire(h, ws, -1, 1)
+    acquire(h, ws, 0, -1)
+    h.apply(f"{ws}/0", spec.Acquire(spec.AcquireCommand(SCOPE, QUEUE, "", 0, 1)))
+    h.apply(f"{ws}/0", spec.Acquire(command(ws, 0, 1, queue="")))
+    for deadline in (0, -1):
+        probe(h, ws, 0, 1, finish_empty=True, deadline=deadline)
+    claim(h, ws, 1, 1, u, -1)
+    claim(h, ws, 1, 1, "", 1)
+    claim(h, ws, 1, -1, u, 1)
+    acquire(h, ws, 0, 1)
+    reads(h, t, last_attempt(h))
+
+
+@scenario()
+def edges_of_owner_calls(h: Harness, p: str) -> None:
+    """Owners with an empty lease, session, task or attempt id, generation 0 and -1, consumer
+    -1 and an empty namespace, for settle, confirm_quiescence and renew; failure reports with
+    an empty phase or kind, a report with an empty process id or elapsed_ms -1, quiescence "",
+    operation id "", an empty digest, task or attempt id in the report; intent "". Then the
+    renewal and the settlement (with a failure message "") those left possible."""
+    ws = open_ws(h)
+    t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    ok = success(h, a)
+    forged = ({"lease_id": ""}, {"worker_session_id": ""}, {"generation": 0},
+              {"task_id": ""}, {"attempt_id": ""}, {"consumer_id": -1}, {"generation": -1},
+              {"scope": NO_NAMESPACE})
+    for changes in forged:
+        settle(h, a, ok, who=owner(h, a, **changes))
+    settle(h, a, attrs.evolve(failure(h, a), phase=""))
+    settle(h, a, attrs.evolve(failure(h, a), kind=""))
+    settle(h, a, attrs.evolve(ok, process_id=""))
+    settle(h, a, attrs.evolve(ok, elapsed_ms=-1))
+    settle(h, a, ok, quiescence="")
+    settle(h, a, ok, operation_id="")
+    for field in ("digest", "task_id", "attempt_id"):
+        settle(h, a, attrs.evolve(ok, context=context(h, a, **{field: ""})))
+    for changes in forged:
+        confirm(h, a, who=owner(h, a, **changes))
+    for changes in forged:
+        renew(h, a, 1, who=owner(h, a, **changes))
+    renew(h, a, 1, "")
+    renew(h, a, 1)  # nothing before was a renewal: this is the first
+    quiet = spec.ExecutionFailure(context(h, a), "integrity", "", "execution", True)
+    settle(h, a, quiet)  # an empty message is a message
+    reads(h, t, a)
+
+
+@scenario()
+def edges_of_listing_and_recovery(h: Harness, p: str) -> None:
+    """Page limits -1, an empty cursor, an empty state filter, submitted_from -1 (refused);
+    submitted_until 0 (an empty page) and submitted_from 0 (every task); expire_batch(-1) and
+    expire_batch(True) (refused)."""
+    for k in range(2):
+        submit_task(h, f"{p}-{k}")
+        h.advance(10)
+    page(h, -1)
+    page(h, 2, "")
+    page(h, state="")
+    page(h, submitted_from=-1)
+    page(h, submitted_until=0)
+    page(h, submitted_from=0)
+    for limit in (-1, True):
+        h.apply("ops", spec.ExpireBatch(limit))
