@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "as unknown (default: a weak pass is a pass, with a warning)")
     group.addoption("--fencepost-call-timeout", type=float, default=None, metavar="SECONDS",
                     help="how long one store call may take before the run stops with the "
-                         "clauses at stake unknown (default 5, or FENCEPOST_CALL_TIMEOUT)")
+                         "clauses at stake unknown (default 10, or FENCEPOST_CALL_TIMEOUT)")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
 
