@@ -182,8 +182,7 @@ def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
     return [n for n in names if any(ns in n for ns in namespaces)]
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130),
-                                              (signal.SIGHUP, 129)])
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
                                                             signum: int, code: int) -> None:
     adapter = "hostile:adk_ledger__hang_in_concurrent__postgres"
@@ -208,6 +207,26 @@ def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_u
     report = complete_report(tmp_path / "R", "adk-ledger")
     assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
     assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
+
+
+def test_sighup_stops_a_stuck_run_like_sigterm(tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         "hostile:adk_ledger__hang_in_concurrent", "--seed", "3", "--report", "R",
+         "--call-timeout", "600"],
+        cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    assert child.stderr is not None
+    for line in child.stderr:
+        if line.startswith("... concurrent"):
+            break
+    else:
+        pytest.fail(f"the run ended before its concurrent phase: {child.wait()}")
+    child.send_signal(signal.SIGHUP)
+    out, err = child.communicate(timeout=HANG_GUARD_S)
+    assert child.returncode == 129, out + err
+    assert "interrupted by SIGHUP" in err
+    assert verdicts(complete_report(tmp_path / "R", "adk-ledger"))["ADK-LIN-001"][0] == "unknown"
 
 
 # -- the adapter's faults are the adapter's -----------------------------------------------------
