@@ -222,7 +222,7 @@ class _Run:
             _stopped(suite, world, str(stop))
         finally:
             for w in reversed(list(world.live)):
-                _discard(w, world.evidence)
+                w.discard()  # a failure is noted in the evidence as the adapter's fault
 
     def result(self) -> RunResult:
         w = self.world
@@ -278,11 +278,6 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
     if world.check:
         _lost(suite, evidence, world.check, reason)
         evidence.ended[world.check] = f"lost: {reason}"
-
-
-def _discard(world: World, evidence: Evidence) -> None:
-    """Drop one world's data (a failure is noted in ``evidence`` as the adapter's fault)."""
-    world.discard()
 
 
 def _close_factory(factory: Any, evidence: Evidence, guard: Guard) -> None:
@@ -369,7 +364,7 @@ def _run_concurrent(suite: Suite, world: World, profile: Profile, seed: int,
         return None
     finally:
         if not world.guard.abandoned:
-            _discard(fork, world.evidence)
+            fork.discard()
     verdict = run.verdict
     starved = unanswered(run.history, suite.partition)
     for clause in clauses:
