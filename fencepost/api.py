@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -45,6 +45,7 @@ def check(
     concurrent_ops: int | None = None,
     strict: bool = False,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    first: Collection[str] = (),
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -54,9 +55,10 @@ def check(
     With ``strict``, a clause that passed without reaching each of its situations is
     ``unknown`` rather than a weak pass. A store call that does not return within
     ``call_timeout_s`` stops the run: the clauses at stake are ``unknown``, the verdicts
-    reached so far stay. Ctrl-C raises :class:`~fencepost.scenarios.runner.Interrupted`, whose
-    ``report`` holds the partial report, after the run's data was dropped.
-    Raises
+    reached so far stay. The checks named in ``first`` (a clause's ``checks``) run before the
+    others; with ``stop_when`` this finds one clause's failure soonest. Ctrl-C raises
+    :class:`~fencepost.scenarios.runner.Interrupted`, whose ``report`` holds the partial
+    report, after the run's data was dropped. Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
     """
@@ -83,7 +85,7 @@ def check(
     run = functools.partial(
         run_suite, suite, factory, profile=chosen, seed=seed, options=options,
         progress=progress or (lambda _: None), stop_when=stop_when,
-        call_timeout_s=call_timeout_s)
+        call_timeout_s=call_timeout_s, first=first)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):

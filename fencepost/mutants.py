@@ -86,6 +86,7 @@ def run_mutants(
             seed=seed,
             options=dict(mutant.options),
             stop_when=lambda evidence, expected=expected: expected in evidence.failures,
+            first=entry.load_spec().CLAUSES[expected].checks,
         )
         failed = report.failed()
         by_id = {v.clause.id: v for v in failed}

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,9 @@ STATUS_FD_ENV = "FENCEPOST_STATUS_FD"
 SUPERVISE_ENV = "FENCEPOST_SUPERVISED"
 CHILD_GRACE_S = 10.0
 """After passing a signal on: how long the child may take to clean up before it is killed."""
+
+WAIT_SLICE_S = 0.5
+"""The supervisor waits for its child in slices this long (see :func:`_wait`)."""
 
 SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants"})
 
@@ -85,9 +89,11 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     reader = threading.Thread(target=_read_status, args=(read_fd, said), daemon=True)
     reader.start()
     forwarded: list[int] = []
+    since: list[float] = []  # when the first signal was passed on
 
     def forward(signum: int, _frame: Any) -> None:
         forwarded.append(signum)
+        since.append(time.monotonic())
         try:
             child.send_signal(signum)
         except ProcessLookupError:
@@ -96,7 +102,7 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     previous = {s: signal.signal(s, forward)
                 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        code = _wait(child, forwarded)
+        code = _wait(child, forwarded, since)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -124,16 +130,20 @@ def _die_with_parent() -> None:
         pass
 
 
-def _wait(child: subprocess.Popen[bytes], forwarded: list[int]) -> int:
+def _wait(child: subprocess.Popen[bytes], forwarded: list[int], since: list[float]) -> int:
+    """The child's exit code; once a signal was passed on, the child is killed if it has not
+    ended within :data:`CHILD_GRACE_S`. The wait is in slices of :data:`WAIT_SLICE_S`: a
+    signal handled during a wait does not end it, so the deadline is looked at between them."""
     while True:
         try:
-            if forwarded:
-                return child.wait(CHILD_GRACE_S)
-            return child.wait()
+            return child.wait(WAIT_SLICE_S)
         except subprocess.TimeoutExpired:
-            child.kill()
+            if since and time.monotonic() - since[0] > CHILD_GRACE_S:
+                child.kill()
+                return child.wait()
         except KeyboardInterrupt:  # a SIGINT that arrived before the handler was set
             forwarded.append(signal.SIGINT)
+            since.append(time.monotonic())
             child.send_signal(signal.SIGINT)
 
 

@@ -108,6 +108,7 @@ class Guard:
         """Why the run is stopping (no new store call may start), or None."""
         self.abandoned = False
         self._lock = threading.Lock()
+        self._returned = threading.Condition(self._lock)
         self._inflight: dict[int, InFlight] = {}
         self._waiting: set[threading.Event] = set()
 
@@ -144,6 +145,7 @@ class Guard:
         with self._lock:
             if self._inflight.get(token.thread) is token:
                 del self._inflight[token.thread]
+                self._returned.notify_all()
             if self.abandoned:
                 raise RunAbandoned(self.stopped or "the run was abandoned")
 
@@ -173,26 +175,34 @@ class Guard:
 
     def await_done(self, done: threading.Event) -> None:
         """Wait until ``done`` is set; raise :class:`CallTimedOut` when a call in flight on any
-        thread overruns, :class:`RunStopped` when the run is cancelled meanwhile."""
+        thread overruns, :class:`RunStopped` (:class:`RunAbandoned`) when the run is stopping,
+        whether it was before the wait or meanwhile: a stopped run unwinds, it does not go on
+        to its next burst (whose threads may never come)."""
         with self._lock:
             self._waiting.add(done)
         try:
-            while not done.wait(self._next_deadline()):
+            while not self._woken(done):
                 late = self.overdue()
                 if late is not None:
                     self.stop(self.describe(late))
                     raise CallTimedOut(self.describe(late))
-                if self.stopped is not None:
-                    raise RunStopped(self.stopped)
-            if self.stopped is not None and self.abandoned:
-                raise RunAbandoned(self.stopped)
         finally:
             with self._lock:
                 self._waiting.discard(done)
 
+    def _woken(self, done: threading.Event) -> bool:
+        """Wait for ``done`` until the next call could overrun; raise if the run is stopping."""
+        if self.stopped is None:
+            set_ = done.wait(self._next_deadline())
+        else:
+            set_ = True
+        if self.stopped is not None:
+            raise (RunAbandoned if self.abandoned else RunStopped)(self.stopped)
+        return set_
+
     def stop(self, reason: str) -> None:
         """No new store call may start (cleanup calls excepted); wake every :meth:`await_done`
-        (it raises :class:`RunStopped` unless its event really was set)."""
+        (it raises :class:`RunStopped`)."""
         with self._lock:
             if self.stopped is None:
                 self.stopped = reason
@@ -216,6 +226,13 @@ class Guard:
         for event in waiting:
             event.set()
         return reason
+
+    def quiesce(self, thread: int | None, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) until ``thread`` has no store call in flight; True if
+        so. After :meth:`abandon` it can start no other: its data can then be dropped without a
+        factory call of the thread recreating tables behind the drop."""
+        with self._returned:
+            return self._returned.wait_for(lambda: thread not in self._inflight, timeout_s)
 
     def abandon(self, reason: str) -> None:
         """Give up on the run's threads: every later store call raises at once."""
@@ -313,6 +330,7 @@ def supervise(guard: Guard, body: Callable[[], T]) -> Supervised:
                 break
         if not finished.is_set():
             guard.abandon(guard.stopped or "interrupted")
+            guard.quiesce(ident, grace)
             return Supervised(abandoned=guard.stopped, interrupted=interrupted)
     return Supervised(box.get("value"), box.get("error"), interrupted=interrupted)
 

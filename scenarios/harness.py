@@ -112,6 +112,8 @@ class World:
     check: str = ""
     """The check running now (the clauses at stake if the run stops)."""
     env: AdapterEnv = attrs.field(init=False)
+    _dropping: threading.Lock = attrs.field(init=False, factory=threading.Lock)
+    _dropped: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self.env = AdapterEnv(
@@ -128,6 +130,7 @@ class World:
         if self.store is None:
             if self not in self.live:
                 self.live.append(self)
+                self._dropped = False
             try:
                 self.store = self.guard.run("the adapter factory", self.factory, self.env)
             except (StoreLost, ConfigurationError):
@@ -175,16 +178,27 @@ class World:
             self.close()
         except AdapterFault as e:
             self.evidence.faults.append(f"{self.namespace}: {e}")
+        discard = getattr(self.factory, "discard", None)
+        try:
+            if discard is not None:
+                self.guard.run("the adapter factory's discard", self.drop_data, discard,
+                               cleanup=True)
+        except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+            self.evidence.faults.append(
+                f"{self.namespace}: the factory's discard raised {_said(e)}")
         finally:
+            # Only now is the data gone: a run abandoned while this discard is under way still
+            # finds the world in ``live`` and waits for it in drop_data.
             if self in self.live:
                 self.live.remove(self)
-        discard = getattr(self.factory, "discard", None)
-        if discard is not None:
-            try:
-                self.guard.run("the adapter factory's discard", discard, self.env, cleanup=True)
-            except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-                self.evidence.faults.append(
-                    f"{self.namespace}: the factory's discard raised {_said(e)}")
+
+    def drop_data(self, discard: Callable[[AdapterEnv], Any]) -> None:
+        """``discard(env)`` once, whichever thread asks first; a second caller waits for the
+        first (a stopped run's supervisor must not exit while the run's thread drops)."""
+        with self._dropping:
+            if not self._dropped:
+                discard(self.env)
+                self._dropped = True
 
 
 def _unavailable(e: BaseException) -> bool:

@@ -5,7 +5,9 @@ their SQLAlchemy engine), both fast and pointed; then the state machine (broad);
 real-thread races; then the concurrent run, whose history is checked for linearizability. Each
 check runs on ids of its own (a prefix), against one store opened once per run (the fault cases
 and the concurrent run that see whole queues on stores of their own), under one simulated clock
-that only moves forward.
+that only moves forward. A run may name checks to run ``first`` (``fencepost mutants`` names
+the checks of the clause it expects to fail, and stops once it has): their phases, and they
+within their phase, go before the others; the rest keep this order.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -31,7 +33,14 @@ from .concurrent import run_concurrent
 from .evidence import Evidence, Failure
 from .fault_checks import fault_check
 from .faults import FAULT_INJECTION, found_capabilities
-from .guard import DEFAULT_CALL_TIMEOUT_S, Guard, RunAbandoned, RunStopped, supervise
+from .guard import (
+    CANCEL_GRACE_S,
+    DEFAULT_CALL_TIMEOUT_S,
+    Guard,
+    RunAbandoned,
+    RunStopped,
+    supervise,
+)
 from .harness import AdapterFault, ClauseViolation, Harness, StoreLost, World
 from .history import History
 from .linearizability import NOT_LINEARIZABLE, UNKNOWN, Verdict, render_counterexample
@@ -152,6 +161,7 @@ def run_suite(
     progress: Progress = _quiet,
     stop_when: Callable[[Evidence], bool] | None = None,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    first: Collection[str] = (),
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -160,7 +170,8 @@ def run_suite(
     the run is dropped on every path (the factory's ``discard``). Ctrl-C (or a signal the
     caller turns into :class:`Interrupted`) raises :class:`Interrupted` holding the partial
     result. ``stop_when(evidence)``, checked between checks, ends the run early once it is
-    true (the mutants command stops as soon as the expected clause has failed)."""
+    true (the mutants command stops as soon as the expected clause has failed); the checks named
+in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others."""
     try:
         opts = options_with_defaults(suite.model.choices, options or {}, suite.model.settings)
         guard = Guard(call_timeout_s)
@@ -174,11 +185,15 @@ def run_suite(
         options=opts,
         guard=guard,
     )
-    run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False))
+    run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
+               frozenset(first))
     ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
         _stopped(suite, world, ended.abandoned)
-        _drop_abandoned(world, guard.timeout_s)
+        # Interrupted: the user is waiting (and the command's supervisor kills a child that
+        # takes more than CHILD_GRACE_S); a drop held up longer is noted as such.
+        _drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
+                        else guard.timeout_s)
     if not guard.abandoned:
         _close_factory(factory, world.evidence, guard)
     result = run.result()
@@ -200,6 +215,7 @@ class _Run:
     seed: int
     progress: Progress
     done: Callable[[Evidence], bool]
+    first: frozenset[str] = frozenset()
     timings: dict[str, float] = attrs.Factory(dict)
     examples: int = 0
     gated_off: dict[str, str] = attrs.Factory(dict)
@@ -209,8 +225,11 @@ class _Run:
         suite, world = self.suite, self.world
         try:
             open_checked(suite, world)
-            for phase in (self._scenarios, self._faults, self._machine, self._races,
-                          self._concurrent):
+            phases = {"scenario": self._scenarios, "fault": self._faults,
+                      "machine": self._machine, "race": self._races,
+                      CONCURRENT: self._concurrent}
+            for kind in first_of(phases, {c.split(":")[0] for c in self.first}):
+                phase = phases[kind]
                 t0 = time.perf_counter()
                 phase()
                 self.timings[phase.__name__.strip("_")] = time.perf_counter() - t0
@@ -231,10 +250,10 @@ class _Run:
                          dict(self.timings), w.evidence.steps, self.examples, self.history)
 
     def _scenarios(self) -> None:
-        _run_scenarios(self.suite, self.world, self.progress, self.done)
+        _run_scenarios(self.suite, self.world, self.progress, self.done, self.first)
 
     def _faults(self) -> None:
-        _run_faults(self.suite, self.world, self.progress, self.done)
+        _run_faults(self.suite, self.world, self.progress, self.done, self.first)
 
     def _machine(self) -> None:
         profile, world = self.profile, self.world
@@ -252,7 +271,7 @@ class _Run:
 
     def _races(self) -> None:
         self.gated_off.update(_run_races(self.suite, self.world, self.profile, self.progress,
-                                         self.done))
+                                         self.done, self.first))
 
     def _concurrent(self) -> None:
         self.history = _run_concurrent(self.suite, self.world, self.profile, self.seed,
@@ -262,6 +281,11 @@ class _Run:
                 if CONCURRENT in clause.checks:
                     self.gated_off[clause.id] = ("not checked: no concurrent run "
                                                  "(--concurrency 0)")
+
+
+def first_of(names: Collection[str], first: AbstractSet[str]) -> list[str]:
+    """``names`` in order, those in ``first`` moved to the front (each group keeps its order)."""
+    return sorted(names, key=lambda name: name not in first)
 
 
 def _ending(run: Any) -> str:
@@ -293,17 +317,19 @@ def _close_factory(factory: Any, evidence: Evidence, guard: Guard) -> None:
 
 
 def _drop_abandoned(world: World, timeout_s: float) -> None:
-    """The run's thread is stuck in a store call: drop what it left from this thread, each
-    ``discard`` bounded too (a store stuck holding a lock may block it)."""
+    """The run's thread is stuck in a store call: drop what it left from this thread, within
+    ``timeout_s`` in all (a store stuck holding a lock may block a ``discard``)."""
     discard = getattr(world.factory, "discard", None)
     close = getattr(world.factory, "close", None)
+    deadline = time.monotonic() + timeout_s
     for w in reversed(list(world.live)):
-        if discard is not None and not _bounded(discard, w.env, timeout_s):
+        left = max(0.0, deadline - time.monotonic())
+        if discard is not None and not _bounded(w.drop_data, discard, left):
             world.evidence.faults.append(
                 f"{w.namespace}: the factory's discard did not finish in {timeout_s:g} s after "
                 "the run stopped; its data may be left behind")
     if close is not None:
-        _bounded(close, None, timeout_s)
+        _bounded(close, None, max(0.0, deadline - time.monotonic()))
 
 
 def _bounded(fn: Callable[..., Any], arg: Any, timeout_s: float) -> bool:
@@ -486,12 +512,15 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
 
 
 def _run_scenarios(
-    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool]
+    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool],
+    first: AbstractSet[str] = frozenset(),
 ) -> None:
     names = [n for n, req in suite.scenarios.requires.items() if req <= world.capabilities]
-    for k, name in enumerate(names, 1):
+    number = {name: k for k, name in enumerate(names, 1)}  # the ids' prefix: as in any order
+    for name in first_of(names, {c.removeprefix("scenario:") for c in first}):
         if done(world.evidence):
             return
+        k = number[name]
         progress(f"scenario {k}/{len(names)}: {name}")
         _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"))
 
@@ -507,16 +536,19 @@ def _race_body(
 
 
 def _run_faults(
-    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool]
+    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool],
+    first: AbstractSet[str] = frozenset(),
 ) -> None:
     """Each fault case under every fault (see :mod:`.fault_checks`), when the store exposes its
     SQLAlchemy engine; without it the fault clauses are unsupported."""
     faults = suite.faults
     if faults is None or FAULT_INJECTION not in world.capabilities:
         return
-    for k, name in enumerate(faults, 1):
+    number = {name: k for k, name in enumerate(faults, 1)}
+    for name in first_of(list(faults), {c.removeprefix("fault:") for c in first}):
         if done(world.evidence):
             return
+        k = number[name]
         progress(f"faults {k}/{len(faults)}: {name}")
         _run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
 
@@ -527,6 +559,7 @@ def _run_races(
     profile: Profile,
     progress: Progress,
     done: Callable[[Evidence], bool],
+    first: AbstractSet[str] = frozenset(),
 ) -> dict[str, str]:
     gated_off: dict[str, str] = {}
     for clause in suite.clauses:
@@ -537,7 +570,9 @@ def _run_races(
                 gated_off[clause.id] = f"not checked under option {gate[0]}={value}"
     if "concurrency" not in world.capabilities:
         return gated_off
-    for index, (name, fn) in enumerate(suite.races.items()):
+    index = {name: k for k, name in enumerate(suite.races)}
+    for name in first_of(list(suite.races), {c.removeprefix("race:") for c in first}):
+        fn = suite.races[name]
         gate = suite.race_gates.get(name)
         if gate and world.options.get(gate[0]) != gate[1]:
             continue
@@ -545,7 +580,7 @@ def _run_races(
             if done(world.evidence):
                 return gated_off
             progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
-            prefix = f"r{index}x{r}"
+            prefix = f"r{index[name]}x{r}"
             if not _run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
                 break
     return gated_off

@@ -25,14 +25,40 @@ ADK_OPTIONS = ", ".join(sorted(c.name for c in (*spec.CHOICES, *getattr(spec, "S
 ADK_SQLITE_ONLY = [m.name for m in contract("adk-ledger").mutants() if "memory" not in m.bases]
 
 
-def fencepost_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def fencepost_cli(*args: str, cwd: Path, read_only: Path | None = None
+                  ) -> subprocess.CompletedProcess[str]:
     """The command in a subprocess whose temporary directory is ``cwd/tmp`` (private, so the
-    test can see what a run leaves there even with other tests running alongside)."""
+    test can see what a run leaves there even with other tests running alongside); with
+    ``read_only``, that directory (see :func:`read_only`) cannot be written by the command."""
     private = cwd / "tmp"
     private.mkdir(exist_ok=True)
     env = dict(os.environ, TMPDIR=str(private))
-    return subprocess.run([sys.executable, "-m", "fencepost.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    command = [sys.executable, "-m", "fencepost.cli", *args]
+    if read_only is not None and ROOT_USER:
+        command = _in_read_only_mount(read_only, command)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def read_only(parent: Path) -> Path:
+    """A directory the command may not write into: mode 0500, and for root (who may write
+    anywhere that mode allows) a read-only bind mount of it in a mount namespace of the
+    command's own (``unshare -m``: nothing outside sees the mount)."""
+    locked = parent / "locked"
+    locked.mkdir(mode=0o500)
+    if ROOT_USER:
+        probe = subprocess.run(_in_read_only_mount(locked, ["true"]), capture_output=True,
+                               text=True)
+        if probe.returncode != 0:
+            reason = f"root cannot make a read-only mount here: {probe.stderr.strip()}"
+            if os.environ.get("CI") == "true":
+                pytest.fail(reason)
+            pytest.skip(reason)
+    return locked
+
+
+def _in_read_only_mount(directory: Path, command: list[str]) -> list[str]:
+    script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"')
+    return ["unshare", "-m", "sh", "-c", script, str(directory), *command]
 
 
 def assert_one_line_usage_error(result: subprocess.CompletedProcess[str], message: str) -> None:
@@ -79,13 +105,11 @@ def test_a_sqlite_path_under_a_file_or_naming_a_directory_is_one_line(tmp_path: 
     assert_one_line_usage_error(result, f"{tmp_path} is a directory; name a file in it")
 
 
-@pytest.mark.skipif(ROOT_USER, reason="root may write into a read-only directory")
 def test_a_sqlite_path_in_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
+    locked = read_only(tmp_path)
     try:
         result = fencepost_cli("check", "adk-ledger", "--adapter", f"sqlite:///{locked}/x.db",
-                               "--quiet", cwd=tmp_path)
+                               "--quiet", cwd=tmp_path, read_only=locked)
     finally:
         locked.chmod(0o700)
     assert_one_line_usage_error(result, f"directory {locked} is not writable")
@@ -112,13 +136,11 @@ def test_a_report_file_that_is_a_directory_is_found_before_the_run(tmp_path: Pat
     assert_one_line_usage_error(result, "junit.xml cannot be overwritten")
 
 
-@pytest.mark.skipif(ROOT_USER, reason="root may write into a read-only directory")
 def test_a_report_dir_that_is_not_writable_is_found_before_the_run(tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
+    locked = read_only(tmp_path)
     try:
         result = fencepost_cli("check", "adk-ledger", "--report", str(locked / "R"), "--quiet",
-                               cwd=tmp_path)
+                               cwd=tmp_path, read_only=locked)
     finally:
         locked.chmod(0o700)
     assert_one_line_usage_error(result, f"directory {locked} is not writable")
