@@ -197,13 +197,23 @@ class LedgerCore:
         self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
-            if row.phase == spec.COMPLETED:
-                raise spec.Completed(invocation_id)
-            if not self._claimable(row, now_ms):
-                raise spec.InvocationOwned(invocation_id)
-            row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
-            slot.update(row)
-            return self._view(row)
+            self._check_claimable(row, owner_token, now_ms)
+            return self._grant(slot, row, owner, owner_token, now_ms, lease_ms)
+
+    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+        """Why ``row`` cannot be claimed at ``now``: completed, or owned. ``token`` is the
+        claimant's; the seed does not look at it (a live lease is owned whoever asks)."""
+        if row.phase == spec.COMPLETED:
+            raise spec.Completed(row.invocation_id)
+        if not self._claimable(row, now):
+            raise spec.InvocationOwned(row.invocation_id)
+
+    def _grant(self, slot: Slot, row: Row, owner: str, token: str, now: int,
+               lease_ms: int) -> spec.Invocation:
+        """Write the claim of ``row`` to ``slot`` and answer the claimed invocation."""
+        claimed = self._claimed(row, owner, token, now, lease_ms)
+        slot.update(claimed)
+        return self._view(claimed)
 
     def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
         return attrs.evolve(
@@ -222,15 +232,17 @@ class LedgerCore:
                           lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(
-                attrs.evolve(
-                    row,
-                    lease_until=now_ms + lease_ms,
-                    revision=row.revision + 1,
-                    updated_at=now_ms,
-                )
-            )
+            self._check_renewer(row, owner_token, now_ms)
+            slot.update(self._renewed(row, now_ms, lease_ms))
+
+    def _check_renewer(self, row: Row, token: str, now: int) -> None:
+        """renew's fence: the same as every write's (:meth:`_check_writer`)."""
+        self._check_writer(row, token, now)
+
+    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+        """What renew stores: the lease runs ``lease_ms`` from ``now``, the revision moves."""
+        return attrs.evolve(row, lease_until=now + lease_ms, revision=row.revision + 1,
+                            updated_at=now)
 
     def checkpoint(
         self,
@@ -247,15 +259,14 @@ class LedgerCore:
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_writer(row, owner_token, now_ms)
-            slot.update(
-                attrs.evolve(
-                    row,
-                    checkpoint=dict(checkpoint),
-                    lease_until=now_ms + lease_ms,
-                    revision=row.revision + 1,
-                    updated_at=now_ms,
-                )
-            )
+            slot.update(self._checkpointed(row, checkpoint, now_ms, lease_ms))
+
+    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> Row:
+        """What checkpoint stores: the new checkpoint, the lease running ``lease_ms`` from
+        ``now``, the revision moved."""
+        return attrs.evolve(row, checkpoint=dict(checkpoint), lease_until=now + lease_ms,
+                            revision=row.revision + 1, updated_at=now)
 
     def finish(
         self,

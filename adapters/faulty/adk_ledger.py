@@ -11,7 +11,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from functools import cached_property
 from typing import Any
 
 import attrs
@@ -23,37 +24,37 @@ from . import adk_ledger_arguments as _arguments
 from . import faults as _faults
 from .base import Mutant, round_trip
 
-# ``LedgerCore`` is the base in every mixin's MRO; the annotations below keep type checkers
-# aware of that without inheriting twice.
-_Base: Any = LedgerCore
 
-
-class CreateStampsZero(_Base):
-    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+class CreateStampsZero(LedgerCore):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
         super().create(invocation_id, metadata, checkpoint)
         with self._locked(invocation_id) as slot:
-            slot.update(attrs.evolve(slot.row, created_at=0, updated_at=0))
+            slot.update(attrs.evolve(self._require(slot), created_at=0, updated_at=0))
 
 
-class CreateMisreadsVersion(_Base):
-    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+class CreateMisreadsVersion(LedgerCore):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
         renamed = {k: v for k, v in metadata.items() if k != "workflow_version"}
         renamed["workflow_version"] = metadata.get("version")
         super().create(invocation_id, renamed, checkpoint)
 
 
-class CreateOverwrites(_Base):
-    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+class CreateOverwrites(LedgerCore):
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
         with self._locked(invocation_id) as slot:
             if slot.row is not None:
                 slot.remove()
         super().create(invocation_id, metadata, checkpoint)
 
 
-class CreateCheckThenInsert(_Base):
+class CreateCheckThenInsert(LedgerCore):
     """Checks for the id in one transaction and upserts in another."""
 
-    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
         with self._locked(invocation_id) as slot:
             exists = slot.row is not None
         if exists:
@@ -65,16 +66,16 @@ class CreateCheckThenInsert(_Base):
         super().create(invocation_id, metadata, checkpoint)
 
 
-class GetOfMissingIsBlank(_Base):
+class GetOfMissingIsBlank(LedgerCore):
     def get(self, invocation_id: str) -> spec.Invocation:
         try:
-            return super().get(invocation_id)  # type: ignore[no-any-return]
+            return super().get(invocation_id)
         except spec.NotFound:
             return spec.Invocation(invocation_id, None, None, None, {}, "ready", None, False,
                                    None, 0, 0, 0, 0)
 
 
-class GetTouchesRecord(_Base):
+class GetTouchesRecord(LedgerCore):
     """An ORM ``onupdate`` column: every read through the session bumps updated_at."""
 
     def get(self, invocation_id: str) -> spec.Invocation:
@@ -82,72 +83,60 @@ class GetTouchesRecord(_Base):
             row = self._require(slot)
             row = attrs.evolve(row, updated_at=self.env.clock())
             slot.update(row)
-            return self._view(row)  # type: ignore[no-any-return]
+            return self._view(row)
 
 
-class OwnedMeansLive(_Base):
+class OwnedMeansLive(LedgerCore):
     def _view(self, row: Row) -> spec.Invocation:
         view = super()._view(row)
         return attrs.evolve(view, owned=view.owned and self.env.clock() < row.lease_until)
 
 
-class ClaimCreatesMissing(_Base):
+class ClaimCreatesMissing(LedgerCore):
     def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
               lease_ms: int) -> spec.Invocation:
         try:
             self.create(invocation_id, {}, {})
         except spec.AlreadyExists:
             pass
-        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)
 
 
-class ClaimCompleted(_Base):
-    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
-              lease_ms: int) -> spec.Invocation:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            if row.phase == spec.COMPLETED:
-                row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
-                slot.update(row)
-                return self._view(row)  # type: ignore[no-any-return]
-        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+class ClaimCompleted(LedgerCore):
+    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+        if row.phase != spec.COMPLETED:
+            super()._check_claimable(row, token, now)
 
 
-class ReadyNotClaimable(_Base):
+class ReadyNotClaimable(LedgerCore):
     """The claim's WHERE clause lists the resumable phases and forgets ``ready``."""
 
     def _claimable(self, row: Row, now: int) -> bool:
-        return row.phase != spec.READY and super()._claimable(row, now)  # type: ignore[no-any-return]
+        return row.phase != spec.READY and super()._claimable(row, now)
 
 
-class SameTokenReclaims(_Base):
-    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
-              lease_ms: int) -> spec.Invocation:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            if row.token == owner_token and row.phase == spec.RUNNING:
-                row = self._claimed(row, owner, owner_token, now_ms, lease_ms)
-                slot.update(row)
-                return self._view(row)  # type: ignore[no-any-return]
-        return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)  # type: ignore[no-any-return]
+class SameTokenReclaims(LedgerCore):
+    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+        if not (row.token == token and row.phase == spec.RUNNING):
+            super()._check_claimable(row, token, now)
 
 
-class ClaimBoundaryOffByOne(_Base):
+class ClaimBoundaryOffByOne(LedgerCore):
     def _claimable(self, row: Row, now: int) -> bool:
         return row.token is None or now > row.lease_until or self._owner_dead(row)
 
 
-class ClaimKeepsOutcome(_Base):
+class ClaimKeepsOutcome(LedgerCore):
     def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
         return attrs.evolve(super()._claimed(row, owner, token, now, lease_ms), outcome=row.outcome)
 
 
-class IgnoresDeadOwners(_Base):
+class IgnoresDeadOwners(LedgerCore):
     def _owner_dead(self, row: Row) -> bool:
         return False
 
 
-class DeleteIgnoresDeadOwners(_Base):
+class DeleteIgnoresDeadOwners(LedgerCore):
     def _deletable(self, row: Row) -> bool:
         if row.token is None:
             return True
@@ -214,7 +203,7 @@ class _Traffic:
             self._changed.notify_all()
 
 
-class ClaimSelectThenUpdate(_Base):
+class ClaimSelectThenUpdate(LedgerCore):
     """Reads and decides in one transaction, writes unconditionally in a second one.
 
     The race is widened inside the store, which is the test's subject: between the two
@@ -229,51 +218,50 @@ class ClaimSelectThenUpdate(_Base):
 
     _traffic = _Traffic()
 
-    def _counted(self, name: str, *args: Any) -> Any:
-        with self._traffic.call(self.env.namespace):
-            return getattr(super(), name)(*args)
+    def _in_flight(self) -> AbstractContextManager[None]:
+        return self._traffic.call(self.env.namespace)
 
-    def create(self, *args: Any) -> None:
-        self._counted("create", *args)
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
+        with self._in_flight():
+            super().create(invocation_id, metadata, checkpoint)
 
-    def get(self, *args: Any) -> spec.Invocation:
-        return self._counted("get", *args)  # type: ignore[no-any-return]
+    def get(self, invocation_id: str) -> spec.Invocation:
+        with self._in_flight():
+            return super().get(invocation_id)
 
-    def renew(self, *args: Any) -> None:
-        self._counted("renew", *args)
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+        with self._in_flight():
+            super().renew(invocation_id, owner_token, now_ms, lease_ms)
 
-    def checkpoint(self, *args: Any) -> None:
-        self._counted("checkpoint", *args)
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Mapping[str, Any],
+                   now_ms: int, lease_ms: int) -> None:
+        with self._in_flight():
+            super().checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
 
-    def finish(self, *args: Any) -> None:
-        self._counted("finish", *args)
+    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+               checkpoint: Mapping[str, Any], now_ms: int) -> None:
+        with self._in_flight():
+            super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
 
-    def delete(self, *args: Any) -> None:
-        self._counted("delete", *args)
+    def delete(self, invocation_id: str) -> None:
+        with self._in_flight():
+            super().delete(invocation_id)
 
     def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
               lease_ms: int) -> spec.Invocation:
-        with self._traffic.call(self.env.namespace):
-            return self._claim_in_two(invocation_id, owner, owner_token, now_ms, lease_ms)
-
-    def _claim_in_two(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
-                      lease_ms: int) -> spec.Invocation:
-        self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            if row.phase == spec.COMPLETED:
-                raise spec.Completed(invocation_id)
-            if not self._claimable(row, now_ms):
-                raise spec.InvocationOwned(invocation_id)
-        round_trip()
-        self._traffic.settle(self.env.namespace)
-        with self._locked(invocation_id) as slot:
-            row = self._claimed(self._require(slot), owner, owner_token, now_ms, lease_ms)
-            slot.update(row)
-            return self._view(row)  # type: ignore[no-any-return]
+        with self._in_flight():
+            self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
+            with self._locked(invocation_id) as slot:
+                self._check_claimable(self._require(slot), owner_token, now_ms)
+            round_trip()
+            self._traffic.settle(self.env.namespace)
+            with self._locked(invocation_id) as slot:
+                return self._grant(slot, self._require(slot), owner, owner_token, now_ms,
+                                   lease_ms)
 
 
-class RenewReadThenWrite(_Base):
+class RenewReadThenWrite(LedgerCore):
     """Checks the token in one transaction and extends the lease in a second one."""
 
     def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
@@ -281,13 +269,11 @@ class RenewReadThenWrite(_Base):
             self._check_writer(self._require(slot), owner_token, now_ms)
         round_trip()
         with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            slot.update(attrs.evolve(row, token=owner_token, phase=spec.RUNNING,
-                                     lease_until=now_ms + lease_ms, revision=row.revision + 1,
-                                     updated_at=now_ms))
+            row = self._renewed(self._require(slot), now_ms, lease_ms)
+            slot.update(attrs.evolve(row, token=owner_token, phase=spec.RUNNING))
 
 
-class MissingWriteIsStale(_Base):
+class MissingWriteIsStale(LedgerCore):
     """Writes look the record up with the token in the WHERE clause: no row -> stale_owner."""
 
     def _stale_if_missing(self, invocation_id: str) -> None:
@@ -295,31 +281,34 @@ class MissingWriteIsStale(_Base):
             if slot.row is None:
                 raise spec.StaleOwner(invocation_id)
 
-    def renew(self, invocation_id: str, *args: Any) -> None:
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
         self._stale_if_missing(invocation_id)
-        super().renew(invocation_id, *args)
+        super().renew(invocation_id, owner_token, now_ms, lease_ms)
 
-    def checkpoint(self, invocation_id: str, *args: Any) -> None:
+    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Mapping[str, Any],
+                   now_ms: int, lease_ms: int) -> None:
         self._stale_if_missing(invocation_id)
-        super().checkpoint(invocation_id, *args)
+        super().checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
 
-    def finish(self, invocation_id: str, owner_token: str, phase: str, *args: Any) -> None:
+    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+               checkpoint: Mapping[str, Any], now_ms: int) -> None:
         if self._valid_finish_phase(phase):
             self._stale_if_missing(invocation_id)
-        super().finish(invocation_id, owner_token, phase, *args)
+        super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
 
 
-class RefusedWriteBumpsRevision(_Base):
-    def renew(self, invocation_id: str, *args: Any) -> None:
+class RefusedWriteBumpsRevision(LedgerCore):
+    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
         try:
-            super().renew(invocation_id, *args)
+            super().renew(invocation_id, owner_token, now_ms, lease_ms)
         except (spec.StaleOwner, spec.LeaseExpired):
             with self._locked(invocation_id) as slot:
-                slot.update(attrs.evolve(slot.row, revision=slot.row.revision + 1))
+                row = self._require(slot)
+                slot.update(attrs.evolve(row, revision=row.revision + 1))
             raise
 
 
-class ZombieCheckpoint(_Base):
+class ZombieCheckpoint(LedgerCore):
     """checkpoint checks the lease but not the token."""
 
     def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
@@ -329,7 +318,7 @@ class ZombieCheckpoint(_Base):
         super().checkpoint(invocation_id, token or owner_token, checkpoint, now_ms, lease_ms)
 
 
-class NullTokenMatchesAnyone(_Base):
+class NullTokenMatchesAnyone(LedgerCore):
     """SQL NULL semantics: ``token <> :t`` is unknown for NULL, so nothing looks stale."""
 
     def _check_writer(self, row: Row, token: str, now: int) -> None:
@@ -339,114 +328,100 @@ class NullTokenMatchesAnyone(_Base):
             raise spec.LeaseExpired(row.invocation_id)
 
 
-class ExpiryCheckedBeforeToken(_Base):
+class ExpiryCheckedBeforeToken(LedgerCore):
     def _check_writer(self, row: Row, token: str, now: int) -> None:
         if row.token is not None and not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
         super()._check_writer(row, token, now)
 
 
-class RenewRevivesExpiredLease(_Base):
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            if row.phase == spec.RUNNING and row.token == owner_token:
-                slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms,
-                                         revision=row.revision + 1, updated_at=now_ms))
-                return
-        super().renew(invocation_id, owner_token, now_ms, lease_ms)
+class RenewRevivesExpiredLease(LedgerCore):
+    def _check_renewer(self, row: Row, token: str, now: int) -> None:
+        if not (row.phase == spec.RUNNING and row.token == token):
+            super()._check_renewer(row, token, now)
 
 
-class LeaseBoundaryOffByOne(_Base):
+class LeaseBoundaryOffByOne(LedgerCore):
     def _live(self, row: Row, now: int) -> bool:
         return now <= row.lease_until
 
 
-class WritesRefusedJustBeforeExpiry(_Base):
+class WritesRefusedJustBeforeExpiry(LedgerCore):
     def _check_writer(self, row: Row, token: str, now: int) -> None:
         super()._check_writer(row, token, now)
         if now >= row.lease_until - 1:
             raise spec.LeaseExpired(row.invocation_id)
 
 
-class RenewNeverShortens(_Base):
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(attrs.evolve(row, lease_until=max(row.lease_until, now_ms + lease_ms),
-                                     revision=row.revision + 1, updated_at=now_ms))
+class RenewNeverShortens(LedgerCore):
+    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+        renewed = super()._renewed(row, now, lease_ms)
+        return attrs.evolve(renewed, lease_until=max(row.lease_until, renewed.lease_until))
 
 
-class RenewKeepsRevision(_Base):
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms, updated_at=now_ms))
+class RenewKeepsRevision(LedgerCore):
+    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+        return attrs.evolve(super()._renewed(row, now, lease_ms), revision=row.revision)
 
 
-class CheckpointKeepsLease(_Base):
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
-                   lease_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(attrs.evolve(row, checkpoint=dict(checkpoint), revision=row.revision + 1,
-                                     updated_at=now_ms))
+class CheckpointKeepsLease(LedgerCore):
+    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> Row:
+        checkpointed = super()._checkpointed(row, checkpoint, now, lease_ms)
+        return attrs.evolve(checkpointed, lease_until=row.lease_until)
 
 
-class CheckpointWriteBehind(_Base):
+class CheckpointWriteBehind(LedgerCore):
     """Holds checkpoints in a per-process cache and writes them only at finish."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._cache: dict[str, dict[str, Any]] = {}
+    @cached_property
+    def _cache(self) -> dict[str, dict[str, Any]]:
+        """The checkpoints not written yet, by invocation id (this object's only)."""
+        return {}
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
-                   lease_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(attrs.evolve(row, lease_until=now_ms + lease_ms,
-                                     revision=row.revision + 1, updated_at=now_ms))
-            self._cache[invocation_id] = dict(checkpoint)
+    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> Row:
+        # Cached where the checkpoint would be stored: the row keeps the one it had.
+        self._cache[row.invocation_id] = dict(checkpoint)
+        return super()._checkpointed(row, row.checkpoint, now, lease_ms)
 
     def _view(self, row: Row) -> spec.Invocation:
         view = super()._view(row)
         if row.invocation_id in self._cache and row.phase == spec.RUNNING:
             return attrs.evolve(view, checkpoint=self._cache[row.invocation_id])
-        return view  # type: ignore[no-any-return]
+        return view
 
-    def finish(self, invocation_id: str, *args: Any) -> None:
-        super().finish(invocation_id, *args)
+    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+               checkpoint: Mapping[str, Any], now_ms: int) -> None:
+        super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
         self._cache.pop(invocation_id, None)
 
     def delete(self, invocation_id: str) -> None:
         super().delete(invocation_id)
         self._cache.pop(invocation_id, None)
 
-    def create(self, invocation_id: str, *args: Any) -> None:
-        super().create(invocation_id, *args)
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
+        super().create(invocation_id, metadata, checkpoint)
         self._cache.pop(invocation_id, None)
 
 
-class FinishAnyPhase(_Base):
+class FinishAnyPhase(LedgerCore):
     def _valid_finish_phase(self, phase: Any) -> bool:
         return True
 
 
-class FinishKeepsOwner(_Base):
+class FinishKeepsOwner(LedgerCore):
     def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
                checkpoint: Any, now_ms: int) -> None:
         with self._locked(invocation_id) as slot:
             owner = self._require(slot).owner
         super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
         with self._locked(invocation_id) as slot:
-            slot.update(attrs.evolve(slot.row, owner=owner))
+            slot.update(attrs.evolve(self._require(slot), owner=owner))
 
 
-class FailedOutcomeDropped(_Base):
+class FailedOutcomeDropped(LedgerCore):
     """Redacts a failure by storing nothing: the normalized outcome is not there."""
 
     def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
@@ -455,7 +430,7 @@ class FailedOutcomeDropped(_Base):
         return super()._stored_outcome(phase, outcome, checkpoint)
 
 
-class NormalizedOutcomeUnstable(_Base):
+class NormalizedOutcomeUnstable(LedgerCore):
     """Normalizes a failure when it is read, stamping the read's time: each read differs."""
 
     def _view(self, row: Row) -> spec.Invocation:
@@ -465,7 +440,7 @@ class NormalizedOutcomeUnstable(_Base):
         return attrs.evolve(view, outcome={"phase": row.phase, "read_at": self.env.clock()})
 
 
-class NormalizesWhenAsGiven(_Base):
+class NormalizesWhenAsGiven(LedgerCore):
     """The seed's normalization kept when the run asks for outcomes as given."""
 
     def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
@@ -474,25 +449,25 @@ class NormalizesWhenAsGiven(_Base):
         return outcome
 
 
-class CreateRequiresEveryKey(_Base):
+class CreateRequiresEveryKey(LedgerCore):
     """Reads each metadata key as the seed does (``maps:get``): an absent key is a crash."""
 
-    def create(self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Any) -> None:
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
         missing = [k for k in spec.METADATA_KEYS if k not in metadata]
         if missing:
             raise KeyError(missing[0])
         super().create(invocation_id, metadata, checkpoint)
 
 
-class PausedIsFinal(_Base):
-    def claim(self, invocation_id: str, *args: Any) -> spec.Invocation:
-        with self._locked(invocation_id) as slot:
-            if slot.row is not None and slot.row.phase == "paused":
-                raise spec.Completed(invocation_id)
-        return super().claim(invocation_id, *args)  # type: ignore[no-any-return]
+class PausedIsFinal(LedgerCore):
+    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+        if row.phase == "paused":
+            raise spec.Completed(row.invocation_id)
+        super()._check_claimable(row, token, now)
 
 
-class DeleteOfMissingSucceeds(_Base):
+class DeleteOfMissingSucceeds(LedgerCore):
     def delete(self, invocation_id: str) -> None:
         try:
             super().delete(invocation_id)
@@ -500,19 +475,19 @@ class DeleteOfMissingSucceeds(_Base):
             return
 
 
-class CompletedIsUndeletable(_Base):
+class CompletedIsUndeletable(LedgerCore):
     def _deletable(self, row: Row) -> bool:
         if row.phase == spec.COMPLETED:
             raise spec.Completed(row.invocation_id)
-        return super()._deletable(row)  # type: ignore[no-any-return]
+        return super()._deletable(row)
 
 
-class DeleteIgnoresOwner(_Base):
+class DeleteIgnoresOwner(LedgerCore):
     def _deletable(self, row: Row) -> bool:
         return True
 
 
-class DeleteBlockedByAnyToken(_Base):
+class DeleteBlockedByAnyToken(LedgerCore):
     def _deletable(self, row: Row) -> bool:
         return row.token is None or self._owner_dead(row)
 

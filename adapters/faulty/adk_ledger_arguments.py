@@ -13,25 +13,22 @@ from fencepost.spec import adk_ledger as spec
 
 from .base import Mutant
 
-# ``LedgerCore`` is the base in every mixin's MRO (see adk_ledger.py).
-_Base: Any = LedgerCore
 
-
-class CreateAcceptsEmptyId(_Base):
+class CreateAcceptsEmptyId(LedgerCore):
     """Checks that the id is a string, not that it has a character."""
 
     def _valid_id(self, invocation_id: Any, creating: bool = False) -> bool:
         return isinstance(invocation_id, str)
 
 
-class NonStringIdIsMissing(_Base):
+class NonStringIdIsMissing(LedgerCore):
     """Looks any id up as given (``WHERE invocation_id = NULL`` finds nothing)."""
 
     def _check_id(self, invocation_id: Any) -> None:
         return
 
 
-class EmptyIdRefused(_Base):
+class EmptyIdRefused(LedgerCore):
     """get and delete validate the id as create does: the empty one is refused."""
 
     def _check_id(self, invocation_id: Any) -> None:
@@ -40,40 +37,40 @@ class EmptyIdRefused(_Base):
         super()._check_id(invocation_id)
 
 
-class LeaseOfZeroTaken(_Base):
+class LeaseOfZeroTaken(LedgerCore):
     """Validates lease_ms >= 0 where it must be > 0: a lease of 0 is granted already over."""
 
     def _valid_lease(self, lease_ms: Any) -> bool:
         return isinstance(lease_ms, int) and lease_ms >= 0
 
 
-class ClaimAcceptsEmptyToken(_Base):
+class ClaimAcceptsEmptyToken(LedgerCore):
     def _valid_token(self, token: Any, claiming: bool = False) -> bool:
         return isinstance(token, str)
 
 
-class NegativeTimeRefused(_Base):
+class NegativeTimeRefused(LedgerCore):
     """Takes a time below 0 for a caller's mistake: NowMs is any integer in the seed."""
 
     def _valid_time(self, now_ms: Any) -> bool:
-        return super()._valid_time(now_ms) and now_ms >= 0  # type: ignore[no-any-return]
+        return super()._valid_time(now_ms) and now_ms >= 0
 
 
-class FloatTimeTaken(_Base):
+class FloatTimeTaken(LedgerCore):
     """A JSON number is a time: 2.5 ms passes where the seed's is_integer refuses it."""
 
     def _valid_time(self, now_ms: Any) -> bool:
         return isinstance(now_ms, int | float)
 
 
-class WritesTakeAnyLease(_Base):
+class WritesTakeAnyLease(LedgerCore):
     """Only claim validates lease_ms; renew and checkpoint store whatever they are given."""
 
     def _valid_write_lease(self, lease_ms: Any) -> bool:
         return True
 
 
-class CheckpointTakesAnyValue(_Base):
+class CheckpointTakesAnyValue(LedgerCore):
     """checkpoint validates everything but the checkpoint, which a JSON column takes as
     given."""
 
@@ -88,7 +85,7 @@ class CheckpointTakesAnyValue(_Base):
                                      revision=row.revision + 1, updated_at=now_ms))
 
 
-class PhaseTypeUnchecked(_Base):
+class PhaseTypeUnchecked(LedgerCore):
     """finish checks the phase against the list only: 5 is no finish phase
     (invalid_terminal_phase) where the seed's guard answers invalid_finish_arguments."""
 
@@ -96,28 +93,28 @@ class PhaseTypeUnchecked(_Base):
         return True
 
 
-class AcceptsEmptyPhase(_Base):
+class AcceptsEmptyPhase(LedgerCore):
     """Under finish_phases=any, takes every string but ready and running, the empty one too."""
 
     def _valid_finish_phase(self, phase: Any) -> bool:
         if self.options["finish_phases"] == "any":
             return isinstance(phase, str) and phase not in (spec.READY, spec.RUNNING)
-        return super()._valid_finish_phase(phase)  # type: ignore[no-any-return]
+        return super()._valid_finish_phase(phase)
 
 
-class EmptyStringsRefusedWhenAccepted(_Base):
+class EmptyStringsRefusedWhenAccepted(LedgerCore):
     """The seed's refusal of the empty id and token kept when the run asks to take them."""
 
     def _empty_refused(self) -> bool:
         return True
 
 
-class LeaseUntilZeroIsUnowned(_Base):
+class LeaseUntilZeroIsUnowned(LedgerCore):
     """Reads lease_until 0 as 'no lease' (it is 0 on every unowned record), so a lease taken at
     -10 for 10 ms can be claimed by anybody while it is live."""
 
     def _claimable(self, row: Row, now: int) -> bool:
-        return row.lease_until == 0 or super()._claimable(row, now)  # type: ignore[no-any-return]
+        return row.lease_until == 0 or super()._claimable(row, now)
 
 
 ADK_LEDGER = (

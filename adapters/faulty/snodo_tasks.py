@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
-from fencepost.adapters.snodo_tasks.core import MICROSECOND, Access, Aggregate, TasksCore
+from fencepost.adapters.snodo_tasks.core import (
+    MICROSECOND,
+    Access,
+    Aggregate,
+    Claim,
+    TasksCore,
+    Txn,
+)
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.errors import ContractError
 
 from . import faults as _faults
 from .base import Mutant, round_trip
 
-_Base: Any = TasksCore
 
-
-class OldLeaseAccepted(_Base):
+class OldLeaseAccepted(TasksCore):
     """Leases are checked by task and owner only: a re-claim does not fence the old lease."""
 
     def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
@@ -28,67 +34,63 @@ class OldLeaseAccepted(_Base):
         return self._lease_matches(aggregate, lease) and self._claim_live(aggregate.claim, now)
 
 
-class ExpiredLeaseAccepted(_Base):
+class ExpiredLeaseAccepted(TasksCore):
     def _lease_valid(self, aggregate: Aggregate, lease: Any, now: int) -> bool:
-        return self._lease_matches(aggregate, lease)  # type: ignore[no-any-return]
+        return self._lease_matches(aggregate, lease)
 
 
-class ReleaseByAnyLeaseOfTheTask(_Base):
+class ReleaseByAnyLeaseOfTheTask(TasksCore):
     def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
         if aggregate.claim is None and self._genuine_lease(lease):
             return lease.task_id == aggregate.task_id
-        return super()._lease_matches(aggregate, lease)  # type: ignore[no-any-return]
+        return super()._lease_matches(aggregate, lease)
 
 
-class RenewKeepsOldExpiry(_Base):
+class RenewKeepsOldExpiry(TasksCore):
     """renew hands out a new expiry but stores nothing: the old lease stays the valid one."""
 
-    def renew(self, lease: Any, lease_ms: int) -> Any:
-        with self._transaction() as txn:
-            aggregate = self._leased(txn, lease)
-            now = self.env.clock()
-            if aggregate is None or not self._lease_valid(aggregate, lease, now):
-                raise spec.StaleLease("stale")
-            return attrs.evolve(lease, expires_at=now + lease_ms)
+    def _store_renewal(self, txn: Txn, aggregate: Aggregate, claim: Claim,
+                       expires_at: float) -> None:
+        pass
 
 
-class ClaimIgnoresRetryAt(_Base):
+class ClaimIgnoresRetryAt(TasksCore):
     def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
         return True
 
 
-class DeferredRoundedDown(_Base):
-    def _deferred_ms(self, retry_at: int, now: int) -> int:
-        return retry_at - now - 1
+class DeferredRoundedDown(TasksCore):
+    def _deferred_ms(self, retry_at: float, now: int) -> int:
+        return super()._deferred_ms(retry_at, now) - 1
 
 
-class ClaimNextTakesClaimedTasks(_Base):
+class ClaimNextTakesClaimedTasks(TasksCore):
     def _recoverable(self, aggregate: Aggregate, now: int) -> bool:
         snap = aggregate.snapshot
         return snap.task.status not in spec.TERMINAL and self._retry_due(snap, now)
 
 
-class ClaimSelectThenUpdate(_Base):
+class ClaimSelectThenUpdate(TasksCore):
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
         with self._transaction() as txn:
             self._check_claimable(self._require(txn, task_id), self.env.clock())
         round_trip()
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
-            return self._grant(txn, aggregate, owner_id, lease_ms,  # type: ignore[no-any-return]
+            return self._grant(txn, aggregate, owner_id, lease_ms,
                                self.env.clock())
 
 
-class LostUpdate(_Base):
+class LostUpdate(TasksCore):
     def _revision_ok(self, snapshot: spec.Snapshot, expected_revision: int) -> bool:
         return True
 
 
-class RevisionCheckedOutsideTheWrite(_Base):
+class RevisionCheckedOutsideTheWrite(TasksCore):
     """Checks expected_revision in one transaction and applies the event in another."""
 
-    def transition(self, task_id: str, expected_revision: int, event: Any,
-                   authority: Any) -> Any:
+    def transition(self, task_id: str, expected_revision: int, event: spec.Event,
+                   authority: spec.RequestAuthority | spec.WorkerAuthority) -> spec.Transition:
         with self._transaction() as txn:
             current = self._require(txn, task_id).snapshot
         if current.revision == expected_revision:
@@ -98,31 +100,31 @@ class RevisionCheckedOutsideTheWrite(_Base):
 
     def _current_revision(self, task_id: str) -> int:
         with self._transaction() as txn:
-            return self._require(txn, task_id).snapshot.revision  # type: ignore[no-any-return]
+            return self._require(txn, task_id).snapshot.revision
 
 
-class DuplicateAppliedTwice(_Base):
+class DuplicateAppliedTwice(TasksCore):
     def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
         return None
 
 
-class ReusedEventIdReplays(_Base):
+class ReusedEventIdReplays(TasksCore):
     def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
         found = aggregate.seen.get(event.id)
         return None if found is None else found[1]
 
 
-class CommittedAtIsNow(_Base):
+class CommittedAtIsNow(TasksCore):
     def _committed_at(self, task: spec.Task, now: int) -> int:
         return now
 
 
-class ForeignTenantSeesTasks(_Base):
+class ForeignTenantSeesTasks(TasksCore):
     def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
         return True
 
 
-class GetAccessCancels(_Base):
+class GetAccessCancels(TasksCore):
     def _check_authority(self, aggregate: Aggregate, event: spec.Event, authority: Any,
                          now: int) -> None:
         if isinstance(authority, spec.RequestAuthority) and self._genuine_access(
@@ -131,19 +133,19 @@ class GetAccessCancels(_Base):
         super()._check_authority(aggregate, event, authority, now)
 
 
-class AccessForAnyTask(_Base):
+class AccessForAnyTask(TasksCore):
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
         if self._genuine_access(access):
             access = attrs.evolve(access, task_id=task_id)
-        return super().get(task_id, access)  # type: ignore[no-any-return]
+        return super().get(task_id, access)
 
 
-class AcceptsOtherStoresAccesses(_Base):
-    def _genuine_access(self, access: Any) -> bool:
+class AcceptsOtherStoresAccesses(TasksCore):
+    def _genuine_access(self, access: object) -> TypeGuard[Access]:
         return type(access) is Access
 
 
-class LeaseSendsRequestEvents(_Base):
+class LeaseSendsRequestEvents(TasksCore):
     def _check_authority(self, aggregate: Aggregate, event: spec.Event, authority: Any,
                          now: int) -> None:
         if isinstance(authority, spec.WorkerAuthority) and event.kind in spec.REQUEST_KINDS:
@@ -153,111 +155,92 @@ class LeaseSendsRequestEvents(_Base):
         super()._check_authority(aggregate, event, authority, now)
 
 
-class CreateOverwrites(_Base):
+class CreateOverwrites(TasksCore):
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
         with self._transaction() as txn:
             if txn.load(task.id) is not None:
                 txn.delete(task.id)
-        return super().create(task, work, access)  # type: ignore[no-any-return]
+        return super().create(task, work, access)
 
 
-class CreateWithAnyAccess(_Base):
+class CreateWithAnyAccess(TasksCore):
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
         if self._genuine_access(access):
             access = attrs.evolve(access, kind="create", task_id=task.id)
-        return super().create(task, work, access)  # type: ignore[no-any-return]
+        return super().create(task, work, access)
 
 
-class MaxTasksCountsActiveOnly(_Base):
+class MaxTasksCountsActiveOnly(TasksCore):
     """max_tasks is compared with the active tasks, forgetting terminal and expired ones."""
 
-    def _check_capacity(self, txn: Any, scope: str | None) -> None:
-        if self.max_tasks is not None and txn.count_active(scope) >= self.max_tasks:
-            raise spec.CapacityExceeded("full", payload="max_tasks")
-        limit = self.max_active_per_scope
-        if limit is not None and txn.count_active(scope) >= limit:
-            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
+    def _store_full(self, txn: Txn, scope: str | None) -> bool:
+        return self.max_tasks is not None and txn.count_active(scope) >= self.max_tasks
 
 
-class ScopeLimitCountsEveryScope(_Base):
-    def _check_capacity(self, txn: Any, scope: str | None) -> None:
+class ScopeLimitCountsEveryScope(TasksCore):
+    def _check_capacity(self, txn: Txn, scope: str | None) -> None:
         limit = self.max_active_per_scope
         if limit is not None and txn.count_tasks() >= limit:
             raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
         super()._check_capacity(txn, scope)
 
 
-class CapacityCheckedOutsideTheTransaction(_Base):
+class CapacityCheckedOutsideTheTransaction(TasksCore):
     """Counts in one transaction, inserts in another: concurrent creates overshoot."""
 
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
-        if not (self._genuine_access(access) and access.kind == "create"
-                and access.task_id == task.id):
-            raise spec.UnauthorizedAction(task.id)
+        scope = self._create_scope(task, work, access)
         with self._transaction() as txn:
-            if txn.load(task.id) is not None:
-                raise spec.AlreadyExists(task.id)
-            self._check_capacity(txn, access.scope)
+            self._check_create(txn, task, work, scope)
         round_trip()
         with self._transaction() as txn:
             if txn.load(task.id) is not None:
                 raise spec.AlreadyExists(task.id)
-            snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
-            txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
-            return snapshot
+            return self._insert_task(txn, task, work, scope)
 
 
-class GetIgnoresTtl(_Base):
-    def get(self, task_id: str, access: Any) -> spec.Snapshot:
-        with self._transaction() as txn:
-            aggregate = txn.load(task_id)
-            if aggregate is not None and self._genuine_access(access) and self._same_scope(
-                    access, aggregate) and access.kind != "create" and access.task_id == task_id:
-                return aggregate.snapshot
-        raise spec.NotFound(task_id)
+class GetIgnoresTtl(TasksCore):
+    def _hidden_by_ttl(self, aggregate: Aggregate, now: int) -> bool:
+        return False
 
 
-class ReapsOneMsEarly(_Base):
-    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+class ReapsOneMsEarly(TasksCore):
+    def _reap_ids(self, txn: Txn, now: int) -> list[str]:
         return sorted(txn.expired_ids(now + 1, self._expired))
 
 
-class WorkerSnapshotChecksLeaseFirst(_Base):
-    def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
-        with self._transaction() as txn:
-            aggregate = txn.load(task_id)
-            if aggregate is None or not self._lease_valid(aggregate, lease, self.env.clock()):
-                raise spec.StaleLease("stale")
-            return aggregate.snapshot
+class WorkerSnapshotChecksLeaseFirst(TasksCore):
+    def _worker_task_missing(self, task_id: str) -> ContractError:
+        return spec.StaleLease("stale")
 
 
-class TerminalTasksChange(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class TerminalTasksChange(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         if snapshot.task.status in spec.TERMINAL:
             working = attrs.evolve(snapshot, task=attrs.evolve(snapshot.task, status="working"))
             return reduce_event(working, event, committed_at)
-        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+        return super()._reduce(snapshot, event, committed_at)
 
 
-class InputKeyOverwritten(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class InputKeyOverwritten(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         if event.kind == "input_requested":
             key = event.data["key"]
             history = {k: v for k, v in snapshot.input_history.items() if k != key}
             snapshot = attrs.evolve(snapshot, input_history=history)
-        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+        return super()._reduce(snapshot, event, committed_at)
 
 
-class PartialResponsesResumeWork(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class PartialResponsesResumeWork(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
         if reduced is not None and event.kind == "input_responses_accepted":
             reduced = attrs.evolve(reduced, task=attrs.evolve(reduced.task, status="working"))
         return reduced, effects
 
 
-class RetryUsesLastDelay(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class RetryUsesLastDelay(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
         work = snapshot.work
         if (event.kind == "retry_requested" and reduced is not None and work is not None
@@ -269,16 +252,16 @@ class RetryUsesLastDelay(_Base):
         return reduced, effects
 
 
-class ExhaustedRetryCounts(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class ExhaustedRetryCounts(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
         if event.kind == "retry_requested" and reduced is not None and reduced.retry_at is None:
             reduced = attrs.evolve(reduced, retry_count=reduced.retry_count + 1)
         return reduced, effects
 
 
-class CancelKeepsMessage(_Base):
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+class CancelKeepsMessage(TasksCore):
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
         if event.kind == "cancelled" and reduced is not None:
             message = snapshot.task.status_message
@@ -287,7 +270,7 @@ class CancelKeepsMessage(_Base):
         return reduced, effects
 
 
-class IdentityPerProcess(_Base):
+class IdentityPerProcess(TasksCore):
     """Signs accesses and leases with a per-process secret: after a restart every value issued
     before is foreign."""
 
@@ -295,15 +278,15 @@ class IdentityPerProcess(_Base):
         return f"{self.env.namespace}-{secrets.token_hex(4)}"
 
 
-class ClaimOfMissingIsUnavailable(_Base):
+class ClaimOfMissingIsUnavailable(TasksCore):
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
         with self._transaction() as txn:
             if txn.load(task_id) is None:
                 raise spec.Unavailable(task_id)
-        return super().claim(task_id, owner_id, lease_ms)  # type: ignore[no-any-return]
+        return super().claim(task_id, owner_id, lease_ms)
 
 
-class TerminalTasksClaimable(_Base):
+class TerminalTasksClaimable(TasksCore):
     def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
         snap = aggregate.snapshot
         if snap.task.status in spec.TERMINAL:
@@ -312,7 +295,7 @@ class TerminalTasksClaimable(_Base):
         super()._check_claimable(aggregate, now)
 
 
-class ClaimHidesExpiredTasks(_Base):
+class ClaimHidesExpiredTasks(TasksCore):
     """claim applies the TTL (the seed's stores do not): an expired task is not_found."""
 
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
@@ -320,90 +303,86 @@ class ClaimHidesExpiredTasks(_Base):
             aggregate = txn.load(task_id)
             if aggregate is not None and self._expired(aggregate, self.env.clock()):
                 raise spec.NotFound(task_id)
-        return super().claim(task_id, owner_id, lease_ms)  # type: ignore[no-any-return]
+        return super().claim(task_id, owner_id, lease_ms)
 
 
-class ClaimIgnoresLiveClaim(_Base):
+class ClaimIgnoresLiveClaim(TasksCore):
     def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
         super()._check_claimable(attrs.evolve(aggregate, claim=None), now)
 
 
-class ClaimLiveAtExpiry(_Base):
+class ClaimLiveAtExpiry(TasksCore):
     def _claim_live(self, claim: Any, now: int) -> bool:
         return claim is not None and now <= claim.expires_at
 
 
-class CreateDropsWork(_Base):
+class CreateDropsWork(TasksCore):
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
         snapshot = super().create(task, work, access)
         with self._transaction() as txn:
-            aggregate = txn.load(task.id)
+            aggregate = self._require(txn, task.id)
             aggregate.snapshot = attrs.evolve(aggregate.snapshot, work=None)
             txn.save(aggregate)
         return attrs.evolve(snapshot, work=None)
 
 
-class ReadsNeedGetAccess(_Base):
+class ReadsNeedGetAccess(TasksCore):
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
         if self._genuine_access(access) and access.kind != "get":
             raise spec.NotFound(task_id)
-        return super().get(task_id, access)  # type: ignore[no-any-return]
+        return super().get(task_id, access)
 
 
-class MissingTaskIsUnauthorized(_Base):
+class MissingTaskIsUnauthorized(TasksCore):
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
         with self._transaction() as txn:
             if txn.load(task_id) is None:
                 raise spec.UnauthorizedAction(task_id)
-        return super().get(task_id, access)  # type: ignore[no-any-return]
+        return super().get(task_id, access)
 
 
-class LeaseNamesTheTask(_Base):
+class LeaseNamesTheTask(TasksCore):
     """worker_snapshot reads the task the lease names, not the one asked for."""
 
     def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
         if self._genuine_lease(lease):
             task_id = lease.task_id
-        return super().worker_snapshot(task_id, lease)  # type: ignore[no-any-return]
+        return super().worker_snapshot(task_id, lease)
 
 
-class ReapLeavesSeenEvents(_Base):
+class ReapLeavesSeenEvents(TasksCore):
     """reap deletes the task row but its seen-event ledger survives a re-create."""
 
-    _ghosts: dict[str, Any] = {}
+    _ghosts: dict[str, dict[str, tuple[spec.Event, spec.Transition]]] = {}
 
-    def reap(self) -> list[str]:
-        with self._transaction() as txn:
-            ids = self._reap_ids(txn, self.env.clock())
-            for task_id in ids:
-                aggregate = txn.load(task_id)
-                if aggregate is not None:
-                    self._ghosts[f"{self.store_id}/{task_id}"] = dict(aggregate.seen)
-                txn.delete(task_id)
-            return ids
+    def _reap_one(self, txn: Txn, task_id: str) -> None:
+        aggregate = txn.load(task_id)
+        if aggregate is not None:
+            self._ghosts[f"{self.store_id}/{task_id}"] = dict(aggregate.seen)
+        super()._reap_one(txn, task_id)
 
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
         snapshot = super().create(task, work, access)
         ghosts = self._ghosts.pop(f"{self.store_id}/{task.id}", None)
         if ghosts:
             with self._transaction() as txn:
-                aggregate = txn.load(task.id)
+                aggregate = self._require(txn, task.id)
                 aggregate.seen.update(ghosts)
                 txn.save(aggregate)
-        return snapshot  # type: ignore[no-any-return]
+        return snapshot
 
 
-class AppliedEventKeepsRevision(_Base):
+class AppliedEventKeepsRevision(TasksCore):
     """Bumps the revision only when the status changes."""
 
-    def transition(self, task_id: str, expected_revision: int, event: Any,
-                   authority: Any) -> Any:
+    def transition(self, task_id: str, expected_revision: int, event: spec.Event,
+                   authority: spec.RequestAuthority | spec.WorkerAuthority) -> spec.Transition:
         result = super().transition(task_id, expected_revision, event, authority)
         before = result.snapshot.revision - 1
         if result.outcome != spec.APPLIED or event.kind in ("completed", "failed", "cancelled"):
             return result
         with self._transaction() as txn:
-            aggregate = txn.load(task_id)
+            aggregate = self._require(txn, task_id)
             aggregate.snapshot = attrs.evolve(aggregate.snapshot, revision=before)
             txn.save(aggregate)
         return attrs.evolve(result, snapshot=attrs.evolve(result.snapshot, revision=before),
@@ -413,86 +392,82 @@ class AppliedEventKeepsRevision(_Base):
 # --- one reading of a named option (spec.CHOICES) where the other is due ----------------------
 
 
-class RenewalMovesSameExpiry(_Base):
+class RenewalMovesSameExpiry(TasksCore):
     """Always moves a same-expiry renewal to the successor (SQLite's reading)."""
 
     def _renewed_expiry(self, current: float, candidate: float) -> float:
         return current + MICROSECOND if candidate == current else candidate
 
 
-class RenewalKeepsSameExpiry(_Base):
+class RenewalKeepsSameExpiry(TasksCore):
     """Always hands back the identical lease on a same-expiry renewal (Memory's reading)."""
 
     def _renewed_expiry(self, current: float, candidate: float) -> float:
         return candidate
 
 
-class ForgedAccessNotFound(_Base):
-    def _forged_request(self, task_id: str) -> spec.ContractError:
+class ForgedAccessNotFound(TasksCore):
+    def _forged_request(self, task_id: str) -> ContractError:
         return spec.NotFound(task_id)
 
 
-class ForgedAccessUnauthorized(_Base):
-    def _forged_request(self, task_id: str) -> spec.ContractError:
+class ForgedAccessUnauthorized(TasksCore):
+    def _forged_request(self, task_id: str) -> ContractError:
         return spec.UnauthorizedAction("not an access")
 
 
-class AuthorityCheckedBeforeRow(_Base):
+class AuthorityCheckedBeforeRow(TasksCore):
     def _authority_first(self) -> bool:
         return True
 
 
-class RowReadBeforeAuthority(_Base):
+class RowReadBeforeAuthority(TasksCore):
     def _authority_first(self) -> bool:
         return False
 
 
-class CapacityCheckedBeforeExists(_Base):
+class CapacityCheckedBeforeExists(TasksCore):
     def _capacity_first(self) -> bool:
         return True
 
 
-class ExistsCheckedBeforeCapacity(_Base):
+class ExistsCheckedBeforeCapacity(TasksCore):
     def _capacity_first(self) -> bool:
         return False
 
 
-class CommittedAtStepsOneMicrosecond(_Base):
+class CommittedAtStepsOneMicrosecond(TasksCore):
     def _committed_at(self, task: spec.Task, now: int) -> float:
         return now if task.last_updated_at < now else task.last_updated_at + MICROSECOND
 
 
-class CommittedAtStepsOneMillisecond(_Base):
+class CommittedAtStepsOneMillisecond(TasksCore):
     def _committed_at(self, task: spec.Task, now: int) -> float:
         return now if task.last_updated_at < now else task.last_updated_at + 1
 
 
-class ReapsInExpiryOrder(_Base):
-    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+class ReapsInExpiryOrder(TasksCore):
+    def _reap_ids(self, txn: Txn, now: int) -> list[str]:
         return list(txn.expired_ids(now, self._expired))
 
 
-class ReapsInIdOrder(_Base):
-    def _reap_ids(self, txn: Any, now: int) -> list[str]:
+class ReapsInIdOrder(TasksCore):
+    def _reap_ids(self, txn: Txn, now: int) -> list[str]:
         return sorted(txn.expired_ids(now, self._expired))
 
 
 # --- wrong only in a hard situation (a bound met exactly, several candidates) ------------------
 
 
-class MaxTasksOffByOne(_Base):
+class MaxTasksOffByOne(TasksCore):
     """max_tasks compared with > instead of >=: a store holding exactly max_tasks takes one
     more (one below the limit and one above it, it answers right)."""
 
-    def _check_capacity(self, txn: Any, scope: str | None) -> None:
-        if self.max_tasks is not None and txn.count_tasks() > self.max_tasks:
-            raise spec.CapacityExceeded("full", payload="max_tasks")
-        limit = self.max_active_per_scope
-        if limit is not None and txn.count_active(scope) >= limit:
-            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
+    def _store_full(self, txn: Txn, scope: str | None) -> bool:
+        return self.max_tasks is not None and txn.count_tasks() > self.max_tasks
 
 
-class RequestsSeeTheTtlsLastMs(_Base):
+class RequestsSeeTheTtlsLastMs(TasksCore):
     """Request transitions compare the TTL with > where get and reap use >=: at exactly
     created_at + ttl_ms a cancel or an input answer still reaches the task."""
 
@@ -505,7 +480,7 @@ class RequestsSeeTheTtlsLastMs(_Base):
         super()._check_authority(aggregate, event, authority, now)
 
 
-class ClaimNextIgnoresRetryAmongSeveral(_Base):
+class ClaimNextIgnoresRetryAmongSeveral(TasksCore):
     """With two or more tasks due, claim_next takes the first free task in creation order by
     a second query that lost the retry_at filter: a task whose retry is pending is claimed,
     but only while several others are due (a lone due task goes by the filtered query)."""
@@ -518,9 +493,9 @@ class ClaimNextIgnoresRetryAmongSeveral(_Base):
                 now, lambda a, at: a.task_id != first and self._recoverable(a, at))
             taken = second and txn.find_recoverable(now, self._free)
             if taken:
-                return self._grant(txn, txn.load(taken), owner_id,  # type: ignore[no-any-return]
+                return self._grant(txn, self._require(txn, taken), owner_id,
                                    lease_ms, now)
-        return super().claim_next(owner_id, lease_ms)  # type: ignore[no-any-return]
+        return super().claim_next(owner_id, lease_ms)
 
     def _free(self, aggregate: Aggregate, now: int) -> bool:
         snap = aggregate.snapshot
@@ -531,33 +506,33 @@ class ClaimNextIgnoresRetryAmongSeveral(_Base):
 # --- arguments at their edges (the SNODO-ARG clauses): a guard or a validation missing ----------
 
 
-class ZeroLeaseClaims(_Base):
+class ZeroLeaseClaims(TasksCore):
     """lease_ms checked with >= 0: claim and claim_next of 0 grant a claim already expired."""
 
     def _lease_ms_ok(self, lease_ms: Any) -> bool:
         return isinstance(lease_ms, int) and not isinstance(lease_ms, bool) and lease_ms >= 0
 
 
-class LeaseMsOfAnyNumber(_Base):
+class LeaseMsOfAnyNumber(TasksCore):
     """lease_ms checked as a positive number: 1.5 and True (== 1) are taken."""
 
     def _lease_ms_ok(self, lease_ms: Any) -> bool:
         return isinstance(lease_ms, int | float) and lease_ms > 0
 
 
-class EmptyOwnerClaims(_Base):
+class EmptyOwnerClaims(TasksCore):
     def _owner_ok(self, owner_id: Any) -> bool:
         return isinstance(owner_id, str)
 
 
-class RenewByZero(_Base):
+class RenewByZero(TasksCore):
     """renew takes a lease_ms of 0 (or less): the live claim now expires at once."""
 
     def _renewal_ms_ok(self, lease_ms: Any) -> bool:
         return isinstance(lease_ms, int)
 
 
-class NegativeRevisionConflicts(_Base):
+class NegativeRevisionConflicts(TasksCore):
     """No guard on expected_revision: -1 is compared and answers conflict (what the stores
     behind the seed's guard would do)."""
 
@@ -565,99 +540,99 @@ class NegativeRevisionConflicts(_Base):
         return True
 
 
-class BoolRevisionAccepted(_Base):
+class BoolRevisionAccepted(TasksCore):
     """isinstance(rev, int) takes True, which equals revision 1."""
 
     def _revision_arg_ok(self, expected_revision: Any) -> bool:
         return isinstance(expected_revision, int) and expected_revision >= 0
 
 
-class BareLeaseIsAuthority(_Base):
+class BareLeaseIsAuthority(TasksCore):
     """A bare lease (neither request nor worker authority) is checked as a worker's."""
 
     def _authority_kind_ok(self, authority: Any) -> bool:
         return True
 
 
-class AuthorizeMintsAnything(_Base):
+class AuthorizeMintsAnything(TasksCore):
     def _action_ok(self, action: spec.Action) -> bool:
         return True
 
 
-class EmptyIdReadRefused(_Base):
+class EmptyIdReadRefused(TasksCore):
     """get refuses the empty task id as a bad argument (the seed's guard is is_binary only)."""
 
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
         if task_id == "":
             raise spec.FunctionClause("empty task id")
-        return super().get(task_id, access)  # type: ignore[no-any-return]
+        return super().get(task_id, access)
 
 
-class ZeroTtlStored(_Base):
+class ZeroTtlStored(TasksCore):
     """ttl_ms checked only for its type: a ttl of 0 (or less) is stored, expired at once."""
 
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
         if isinstance(task.ttl_ms, int) and task.ttl_ms <= 0:
             task = attrs.evolve(task, ttl_ms=1)
-        return super()._task_problem(task, work)  # type: ignore[no-any-return]
+        return super()._task_problem(task, work)
 
 
-class EmptyWorkTypeStored(_Base):
+class EmptyWorkTypeStored(TasksCore):
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
         if work.type == "" or work.idempotency_key == "":
             work = attrs.evolve(work, type="t", idempotency_key="k")
-        return super()._task_problem(task, work)  # type: ignore[no-any-return]
+        return super()._task_problem(task, work)
 
 
-class WorkNoneStored(_Base):
+class WorkNoneStored(TasksCore):
     """create of no work stores a task nothing can ever claim."""
 
     def create(self, task: spec.Task, work: Any, access: Any) -> spec.Snapshot:
         if work is not None:
-            return super().create(task, work, access)  # type: ignore[no-any-return]
+            return super().create(task, work, access)
         snapshot = super().create(task, spec.Work("-", "-", {}, ()), access)
         with self._transaction() as txn:
-            aggregate = txn.load(task.id)
+            aggregate = self._require(txn, task.id)
             aggregate.snapshot = attrs.evolve(aggregate.snapshot, work=None)
             txn.save(aggregate)
         return attrs.evolve(snapshot, work=None)
 
 
-class TaskValidatedFirst(_Base):
+class TaskValidatedFirst(TasksCore):
     def _validate_early(self) -> bool:
         return True
 
 
-class TaskValidatedLast(_Base):
+class TaskValidatedLast(TasksCore):
     def _validate_early(self) -> bool:
         return False
 
 
-class EmptyEventIdApplied(_Base):
-    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+class EmptyEventIdApplied(TasksCore):
+    def _event_problem(self, event: spec.Event) -> ContractError | None:
         if event.id == "":
             return None
-        return super()._event_problem(event)  # type: ignore[no-any-return]
+        return super()._event_problem(event)
 
 
-class EmptyInputKeyOpened(_Base):
-    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+class EmptyInputKeyOpened(TasksCore):
+    def _event_problem(self, event: spec.Event) -> ContractError | None:
         if event.kind == "input_requested" and event.data.get("key") == "":
             return None
-        return super()._event_problem(event)  # type: ignore[no-any-return]
+        return super()._event_problem(event)
 
 
-class EmptyTenantIsNoTenant(_Base):
+class EmptyTenantIsNoTenant(TasksCore):
     """Scopes compared by truth value: the empty tenant and no tenant are one scope."""
 
     def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
         return (access.scope or None) == (aggregate.scope or None)
 
 
-class ZeroRetryDelayExhausts(_Base):
+class ZeroRetryDelayExhausts(TasksCore):
     """`if delay:` reads a delay of 0 as no delay left: the task fails instead of retrying."""
 
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         work = snapshot.work
         if event.kind == "retry_requested" and work is not None and \
                 snapshot.retry_count < len(work.retry_policy) and \
@@ -666,7 +641,7 @@ class ZeroRetryDelayExhausts(_Base):
             snapshot = attrs.evolve(snapshot, work=spent)
             reduced, effects = super()._reduce(snapshot, event, committed_at)
             return (None if reduced is None else attrs.evolve(reduced, work=work)), effects
-        return super()._reduce(snapshot, event, committed_at)  # type: ignore[no-any-return]
+        return super()._reduce(snapshot, event, committed_at)
 
 
 def _m(name: str, bug: str, clause: str, mixin: type, *bases: str) -> Mutant:

@@ -18,12 +18,13 @@ import math
 import secrets
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import attrs
 
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.errors import ContractError
 
 from . import validation
 from .reducer import Reduced, reduce_event
@@ -152,10 +153,10 @@ class TasksCore:
 
     # -- predicates and helpers the faulty adapters bend ----------------------------------------
 
-    def _genuine_access(self, access: Any) -> bool:
+    def _genuine_access(self, access: object) -> TypeGuard[Access]:
         return type(access) is Access and access.store_id == self.store_id
 
-    def _genuine_lease(self, lease: Any) -> bool:
+    def _genuine_lease(self, lease: object) -> TypeGuard[Lease]:
         return type(lease) is Lease and lease.store_id == self.store_id
 
     def _same_scope(self, access: Access, aggregate: Aggregate) -> bool:
@@ -244,7 +245,7 @@ class TasksCore:
             return current + MICROSECOND
         return candidate
 
-    def _forged_request(self, task_id: str) -> spec.ContractError:
+    def _forged_request(self, task_id: str) -> ContractError:
         """The answer to request authority that is no access of this store's kind."""
         if self.options["forged_request_authority"] == "not_found":
             return spec.NotFound(task_id)
@@ -256,17 +257,21 @@ class TasksCore:
     def _capacity_first(self) -> bool:
         return self.options["create_check_order"] == "capacity_first"
 
-    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         return reduce_event(snapshot, event, committed_at)
 
     def _check_capacity(self, txn: Txn, scope: str | None) -> None:
-        if self.max_tasks is not None and txn.count_tasks() >= self.max_tasks:
+        if self._store_full(txn, scope):
             raise spec.CapacityExceeded(f"{self.max_tasks} tasks stored", payload="max_tasks")
         limit = self.max_active_per_scope
         if limit is not None and txn.count_active(scope) >= limit:
             raise spec.CapacityExceeded(
                 f"{limit} active tasks in scope {scope!r}", payload="max_active_tasks_per_scope"
             )
+
+    def _store_full(self, txn: Txn, scope: str | None) -> bool:
+        """max_tasks: every task stored counts, whatever its scope and status."""
+        return self.max_tasks is not None and txn.count_tasks() >= self.max_tasks
 
     # -- the seed's guards and validations (SNODO-ARG): refused before anything is read --------
 
@@ -320,7 +325,7 @@ class TasksCore:
         if problem is not None:
             raise spec.InvalidTask(problem)
 
-    def _event_problem(self, event: spec.Event) -> spec.ContractError | None:
+    def _event_problem(self, event: spec.Event) -> ContractError | None:
         return validation.event_error(event)
 
     def _reap_ids(self, txn: Txn, now: int) -> list[str]:
@@ -337,27 +342,11 @@ class TasksCore:
         return Access(self.store_id, context.tenant, action.kind, action.task_id)
 
     def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
-        if not isinstance(work, spec.Work):
-            raise spec.FunctionClause("create takes a Work")
-        if not (
-            self._genuine_access(access) and access.kind == "create" and access.task_id == task.id
-        ):
-            raise spec.UnauthorizedAction(f"no create access for task {task.id!r}")
-        if self._validate_early():
-            self._check_valid(task, work)
+        scope = self._create_scope(task, work, access)
         with self._transaction() as txn:
             txn.lock_for_create()
-            if self._capacity_first():
-                self._check_capacity(txn, access.scope)
-            if txn.load(task.id) is not None:
-                raise spec.AlreadyExists(task.id)
-            if not self._capacity_first():
-                self._check_capacity(txn, access.scope)
-            if not self._validate_early():
-                self._check_valid(task, work)
-            snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
-            txn.insert(Aggregate(scope=access.scope, snapshot=snapshot))
-            return snapshot
+            self._check_create(txn, task, work, scope)
+            return self._insert_task(txn, task, work, scope)
 
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
         self._check_task_id(task_id)
@@ -370,7 +359,7 @@ class TasksCore:
                 or not self._same_scope(access, aggregate)
                 or access.kind not in READ_KINDS
                 or access.task_id != task_id
-                or self._expired(aggregate, now)
+                or self._hidden_by_ttl(aggregate, now)
             ):
                 raise spec.NotFound(task_id)
             return aggregate.snapshot
@@ -407,10 +396,15 @@ class TasksCore:
                 raise spec.StaleLease("the lease is not the task's live claim")
             assert aggregate.claim is not None
             expires_at = self._renewed_expiry(aggregate.claim.expires_at, now + lease_ms)
-            aggregate.claim = attrs.evolve(aggregate.claim, expires_at=expires_at)
-            txn.save(aggregate)
+            self._store_renewal(txn, aggregate, aggregate.claim, expires_at)
             renewed: Lease = attrs.evolve(lease, expires_at=expires_at)
             return renewed
+
+    def _store_renewal(self, txn: Txn, aggregate: Aggregate, claim: Claim,
+                       expires_at: float) -> None:
+        """Store the renewed claim: the lease handed back is the one that stays valid."""
+        aggregate.claim = attrs.evolve(claim, expires_at=expires_at)
+        txn.save(aggregate)
 
     def release(self, lease: Any) -> None:
         with self._transaction() as txn:
@@ -461,7 +455,9 @@ class TasksCore:
     def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
         self._check_task_id(task_id)
         with self._reading() as txn:
-            aggregate = self._require(txn, task_id)
+            aggregate = txn.load(task_id)
+            if aggregate is None:
+                raise self._worker_task_missing(task_id)
             if not self._lease_valid(aggregate, lease, self.env.clock()):
                 raise spec.StaleLease("the lease is not the task's live claim")
             return aggregate.snapshot
@@ -470,10 +466,53 @@ class TasksCore:
         with self._transaction() as txn:
             ids = self._reap_ids(txn, self.env.clock())
             for task_id in ids:
-                txn.delete(task_id)
+                self._reap_one(txn, task_id)
             return ids
 
     # -- steps shared by the operations ---------------------------------------------------------
+
+    def _create_scope(self, task: spec.Task, work: spec.Work, access: Any) -> str | None:
+        """What create refuses before the transaction (the work's type, the access, an early
+        validation); the scope the task is created in."""
+        if not isinstance(work, spec.Work):
+            raise spec.FunctionClause("create takes a Work")
+        if not (
+            self._genuine_access(access) and access.kind == "create" and access.task_id == task.id
+        ):
+            raise spec.UnauthorizedAction(f"no create access for task {task.id!r}")
+        if self._validate_early():
+            self._check_valid(task, work)
+        return access.scope
+
+    def _check_create(self, txn: Txn, task: spec.Task, work: spec.Work,
+                      scope: str | None) -> None:
+        """What create refuses inside the transaction, in the order the options name."""
+        if self._capacity_first():
+            self._check_capacity(txn, scope)
+        if txn.load(task.id) is not None:
+            raise spec.AlreadyExists(task.id)
+        if not self._capacity_first():
+            self._check_capacity(txn, scope)
+        if not self._validate_early():
+            self._check_valid(task, work)
+
+    def _insert_task(self, txn: Txn, task: spec.Task, work: spec.Work,
+                     scope: str | None) -> spec.Snapshot:
+        snapshot = spec.Snapshot(task, work, 0, 0, None, None, {}, {})
+        txn.insert(Aggregate(scope=scope, snapshot=snapshot))
+        return snapshot
+
+    def _hidden_by_ttl(self, aggregate: Aggregate, now: int) -> bool:
+        """get's reading of the TTL: an expired task is not_found."""
+        return self._expired(aggregate, now)
+
+    def _worker_task_missing(self, task_id: str) -> ContractError:
+        """worker_snapshot of a missing task: not_found, before the lease is looked at."""
+        return spec.NotFound(task_id)
+
+    def _reap_one(self, txn: Txn, task_id: str) -> None:
+        """Remove an expired task with all it stored (its seen events included)."""
+        txn.delete(task_id)
 
     @staticmethod
     def _require(txn: Txn, task_id: str) -> Aggregate:

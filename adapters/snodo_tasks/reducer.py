@@ -17,7 +17,7 @@ from fencepost.spec import snodo_tasks as spec
 Reduced = tuple[spec.Snapshot | None, Mapping[str, Any]]
 
 
-def reduce_event(snapshot: spec.Snapshot, event: spec.Event, committed_at: int) -> Reduced:
+def reduce_event(snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
     """Apply ``event`` to ``snapshot`` (see the seed's reducer; order of cases matters)."""
     if snapshot.task.status in spec.TERMINAL:
         return None, {}
@@ -25,7 +25,7 @@ def reduce_event(snapshot: spec.Snapshot, event: spec.Event, committed_at: int) 
     return reducer(snapshot, event.data, committed_at)
 
 
-def _input_requested(snap: spec.Snapshot, data: Mapping[str, Any], _at: int) -> Reduced:
+def _input_requested(snap: spec.Snapshot, data: Mapping[str, Any], _at: float) -> Reduced:
     key: Any = data.get("key")
     request: Any = data.get("request")
     if key in snap.input_history:
@@ -40,7 +40,7 @@ def _input_requested(snap: spec.Snapshot, data: Mapping[str, Any], _at: int) -> 
 
 
 def _input_responses_accepted(
-    snap: spec.Snapshot, data: Mapping[str, Any], _at: int
+    snap: spec.Snapshot, data: Mapping[str, Any], _at: float
 ) -> Reduced:
     responses: Mapping[str, Any] = data.get("responses") or {}
     outstanding = snap.task.input_requests
@@ -58,7 +58,7 @@ def _input_responses_accepted(
     return new, {"accepted_input_responses": dict(matched)}
 
 
-def _retry_requested(snap: spec.Snapshot, data: Mapping[str, Any], at: int) -> Reduced:
+def _retry_requested(snap: spec.Snapshot, data: Mapping[str, Any], at: float) -> Reduced:
     error, message = data.get("error"), data.get("statusMessage")
     failure = {"error": error, "statusMessage": message}
     delays = tuple(snap.work.retry_policy) if snap.work is not None else ()
@@ -84,16 +84,16 @@ def _retry_requested(snap: spec.Snapshot, data: Mapping[str, Any], at: int) -> R
     return new, {"retry": retry}
 
 
-def _completed(snap: spec.Snapshot, data: Mapping[str, Any], _at: int) -> Reduced:
+def _completed(snap: spec.Snapshot, data: Mapping[str, Any], _at: float) -> Reduced:
     return _terminal(snap, spec.COMPLETED, result=data.get("result"), error=None, message=None)
 
 
-def _failed(snap: spec.Snapshot, data: Mapping[str, Any], _at: int) -> Reduced:
+def _failed(snap: spec.Snapshot, data: Mapping[str, Any], _at: float) -> Reduced:
     return _terminal(snap, spec.FAILED, result=None, error=data.get("error"),
                      message=data.get("statusMessage"))
 
 
-def _cancelled(snap: spec.Snapshot, _data: Mapping[str, Any], _at: int) -> Reduced:
+def _cancelled(snap: spec.Snapshot, _data: Mapping[str, Any], _at: float) -> Reduced:
     return _terminal(snap, spec.CANCELLED, result=None, error=None, message=spec.CANCEL_MESSAGE)
 
 

@@ -171,7 +171,7 @@ class _SqlTxn:
         for _ in range(CLAIM_ROUNDS):
             found = self.conn.execute(skip_locked(query)).scalar()
             if found is not None:
-                return found
+                return str(found)
             # Every recoverable row is held, or there is none. Held rows may be merely read by
             # others (every call locks what it loads): answering None then would not be
             # linearizable (the concurrent run's history check caught it). A plain SELECT's

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.errors import ContractError
 
 _PAYLOAD = {  # what each status must carry at creation: (result, error)
     spec.WORKING: (False, False),
@@ -79,7 +80,7 @@ def work_error(work: spec.Work) -> str | None:
     return None
 
 
-def event_error(event: spec.Event) -> spec.ContractError | None:
+def event_error(event: spec.Event) -> ContractError | None:
     """What the seed's Event.validate answers for ``event`` (of a kind its authority may
     send), or None."""
     if not name(event.id):
