@@ -25,7 +25,6 @@ TABLES_CACHED = 256
 """The table definitions kept per store kind (by namespace): the stores of one namespace share
 their ``Table`` objects, so a statement compiled for one store serves the next (SQLAlchemy's
 compiled cache tells tables apart by identity)."""
-_ROW_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 
 
 def _backend(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -62,5 +62,3 @@ class MemoryLedgerFactory:
     def discard(self, env: AdapterEnv) -> None:
         forget(CONTRACT, env.namespace)
 
-
-memory_factory = MemoryLedgerFactory()

@@ -101,5 +101,3 @@ class MemoryTasksFactory:
     def discard(self, env: AdapterEnv) -> None:
         forget(spec.CONTRACT, env.namespace)
 
-
-memory_factory = MemoryTasksFactory()
