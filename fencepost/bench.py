@@ -33,10 +33,10 @@ from typing import Any
 import attrs
 
 from fencepost.model.base import options_with_defaults
+from fencepost.model.history import History
+from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.harness import World
-from fencepost.scenarios.history import History
-from fencepost.scenarios.linearizability import UNKNOWN, check_history
 from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.runner import CLOCK_START
 from fencepost.scenarios.synthetic import simulate
@@ -131,7 +131,7 @@ class CheckerRun:
     processes: int
     partitioned: bool
     partitions: int
-    verdict: str
+    verdict: CheckResult
     seconds: float
 
     @property
@@ -394,7 +394,7 @@ def bench_checker(sizes: Sizes, progress: Progress = _quiet) -> list[CheckerRun]
                     started = time.perf_counter()
                     verdict = check_history(adk_ledger.MODEL, history,
                                             None if partitioned else _one_partition,
-                                            budget_s=sizes.budget_s)
+                                            budget_s=sizes.budget_s, clock=time.perf_counter)
                     runs.append(CheckerRun(n, processes, partitioned, len(verdict.partitions),
                                            verdict.result, time.perf_counter() - started))
     return runs

@@ -280,14 +280,16 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
-    from fencepost.registry import contract, validate_capabilities, validate_options
-    from fencepost.scenarios.history import History
-    from fencepost.scenarios.linearizability import (
+    import time
+
+    from fencepost.model.history import History
+    from fencepost.model.linearizability import (
         LINEARIZABLE,
         NOT_LINEARIZABLE,
         check_history,
         render_counterexample,
     )
+    from fencepost.registry import contract, validate_capabilities, validate_options
 
     if not args.budget >= 0:  # also refuses nan
         raise ConfigurationError(f"--budget must be 0 or more seconds, not {args.budget}")
@@ -302,8 +304,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                                {**history.options, **_options(args.option or ())})
     capabilities = history.capabilities | validate_capabilities(history.contract,
                                                                 args.capability or ())
-    verdict = check_history(model, history, budget_s=args.budget, options=options,
-                            capabilities=capabilities)
+    verdict = check_history(model, history, budget_s=args.budget, clock=time.perf_counter,
+                            options=options, capabilities=capabilities)
     print(verdict.summary())
     if verdict.result == NOT_LINEARIZABLE:
         print()

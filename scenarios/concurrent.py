@@ -5,7 +5,7 @@ worker when the store is ``durable``: the SQL stores of one factory share an eng
 checks out its own connection; one shared store otherwise). Workers draw contract-aware operations
 from a :class:`Workload` (each contract has one, in ``scenarios/<contract>/workload.py``), learn
 from the answers (ids minted, leases won) and record every call as an
-:class:`~fencepost.scenarios.history.Event`.
+:class:`~fencepost.model.history.Event`.
 
 **Time.** The store's time is the simulated clock. It is frozen while a *burst* runs (every
 worker makes one to three calls, all released together by a barrier) and moved between bursts,
@@ -14,7 +14,7 @@ workload names (a lease's end, a retry's due time, a session's expiry), one ms b
 exactly on them, or jump a random distance: a run crosses every kind of boundary many times.
 
 **The check.** The history is checked for linearizability against the contract's model
-(:func:`~fencepost.scenarios.linearizability.check_history`): partitioned by record where the
+(:func:`~fencepost.model.linearizability.check_history`): partitioned by record where the
 contract allows it, and cut at the end of every burst, where the store is quiescent. A call
 that never returned (a worker stuck past the timeout) or lost its connection is indeterminate.
 """
@@ -30,13 +30,13 @@ from typing import Any, Protocol
 
 import attrs
 
+from fencepost.model.history import Event, History
+from fencepost.model.linearizability import Verdict, check_history
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
 from .guard import RunStopped
 from .harness import AdapterFault, World
-from .history import Event, History
-from .linearizability import Verdict, check_history
 from .races import SWITCH_INTERVAL_S
 
 BURST_MAX = 3
@@ -198,7 +198,7 @@ def run_concurrent(
                       world.options, world.capabilities)
     progress(f"concurrent: checking {len(events)} calls for linearizability")
     t0 = time.perf_counter()
-    verdict = check_history(world.model, history, partition, budget_s,
+    verdict = check_history(world.model, history, partition, budget_s, clock=time.perf_counter,
                             options=world.options, capabilities=world.capabilities)
     return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0)
 

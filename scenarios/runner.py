@@ -26,6 +26,13 @@ import attrs
 from fencepost.env import AdapterEnv
 from fencepost.errors import ConfigurationError
 from fencepost.model.base import options_with_defaults
+from fencepost.model.history import History
+from fencepost.model.linearizability import (
+    NOT_LINEARIZABLE,
+    UNKNOWN,
+    Verdict,
+    render_counterexample,
+)
 from fencepost.spec.ops import Op
 
 from .clock import SimClock
@@ -42,8 +49,6 @@ from .guard import (
     supervise,
 )
 from .harness import AdapterFault, ClauseViolation, Harness, StoreLost, World
-from .history import History
-from .linearizability import NOT_LINEARIZABLE, UNKNOWN, Verdict, render_counterexample
 from .machine import run_machine
 from .suite import Suite
 from .trace import TraceStep

@@ -8,7 +8,8 @@ in one order, then gives each operation an interval around its place in that ord
 Example::
 
     events = simulate(10_000, 8, 500)      # 8 processes over 500 invocations
-    check_history(adk.MODEL, History("adk-ledger", events)).result   # "linearizable"
+    check_history(adk.MODEL, History("adk-ledger", events), clock=time.perf_counter).result
+    # CheckResult.LINEARIZABLE
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import random
 
 from fencepost.model import adk_ledger as adk
 from fencepost.model.base import Ctx, Step
+from fencepost.model.history import Event
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok
-
-from .history import Event
 
 T0 = 1_000_000  # store time of the first operation, ms
 _OPTIONS = adk.default_options()

@@ -14,14 +14,14 @@ import pytest
 import fencepost
 from fencepost.cli import main
 from fencepost.model.base import options_with_defaults
+from fencepost.model.history import History
+from fencepost.model.linearizability import LINEARIZABLE, NOT_LINEARIZABLE, segments
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract
 from fencepost.scenarios.adk_ledger.workload import AdkWorkload
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.concurrent import run_concurrent
 from fencepost.scenarios.harness import World
-from fencepost.scenarios.history import History
-from fencepost.scenarios.linearizability import LINEARIZABLE, NOT_LINEARIZABLE, segments
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.outcome import Ok
 

@@ -67,7 +67,7 @@ def test_coverage_refuses_zero_seeds(capsys) -> None:  # type: ignore[no-untyped
 
 
 def _history(*spans: tuple[str, object, int, int]):  # type: ignore[no-untyped-def]
-    from fencepost.scenarios.history import Event, History
+    from fencepost.model.history import Event, History
     from fencepost.spec import adk_ledger as spec
     from fencepost.spec.outcome import Err, Ok
 

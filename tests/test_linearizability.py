@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import subprocess
@@ -17,17 +18,18 @@ import pytest
 from fencepost.model import adk_ledger as adk
 from fencepost.model import ledgence_tasks as ldg
 from fencepost.model.base import ContractModel, Ctx, OneOf, Step
-from fencepost.scenarios.history import Event, History
-from fencepost.scenarios.ledgence_tasks.scripted import DESCRIPTOR, SCOPE, task_input
-from fencepost.scenarios.linearizability import (
+from fencepost.model.history import Event, History
+from fencepost.model.linearizability import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,
+    CheckResult,
     Verdict,
     check_history,
     partitions,
     render_counterexample,
 )
+from fencepost.scenarios.ledgence_tasks.scripted import DESCRIPTOR, SCOPE, task_input
 from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec import ledgence_tasks as lspec
@@ -51,7 +53,8 @@ def checked(model: ContractModel, events: Any, **kwargs: Any) -> Verdict:
     """``check_history`` with a budget that cannot run out unless a test sets one: the budget
     is wall-clock time, and a verdict asserted here must not depend on how loaded the machine
     is (the checker's speed is what ``fencepost bench`` measures)."""
-    return check_history(model, events, **{"budget_s": math.inf, **kwargs})
+    return check_history(model, events, **{"budget_s": math.inf, "clock": time.perf_counter,
+                                           **kwargs})
 
 
 def history(*events: Event) -> History:
@@ -194,7 +197,7 @@ def test_d_reverse_order_of_invocation_is_found() -> None:
 
 
 def test_d2_a_history_is_cut_where_it_is_quiescent() -> None:
-    from fencepost.scenarios.linearizability import segments
+    from fencepost.model.linearizability import segments
 
     a = Event("p1", CLAIM1, 20, 50, claimed_by(CLAIM1), T0)
     b = Event("p2", CLAIM2, 40, 60, Err("invocation_owned"), T0)
@@ -313,6 +316,27 @@ def test_f_an_exhausted_budget_is_unknown_never_linearizable() -> None:
     verdict = checked(MODEL, wrong)
     assert verdict.result == NOT_LINEARIZABLE
     assert [p.key for p in verdict.failed] == ["nobody"]
+
+
+def test_f_the_budget_runs_on_the_callers_clock_not_the_wall_clock() -> None:
+    events = history(*simulate(500, 4, 20))
+    frozen = check_history(MODEL, events, budget_s=0.5, clock=lambda: 0.0)
+    assert frozen.result == LINEARIZABLE
+    assert frozen.elapsed_s == 0.0
+    assert {p.elapsed_s for p in frozen.partitions} == {0.0}
+    looks = itertools.count(0.0, 1.0)  # a second passes at every look
+    late = check_history(MODEL, events, budget_s=0.5, clock=lambda: next(looks))
+    assert late.result == UNKNOWN
+    assert {p.result for p in late.partitions} == {UNKNOWN}
+
+
+def test_f_results_are_a_str_enum_written_as_their_words() -> None:
+    assert [r.value for r in CheckResult] == ["linearizable", "not_linearizable", "unknown"]
+    verdict = checked(MODEL, history(*simulate(50, 4, 5)))
+    assert verdict.result is CheckResult.LINEARIZABLE is LINEARIZABLE
+    assert json.dumps({"result": verdict.result}) == '{"result": "linearizable"}'
+    assert f"{verdict.result}" == "linearizable" == verdict.result
+    assert verdict.summary().startswith("linearizable: 50 events")
 
 
 # --- (g) JSON lines -----------------------------------------------------------------------------

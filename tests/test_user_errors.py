@@ -15,8 +15,8 @@ import pytest
 
 import fencepost
 from fencepost.errors import ConfigurationError
+from fencepost.model.history import History
 from fencepost.registry import CONTRACTS, TempSqliteFactory, contract
-from fencepost.scenarios.history import History
 from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 

@@ -1,8 +1,11 @@
 """Concurrent histories: what each process called, when, and what it got back.
 
-A history is what a linearizability check reads (see :mod:`fencepost.scenarios.linearizability`):
+A history is what a linearizability check reads (see :mod:`fencepost.model.linearizability`):
 one :class:`Event` per call, with the call's interval on a monotonic clock, the store's answer
 (or none: the call timed out or lost its connection) and the store's own time at the call.
+It is a value of the model layer, beside the checker that reads it (the checker needs only the
+model, and the model imports nothing from the simulation); the concurrent runs of
+:mod:`fencepost.scenarios.concurrent` record it, ``fencepost analyze`` loads it.
 
 Ops are stored **as the store received them**: identifiers the store minted earlier appear as
 their real values (not as :class:`~fencepost.spec.opaque.Ref`); the checker maps them back to the
