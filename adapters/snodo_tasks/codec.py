@@ -12,7 +12,7 @@ import json
 from fencepost.adapters.codec import Codec
 from fencepost.spec import snodo_tasks as spec
 
-from .core import Aggregate, Claim
+from .records import Aggregate, Claim
 
 CODEC = Codec([spec.Task, spec.Work, spec.Snapshot, spec.Event, spec.Transition, Claim])
 dump_value, load_value = CODEC.dump_value, CODEC.load_value

@@ -18,7 +18,8 @@ from fencepost.adapters.memory import forget, shelf
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 
-from .core import ACTIVE, Aggregate, Predicate, TasksCore
+from .core import TasksCore
+from .records import ACTIVE, Aggregate, Predicate
 
 
 @attrs.define

@@ -40,7 +40,8 @@ from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import BackendUnavailable
 
 from .codec import dump_aggregate, dump_scope, load_aggregate
-from .core import ACTIVE, Aggregate, Predicate, TasksCore
+from .core import TasksCore
+from .records import ACTIVE, Aggregate, Predicate
 
 _CREATE_LOCK: dict[str, Callable[[Connection, sa.Table], None]] = {}
 _SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
