@@ -23,7 +23,9 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ops import Op
 
 from .base import Ctx, Step
-from .ledgence_tasks import State, TaskRec, expired_candidates, is_live, page_key
+from .ledgence_tasks import page_key
+from .ledgence_tasks_attempts import expired_candidates
+from .ledgence_tasks_records import State, TaskRec, is_live, status_of
 from .ledgence_worker_situations import (
     acquisition,
     boundary,
@@ -345,8 +347,6 @@ def _page(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Found:
 
 def _matching(before: State, op: spec.ListTasks, ctx: Ctx) -> list[Any]:
     """The rows the page was cut from (after the cursor's position, within the filters)."""
-    from .ledgence_tasks import status_of
-
     rows = [status_of(r) for r in before.tasks.values() if r.snapshot.input.scope == op.scope]
     rows = [r for r in rows if spec.matches_filters(r, op.query.filters)]
     cursor = op.query.cursor

@@ -17,7 +17,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 
 from .base import Ctx, Step
-from .ledgence_tasks import AttemptRec, State, TaskRec, is_live
+from .ledgence_tasks_records import AttemptRec, State, TaskRec, is_live
 
 Found = Iterator[tuple[str, str]]
 BEFORE, AT, AFTER, PAST = names.BEFORE, names.AT, names.AFTER, names.PAST

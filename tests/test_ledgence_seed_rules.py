@@ -28,7 +28,8 @@ from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
 from fencepost.adapters.ledgence_tasks.sql import SqlLedgenceFactory
 from fencepost.env import AdapterEnv
 from fencepost.model import ledgence_tasks as model
-from fencepost.model.base import Ctx
+from fencepost.model import ledgence_tasks_records as records
+from fencepost.model.base import Ctx, Step
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.outcome import Err, Ok
 
@@ -297,7 +298,7 @@ def _model_claim(options: dict[str, str] | None = None) -> tuple[model.State, Ct
                spec.OpenSession(SCOPE, "emails", 1),
                spec.Acquire(spec.AcquireCommand(SCOPE, "emails", "ws#2", 0, 1))):
         step = model.step(state, op, ctx)
-        assert isinstance(step, model.Step) and isinstance(step.outcome, Ok)
+        assert isinstance(step, Step) and isinstance(step.outcome, Ok)
         state = step.state
     return state, ctx
 
@@ -310,9 +311,9 @@ def test_the_model_claims_with_quiescence_unconfirmed() -> None:
 def test_the_model_cuts_execution_time_at_a_cancel_request() -> None:
     state, ctx = _model_claim()
     step = model.step(state, spec.Cancel(SCOPE, "task#1"), attrs.evolve(ctx, now=START + 1))
-    assert isinstance(step, model.Step)
+    assert isinstance(step, Step)
     rec, att = step.state.tasks["task#1"], step.state.attempts["attempt#3"]
-    authority = model.authority(rec, att, START + 1)
+    authority = records.authority(rec, att, START + 1)
     assert (authority.execution_remaining_ms, authority.remaining_ms) == (0, 30_000)
 
 
@@ -325,18 +326,18 @@ def test_the_model_renews_a_task_never_minted_by_the_option(
     state, ctx = _model_claim(options)
     owner = attrs.evolve(state.attempts["attempt#3"].owner, task_id="task_never_minted")
     step = model.step(state, spec.Renew(spec.RenewCommand(owner, 1, spec.KEEP_ALIVE)), ctx)
-    assert isinstance(step, model.Step) and isinstance(step.outcome, Err)
+    assert isinstance(step, Step) and isinstance(step.outcome, Err)
     assert (step.outcome.code, step.clause) == (code, clause)
 
 
 def _model_settle(state: model.State, ctx: Ctx, owner: spec.LeaseOwner,
-                  operation_id: str = "op-1") -> model.Step:
+                  operation_id: str = "op-1") -> Step:
     report = spec.ExecutionReport(spec.ExecutionContext("task#1", "attempt#3", PROGRAM,
                                                         DESCRIPTOR.digest),
                                   "proc-1", False, {"status": "success", "output": 1}, 20)
     step = model.step(state, spec.Settle(spec.SettleCommand(owner, operation_id, report,
                                                             spec.CONFIRMED)), ctx)
-    assert isinstance(step, model.Step)
+    assert isinstance(step, Step)
     return step
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.ledgence_tasks import Draft, finish
+from fencepost.model.ledgence_tasks_records import Draft, finish
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import BackendUnavailable
 from fencepost.spec.opaque import Ref

@@ -1,0 +1,308 @@
+"""The records of the ``ledgence-tasks`` model and the rules every operation shares.
+
+The state (:class:`State`: tasks, attempts, sessions, consumers' cursors, dispatch receipts)
+and the :class:`Draft` a step edits; how an answer is made (:func:`_ok` hides the model's names
+in :class:`~fencepost.spec.opaque.Opaque`, :class:`Refused` carries a refusal and its clause);
+liveness, authority and lease expiry (``LDG-LIVE-*``, ``LDG-AUTH-*``); the lookups of a session
+or a task that most operations start with; and :func:`finish`, which every way an attempt ends
+(settlement, quiescence, cancel, recovery) goes through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import ContractError
+from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
+from fencepost.spec.outcome import Err, Ok
+
+from .base import Step
+
+
+@attrs.frozen
+class TaskRec:
+    snapshot: spec.TaskSnapshot  # ids hold the model's names
+    history: tuple[spec.HistoryEvent, ...]
+    latest_attempt: str | None = None
+    outcome: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class AttemptRec:
+    snapshot: spec.AttemptSnapshot
+    receipt: spec.SettleReceipt | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.snapshot.event.task_id
+
+    @property
+    def owner(self) -> spec.LeaseOwner:
+        return self.snapshot.lease.owner
+
+
+@attrs.frozen
+class Cursor:
+    """A consumer's last acquisition: its sequence and the attempt it assigned (None: Empty)."""
+
+    sequence: int
+    attempt: str | None
+
+
+@attrs.frozen
+class Receipt:
+    """A claim_dispatch's durable receipt: the command and the disposition it got."""
+
+    command: spec.ClaimCommand
+    disposition: Any
+    attempt: str | None = None  # the attempt a Claimed disposition assigned
+
+
+@attrs.frozen
+class CursorM:
+    """What a page's next_cursor stands for: scope, filters and the last item's position."""
+
+    scope: spec.Scope
+    filters: spec.TaskFilters
+    submitted_at: int
+    task_id: str
+
+
+@attrs.frozen
+class State:
+    sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
+    tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
+    attempts: Mapping[str, AttemptRec] = attrs.field(factory=dict)
+    cursors: Mapping[tuple[str, int], Cursor] = attrs.field(factory=dict)
+    keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
+    minted: int = 0
+    receipts: Mapping[tuple[str, int, int], Receipt] = attrs.field(factory=dict)
+
+
+EMPTY = State()
+
+
+class Draft:
+    """A mutable copy of a :class:`State` for one step; :meth:`freeze` makes the next state."""
+
+    def __init__(self, state: State) -> None:
+        self.sessions = dict(state.sessions)
+        self.tasks = dict(state.tasks)
+        self.attempts = dict(state.attempts)
+        self.cursors = dict(state.cursors)
+        self.keys = dict(state.keys)
+        self.minted = state.minted
+        self.receipts = dict(state.receipts)
+
+    def freeze(self) -> State:
+        return State(self.sessions, self.tasks, self.attempts, self.cursors, self.keys,
+                     self.minted, self.receipts)
+
+    def record(self, task_id: str, reason: str, at: int, attempt: str | None = None) -> None:
+        rec = self.tasks[task_id]
+        event = spec.HistoryEvent(task_id, attempt, at, reason)
+        self.tasks[task_id] = attrs.evolve(rec, history=rec.history + (event,))
+
+    def evolve_task(self, task_id: str, **changes: Any) -> None:
+        rec = self.tasks[task_id]
+        self.tasks[task_id] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
+
+    def evolve_attempt(self, name: str, **changes: Any) -> None:
+        rec = self.attempts[name]
+        self.attempts[name] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
+
+
+# --- answers -----------------------------------------------------------------------------------
+
+_NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
+def _opaque_ids(value: Any) -> Any:
+    """The model's view of a value: every minted name wrapped as :class:`Opaque` (parts with
+    no name inside are returned as they are; frozen values need no copy)."""
+    kind = type(value)
+    if kind in _PLAIN or kind is Opaque:
+        return value
+    if isinstance(value, str):
+        return Opaque(value) if _NAME.fullmatch(value) else value
+    names = init_fields(kind)
+    if names is not None:
+        return evolve_fields(value, names, _opaque_ids)
+    if isinstance(value, tuple):
+        return tuple(_opaque_ids(v) for v in value)
+    if isinstance(value, list):
+        return [_opaque_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _opaque_ids(v) for k, v in value.items()}
+    return value
+
+
+def _err(state: State, error: ContractError, clause: str) -> Step:
+    return Step(Err(error.code, error.detail), state, clause, clause)
+
+
+def _ok(state: State, value: Any, clause: str, effect: str | None = None,
+        also: tuple[str, ...] = ()) -> Step:
+    return Step(Ok(_opaque_ids(value)), state, clause, effect or clause, also)
+
+
+class Refused(Exception):
+    """Raised inside a step: answer ``error`` under ``clause`` and change nothing."""
+
+    def __init__(self, error: ContractError, clause: str) -> None:
+        self.error, self.clause = error, clause
+
+
+def _check(clause: str, check: Callable[[], Any]) -> None:
+    try:
+        check()
+    except ContractError as e:
+        raise Refused(e, clause) from None
+
+
+def _refuse(error: ContractError, clause: str) -> Refused:
+    return Refused(error, clause)
+
+
+# --- liveness, authority, leases ---------------------------------------------------------------
+
+
+def is_live(task: TaskRec, att: AttemptRec, now: int) -> bool:
+    """Active and current, and now strictly before both the lease expiry and the authority
+    deadline (equality is expired)."""
+    snap = att.snapshot
+    return (task.snapshot.state == "active"
+            and task.snapshot.current_attempt_id == snap.event.attempt_id
+            and snap.state == "active"
+            and now < snap.lease.expires_at and now < snap.authority_deadline)
+
+
+def at_boundary(task: TaskRec, att: AttemptRec, now: int) -> bool:
+    """A current active attempt exactly at its lease expiry or authority deadline: the
+    equality rule alone makes it expired."""
+    snap = att.snapshot
+    return (task.snapshot.current_attempt_id == snap.event.attempt_id and snap.state == "active"
+            and now in (snap.lease.expires_at, snap.authority_deadline))
+
+
+def authority(task: TaskRec, att: AttemptRec, now: int) -> spec.Authority:
+    """The attempt's authority at ``now`` (LDG-AUTH-001). Execution time ends with the cancel
+    flag: 0 once a cancel is requested or the deadline is reached, even while the lease (and
+    remaining_ms) lasts for cleanup. seed: crates/ledgence-orchestration-core/src/lib.rs:252-281
+    (execution_remaining_ms 263-267) at 220b133."""
+    snap = att.snapshot
+    live = is_live(task, att, now)
+    cancel = task.snapshot.cancel_requested_at is not None or now >= snap.deadline
+    last = snap.last_renewal
+    return spec.Authority(
+        expires_at=snap.lease.expires_at,
+        remaining_ms=snap.lease.expires_at - now if live else 0,
+        execution_remaining_ms=snap.deadline - now if live and not cancel else 0,
+        renew_sequence=last.sequence if last is not None else 0,
+        cancel_requested=cancel,
+        dispatch_allowed=(live and not cancel and snap.settlement is None
+                          and last is not None and last.intent == spec.DISPATCH),
+    )
+
+
+def lease_expiry(now: int, authority_deadline: int, session: spec.WorkerSession) -> int:
+    return min(now + spec.LEASE_MS, authority_deadline, session.expires_at)
+
+
+def _live_failure(task: TaskRec, att: AttemptRec, now: int, clause: str) -> str:
+    """The clause a not-live answer rests on: the equality rule at the exact boundary."""
+    return "LDG-LIVE-001" if at_boundary(task, att, now) else clause
+
+
+# --- lookups every operation shares ----------------------------------------------------------
+
+
+def _session(state: State, session_id: str, clause: str, now: int) -> spec.WorkerSession:
+    session = state.sessions.get(session_id)
+    if session is None:
+        raise _refuse(spec.UnknownSession(session_id), clause)
+    if now >= session.expires_at:
+        raise _refuse(spec.SessionExpired(session_id), clause)
+    return session
+
+
+def _find(state: State, scope: Any, task_id: Any) -> TaskRec:
+    """The task in ``scope``: malformed references answer invalid_input (READ-001), a missing
+    task or one of another scope not_found (READ-002)."""
+    def check() -> None:
+        spec.validate_scope(scope)
+        spec.validate_text(task_id, "task_id")
+
+    _check("LDG-READ-001", check)
+    rec = state.tasks.get(task_id)
+    if rec is None or rec.snapshot.input.scope != scope:
+        raise _refuse(spec.NotFound(str(task_id)), "LDG-READ-002")
+    return rec
+
+
+
+def status_of(rec: TaskRec) -> spec.TaskStatus:
+    snap = rec.snapshot
+    return spec.TaskStatus(snap.input.scope, snap.task_id, snap.run_id, snap.input.queue,
+                           snap.input.correlation_key, snap.state, snap.attempt_count,
+                           snap.current_attempt_id, rec.latest_attempt, snap.submitted_at,
+                           snap.available_at, snap.terminal_at, snap.cancel_requested_at)
+
+
+
+# --- finishing an attempt ----------------------------------------------------------------------
+
+
+def finish(d: Draft, task_id: str, attempt: str, now: int) -> str:
+    """Finish ``attempt`` of ``task_id`` at ``now`` by the rules; answer the rule's clause."""
+    rec, att = d.tasks[task_id], d.attempts[attempt]
+    snap = rec.snapshot
+    settlement = att.snapshot.settlement
+    report = settlement.report if settlement is not None else None
+    confirmed = att.snapshot.quiescence == spec.CONFIRMED
+    failure: Mapping[str, Any] | None = None
+    if snap.cancel_requested_at is not None:
+        task_state, att_state, clause = "cancelled", "cancelled" if confirmed else "lost", \
+            "LDG-FINISH-006"
+        outcome: Mapping[str, Any] | None = {"kind": "cancelled"}
+    elif isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
+        task_state, att_state, clause = "succeeded", "succeeded", "LDG-FINISH-001"
+        outcome = {"kind": "succeeded", "output": report.outcome["output"]}
+    elif isinstance(report, spec.ExecutionReport):
+        task_state, att_state, clause = "failed", "failed", "LDG-FINISH-002"
+        outcome = {"kind": "failed", "failure": {"kind": report.outcome["kind"],
+                                                 "message": report.outcome["message"]}}
+    elif isinstance(report, spec.ExecutionFailure) and (
+            report.kind not in spec.RETRYABLE_FAILURE_KINDS):
+        task_state, att_state, clause = "failed", "failed", "LDG-FINISH-005"
+        outcome = {"kind": "failed", "failure": {"kind": report.kind,
+                                                 "message": report.message}}
+    else:
+        att_state = "failed" if report is not None else "lost"
+        failure = ({"kind": report.kind, "message": report.message} if report is not None
+                   else {"kind": "lost", "message": ""})
+        if snap.attempt_count < snap.input.retry_policy.max_attempts:
+            task_state, clause, outcome = "queued", "LDG-FINISH-003", None
+        else:
+            task_state, clause = "failed", "LDG-FINISH-004"
+            outcome = {"kind": "failed", "failure": failure}
+    d.evolve_attempt(attempt, state=att_state, finished_at=now)
+    if task_state == "queued":
+        d.evolve_task(task_id, state="queued", current_attempt_id=None,
+                      available_at=now + snap.input.retry_policy.retry_delay_ms)
+        d.record(task_id, "retry_scheduled", now, attempt)
+    else:
+        d.evolve_task(task_id, state=task_state, current_attempt_id=None, terminal_at=now)
+        d.tasks[task_id] = attrs.evolve(d.tasks[task_id], outcome=outcome)
+        d.record(task_id, task_state, now, attempt)
+    return clause
+
+
