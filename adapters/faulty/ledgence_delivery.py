@@ -272,14 +272,11 @@ class ExecutionTimeOutlivesCancel(_Base):
 class KeepAliveDoesNotExtend(_Base):
     """A keep_alive renewal is recorded but the lease stays (only dispatch extends it)."""
 
-    def _renew_extend(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
-                      command: Any, now: int) -> Any:
-        if command.intent != spec.KEEP_ALIVE:
-            return super()._renew_extend(txn, task, attempt, session, command, now)
-        attempt = attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
-                                                              last_renewal=command))
-        txn.save_attempt(attempt)
-        return self._authority(task, attempt, now)
+    def _renewed_expiry(self, attempt: AttemptRecord, session: Any, command: Any,
+                        now: int) -> int:
+        if command.intent == spec.KEEP_ALIVE:
+            return int(attempt.snapshot.lease.expires_at)
+        return int(super()._renewed_expiry(attempt, session, command, now))
 
 
 class RenewIgnoresCurrency(_Base):
@@ -293,22 +290,11 @@ class RenewIgnoresCurrency(_Base):
 class RenewIgnoresSessionExpiry(_Base):
     """renew looks its session up but never compares its expiry."""
 
-    def renew(self, command: Any) -> Any:
-        spec.validate_renew(command)
-        owner = command.owner
-        with self._transaction() as txn:
-            now = self.env.clock()
-            session = txn.read_session(owner.worker_session_id)
-            if session is None:
-                raise spec.UnknownSession(f"no worker session {owner.worker_session_id!r}")
-            task = self._require(txn, owner.scope, owner.task_id)
-            attempt = txn.load_attempt(owner.task_id, owner.attempt_id)
-            if (attempt is None or not self._owner_matches(attempt, owner)
-                    or not self._may_renew(task, attempt, now)):
-                raise spec.OwnershipLost(self._lost(owner))
-            if self._renew_sequence(attempt, command):
-                return self._renew_replay(txn, task, attempt, session, command, now)
-            return self._renew_extend(txn, task, attempt, session, command, now)
+    def _renew_session(self, txn: Any, owner: Any, now: int) -> Any:
+        session = txn.read_session(owner.worker_session_id)
+        if session is None:
+            raise spec.UnknownSession(f"no worker session {owner.worker_session_id!r}")
+        return session
 
 
 class RenewalGapsAccepted(_Base):

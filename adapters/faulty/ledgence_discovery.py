@@ -113,17 +113,13 @@ class EmptyTimeRangeAccepted(_Base):
     """The time range is checked with ``from > until``: an empty range (from == until) is
     accepted and answers an empty page."""
 
-    def list_tasks(self, scope: Any, query: Any) -> Any:
+    def _check_list_query(self, scope: Any, query: Any) -> None:
         f = getattr(query, "filters", None)
         if (isinstance(query, spec.TaskListQuery) and isinstance(f, spec.TaskFilters)
                 and type(f.submitted_from) is int and f.submitted_from == f.submitted_until):
-            spec.validate_list_query(scope, attrs.evolve(query, filters=attrs.evolve(
-                f, submitted_until=f.submitted_until + 1)))
-            position = self._page_start(scope, query)
-            with self._transaction() as txn:
-                rows = self._page_rows(txn, self._page_query(scope, f, position, query.limit))
-                return self._page(rows, scope, f, query.limit, position)
-        return super().list_tasks(scope, query)
+            query = attrs.evolve(query, filters=attrs.evolve(
+                f, submitted_until=f.submitted_until + 1))
+        super()._check_list_query(scope, query)
 
 
 class WalkSnapshotCached(_Base):

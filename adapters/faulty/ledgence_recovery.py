@@ -281,11 +281,8 @@ class LimitCheckedAgainstBacklog(_Base):
     """The limit is validated against the number of attempts due: a batch smaller than the
     backlog answers invalid_input instead of taking the earliest."""
 
-    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
-        with self._transaction() as txn:
-            now = self.env.clock()
-            due: list[spec.AttemptRef] = txn.expired_candidates(self._expiry_cutoff(now),
-                                                                 spec.MAX_RECOVERY_BATCH)
+    def _shortlist(self, txn: Any, now: int, limit: int) -> list[spec.AttemptRef]:
+        due: list[spec.AttemptRef] = super()._shortlist(txn, now, spec.MAX_RECOVERY_BATCH)
         if len(due) > limit:
             raise spec.InvalidInput(f"limit {limit} is below the {len(due)} attempts due")
         return due
@@ -309,28 +306,19 @@ class RescuerRechecksLeaseOnly(_Base):
 
     def _expire_one(self, candidate: spec.AttemptRef) -> bool:
         round_trip()
-        with self._transaction() as txn:
-            task = txn.lock_task_if_free(candidate.task_id)
-            if task is None:
-                return False
-            now = self.env.clock()
-            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
-            if attempt is None or not self._expired(attempt, now):
-                return False
-            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
-            self._finish(txn, task, attempt, now)
-            return True
+        return bool(super()._expire_one(candidate))
+
+    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+                       now: int) -> bool:
+        return attempt is not None and bool(self._expired(attempt, now))
 
 
 class RecoveryScansInIdOrder(_Base):
     """A bounded scan takes the due attempts by task id (the primary key's index), not by
     lease expiry: with more due than the limit it expires the wrong ones first."""
 
-    def _expiry_shortlist(self, limit: int) -> list[spec.AttemptRef]:
-        with self._transaction() as txn:
-            now = self.env.clock()
-            due: list[spec.AttemptRef] = txn.expired_candidates(self._expiry_cutoff(now),
-                                                                 spec.MAX_RECOVERY_BATCH)
+    def _shortlist(self, txn: Any, now: int, limit: int) -> list[spec.AttemptRef]:
+        due: list[spec.AttemptRef] = super()._shortlist(txn, now, spec.MAX_RECOVERY_BATCH)
         return sorted(due, key=lambda ref: ref.task_id)[:limit]
 
 
@@ -339,19 +327,14 @@ class RecheckThenWrite(_Base):
 
     def _expire_one(self, candidate: spec.AttemptRef) -> bool:
         with self._transaction() as txn:
-            task = txn.lock_task_if_free(candidate.task_id)
-            if task is None:
-                return False
-            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
-            if attempt is None or not self._still_expired(task, attempt, self.env.clock()):
+            if self._recheck(txn, candidate) is None:
                 return False
         round_trip()
         with self._transaction() as txn:
             now = self.env.clock()
             task = txn.load_task(candidate.task_id)
             attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
-            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
-            self._finish(txn, task, attempt, now)
+            self._expire(txn, task, attempt, now)
             return True
 
 
@@ -361,16 +344,9 @@ class RecheckThenWrite(_Base):
 class InspectAttemptReadsLatest(_Base):
     """inspect_attempt reads the task's latest attempt; the attempt id is not compared."""
 
-    def inspect_attempt(self, scope: Any, task_id: str, attempt_id: str) -> Any:
-        self._check_task_ref(scope, task_id)
-        spec.validate_text(attempt_id, "attempt_id")
-        with self._transaction() as txn:
-            task = self._require(txn, scope, task_id)
-            latest = task.latest_attempt_id
-            attempt = txn.load_attempt(task_id, latest) if latest is not None else None
-            if attempt is None:
-                raise spec.NotFound(f"task {task_id!r} has no attempt {attempt_id!r}")
-            return attempt.snapshot
+    def _inspected_attempt(self, txn: Any, task: TaskRecord, attempt_id: str) -> Any:
+        latest = task.latest_attempt_id
+        return txn.load_attempt(task.task_id, latest) if latest is not None else None
 
 
 class StatusExpiresOnRead(_Base):
@@ -384,8 +360,7 @@ class StatusExpiresOnRead(_Base):
                 attempt = self._current_attempt(txn, task)
                 now = self.env.clock()
                 if not self._live(task, attempt, now):
-                    self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
-                    task = self._finish(txn, task, attempt, now)
+                    task = self._expire(txn, task, attempt, now)
             return self._status(task)
 
 

@@ -110,17 +110,14 @@ class SubmissionCheckThenInsert(_Base):
     """Looks the key up in one transaction and inserts in another."""
 
     def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
-        spec.validate_submission(command, descriptor)
+        self._check_submission(command, descriptor)
         with self._transaction() as txn:
-            winner = self._accepted(txn, command.input.scope, command.idempotency_key)
-            if winner is not None:
-                return self._replay(winner, command)
+            replayed = self._replay_accepted(txn, command)
+            if replayed is not None:
+                return replayed
         round_trip()
         with self._transaction() as txn:
-            record = self._new_task(command, descriptor, self.env.clock())
-            txn.insert_task(record)
-            self._record(txn, record.task_id, "submitted", record.snapshot.submitted_at)
-            return record.snapshot
+            return self._insert_submission(txn, command, descriptor)
 
 
 class LookupOnlyQueued(_Base):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import LedgenceBase, require_count
-from .records import HISTORY_PAGE, TaskRecord
+from .records import HISTORY_PAGE, AttemptRecord, TaskRecord
 from .storage import Txn
 
 
@@ -30,8 +30,8 @@ class Reads(LedgenceBase):
         self._check_task_ref(scope, task_id)
         self._check_attempt_ref(attempt_id)
         with self._reading() as txn:
-            self._require(txn, scope, task_id)
-            attempt = txn.load_attempt(task_id, attempt_id)
+            task = self._require(txn, scope, task_id)
+            attempt = self._inspected_attempt(txn, task, attempt_id)
             if attempt is None:
                 raise spec.NotFound(f"task {task_id!r} has no attempt {attempt_id!r}")
             return attempt.snapshot
@@ -59,6 +59,12 @@ class Reads(LedgenceBase):
     @staticmethod
     def _check_after(after_sequence: int) -> None:
         require_count(after_sequence, "after_sequence", 0)
+
+    def _inspected_attempt(self, txn: Txn, task: TaskRecord,
+                           attempt_id: str) -> AttemptRecord | None:
+        """LDG-READ-003: the attempt ``inspect_attempt`` answers: the task's attempt of that
+        id (``None``: not_found)."""
+        return txn.load_attempt(task.task_id, attempt_id)
 
     def _history_page(self, txn: Txn, task_id: str,
                       after_sequence: int) -> list[spec.RecordedHistoryEvent]:

@@ -11,6 +11,7 @@ from fencepost.spec import ledgence_tasks as spec
 
 from .finishing import Finishing
 from .records import ACTIVE, AttemptRecord, TaskRecord
+from .storage import Txn
 
 
 class Recovery(Finishing):
@@ -35,28 +36,48 @@ class Recovery(Finishing):
         """At most ``limit`` candidates, earliest lease expiry first, read in one transaction
         without locks; each is re-checked in its own transaction by :meth:`_expire_one`."""
         with self._transaction() as txn:
-            now = self.env.clock()
-            return txn.expired_candidates(self._expiry_cutoff(now), limit)
+            return self._shortlist(txn, self.env.clock(), limit)
+
+    def _shortlist(self, txn: Txn, now: int, limit: int) -> list[spec.AttemptRef]:
+        """LDG-RECOVER-003: the shortlist's read: at most ``limit`` attempts due at ``now``
+        (lease expiry up to :meth:`_expiry_cutoff`), earliest expiry first."""
+        return txn.expired_candidates(self._expiry_cutoff(now), limit)
 
     def _expiry_cutoff(self, now: int) -> int:
         """The latest lease expiry that is expired at ``now`` (the shortlist's bound)."""
         return now
 
     def _expire_one(self, candidate: spec.AttemptRef) -> bool:
-        """One candidate in its own transaction: lock its task (passing it over when another
-        transaction holds it), re-check with a fresh clock reading, then write
-        `lease_expired` and finish. True when it was expired here."""
+        """One candidate in its own transaction: :meth:`_recheck` it, then :meth:`_expire`
+        it. True when it was expired here."""
         with self._transaction() as txn:
-            task = txn.lock_task_if_free(candidate.task_id)
-            if task is None:
+            found = self._recheck(txn, candidate)
+            if found is None:
                 return False
-            now = self.env.clock()
-            attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
-            if attempt is None or not self._still_expired(task, attempt, now):
-                return False
-            self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
-            self._finish(txn, task, attempt, now)
+            self._expire(txn, *found)
             return True
+
+    def _recheck(self, txn: Txn, candidate: spec.AttemptRef
+                 ) -> tuple[TaskRecord, AttemptRecord, int] | None:
+        """LDG-RECOVER-005: lock the candidate's task (``None``, passed over, when another
+        transaction holds it) and re-check it with a fresh clock reading
+        (:meth:`_still_expired`); answers the task, the attempt and that reading when it is
+        still expired."""
+        task = txn.lock_task_if_free(candidate.task_id)
+        if task is None:
+            return None
+        now = self.env.clock()
+        attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+        if attempt is None or not self._still_expired(task, attempt, now):
+            return None
+        return task, attempt, now
+
+    def _expire(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                now: int) -> TaskRecord:
+        """Expire the attempt at ``now``: write `lease_expired`, then finish it (a lost
+        attempt); answers the task as saved."""
+        self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
+        return self._finish(txn, task, attempt, now)
 
     def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
                        now: int) -> bool:

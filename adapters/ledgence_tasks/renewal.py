@@ -23,7 +23,7 @@ class Renewal(LedgenceBase):
         owner = command.owner
         with self._transaction() as txn:
             now = self.env.clock()
-            session = self._usable_session(txn, owner.worker_session_id, now)
+            session = self._renew_session(txn, owner, now)
             if self.options[spec.RENEW_LOOKUP] == spec.CURSOR_FIRST:
                 self._check_renew_cursor(txn, owner)
             task = self._require(txn, owner.scope, owner.task_id)
@@ -48,6 +48,11 @@ class Renewal(LedgenceBase):
             raise spec.OwnershipLost(self._lost(owner))
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
+
+    def _renew_session(self, txn: Txn, owner: spec.LeaseOwner, now: int) -> spec.WorkerSession:
+        """LDG-RENEW-003: the owner's session, usable (else unknown_session /
+        session_expired), before anything else is looked up."""
+        return self._usable_session(txn, owner.worker_session_id, now)
 
     def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
         """Renewal needs the attempt live (current, active, unexpired)."""
@@ -88,13 +93,19 @@ class Renewal(LedgenceBase):
                 and now < att.deadline and task.snapshot.cancel_requested_at is None
                 and att.settlement is None)
 
+    def _renewed_expiry(self, attempt: AttemptRecord, session: spec.WorkerSession,
+                        command: spec.RenewCommand, now: int) -> int:
+        """LDG-RENEW-001: where the next renewal, of either intent, moves the lease: the
+        capped expiry of :meth:`_lease_expiry`."""
+        return self._lease_expiry(now, attempt.snapshot.authority_deadline, session)
+
     def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         """The next renewal: the lease moves to the capped expiry, the renewal is recorded
         and, the first time dispatch is authorized, `dispatch_authorized` is written."""
         att = attempt.snapshot
-        expiry = self._lease_expiry(now, att.authority_deadline, session)
+        expiry = self._renewed_expiry(attempt, session, command, now)
         renewed = attrs.evolve(att, lease=attrs.evolve(att.lease, expires_at=expiry),
                                last_renewal=command)
         dispatch = self._authorizes_dispatch(task, attempt, command, now)

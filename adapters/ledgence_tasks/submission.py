@@ -53,15 +53,11 @@ class Submission(LedgenceBase):
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
         self._check_submission(command, descriptor)
-        scope = command.input.scope
         with self._transaction() as txn:
-            winner = self._accepted(txn, scope, command.idempotency_key)
-            if winner is not None:
-                return self._replay(winner, command)
-            record = self._new_task(command, descriptor, self.env.clock())
-            txn.insert_task(record)
-            self._record(txn, record.task_id, "submitted", record.snapshot.submitted_at)
-            return record.snapshot
+            replayed = self._replay_accepted(txn, command)
+            if replayed is not None:
+                return replayed
+            return self._insert_submission(txn, command, descriptor)
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
 
@@ -83,6 +79,22 @@ class Submission(LedgenceBase):
     def _same_submission(self, a: spec.TaskInput, b: spec.TaskInput) -> bool:
         """Does ``b`` replay ``a``: canonical equality (1 is not 1.0)."""
         return spec.same_submission(a, b)
+
+    def _replay_accepted(self, txn: Txn,
+                         command: spec.SubmitCommand) -> spec.TaskSnapshot | None:
+        """LDG-SUBMIT-002/003: the answer of a key already bound in the command's scope (the
+        winner's snapshot, or conflict, by :meth:`_replay`); ``None`` when it is free."""
+        winner = self._accepted(txn, command.input.scope, command.idempotency_key)
+        return self._replay(winner, command) if winner is not None else None
+
+    def _insert_submission(self, txn: Txn, command: spec.SubmitCommand,
+                           descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
+        """LDG-SUBMIT-001: bind the key to a new queued task (:meth:`_new_task`, at the
+        store's clock) and write `submitted`; answers the task's snapshot."""
+        record = self._new_task(command, descriptor, self.env.clock())
+        txn.insert_task(record)
+        self._record(txn, record.task_id, "submitted", record.snapshot.submitted_at)
+        return record.snapshot
 
     def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
                   now: int) -> TaskRecord:
