@@ -90,10 +90,14 @@ class LedgerCore:
         return row.token is None or not self._live(row, now) or self._owner_dead(row)
 
     def _check_writer(self, row: Row, token: str, now: int) -> None:
-        if row.phase != spec.RUNNING or row.token is None or row.token != token:
+        if self._stale(row, token):
             raise spec.StaleOwner(row.invocation_id)
         if not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
+
+    def _stale(self, row: Row, token: str) -> bool:
+        """``token`` is not the running owner's (no owner matches no token)."""
+        return row.phase != spec.RUNNING or row.token is None or row.token != token
 
     def _valid_finish_phase(self, phase: Any) -> bool:
         if self.options["finish_phases"] == "any":
@@ -152,7 +156,11 @@ class LedgerCore:
             if row.phase == spec.COMPLETED and self.options["delete_completed"] == "forbidden":
                 raise spec.Completed(row.invocation_id)
             return True
-        return not self._live(row, self.env.clock()) or self._owner_dead(row)
+        return not self._lease_blocks_delete(row)
+
+    def _lease_blocks_delete(self, row: Row) -> bool:
+        """An owned record stays while its lease is live and its owner alive."""
+        return self._live(row, self.env.clock()) and not self._owner_dead(row)
 
     # -- the protocol ---------------------------------------------------------------------------
 

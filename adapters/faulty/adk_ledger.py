@@ -137,10 +137,8 @@ class IgnoresDeadOwners(LedgerCore):
 
 
 class DeleteIgnoresDeadOwners(LedgerCore):
-    def _deletable(self, row: Row) -> bool:
-        if row.token is None:
-            return True
-        return not self._live(row, self.env.clock())
+    def _lease_blocks_delete(self, row: Row) -> bool:
+        return self._live(row, self.env.clock())
 
 
 class _Traffic:
@@ -321,11 +319,8 @@ class ZombieCheckpoint(LedgerCore):
 class NullTokenMatchesAnyone(LedgerCore):
     """SQL NULL semantics: ``token <> :t`` is unknown for NULL, so nothing looks stale."""
 
-    def _check_writer(self, row: Row, token: str, now: int) -> None:
-        if row.token is not None and row.token != token:
-            raise spec.StaleOwner(row.invocation_id)
-        if not self._live(row, now):
-            raise spec.LeaseExpired(row.invocation_id)
+    def _stale(self, row: Row, token: str) -> bool:
+        return row.token is not None and row.token != token
 
 
 class ExpiryCheckedBeforeToken(LedgerCore):
@@ -488,8 +483,8 @@ class DeleteIgnoresOwner(LedgerCore):
 
 
 class DeleteBlockedByAnyToken(LedgerCore):
-    def _deletable(self, row: Row) -> bool:
-        return row.token is None or self._owner_dead(row)
+    def _lease_blocks_delete(self, row: Row) -> bool:
+        return not self._owner_dead(row)
 
 
 MUTANTS = (
