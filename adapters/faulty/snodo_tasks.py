@@ -70,7 +70,10 @@ class ClaimNextTakesClaimedTasks(TasksCore):
 
 
 class ClaimSelectThenUpdate(TasksCore):
+    """Checks the task in one transaction and grants the claim in another."""
+
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        self._check_claim_call(task_id, owner_id, lease_ms)
         with self._transaction() as txn:
             self._check_claimable(self._require(txn, task_id), self.env.clock())
         round_trip()

@@ -205,6 +205,12 @@ class TasksCore:
     def _action_ok(self, action: spec.Action) -> bool:
         return action.kind in spec.ACTIONS and validation.name(action.task_id)
 
+    def _check_claim_call(self, task_id: Any, owner_id: Any, lease_ms: Any) -> None:
+        """claim's arguments: a non-empty task id first, then as claim_next's."""
+        if not validation.name(task_id):
+            raise spec.FunctionClause(f"task id {task_id!r} is not a non-empty string")
+        self._check_claim_args(owner_id, lease_ms)
+
     def _check_claim_args(self, owner_id: Any, lease_ms: Any) -> None:
         """claim_next's arguments, and claim's after its task id."""
         if not self._owner_ok(owner_id):
@@ -276,9 +282,7 @@ class TasksCore:
             return aggregate.snapshot
 
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
-        if not validation.name(task_id):
-            raise spec.FunctionClause(f"task id {task_id!r} is not a non-empty string")
-        self._check_claim_args(owner_id, lease_ms)
+        self._check_claim_call(task_id, owner_id, lease_ms)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             now = self.env.clock()
