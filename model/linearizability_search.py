@@ -220,32 +220,31 @@ class _Search:
 
     def run(self, deadline: float, clock: Callable[[], float]) -> CheckResult:
         """Move until the search has an answer, or ``clock()`` passes ``deadline``
-        (unknown)."""
+        (unknown). Each move places an event or undoes a choice."""
+        kind, event_of, nxt = self.kind, self.event_of, self.nxt
+        successors, push = self.part.successors, self._push
         steps = 0
         while True:
             if steps % _CHECK_CLOCK_EVERY == 0 and clock() >= deadline:
                 return UNKNOWN
             steps += 1
-            answer = self._move()
+            if self.remaining == 0:
+                answer = self._complete()
+            elif self.scan and (move := self._scan()) is not None:
+                answer = self._place_forced(*move)
+            elif kind[entry := self.entry] == _CALL:
+                if not push(entry, successors(event_of[entry], self.state, self.b), 0):
+                    self.entry = nxt[entry]
+                continue
+            else:
+                answer = self._blocked()
             if answer is not None:
                 return answer
 
-    def _move(self) -> CheckResult | None:
-        """One move: place an event, or undo a choice; the answer when there is one."""
-        if self.remaining == 0:
-            return self._complete()
-        if self.scan:
-            self.scan = False
-            move = self._forced()
-            if move is not None:
-                return self._place_forced(*move)
-        entry = self.entry
-        if self.kind[entry] == _CALL:
-            if not self._push(entry, self.part.successors(self.event_of[entry], self.state,
-                                                          self.b), 0):
-                self.entry = self.nxt[entry]
-            return None
-        return self._blocked()
+    def _scan(self) -> tuple[int, tuple[Any, _Bindings]] | None:
+        """Once per configuration: the forced call here, if any (see :meth:`_forced`)."""
+        self.scan = False
+        return self._forced()
 
     def _complete(self) -> CheckResult | None:
         """Every determinate event is placed: linearizable, or (collecting ends) note where
