@@ -16,18 +16,16 @@ from fencepost.adapters.ledgence_tasks.core import (
     Cursor,
     LedgenceCore,
     TaskRecord,
+    Txn,
 )
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import Mutant, round_trip
 
-_Base: Any = LedgenceCore
-
-
 # -- acquisition ----------------------------------------------------------------------------------
 
 
-class ClaimsInSubmissionOrder(_Base):
+class ClaimsInSubmissionOrder(LedgenceCore):
     """Claims go by (submitted_at, task_id) alone: a retry submitted earlier is taken before a
     newer task that became available sooner."""
 
@@ -35,44 +33,47 @@ class ClaimsInSubmissionOrder(_Base):
         return ("submitted_at", "task_id")
 
 
-class RetryClaimedDuringBackoff(_Base):
+class RetryClaimedDuringBackoff(LedgenceCore):
     """The candidate query has no available_at bound."""
 
-    def _candidate_query(self, command: Any, now: int) -> CandidateQuery:
+    def _candidate_query(self, command: spec.AcquireCommand, now: int) -> CandidateQuery:
         return attrs.evolve(super()._candidate_query(command, now), available_by=None)
 
 
-class AuthorityDeadlineWithoutGrace(_Base):
+class AuthorityDeadlineWithoutGrace(LedgenceCore):
     def _authority_deadline(self, deadline: int) -> int:
         return deadline
 
 
-class ClaimLeavesQuiescenceUnset(_Base):
+class ClaimLeavesQuiescenceUnset(LedgenceCore):
     """A claimed attempt has no quiescence until a settlement sets one."""
 
-    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
+    def _claim(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+               command: spec.AcquireCommand, now: int) -> spec.Assignment:
         assignment = super()._claim(txn, task, session, command, now)
         attempt = txn.load_attempt(task.task_id, assignment.lease.owner.attempt_id)
+        assert attempt is not None  # inserted by this transaction
         txn.save_attempt(attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
                                                                      quiescence=None)))
         return assignment
 
 
-class RenewalOutlivesSession(_Base):
+class RenewalOutlivesSession(LedgenceCore):
     """A renewal caps the lease by the authority deadline only (the claim caps it right)."""
 
-    def _renew_extend(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
-                      command: Any, now: int) -> Any:
+    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
         authority_deadline = attempt.snapshot.authority_deadline
         uncapped = attrs.evolve(session, expires_at=max(session.expires_at, authority_deadline))
         return super()._renew_extend(txn, task, attempt, uncapped, command, now)
 
 
-class ReplayBeforeSessionCheck(_Base):
+class ReplayBeforeSessionCheck(LedgenceCore):
     """A fast path answers a repeated sequence from the cursor before the session's expiry is
     checked."""
 
-    def _acquire_in(self, txn: Any, command: Any, finish_empty: bool,
+    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool,
                     deadline_ms: int | None) -> Any:
         now = self.env.clock()
         session = txn.read_session(command.worker_session_id)
@@ -84,14 +85,14 @@ class ReplayBeforeSessionCheck(_Base):
         return super()._acquire_in(txn, command, finish_empty, deadline_ms)
 
 
-class ConsumerIdUnchecked(_Base):
+class ConsumerIdUnchecked(LedgenceCore):
     """Checks the command's scope and queue against the session, not its consumer id."""
 
-    def _fits_session(self, session: Any, command: Any) -> bool:
+    def _fits_session(self, session: spec.WorkerSession, command: spec.AcquireCommand) -> bool:
         return bool(session.scope == command.scope and session.queue == command.queue)
 
 
-class AnyFirstSequence(_Base):
+class AnyFirstSequence(LedgenceCore):
     """A consumer without a cursor starts at whatever sequence it sends."""
 
     def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
@@ -100,7 +101,7 @@ class AnyFirstSequence(_Base):
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
-class ObsoleteSequenceReplays(_Base):
+class ObsoleteSequenceReplays(LedgenceCore):
     """A sequence below the cursor is answered as a replay of the cursor's."""
 
     def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
@@ -109,14 +110,14 @@ class ObsoleteSequenceReplays(_Base):
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
-class SequenceGapsAccepted(_Base):
+class SequenceGapsAccepted(LedgenceCore):
     def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
         if cursor is not None and sequence > cursor.sequence + 1:
             return False
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
-class EmptyCursorIsNoCursor(_Base):
+class EmptyCursorIsNoCursor(LedgenceCore):
     """An Empty cursor is taken for no cursor: its sequence again runs a fresh acquisition."""
 
     def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
@@ -125,10 +126,10 @@ class EmptyCursorIsNoCursor(_Base):
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
-class ReplayExtendsLease(_Base):
+class ReplayExtendsLease(LedgenceCore):
     """A replayed live assignment is taken for a heartbeat: its lease is extended."""
 
-    def _acquire_replay(self, txn: Any, cursor: Cursor, now: int) -> Any:
+    def _acquire_replay(self, txn: Txn, cursor: Cursor, now: int) -> Any:
         found = self._cursor_attempt(txn, cursor)
         if found is not None and self._live(found[0], found[1], now):
             att = found[1].snapshot
@@ -138,52 +139,55 @@ class ReplayExtendsLease(_Base):
         return super()._acquire_replay(txn, cursor, now)
 
 
-class LostReplayClearsCursor(_Base):
+class LostReplayClearsCursor(LedgenceCore):
     """The replay of a lost assignment drops it from the cursor, so the next replay of that
     sequence answers Empty."""
 
-    def _acquire_replay(self, txn: Any, cursor: Cursor, now: int) -> Any:
+    def _acquire_replay(self, txn: Txn, cursor: Cursor, now: int) -> Any:
         reply = super()._acquire_replay(txn, cursor, now)
         if isinstance(reply, spec.AcquireOwnershipLost):
             lost = txn.load_attempt(reply.assignment.task_id, reply.assignment.attempt_id)
+            assert lost is not None  # the replay just read it
             txn.save_cursor(lost.owner.worker_session_id, lost.owner.consumer_id,
                             Cursor(cursor.sequence, None))
         return reply
 
 
-class OvertakingAllowed(_Base):
-    def _busy(self, txn: Any, cursor: Cursor, now: int) -> bool:
+class OvertakingAllowed(LedgenceCore):
+    def _busy(self, txn: Txn, cursor: Cursor, now: int) -> bool:
         return False
 
 
-class PendingCommitsCursor(_Base):
+class PendingCommitsCursor(LedgenceCore):
     """Pending commits the Empty cursor instead of rolling back."""
 
-    def _no_candidate(self, txn: Any, session: Any, command: Any, finish_empty: bool,
-                      now: int) -> Any:
+    def _no_candidate(self, txn: Txn, session: spec.WorkerSession, command: spec.AcquireCommand,
+                      finish_empty: bool, now: int) -> Any:
         if finish_empty:
             return super()._no_candidate(txn, session, command, finish_empty, now)
         txn.save_cursor(*self._cursor_key(session, command), Cursor(command.sequence, None))
         return self._pending(session, now)
 
 
-class ProbeDropsFinishEmpty(_Base):
+class ProbeDropsFinishEmpty(LedgenceCore):
     """probe_acquisition does not pass finish_empty on: it answers Pending, never Empty."""
 
-    def probe_acquisition(self, command: Any, finish_empty: bool, deadline_ms: int) -> Any:
+    def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
+                          deadline_ms: int) -> Any:
         return super().probe_acquisition(command, False, deadline_ms)
 
 
-class DeadlineAtNowStillRuns(_Base):
+class DeadlineAtNowStillRuns(LedgenceCore):
     def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
         return deadline_ms < now
 
 
-class BusyPerSession(_Base):
+class BusyPerSession(LedgenceCore):
     """Before a claim, the busy check asks whether the session holds a live assignment, not
     whether the consumer does."""
 
-    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any, now: int) -> Any:
+    def _claim(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+               command: spec.AcquireCommand, now: int) -> spec.Assignment:
         for consumer in range(session.concurrency):
             cursor = txn.lock_cursor(session.id, consumer)
             if (consumer != command.consumer_id and cursor is not None
@@ -192,7 +196,7 @@ class BusyPerSession(_Base):
         return super()._claim(txn, task, session, command, now)
 
 
-class ClaimReadThenWrite(_Base):
+class ClaimReadThenWrite(LedgenceCore):
     """Reads the first candidate in one transaction and claims it in another, without
     re-checking it."""
 
@@ -200,21 +204,22 @@ class ClaimReadThenWrite(_Base):
         super().__init__(*args)
         self._stale = threading.local()
 
-    def _acquire(self, command: Any, finish_empty: bool, deadline_ms: int | None) -> Any:
+    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool,
+                 deadline_ms: int | None) -> Any:
         with self._transaction() as txn:
             query = self._candidate_query(command, self.env.clock())
             self._stale.candidate = super()._pick_candidate(txn, query)
         round_trip()
         return super()._acquire(command, finish_empty, deadline_ms)
 
-    def _pick_candidate(self, txn: Any, query: CandidateQuery) -> TaskRecord | None:
+    def _pick_candidate(self, txn: Txn, query: CandidateQuery) -> TaskRecord | None:
         return self._stale.candidate  # type: ignore[no-any-return]
 
 
 # -- liveness, authority, owners ------------------------------------------------------------------
 
 
-class LiveAtExpiry(_Base):
+class LiveAtExpiry(LedgenceCore):
     """Liveness compares with <=: at its expiry an attempt is still live."""
 
     def _live(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
@@ -224,7 +229,7 @@ class LiveAtExpiry(_Base):
                     and now <= att.authority_deadline)
 
 
-class DispatchAllowedIgnoresCancel(_Base):
+class DispatchAllowedIgnoresCancel(LedgenceCore):
     """dispatch_allowed ignores the cancel request (and the passed deadline)."""
 
     def _dispatch_allowed(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
@@ -234,31 +239,31 @@ class DispatchAllowedIgnoresCancel(_Base):
                     and last is not None and last.intent == spec.DISPATCH)
 
 
-class RenewMissingTaskIsLost(_Base):
+class RenewMissingTaskIsLost(LedgenceCore):
     """renew answers ownership_lost for a task it cannot find: the seed's own answer (its
     cursor comes first), wrong only where ``renew_lookup=task_first`` is the reading."""
 
-    def renew(self, command: Any) -> Any:
+    def renew(self, command: spec.RenewCommand) -> spec.Authority:
         try:
             return super().renew(command)
         except spec.NotFound as e:
             raise spec.OwnershipLost(str(e)) from None
 
 
-class RenewTaskBeforeCursor(_Base):
+class RenewTaskBeforeCursor(LedgenceCore):
     """Under the seed's order (``renew_lookup=cursor_first``) renew looks the task up before
     the consumer's cursor: a task never minted answers not_found."""
 
-    def _check_renew_cursor(self, txn: Any, owner: Any) -> None:
+    def _check_renew_cursor(self, txn: Txn, owner: spec.LeaseOwner) -> None:
         self._require(txn, owner.scope, owner.task_id)
         super()._check_renew_cursor(txn, owner)
 
 
-class ExecutionTimeOutlivesCancel(_Base):
+class ExecutionTimeOutlivesCancel(LedgenceCore):
     """Authority's execution_remaining_ms counts down to the deadline while the lease lives,
     ignoring a requested cancel (the lease's cleanup time is taken for execution time)."""
 
-    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Any:
+    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> spec.Authority:
         authority = super()._authority(task, attempt, now)
         if authority.remaining_ms == 0:
             return authority
@@ -269,17 +274,17 @@ class ExecutionTimeOutlivesCancel(_Base):
 # -- renewal --------------------------------------------------------------------------------------
 
 
-class KeepAliveDoesNotExtend(_Base):
+class KeepAliveDoesNotExtend(LedgenceCore):
     """A keep_alive renewal is recorded but the lease stays (only dispatch extends it)."""
 
-    def _renewed_expiry(self, attempt: AttemptRecord, session: Any, command: Any,
-                        now: int) -> int:
+    def _renewed_expiry(self, attempt: AttemptRecord, session: spec.WorkerSession,
+                        command: spec.RenewCommand, now: int) -> int:
         if command.intent == spec.KEEP_ALIVE:
             return int(attempt.snapshot.lease.expires_at)
         return int(super()._renewed_expiry(attempt, session, command, now))
 
 
-class RenewIgnoresCurrency(_Base):
+class RenewIgnoresCurrency(LedgenceCore):
     """Renewal checks the lease's timing, not that the attempt is still current and active."""
 
     def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
@@ -287,49 +292,51 @@ class RenewIgnoresCurrency(_Base):
         return bool(now < att.lease.expires_at and now < att.authority_deadline)
 
 
-class RenewIgnoresSessionExpiry(_Base):
+class RenewIgnoresSessionExpiry(LedgenceCore):
     """renew looks its session up but never compares its expiry."""
 
-    def _renew_session(self, txn: Any, owner: Any, now: int) -> Any:
+    def _renew_session(self, txn: Txn, owner: spec.LeaseOwner, now: int) -> spec.WorkerSession:
         session = txn.read_session(owner.worker_session_id)
         if session is None:
             raise spec.UnknownSession(f"no worker session {owner.worker_session_id!r}")
         return session
 
 
-class RenewalGapsAccepted(_Base):
-    def _renew_sequence(self, attempt: AttemptRecord, command: Any) -> bool:
+class RenewalGapsAccepted(LedgenceCore):
+    def _renew_sequence(self, attempt: AttemptRecord, command: spec.RenewCommand) -> bool:
         last = attempt.snapshot.last_renewal
         if command.sequence > (last.sequence if last is not None else 0) + 1:
             return False
         return bool(super()._renew_sequence(attempt, command))
 
 
-class RenewalReplayExtends(_Base):
-    def _renew_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
-                      command: Any, now: int) -> Any:
+class RenewalReplayExtends(LedgenceCore):
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
         super()._renew_replay(txn, task, attempt, session, command, now)
         return self._renew_extend(txn, task, attempt, session, command, now)
 
 
-class RenewalIntentUnbound(_Base):
+class RenewalIntentUnbound(LedgenceCore):
     """A repeated renewal sequence is a replay whatever its intent."""
 
-    def _renew_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, session: Any,
-                      command: Any, now: int) -> Any:
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
         return self._authority(task, attempt, now)
 
 
-class DispatchAuthorizedDespiteCancel(_Base):
-    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord, command: Any,
-                             now: int) -> bool:
+class DispatchAuthorizedDespiteCancel(LedgenceCore):
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord,
+                             command: spec.RenewCommand, now: int) -> bool:
         att = attempt.snapshot
         return bool(command.intent == spec.DISPATCH and not att.execution_may_have_started
                     and now < att.deadline and att.settlement is None)
 
 
-class UnknownIntentIsKeepAlive(_Base):
-    def renew(self, command: Any) -> Any:
+class UnknownIntentIsKeepAlive(LedgenceCore):
+    def renew(self, command: spec.RenewCommand) -> spec.Authority:
         if isinstance(command, spec.RenewCommand) and command.intent not in (
                 spec.KEEP_ALIVE, spec.DISPATCH):
             command = attrs.evolve(command, intent=spec.KEEP_ALIVE)

@@ -10,15 +10,16 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import (
     DISPATCH,
     QUEUED,
+    Cursor,
     LedgenceCore,
+    PageCursor,
     PageQuery,
     TaskRecord,
+    Txn,
 )
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import Mutant
-
-_Base: Any = LedgenceCore
 
 _EVERY_ROW = 1_000_000_000
 """A LIMIT no test namespace reaches: the mutants that read "every row" of a walk use it."""
@@ -27,14 +28,14 @@ _EVERY_ROW = 1_000_000_000
 # -- paginated discovery --------------------------------------------------------------------------
 
 
-class OffsetPagination(_Base):
+class OffsetPagination(LedgenceCore):
     """The cursor carries an offset (how many items the walk has returned) and a page is
     ``ORDER BY ... OFFSET n``: every task submitted between pages shifts the later ones down,
     so a walk under concurrent submitters returns tasks twice (race walk_under_submitters;
     the scripted pagination_under_writes shows it too, as LDG-LIST-006)."""
 
-    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
-                    limit: int) -> PageQuery:
+    def _page_query(self, scope: spec.Scope, filters: spec.TaskFilters,
+                    position: tuple[Any, ...] | None, limit: int) -> PageQuery:
         query = super()._page_query(scope, filters, None, limit)
         return attrs.evolve(query, offset=position[0] if position is not None else 0)
 
@@ -44,64 +45,65 @@ class OffsetPagination(_Base):
         return ((position[0] if position is not None else 0) + len(shown), "offset")
 
 
-class CursorOnSubmittedAtOnly(_Base):
+class CursorOnSubmittedAtOnly(LedgenceCore):
     """The keyset is ``submitted_at < :at`` only: the rest of the tasks tied with a page's
     last item are skipped."""
 
-    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
-                    limit: int) -> PageQuery:
+    def _page_query(self, scope: spec.Scope, filters: spec.TaskFilters,
+                    position: tuple[Any, ...] | None, limit: int) -> PageQuery:
         return super()._page_query(scope, filters, position[:1] if position else None, limit)
 
 
-class TieBreakerAscending(_Base):
+class TieBreakerAscending(LedgenceCore):
     """``ORDER BY submitted_at DESC, task_id`` (the DESC forgotten on the tie-breaker): tasks
     submitted in the same ms list in ascending task id order."""
 
-    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+    def _page_rows(self, txn: Txn, query: PageQuery) -> list[TaskRecord]:
         rows = super()._page_rows(txn, query)
         return sorted(rows, key=lambda r: (-r.snapshot.submitted_at, r.task_id))
 
 
-class CursorIgnoresFilters(_Base):
+class CursorIgnoresFilters(LedgenceCore):
     """A cursor is checked against the scope only: one issued for other filters continues
     this walk from its position."""
 
-    def _cursor_fits(self, cursor: Any, scope: Any, filters: Any) -> bool:
+    def _cursor_fits(self, cursor: PageCursor, scope: spec.Scope,
+                     filters: spec.TaskFilters) -> bool:
         return bool(cursor.scope == scope)
 
 
-class PageAcrossScopes(_Base):
+class PageAcrossScopes(LedgenceCore):
     """The page query has no scope condition (the filters are thought to be enough)."""
 
-    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
-                    limit: int) -> PageQuery:
+    def _page_query(self, scope: spec.Scope, filters: spec.TaskFilters,
+                    position: tuple[Any, ...] | None, limit: int) -> PageQuery:
         return attrs.evolve(super()._page_query(scope, filters, position, limit), scope=None)
 
 
-class CursorOnExactLastPage(_Base):
+class CursorOnExactLastPage(LedgenceCore):
     """``has_more = len(rows) >= limit``: an exact last page still gets a next_cursor."""
 
     def _has_more(self, rows: list[TaskRecord], limit: int) -> bool:
         return len(rows) >= limit
 
 
-class SubmittedUntilInclusive(_Base):
+class SubmittedUntilInclusive(LedgenceCore):
     """``submitted_at <= :until``: a task submitted exactly at submitted_until is listed."""
 
-    def _page_query(self, scope: Any, filters: Any, position: tuple[Any, ...] | None,
-                    limit: int) -> PageQuery:
+    def _page_query(self, scope: spec.Scope, filters: spec.TaskFilters,
+                    position: tuple[Any, ...] | None, limit: int) -> PageQuery:
         if filters.submitted_until is not None:
             filters = attrs.evolve(filters, submitted_until=filters.submitted_until + 1)
         return super()._page_query(scope, filters, position, limit)
 
 
-class EmptyKeyMatchesNone(_Base):
+class EmptyKeyMatchesNone(LedgenceCore):
     """``COALESCE(correlation_key, '') = :key``: the filter ``""`` also lists the tasks
     submitted without a correlation key."""
 
-    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+    def _page_rows(self, txn: Txn, query: PageQuery) -> list[TaskRecord]:
         if query.filters.correlation_key != "":
-            return super()._page_rows(txn, query)  # type: ignore[no-any-return]
+            return super()._page_rows(txn, query)
         loose = attrs.evolve(query, filters=attrs.evolve(query.filters, correlation_key=None),
                              limit=_EVERY_ROW)
         rows = [r for r in super()._page_rows(txn, loose)
@@ -109,11 +111,11 @@ class EmptyKeyMatchesNone(_Base):
         return rows[:query.limit]
 
 
-class EmptyTimeRangeAccepted(_Base):
+class EmptyTimeRangeAccepted(LedgenceCore):
     """The time range is checked with ``from > until``: an empty range (from == until) is
     accepted and answers an empty page."""
 
-    def _check_list_query(self, scope: Any, query: Any) -> None:
+    def _check_list_query(self, scope: spec.Scope, query: spec.TaskListQuery) -> None:
         f = getattr(query, "filters", None)
         if (isinstance(query, spec.TaskListQuery) and isinstance(f, spec.TaskFilters)
                 and type(f.submitted_from) is int and f.submitted_from == f.submitted_until):
@@ -122,7 +124,7 @@ class EmptyTimeRangeAccepted(_Base):
         super()._check_list_query(scope, query)
 
 
-class WalkSnapshotCached(_Base):
+class WalkSnapshotCached(LedgenceCore):
     """A walk's rows are read once, at its first page, and kept in the store object (a
     server-side result set); later pages are cut from that result set, so tasks submitted,
     cancelled or claimed since still show as they were."""
@@ -131,7 +133,7 @@ class WalkSnapshotCached(_Base):
         super().__init__(*args)
         self._walks: dict[tuple[Any, Any], list[TaskRecord]] = {}
 
-    def _page_rows(self, txn: Any, query: PageQuery) -> list[TaskRecord]:
+    def _page_rows(self, txn: Txn, query: PageQuery) -> list[TaskRecord]:
         key = (query.scope, query.filters)
         if query.after is None:
             rows: list[TaskRecord] = super()._page_rows(txn, attrs.evolve(query,
@@ -140,7 +142,7 @@ class WalkSnapshotCached(_Base):
             return rows[:query.limit]
         cached = self._walks.get(key)
         if cached is None:
-            return super()._page_rows(txn, query)  # type: ignore[no-any-return]
+            return super()._page_rows(txn, query)
         after = query.after
         return [r for r in cached if query.sort_key(r)[:len(after)] < after][:query.limit]
 
@@ -148,20 +150,20 @@ class WalkSnapshotCached(_Base):
 # -- targeted dispatch ----------------------------------------------------------------------------
 
 
-class ClaimLeavesTaskQueued(_Base):
+class ClaimLeavesTaskQueued(LedgenceCore):
     """The claim's guarded update of the task row (``... WHERE attempt_count = :n``) compares
     attempt_count with the generation instead of generation - 1: it matches no row, so the
     attempt, its lease, `claimed` and the cursor are written but the task stays queued with
     no current attempt."""
 
-    def _claim_target(self, txn: Any, task: TaskRecord, session: Any, command: Any,
-                      now: int) -> Any:
+    def _claim_target(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+                      command: spec.ClaimCommand, now: int) -> spec.ClaimClaimed:
         claimed = super()._claim_target(txn, task, session, command, now)
         txn.save_task(task)  # the UPDATE matched no row: the task row is as it was
         return claimed
 
 
-class HandedOffIsSuperseded(_Base):
+class HandedOffIsSuperseded(LedgenceCore):
     """Any generation up to attempt_count is answered terminal_or_superseded, the current
     attempt's included."""
 
@@ -172,7 +174,7 @@ class HandedOffIsSuperseded(_Base):
         return disposition
 
 
-class OldGenerationOfQueuedTask(_Base):
+class OldGenerationOfQueuedTask(LedgenceCore):
     """A queued task is judged by its state alone: an older generation of a retried task is
     taken for the next one (deferred, or claimed once available)."""
 
@@ -183,7 +185,7 @@ class OldGenerationOfQueuedTask(_Base):
         return super()._disposition(task, generation, now)
 
 
-class DeferredIsClaimed(_Base):
+class DeferredIsClaimed(LedgenceCore):
     """The claim does not compare available_at with now: a task in its retry backoff is
     claimed instead of deferred."""
 
@@ -192,38 +194,38 @@ class DeferredIsClaimed(_Base):
         return None if isinstance(disposition, spec.ClaimDeferred) else disposition
 
 
-class ReceiptIgnoresCommand(_Base):
+class ReceiptIgnoresCommand(LedgenceCore):
     """A receipt is looked up by (session, consumer, sequence) and answered without comparing
     the command: another claim at that sequence gets the first one's reply."""
 
-    def _same_claim(self, stored: Any, command: Any) -> bool:
+    def _same_claim(self, stored: spec.ClaimCommand, command: spec.ClaimCommand) -> bool:
         return True
 
 
-class ClaimSequenceGapsAccepted(_Base):
+class ClaimSequenceGapsAccepted(LedgenceCore):
     """A claim checks only that its sequence is past the consumer's cursor: a first sequence
     other than 1, and gaps, are accepted."""
 
-    def _claim_sequence(self, cursor: Any, sequence: int) -> None:
+    def _claim_sequence(self, cursor: Cursor | None, sequence: int) -> None:
         if cursor is None or sequence > cursor.sequence + 1:
             return
         super()._claim_sequence(cursor, sequence)
 
 
-class NeverIssuedGenerationAccepted(_Base):
+class NeverIssuedGenerationAccepted(LedgenceCore):
     """Any generation in 1..1000 is taken for issued; the disposition rules answer it."""
 
     def _generation_issued(self, task: TaskRecord, generation: int) -> bool:
         return True
 
 
-class FallbackQueueScan(_Base):
+class FallbackQueueScan(LedgenceCore):
     """A store without targeted dispatch (it does not declare ``dispatch``) answers a claim by
     acquiring from the queue: whatever acquire would claim, not the named task."""
 
     capabilities = LedgenceCore.capabilities - {DISPATCH}
 
-    def _claim_unsupported(self, command: Any) -> Any:
+    def _claim_unsupported(self, command: Any) -> spec.ClaimReply:
         spec.validate_claim(command)
         return spec.ClaimReply(command, spec.ClaimClaimed(self.acquire(command.acquisition)))
 

@@ -20,8 +20,6 @@ from fencepost.spec import ledgence_tasks as spec
 
 from .base import Mutant
 
-_Base: Any = LedgenceCore
-
 
 def _negative(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value < 0
@@ -30,10 +28,10 @@ def _negative(value: Any) -> bool:
 # --- sessions and submission -------------------------------------------------------------------
 
 
-class NegativeConcurrencyAccepted(_Base):
+class NegativeConcurrencyAccepted(LedgenceCore):
     """Refuses concurrency 0 only, the seed's check ported without its u32."""
 
-    def open_session(self, scope: Any, queue: str, concurrency: Any) -> Any:
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
         if not _negative(concurrency):
             return super().open_session(scope, queue, concurrency)
         session = attrs.evolve(super().open_session(scope, queue, 1), concurrency=concurrency)
@@ -42,19 +40,19 @@ class NegativeConcurrencyAccepted(_Base):
         return session
 
 
-class NumericStringConcurrency(_Base):
+class NumericStringConcurrency(LedgenceCore):
     """Coerces concurrency with int(), as a value read from a configuration file."""
 
-    def open_session(self, scope: Any, queue: str, concurrency: Any) -> Any:
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
         if isinstance(concurrency, str) and concurrency.isdigit():
             concurrency = int(concurrency)
         return super().open_session(scope, queue, concurrency)
 
 
-class SessionIdTypeUnchecked(_Base):
+class SessionIdTypeUnchecked(LedgenceCore):
     """Checks a session id as text only when it is a string; anything else is looked up."""
 
-    def extend_session(self, worker_session_id: Any) -> Any:
+    def extend_session(self, worker_session_id: Any) -> spec.WorkerSession:
         if not isinstance(worker_session_id, str):
             with self._transaction() as txn:
                 if txn.load_session(worker_session_id) is None:
@@ -62,7 +60,7 @@ class SessionIdTypeUnchecked(_Base):
         return super().extend_session(worker_session_id)
 
 
-class EmptyKeyLookedUp(_Base):
+class EmptyKeyLookedUp(LedgenceCore):
     """lookup_submission checks the key's length, not that it has one."""
 
     def _check_lookup(self, scope: Any, idempotency_key: Any) -> None:
@@ -74,7 +72,7 @@ def _submission_standing_in(command: Any, **changes: Any) -> Any:
     return attrs.evolve(command, input=attrs.evolve(command.input, **changes))
 
 
-class EmptyKeyAccepted(_Base):
+class EmptyKeyAccepted(LedgenceCore):
     """accept_resolved_submission checks the key's length, not that it has one."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
@@ -83,11 +81,11 @@ class EmptyKeyAccepted(_Base):
         super()._check_submission(command, descriptor)
 
 
-class EmptyProgramPartAccepted(_Base):
+class EmptyProgramPartAccepted(LedgenceCore):
     """Program id and version matched with [a-z0-9._-]* (a star for a plus)."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
-        program = getattr(getattr(command, "input", None), "program", None)
+        program: Any = getattr(getattr(command, "input", None), "program", None)
         if isinstance(program, spec.Program) and "" in (program.id, program.version):
             stand_in = spec.Program(program.id or "p", program.version or "1")
             command = _submission_standing_in(command, program=stand_in)
@@ -95,38 +93,38 @@ class EmptyProgramPartAccepted(_Base):
         super()._check_submission(command, descriptor)
 
 
-class ZeroMaxAttemptsAccepted(_Base):
+class ZeroMaxAttemptsAccepted(LedgenceCore):
     """max_attempts checked as 0..=1000: a task no claim can ever take."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
-        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        policy: Any = getattr(getattr(command, "input", None), "retry_policy", None)
         if isinstance(policy, spec.RetryPolicy) and policy.max_attempts == 0:
             command = _submission_standing_in(
                 command, retry_policy=attrs.evolve(policy, max_attempts=1))
         super()._check_submission(command, descriptor)
 
 
-class NegativeRetryDelayAccepted(_Base):
+class NegativeRetryDelayAccepted(LedgenceCore):
     """retry_delay_ms checked against its upper bound only (the seed's u64 has no lower)."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
-        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        policy: Any = getattr(getattr(command, "input", None), "retry_policy", None)
         if isinstance(policy, spec.RetryPolicy) and _negative(policy.retry_delay_ms):
             command = _submission_standing_in(
                 command, retry_policy=attrs.evolve(policy, retry_delay_ms=0))
         super()._check_submission(command, descriptor)
 
 
-class ZeroTimeoutIsTheDefault(_Base):
+class ZeroTimeoutIsTheDefault(LedgenceCore):
     """attempt_timeout_ms 0 read as "not given" (``timeout or 300_000``)."""
 
-    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+    def accept_resolved_submission(self, command: Any, descriptor: Any) -> spec.TaskSnapshot:
         if getattr(getattr(command, "input", None), "attempt_timeout_ms", None) == 0:
             command = _submission_standing_in(command, attempt_timeout_ms=300_000)
         return super().accept_resolved_submission(command, descriptor)
 
 
-class EmptyArchiveAccepted(_Base):
+class EmptyArchiveAccepted(LedgenceCore):
     """A descriptor's size checked for < 0: an empty program archive passes."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
@@ -135,7 +133,7 @@ class EmptyArchiveAccepted(_Base):
         super()._check_submission(command, descriptor)
 
 
-class EmptyDigestAccepted(_Base):
+class EmptyDigestAccepted(LedgenceCore):
     """A descriptor's digest checked only when it has one."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
@@ -147,14 +145,14 @@ class EmptyDigestAccepted(_Base):
 # --- reads -------------------------------------------------------------------------------------
 
 
-class EmptyTaskIdNotFound(_Base):
+class EmptyTaskIdNotFound(LedgenceCore):
     """Reads, history and cancel check the scope, not the task id: "" finds no task."""
 
     def _check_task_ref(self, scope: Any, task_id: Any) -> None:
         spec.validate_scope(scope)
 
 
-class EmptyAttemptIdNotFound(_Base):
+class EmptyAttemptIdNotFound(LedgenceCore):
     """inspect_attempt looks an empty attempt id up: not_found."""
 
     def _check_attempt_ref(self, attempt_id: Any) -> None:
@@ -162,7 +160,7 @@ class EmptyAttemptIdNotFound(_Base):
             super()._check_attempt_ref(attempt_id)
 
 
-class HistoryAfterTrueIsOne(_Base):
+class HistoryAfterTrueIsOne(LedgenceCore):
     """after_sequence checked with isinstance(after, int), which True passes (as 1)."""
 
     def _check_after(self, after_sequence: Any) -> None:
@@ -173,7 +171,7 @@ class HistoryAfterTrueIsOne(_Base):
 # --- acquisition and targeted dispatch ---------------------------------------------------------
 
 
-class NegativeConsumerAccepted(_Base):
+class NegativeConsumerAccepted(LedgenceCore):
     """Checks consumer_id < concurrency only: consumer -1 gets a cursor of its own."""
 
     def _check_acquire(self, command: Any) -> None:
@@ -182,7 +180,7 @@ class NegativeConsumerAccepted(_Base):
         super()._check_acquire(command)
 
 
-class NegativeSequenceOrdered(_Base):
+class NegativeSequenceOrdered(LedgenceCore):
     """A negative acquisition sequence is ordered against the cursor like any other."""
 
     def _check_acquire(self, command: Any) -> None:
@@ -191,7 +189,7 @@ class NegativeSequenceOrdered(_Base):
         super()._check_acquire(command)
 
 
-class EmptySessionIdLookedUp(_Base):
+class EmptySessionIdLookedUp(LedgenceCore):
     """acquire looks an empty session id up (unknown_session) instead of refusing it."""
 
     def _check_acquire(self, command: Any) -> None:
@@ -200,38 +198,38 @@ class EmptySessionIdLookedUp(_Base):
         super()._check_acquire(command)
 
 
-class ZeroDeadlineIsNoDeadline(_Base):
+class ZeroDeadlineIsNoDeadline(LedgenceCore):
     """probe_acquisition reads deadline 0 as "no deadline" (``if deadline and ...``)."""
 
     def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
         return bool(deadline_ms) and super()._deadline_passed(deadline_ms, now)
 
 
-class NegativeGenerationAccepted(_Base):
+class NegativeGenerationAccepted(LedgenceCore):
     """A claim's generation checked as != 0 and <= 1000: -1 is an older generation."""
 
     def _check_claim(self, command: Any) -> None:
-        dispatch = getattr(command, "dispatch", None)
+        dispatch: Any = getattr(command, "dispatch", None)
         if _negative(getattr(dispatch, "generation", None)):
             command = attrs.evolve(command, dispatch=attrs.evolve(dispatch, generation=1))
         super()._check_claim(command)
 
 
-class EmptyDispatchTaskLookedUp(_Base):
+class EmptyDispatchTaskLookedUp(LedgenceCore):
     """A claim's task id is looked up unchecked: an empty one is not_found."""
 
     def _check_claim(self, command: Any) -> None:
-        dispatch = getattr(command, "dispatch", None)
+        dispatch: Any = getattr(command, "dispatch", None)
         if getattr(dispatch, "task_id", None) == "":
             command = attrs.evolve(command, dispatch=attrs.evolve(dispatch, task_id="t"))
         super()._check_claim(command)
 
 
-class NegativeClaimSequenceOrdered(_Base):
+class NegativeClaimSequenceOrdered(LedgenceCore):
     """A claim refuses sequence 0 only; a negative one is ordered against the cursor."""
 
     def _check_claim(self, command: Any) -> None:
-        acquisition = getattr(command, "acquisition", None)
+        acquisition: Any = getattr(command, "acquisition", None)
         if _negative(getattr(acquisition, "sequence", None)):
             command = attrs.evolve(command, acquisition=attrs.evolve(acquisition, sequence=1))
         super()._check_claim(command)
@@ -240,31 +238,31 @@ class NegativeClaimSequenceOrdered(_Base):
 # --- owner calls -------------------------------------------------------------------------------
 
 
-class EmptyIntentIsKeepAlive(_Base):
+class EmptyIntentIsKeepAlive(LedgenceCore):
     """A renewal without an intent ("") is a keep-alive (a default for a missing field)."""
 
-    def renew(self, command: Any) -> Any:
+    def renew(self, command: Any) -> spec.Authority:
         if getattr(command, "intent", None) == "":
             command = attrs.evolve(command, intent=spec.KEEP_ALIVE)
         return super().renew(command)
 
 
-class RenewSessionIdLookedUp(_Base):
+class RenewSessionIdLookedUp(LedgenceCore):
     """renew looks the owner's empty session id up (unknown_session) instead of refusing it."""
 
     def _check_renew(self, command: Any) -> None:
-        owner = getattr(command, "owner", None)
+        owner: Any = getattr(command, "owner", None)
         if getattr(owner, "worker_session_id", None) == "":
             command = attrs.evolve(command, owner=attrs.evolve(owner, worker_session_id="ws"))
         super()._check_renew(command)
 
 
-class NegativeOwnerNumbersCompared(_Base):
+class NegativeOwnerNumbersCompared(LedgenceCore):
     """settle compares a negative generation or consumer id with the attempt's owner
     (ownership_lost) instead of refusing it."""
 
     def _check_settle(self, command: Any) -> None:
-        owner = getattr(command, "owner", None)
+        owner: Any = getattr(command, "owner", None)
         if _negative(getattr(owner, "generation", None)) or _negative(
                 getattr(owner, "consumer_id", None)):
             command = attrs.evolve(command, owner=attrs.evolve(owner, generation=1,
@@ -272,13 +270,13 @@ class NegativeOwnerNumbersCompared(_Base):
         super()._check_settle(command)
 
 
-class OwnerCheckedAsText(_Base):
+class OwnerCheckedAsText(LedgenceCore):
     """settle refuses an owner whose ids are not valid text, or whose generation is 0, as
     malformed (invalid_input) before looking it up, where the seed compares them
     (ownership_lost, not_found)."""
 
     def _check_settle(self, command: Any) -> None:
-        owner = getattr(command, "owner", None)
+        owner: Any = getattr(command, "owner", None)
         if isinstance(owner, spec.LeaseOwner):
             for what in ("task_id", "attempt_id", "lease_id", "worker_session_id"):
                 spec.validate_text(getattr(owner, what), what)
@@ -288,31 +286,31 @@ class OwnerCheckedAsText(_Base):
 
 
 def _report_standing_in(command: Any, **changes: Any) -> Any:
-    report = getattr(command, "report", None)
+    report: Any = getattr(command, "report", None)
     return attrs.evolve(command, report=attrs.evolve(report, **changes))
 
 
-class FailurePhaseUnchecked(_Base):
+class FailurePhaseUnchecked(LedgenceCore):
     """A failure's phase is stored as given, never checked against the seed's phases."""
 
     def _check_settle(self, command: Any) -> None:
-        report = getattr(command, "report", None)
+        report: Any = getattr(command, "report", None)
         if isinstance(report, spec.ExecutionFailure) and report.phase not in spec.FAILURE_PHASES:
             command = _report_standing_in(command, phase="execution")
         super()._check_settle(command)
 
 
-class EmptyFailureKindIsRuntime(_Base):
+class EmptyFailureKindIsRuntime(LedgenceCore):
     """A failure without a kind ("") is recorded as a runtime failure (retried)."""
 
-    def settle(self, command: Any) -> Any:
-        report = getattr(command, "report", None)
+    def settle(self, command: Any) -> spec.SettleReply:
+        report: Any = getattr(command, "report", None)
         if isinstance(report, spec.ExecutionFailure) and report.kind == "":
             command = _report_standing_in(command, kind="runtime")
         return super().settle(command)
 
 
-class EmptyProcessIdAccepted(_Base):
+class EmptyProcessIdAccepted(LedgenceCore):
     """A report's process id is stored as given, "" included."""
 
     def _check_settle(self, command: Any) -> None:
@@ -321,7 +319,7 @@ class EmptyProcessIdAccepted(_Base):
         super()._check_settle(command)
 
 
-class NegativeElapsedAccepted(_Base):
+class NegativeElapsedAccepted(LedgenceCore):
     """A report's elapsed_ms is stored as given, a negative one included."""
 
     def _check_settle(self, command: Any) -> None:
@@ -330,14 +328,14 @@ class NegativeElapsedAccepted(_Base):
         super()._check_settle(command)
 
 
-class EmptyOperationIdAccepted(_Base):
+class EmptyOperationIdAccepted(LedgenceCore):
     """A settlement's operation id is stored as given, "" included."""
 
     def _check_operation(self, command: Any) -> None:
         return None
 
 
-class ReportContextCheckedAsText(_Base):
+class ReportContextCheckedAsText(LedgenceCore):
     """A report's context ids and digest are refused as malformed text (invalid_input), where
     the seed compares them with the attempt (conflict)."""
 
@@ -355,7 +353,7 @@ def _query_standing_in(query: Any, **changes: Any) -> Any:
     return attrs.evolve(query, filters=attrs.evolve(query.filters, **changes))
 
 
-class NegativePageLimitAccepted(_Base):
+class NegativePageLimitAccepted(LedgenceCore):
     """A page limit checked as != 0 and <= 100: -1 reads no row."""
 
     def _check_list_query(self, scope: Any, query: Any) -> None:
@@ -364,34 +362,34 @@ class NegativePageLimitAccepted(_Base):
         super()._check_list_query(scope, query)
 
 
-class EmptyCursorIsTheFirstPage(_Base):
+class EmptyCursorIsTheFirstPage(LedgenceCore):
     """An empty cursor read as none (``if query.cursor:``): the first page again."""
 
-    def list_tasks(self, scope: Any, query: Any) -> Any:
+    def list_tasks(self, scope: Any, query: Any) -> spec.TaskPage:
         if getattr(query, "cursor", None) == "":
             query = attrs.evolve(query, cursor=None)
         return super().list_tasks(scope, query)
 
 
-class EmptyStateFilterIsNone(_Base):
+class EmptyStateFilterIsNone(LedgenceCore):
     """An empty state filter read as none (``if filters.state:``): every state listed."""
 
-    def list_tasks(self, scope: Any, query: Any) -> Any:
+    def list_tasks(self, scope: Any, query: Any) -> spec.TaskPage:
         if getattr(getattr(query, "filters", None), "state", None) == "":
             query = _query_standing_in(query, state=None)
         return super().list_tasks(scope, query)
 
 
-class ZeroUntilIsNoBound(_Base):
+class ZeroUntilIsNoBound(LedgenceCore):
     """submitted_until 0 read as none (``if filters.submitted_until:``): nothing is cut."""
 
-    def list_tasks(self, scope: Any, query: Any) -> Any:
+    def list_tasks(self, scope: Any, query: Any) -> spec.TaskPage:
         if getattr(getattr(query, "filters", None), "submitted_until", None) == 0:
             query = _query_standing_in(query, submitted_until=None)
         return super().list_tasks(scope, query)
 
 
-class NegativeSubmittedFromAccepted(_Base):
+class NegativeSubmittedFromAccepted(LedgenceCore):
     """Submission bounds checked against the largest timestamp only: -1 passes."""
 
     def _check_list_query(self, scope: Any, query: Any) -> None:
@@ -400,7 +398,7 @@ class NegativeSubmittedFromAccepted(_Base):
         super()._check_list_query(scope, query)
 
 
-class NegativeBatchLimitAccepted(_Base):
+class NegativeBatchLimitAccepted(LedgenceCore):
     """expire_batch refuses 0 and more than 100 only: -1 drops the last candidate (memory)
     or lifts the LIMIT (SQLite)."""
 
@@ -408,7 +406,7 @@ class NegativeBatchLimitAccepted(_Base):
         return super()._valid_limit(limit) or _negative(limit)
 
 
-class TrueBatchLimitIsOne(_Base):
+class TrueBatchLimitIsOne(LedgenceCore):
     """expire_batch checks isinstance(limit, int), which True passes (as 1)."""
 
     def _valid_limit(self, limit: Any) -> bool:

@@ -15,30 +15,29 @@ from fencepost.adapters.ledgence_tasks.core import (
     Ending,
     LedgenceCore,
     TaskRecord,
+    Txn,
 )
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import Mutant, round_trip
 
-_Base: Any = LedgenceCore
-
-
 # -- settlement -----------------------------------------------------------------------------------
 
 
-class ReceiptInSeconds(_Base):
+class ReceiptInSeconds(LedgenceCore):
     """The receipt's accepted_at goes through a seconds-resolution column."""
 
-    def _accept_settlement(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
-                           command: Any, now: int) -> Any:
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                           command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._accept_settlement(txn, task, attempt, command, now)
         receipt = attrs.evolve(reply.receipt, accepted_at=now // 1000 * 1000)
         stored = txn.load_attempt(task.task_id, attempt.attempt_id)
+        assert stored is not None  # saved by this transaction
         txn.save_attempt(attrs.evolve(stored, receipt=receipt))
         return attrs.evolve(reply, receipt=receipt)
 
 
-class SettleIgnoresExpiry(_Base):
+class SettleIgnoresExpiry(LedgenceCore):
     """A first settlement needs the attempt current and active; its lease is not looked at."""
 
     def _may_settle(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
@@ -47,30 +46,30 @@ class SettleIgnoresExpiry(_Base):
                     and attempt.snapshot.state == ACTIVE)
 
 
-class ReplayAnsweredAsNew(_Base):
-    def _settle_replay(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
-                       command: Any, now: int) -> Any:
+class ReplayAnsweredAsNew(LedgenceCore):
+    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                       command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._settle_replay(txn, task, attempt, command, now)
         return attrs.evolve(reply, already_accepted=False)
 
 
-class OperationIdNotCompared(_Base):
-    def _same_settlement(self, stored: Any, command: Any) -> bool:
+class OperationIdNotCompared(LedgenceCore):
+    def _same_settlement(self, stored: spec.SettleCommand, command: spec.SettleCommand) -> bool:
         return spec.same_settlement(stored, attrs.evolve(command,
                                                          operation_id=stored.operation_id))
 
 
-class DigestNotCompared(_Base):
-    def _check_report(self, command: Any, task: TaskRecord) -> None:
+class DigestNotCompared(LedgenceCore):
+    def _check_report(self, command: spec.SettleCommand, task: TaskRecord) -> None:
         digest = command.report.context.digest
         spec.check_report_identity(command, attrs.evolve(task.snapshot.descriptor,
                                                          digest=digest))
 
 
-class OutputNotCounted(_Base):
+class OutputNotCounted(LedgenceCore):
     """The 8 MiB limit is measured without the success output (stored apart, as a blob)."""
 
-    def _check_size(self, command: Any) -> None:
+    def _check_size(self, command: spec.SettleCommand) -> None:
         report = command.report
         if isinstance(report, spec.ExecutionReport) and report.outcome.get("status") == "success":
             blank = attrs.evolve(report, outcome={**report.outcome, "output": None})
@@ -78,7 +77,7 @@ class OutputNotCounted(_Base):
         spec.check_settlement_size(command)
 
 
-class SettlementLeavesExecutionUnstarted(_Base):
+class SettlementLeavesExecutionUnstarted(LedgenceCore):
     """Only a dispatch renewal marks execution_may_have_started; an accepted completed report
     (or a failure that says the work started) leaves it as it was."""
 
@@ -86,25 +85,26 @@ class SettlementLeavesExecutionUnstarted(_Base):
         return bool(attempt.snapshot.execution_may_have_started)
 
 
-class MissingAttemptIsLost(_Base):
+class MissingAttemptIsLost(LedgenceCore):
     """settle and confirm_quiescence answer ownership_lost for an attempt id the task never
     had (the seed answers not_found: it loads the attempt by task and id)."""
 
-    def _owned_attempt(self, txn: Any, owner: Any) -> Any:
+    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> AttemptRecord:
         if txn.load_attempt(owner.task_id, owner.attempt_id) is None:
             raise spec.OwnershipLost(self._lost(owner))
         return super()._owned_attempt(txn, owner)
 
 
-class UnconfirmedFinishesAtOnce(_Base):
+class UnconfirmedFinishesAtOnce(LedgenceCore):
     """The quiescence flag is stored but an unconfirmed settlement finishes the attempt too."""
 
-    def _accept_settlement(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
-                           command: Any, now: int) -> Any:
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+                           command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._accept_settlement(txn, task, attempt, command, now)
         if command.quiescence == spec.CONFIRMED:
             return reply
         settled = txn.load_attempt(task.task_id, attempt.attempt_id)
+        assert settled is not None  # saved by this transaction
         finished = self._finish(txn, task, settled, now)
         return attrs.evolve(reply, task_state=finished.snapshot.state)
 
@@ -112,11 +112,11 @@ class UnconfirmedFinishesAtOnce(_Base):
 # -- quiescence -----------------------------------------------------------------------------------
 
 
-class ConfirmLooksUpSwapped(_Base):
+class ConfirmLooksUpSwapped(LedgenceCore):
     """Re-reads the settlement to confirm with the task and attempt ids swapped, finds none
     and answers invalid_input."""
 
-    def _confirm(self, txn: Any, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
+    def _confirm(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
         settled = txn.load_attempt(attempt.attempt_id, task.task_id)
         if settled is None or settled.snapshot.settlement is None:
             raise spec.InvalidInput(
@@ -124,35 +124,35 @@ class ConfirmLooksUpSwapped(_Base):
         return str(super()._confirm(txn, task, settled, now))
 
 
-class ConfirmedCheckedOnState(_Base):
+class ConfirmedCheckedOnState(LedgenceCore):
     """The already-confirmed check reads the attempt's state, not its quiescence: a second
     confirmation finds the attempt finished and answers ownership_lost."""
 
-    def _already_confirmed(self, attempt: Any) -> bool:
+    def _already_confirmed(self, attempt: AttemptRecord) -> bool:
         return bool(attempt.snapshot.state == spec.CONFIRMED)
 
 
-class ConfirmWithoutReport(_Base):
+class ConfirmWithoutReport(LedgenceCore):
     """Confirming an attempt that has no report finishes it as lost."""
 
-    def _has_report(self, attempt: Any) -> bool:
+    def _has_report(self, attempt: AttemptRecord) -> bool:
         return True
 
 
-class LeaseIdNotCompared(_Base):
+class LeaseIdNotCompared(LedgenceCore):
     """Owners are compared on every field but the lease id."""
 
-    def _owner_matches(self, attempt: AttemptRecord, owner: Any) -> bool:
+    def _owner_matches(self, attempt: AttemptRecord, owner: spec.LeaseOwner) -> bool:
         return bool(attempt.owner == attrs.evolve(owner, lease_id=attempt.owner.lease_id))
 
 
 # -- the finish rules -----------------------------------------------------------------------------
 
 
-class SuccessKeepsCurrentAttempt(_Base):
+class SuccessKeepsCurrentAttempt(LedgenceCore):
     """The success path forgets to clear the task's current attempt."""
 
-    def _finish(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+    def _finish(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
                 now: int) -> TaskRecord:
         finished: TaskRecord = super()._finish(txn, task, attempt, now)
         if finished.snapshot.state != SUCCEEDED:
@@ -163,7 +163,7 @@ class SuccessKeepsCurrentAttempt(_Base):
         return kept
 
 
-class ApplicationFailureRetried(_Base):
+class ApplicationFailureRetried(LedgenceCore):
     """An application failure is mapped to an execution failure of its kind."""
 
     def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
@@ -179,12 +179,12 @@ class ApplicationFailureRetried(_Base):
         return ending
 
 
-class RetryAvailableAtOnce(_Base):
+class RetryAvailableAtOnce(LedgenceCore):
     def _retry_at(self, task: TaskRecord, now: int) -> int:
         return now
 
 
-class BudgetOffByOne(_Base):
+class BudgetOffByOne(LedgenceCore):
     """attempt_count <= max_attempts: the last attempt's retryable end retries once more."""
 
     def _attempts_left(self, task: TaskRecord) -> bool:
@@ -192,14 +192,14 @@ class BudgetOffByOne(_Base):
         return bool(snap.attempt_count <= snap.input.retry_policy.max_attempts)
 
 
-class EveryKindRetryable(_Base):
+class EveryKindRetryable(LedgenceCore):
     """The kind is looked up in FAILURE_KINDS instead of RETRYABLE_FAILURE_KINDS."""
 
-    def _retryable(self, report: Any) -> bool:
+    def _retryable(self, report: spec.ExecutionFailure) -> bool:
         return report.kind in spec.FAILURE_KINDS
 
 
-class SuccessBeatsCancel(_Base):
+class SuccessBeatsCancel(LedgenceCore):
     """A success report finishes succeeded even when cancel was requested."""
 
     def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
@@ -212,12 +212,12 @@ class SuccessBeatsCancel(_Base):
         return ending
 
 
-class RetryReusesGeneration(_Base):
+class RetryReusesGeneration(LedgenceCore):
     """The claim of a retried task numbers its attempt from the count before the retry: the
     new attempt repeats the old generation and the count stands still."""
 
-    def _claim(self, txn: Any, task: TaskRecord, session: Any, command: Any,
-               now: int) -> Any:
+    def _claim(self, txn: Txn, task: TaskRecord, session: spec.WorkerSession,
+               command: spec.AcquireCommand, now: int) -> spec.Assignment:
         snap = task.snapshot
         if snap.attempt_count > 0:
             task = attrs.evolve(task, snapshot=attrs.evolve(
@@ -228,17 +228,17 @@ class RetryReusesGeneration(_Base):
 # -- cancel ---------------------------------------------------------------------------------------
 
 
-class CancelFinalizesLiveAttempt(_Base):
-    def _cancel_live(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+class CancelFinalizesLiveAttempt(LedgenceCore):
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
                      now: int) -> str:
         return str(self._cancel_expired(txn, task, attempt, now))
 
 
-class CancelSetsDeadline(_Base):
+class CancelSetsDeadline(LedgenceCore):
     """A cancel sets the authority deadline to now + 30 000 instead of cutting it: a deadline
     already sooner is extended (the lease, capped by the smaller, is left as it was)."""
 
-    def _cancel_live(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
                      now: int) -> str:
         att = attempt.snapshot
         extended = attrs.evolve(att, authority_deadline=now + spec.CLEANUP_GRACE_MS)
@@ -247,10 +247,10 @@ class CancelSetsDeadline(_Base):
                                         now))
 
 
-class CancelOfExpiredOnlyRequests(_Base):
+class CancelOfExpiredOnlyRequests(LedgenceCore):
     """An expired attempt's cancel takes the live path: requested, the task left active."""
 
-    def _cancel_expired(self, txn: Any, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
                         now: int) -> str:
         return str(self._cancel_live(txn, task, attempt, now))
 
@@ -258,7 +258,7 @@ class CancelOfExpiredOnlyRequests(_Base):
 # -- recovery -------------------------------------------------------------------------------------
 
 
-class RecoveryAssumesNoReport(_Base):
+class RecoveryAssumesNoReport(LedgenceCore):
     """Recovery asserts that an expired attempt has no report: a candidate with an accepted,
     unconfirmed settlement fails the scan."""
 
@@ -270,25 +270,25 @@ class RecoveryAssumesNoReport(_Base):
         return expired
 
 
-class LimitHasNoUpperBound(_Base):
+class LimitHasNoUpperBound(LedgenceCore):
     """Only the lower bound of the batch limit is checked (the query's LIMIT would cap it)."""
 
     def _valid_limit(self, limit: Any) -> bool:
         return not isinstance(limit, bool) and isinstance(limit, int) and limit >= 1
 
 
-class LimitCheckedAgainstBacklog(_Base):
+class LimitCheckedAgainstBacklog(LedgenceCore):
     """The limit is validated against the number of attempts due: a batch smaller than the
     backlog answers invalid_input instead of taking the earliest."""
 
-    def _shortlist(self, txn: Any, now: int, limit: int) -> list[spec.AttemptRef]:
+    def _shortlist(self, txn: Txn, now: int, limit: int) -> list[spec.AttemptRef]:
         due: list[spec.AttemptRef] = super()._shortlist(txn, now, spec.MAX_RECOVERY_BATCH)
         if len(due) > limit:
             raise spec.InvalidInput(f"limit {limit} is below the {len(due)} attempts due")
         return due
 
 
-class CarriesLastShortlist(_Base):
+class CarriesLastShortlist(LedgenceCore):
     """Each scan re-examines the previous scan's candidates (meant for those it passed over
     as locked), whatever became of them."""
 
@@ -299,7 +299,7 @@ class CarriesLastShortlist(_Base):
         return (fresh + carried)[:limit]
 
 
-class RescuerRechecksLeaseOnly(_Base):
+class RescuerRechecksLeaseOnly(LedgenceCore):
     """River's rescuer: a round trip after the shortlist each candidate is updated by its task
     id once its attempt's lease is seen expired; whether the task is still active with that
     attempt current is not re-checked, so an attempt finalized meanwhile is finalized again."""
@@ -313,16 +313,16 @@ class RescuerRechecksLeaseOnly(_Base):
         return attempt is not None and bool(self._expired(attempt, now))
 
 
-class RecoveryScansInIdOrder(_Base):
+class RecoveryScansInIdOrder(LedgenceCore):
     """A bounded scan takes the due attempts by task id (the primary key's index), not by
     lease expiry: with more due than the limit it expires the wrong ones first."""
 
-    def _shortlist(self, txn: Any, now: int, limit: int) -> list[spec.AttemptRef]:
+    def _shortlist(self, txn: Txn, now: int, limit: int) -> list[spec.AttemptRef]:
         due: list[spec.AttemptRef] = super()._shortlist(txn, now, spec.MAX_RECOVERY_BATCH)
         return sorted(due, key=lambda ref: ref.task_id)[:limit]
 
 
-class RecheckThenWrite(_Base):
+class RecheckThenWrite(LedgenceCore):
     """Re-checks a candidate in one transaction and expires it in the next."""
 
     def _expire_one(self, candidate: spec.AttemptRef) -> bool:
@@ -334,6 +334,7 @@ class RecheckThenWrite(_Base):
             now = self.env.clock()
             task = txn.load_task(candidate.task_id)
             attempt = txn.load_attempt(candidate.task_id, candidate.attempt_id)
+            assert task is not None and attempt is not None  # tasks and attempts stay
             self._expire(txn, task, attempt, now)
             return True
 
@@ -341,18 +342,19 @@ class RecheckThenWrite(_Base):
 # -- reads and history ----------------------------------------------------------------------------
 
 
-class InspectAttemptReadsLatest(_Base):
+class InspectAttemptReadsLatest(LedgenceCore):
     """inspect_attempt reads the task's latest attempt; the attempt id is not compared."""
 
-    def _inspected_attempt(self, txn: Any, task: TaskRecord, attempt_id: str) -> Any:
+    def _inspected_attempt(self, txn: Txn, task: TaskRecord,
+                           attempt_id: str) -> AttemptRecord | None:
         latest = task.latest_attempt_id
         return txn.load_attempt(task.task_id, latest) if latest is not None else None
 
 
-class StatusExpiresOnRead(_Base):
+class StatusExpiresOnRead(LedgenceCore):
     """status finalizes an attempt it finds past its expiry (lazy expiry on read)."""
 
-    def status(self, scope: Any, task_id: str) -> Any:
+    def status(self, scope: spec.Scope, task_id: str) -> spec.TaskStatus:
         self._check_task_ref(scope, task_id)
         with self._transaction() as txn:
             task = self._require(txn, scope, task_id)
@@ -364,19 +366,19 @@ class StatusExpiresOnRead(_Base):
             return self._status(task)
 
 
-class HistoryPageUnbounded(_Base):
+class HistoryPageUnbounded(LedgenceCore):
     """history returns every event after ``after_sequence``: the page of 100 is not cut."""
 
-    def _history_page(self, txn: Any, task_id: str,
+    def _history_page(self, txn: Txn, task_id: str,
                       after_sequence: int) -> list[spec.RecordedHistoryEvent]:
         page: list[spec.RecordedHistoryEvent] = txn.history(task_id, after_sequence, 1 << 30)
         return page
 
 
-class RetryWritesNoEvent(_Base):
+class RetryWritesNoEvent(LedgenceCore):
     """The retry path requeues the task but writes no `retry_scheduled`."""
 
-    def _record(self, txn: Any, task_id: str, reason: str, at: int,
+    def _record(self, txn: Txn, task_id: str, reason: str, at: int,
                 attempt_id: str | None = None) -> None:
         if reason != "retry_scheduled":
             super()._record(txn, task_id, reason, at, attempt_id)

@@ -13,7 +13,11 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.ledgence_tasks.core import LedgenceCore, TaskRecord
+from fencepost.adapters.ledgence_tasks.core import (
+    LedgenceCore,
+    TaskRecord,
+    Txn,
+)
 from fencepost.spec import ledgence_tasks as spec
 
 from . import faults as _faults
@@ -23,11 +27,9 @@ from . import ledgence_edges as _edges
 from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
 
-_Base: Any = LedgenceCore
 
-
-class SessionsLastOneHour(_Base):
-    def open_session(self, scope: Any, queue: str, concurrency: int) -> Any:
+class SessionsLastOneHour(LedgenceCore):
+    def open_session(self, scope: spec.Scope, queue: str, concurrency: int) -> spec.WorkerSession:
         session = super().open_session(scope, queue, concurrency)
         with self._transaction() as txn:
             short = attrs.evolve(session, expires_at=session.expires_at - spec.SESSION_MS
@@ -36,13 +38,13 @@ class SessionsLastOneHour(_Base):
         return short
 
 
-class ZeroConcurrencyAccepted(_Base):
-    def open_session(self, scope: Any, queue: str, concurrency: int) -> Any:
+class ZeroConcurrencyAccepted(LedgenceCore):
+    def open_session(self, scope: spec.Scope, queue: str, concurrency: int) -> spec.WorkerSession:
         return super().open_session(scope, queue, max(concurrency, 1))
 
 
-class UnknownSessionIsExpired(_Base):
-    def extend_session(self, worker_session_id: str) -> Any:
+class UnknownSessionIsExpired(LedgenceCore):
+    def extend_session(self, worker_session_id: str) -> spec.WorkerSession:
         with self._transaction() as txn:
             if spec.validate_text(worker_session_id, "id") and txn.load_session(
                     worker_session_id) is None:
@@ -50,32 +52,34 @@ class UnknownSessionIsExpired(_Base):
         return super().extend_session(worker_session_id)
 
 
-class ExpiredSessionRevived(_Base):
-    def _session_expired(self, session: Any, now: int) -> bool:
+class ExpiredSessionRevived(LedgenceCore):
+    def _session_expired(self, session: spec.WorkerSession, now: int) -> bool:
         return now > session.expires_at
 
 
-class SubmissionAvailableLater(_Base):
-    def _new_task(self, command: Any, descriptor: Any, now: int) -> TaskRecord:
+class SubmissionAvailableLater(LedgenceCore):
+    def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
+                  now: int) -> TaskRecord:
         record = super()._new_task(command, descriptor, now)
         return attrs.evolve(record, snapshot=attrs.evolve(record.snapshot,
                                                           available_at=now + 1))
 
 
-class LoserDescriptorReplacesWinner(_Base):
-    def _replay(self, winner: TaskRecord, command: Any) -> Any:
+class LoserDescriptorReplacesWinner(LedgenceCore):
+    def _replay(self, winner: TaskRecord, command: spec.SubmitCommand) -> spec.TaskSnapshot:
         snapshot = super()._replay(winner, command)
         return attrs.evolve(snapshot, descriptor=self._last_descriptor)
 
-    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+    def accept_resolved_submission(self, command: spec.SubmitCommand,
+                                   descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
         self._last_descriptor = descriptor
         return super().accept_resolved_submission(command, descriptor)
 
 
-class OneEqualsOnePointZero(_Base):
+class OneEqualsOnePointZero(LedgenceCore):
     """Matches submissions on json.dumps with sorted keys after a float round trip."""
 
-    def _same_submission(self, a: Any, b: Any) -> bool:
+    def _same_submission(self, a: spec.TaskInput, b: spec.TaskInput) -> bool:
         import json
 
         def loose(t: Any) -> str:
@@ -84,16 +88,17 @@ class OneEqualsOnePointZero(_Base):
         return loose(a) == loose(b)
 
 
-class ProgramMismatchAccepted(_Base):
-    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+class ProgramMismatchAccepted(LedgenceCore):
+    def accept_resolved_submission(self, command: spec.SubmitCommand,
+                                   descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
         if isinstance(descriptor, spec.ProgramDescriptor) and isinstance(
                 command, spec.SubmitCommand):
             descriptor = attrs.evolve(descriptor, program=command.input.program)
         return super().accept_resolved_submission(command, descriptor)
 
 
-class KeysAcrossScopes(_Base):
-    def _accepted(self, txn: Any, scope: Any, idempotency_key: str) -> Any:
+class KeysAcrossScopes(LedgenceCore):
+    def _accepted(self, txn: Txn, scope: spec.Scope, idempotency_key: str) -> TaskRecord | None:
         for other in (scope, *self._scopes_seen):
             found = super()._accepted(txn, other, idempotency_key)
             if found is not None:
@@ -106,10 +111,11 @@ class KeysAcrossScopes(_Base):
         self._scopes_seen: set[Any] = set()
 
 
-class SubmissionCheckThenInsert(_Base):
+class SubmissionCheckThenInsert(LedgenceCore):
     """Looks the key up in one transaction and inserts in another."""
 
-    def accept_resolved_submission(self, command: Any, descriptor: Any) -> Any:
+    def accept_resolved_submission(self, command: spec.SubmitCommand,
+                                   descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
         self._check_submission(command, descriptor)
         with self._transaction() as txn:
             replayed = self._replay_accepted(txn, command)
@@ -120,33 +126,35 @@ class SubmissionCheckThenInsert(_Base):
             return self._insert_submission(txn, command, descriptor)
 
 
-class LookupOnlyQueued(_Base):
+class LookupOnlyQueued(LedgenceCore):
     """lookup_submission filters on the queued state (a copy of the acquisition query)."""
 
-    def lookup_submission(self, scope: Any, idempotency_key: str) -> Any:
+    def lookup_submission(self, scope: spec.Scope,
+                          idempotency_key: str) -> spec.TaskSnapshot | None:
         found = super().lookup_submission(scope, idempotency_key)
         return found if found is not None and found.state == "queued" else None
 
 
-class ResultHidesCancellation(_Base):
-    def result(self, scope: Any, task_id: str) -> Any:
+class ResultHidesCancellation(LedgenceCore):
+    def result(self, scope: spec.Scope, task_id: str) -> spec.TaskResult:
         return attrs.evolve(super().result(scope, task_id), outcome=None)
 
 
-class ForeignScopeReads(_Base):
-    def _visible(self, record: TaskRecord, scope: Any) -> bool:
+class ForeignScopeReads(LedgenceCore):
+    def _visible(self, record: TaskRecord, scope: spec.Scope) -> bool:
         return True
 
 
-class HistoryOffByOne(_Base):
-    def _history_page(self, txn: Any, task_id: str, after_sequence: int) -> Any:
+class HistoryOffByOne(LedgenceCore):
+    def _history_page(self, txn: Txn, task_id: str,
+                      after_sequence: int) -> list[spec.RecordedHistoryEvent]:
         return super()._history_page(txn, task_id, max(after_sequence - 1, 0))
 
 
-class CancelOnlyRequests(_Base):
+class CancelOnlyRequests(LedgenceCore):
     """Writes cancel_requested but leaves the queued task queued."""
 
-    def _cancel_queued(self, txn: Any, record: TaskRecord, now: int) -> TaskRecord:
+    def _cancel_queued(self, txn: Txn, record: TaskRecord, now: int) -> TaskRecord:
         snapshot = attrs.evolve(record.snapshot, cancel_requested_at=now)
         requested = attrs.evolve(record, snapshot=snapshot)
         txn.save_task(requested)
@@ -154,25 +162,25 @@ class CancelOnlyRequests(_Base):
         return requested
 
 
-class CancelTwiceRestamps(_Base):
+class CancelTwiceRestamps(LedgenceCore):
     """A second cancel stamps terminal_at again."""
 
-    def cancel(self, scope: Any, task_id: str) -> str:
+    def cancel(self, scope: spec.Scope, task_id: str) -> str:
         with self._transaction() as txn:
             record = self._require(txn, scope, task_id)
             if record.snapshot.state == "cancelled":
                 snapshot = attrs.evolve(record.snapshot, terminal_at=self.env.clock())
                 txn.save_task(attrs.evolve(record, snapshot=snapshot))
                 return "cancelled"
-        return super().cancel(scope, task_id)  # type: ignore[no-any-return]
+        return super().cancel(scope, task_id)
 
 
-class RecycledIds(_Base):
+class RecycledIds(LedgenceCore):
     """Run and lease ids from a counter that restarts with every store object."""
 
     def _new_id(self, prefix: str) -> str:
         if prefix not in ("run", "lease"):
-            return super()._new_id(prefix)  # type: ignore[no-any-return]
+            return super()._new_id(prefix)
         self._n = getattr(self, "_n", 0) + 1
         return f"{prefix}_{self._n % 2}"
 
@@ -195,7 +203,7 @@ class _SessionOverlay:
         self._sessions[session.id] = session
 
 
-class SessionsInProcess(_Base):
+class SessionsInProcess(LedgenceCore):
     """Worker sessions kept in the process (a registry in the worker host), never stored."""
 
     def __init__(self, *args: Any) -> None:

@@ -95,8 +95,7 @@ class Acquisition(LedgenceBase):
         assignment = self._claim(txn, task, session, command, now)
         return spec.ProbeCompleted(spec.AcquireAssigned(command.sequence, assignment), CLAIMED)
 
-    @staticmethod
-    def _check_acquire(command: spec.AcquireCommand) -> None:
+    def _check_acquire(self, command: spec.AcquireCommand) -> None:
         spec.validate_acquire(command)
 
     # -- helpers the faulty adapters bend: sequences and cursors --------------------------------

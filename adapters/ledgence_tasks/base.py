@@ -78,8 +78,7 @@ class LedgenceBase:
         """A task is seen only from its own scope."""
         return record.scope == scope
 
-    @staticmethod
-    def _check_task_ref(scope: spec.Scope, task_id: str) -> None:
+    def _check_task_ref(self, scope: spec.Scope, task_id: str) -> None:
         spec.validate_scope(scope)
         spec.validate_text(task_id, "task_id")
 

@@ -56,8 +56,7 @@ class Dispatch(Acquisition):
         self._store_receipt(txn, command, disposition)
         return spec.ClaimReply(command, disposition)
 
-    @staticmethod
-    def _check_claim(command: spec.ClaimCommand) -> None:
+    def _check_claim(self, command: spec.ClaimCommand) -> None:
         spec.validate_claim(command)
 
     # -- helpers the faulty adapters bend -------------------------------------------------------

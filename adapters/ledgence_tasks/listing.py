@@ -38,8 +38,7 @@ class Listing(LedgenceBase):
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
 
-    @staticmethod
-    def _check_list_query(scope: spec.Scope, query: spec.TaskListQuery) -> None:
+    def _check_list_query(self, scope: spec.Scope, query: spec.TaskListQuery) -> None:
         spec.validate_list_query(scope, query)
 
     def _page_order(self) -> tuple[str, ...]:

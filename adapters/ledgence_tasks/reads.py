@@ -52,12 +52,10 @@ class Reads(LedgenceBase):
         with self._reading() as txn:
             return self._require(txn, scope, task_id)
 
-    @staticmethod
-    def _check_attempt_ref(attempt_id: str) -> None:
+    def _check_attempt_ref(self, attempt_id: str) -> None:
         spec.validate_text(attempt_id, "attempt_id")
 
-    @staticmethod
-    def _check_after(after_sequence: int) -> None:
+    def _check_after(self, after_sequence: int) -> None:
         require_count(after_sequence, "after_sequence", 0)
 
     def _inspected_attempt(self, txn: Txn, task: TaskRecord,

@@ -35,8 +35,7 @@ class Renewal(LedgenceBase):
                 return self._renew_replay(txn, task, attempt, session, command, now)
             return self._renew_extend(txn, task, attempt, session, command, now)
 
-    @staticmethod
-    def _check_renew(command: spec.RenewCommand) -> None:
+    def _check_renew(self, command: spec.RenewCommand) -> None:
         spec.validate_renew(command)
 
     def _check_renew_cursor(self, txn: Txn, owner: spec.LeaseOwner) -> None:

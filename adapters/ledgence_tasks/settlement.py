@@ -52,20 +52,16 @@ class Settlement(Finishing):
                     f"attempt {owner.attempt_id!r} has no accepted settlement to confirm")
             return self._confirm(txn, task, attempt, now)
 
-    @staticmethod
-    def _check_settle(command: spec.SettleCommand) -> None:
+    def _check_settle(self, command: spec.SettleCommand) -> None:
         spec.validate_settle(command)
 
-    @staticmethod
-    def _check_owner(owner: spec.LeaseOwner) -> None:
+    def _check_owner(self, owner: spec.LeaseOwner) -> None:
         spec.validate_owner(owner)
 
-    @staticmethod
-    def _check_operation(command: spec.SettleCommand) -> None:
+    def _check_operation(self, command: spec.SettleCommand) -> None:
         spec.check_operation_id(command)
 
-    @staticmethod
-    def _check_size(command: spec.SettleCommand) -> None:
+    def _check_size(self, command: spec.SettleCommand) -> None:
         spec.check_settlement_size(command)
 
     # -- helpers the faulty adapters bend: settlement -------------------------------------------

@@ -61,18 +61,15 @@ class Submission(LedgenceBase):
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
 
-    @staticmethod
-    def _check_lookup(scope: spec.Scope, idempotency_key: str) -> None:
+    def _check_lookup(self, scope: spec.Scope, idempotency_key: str) -> None:
         spec.validate_scope(scope)
         spec.validate_text(idempotency_key, "idempotency_key", spec.MAX_IDEMPOTENCY_KEY_BYTES)
 
-    @staticmethod
-    def _check_submission(command: spec.SubmitCommand,
+    def _check_submission(self, command: spec.SubmitCommand,
                           descriptor: spec.ProgramDescriptor) -> None:
         spec.validate_submission(command, descriptor)
 
-    @staticmethod
-    def _accepted(txn: Txn, scope: spec.Scope, idempotency_key: str) -> TaskRecord | None:
+    def _accepted(self, txn: Txn, scope: spec.Scope, idempotency_key: str) -> TaskRecord | None:
         task_id = txn.find_submission(scope, idempotency_key)
         return txn.load_task(task_id) if task_id is not None else None
 
