@@ -15,10 +15,13 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
-from fencepost.adapters.adk_ledger.core import LedgerCore
+from fencepost.adapters.adk_ledger.core import LedgerCore, Slot
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.adapters.ledgence_tasks.records import AttemptRecord, TaskRecord
+from fencepost.adapters.ledgence_tasks.storage import Txn as LedgenceTxn
 from fencepost.adapters.snodo_tasks.core import TasksCore
-from fencepost.spec import adk_ledger, ledgence_tasks
+from fencepost.adapters.snodo_tasks.records import Txn as TasksTxn
+from fencepost.spec import adk_ledger, ledgence_tasks, snodo_tasks
 from fencepost.spec.errors import BackendUnavailable
 
 from .base import Mutant
@@ -44,19 +47,16 @@ def commit_failure_ignored(transaction: AbstractContextManager[T],
 
 # -- adk-ledger -----------------------------------------------------------------------------------
 
-_Ledger: Any = LedgerCore
-
-
-class LedgerIgnoresCommitFailure(_Ledger):
-    def _locked(self, invocation_id: str) -> AbstractContextManager[Any]:
+class LedgerIgnoresCommitFailure(LedgerCore):
+    def _locked(self, invocation_id: str) -> AbstractContextManager[Slot]:
         return commit_failure_ignored(super()._locked(invocation_id), BackendUnavailable)
 
 
-class LedgerErrorIsNotFound(_Ledger):
+class LedgerErrorIsNotFound(LedgerCore):
     """Any failure while the record is locked reads as "no such invocation"."""
 
     @contextmanager
-    def _locked(self, invocation_id: str) -> Iterator[Any]:
+    def _locked(self, invocation_id: str) -> Iterator[Slot]:
         try:
             with super()._locked(invocation_id) as slot:
                 yield slot
@@ -74,18 +74,15 @@ ADK_LEDGER = (
 
 # -- snodo-tasks ----------------------------------------------------------------------------------
 
-_Tasks: Any = TasksCore
-
-
-class TasksIgnoreCommitFailure(_Tasks):
-    def _transaction(self) -> AbstractContextManager[Any]:
+class TasksIgnoreCommitFailure(TasksCore):
+    def _transaction(self) -> AbstractContextManager[TasksTxn]:
         return commit_failure_ignored(super()._transaction(), BackendUnavailable)
 
 
-class PollErrorIsEmptyQueue(_Tasks):
+class PollErrorIsEmptyQueue(TasksCore):
     """A worker's claim_next that fails on the database answers "nothing to do"."""
 
-    def claim_next(self, owner_id: str, lease_ms: int) -> Any:
+    def claim_next(self, owner_id: str, lease_ms: int) -> snodo_tasks.Claimed | None:
         try:
             return super().claim_next(owner_id, lease_ms)
         except BackendUnavailable:
@@ -103,26 +100,25 @@ SNODO_TASKS = (
 
 # -- ledgence-tasks -------------------------------------------------------------------------------
 
-_Ledgence: Any = LedgenceCore
 _FAILED = (BackendUnavailable, ledgence_tasks.Unavailable)
 
 
-class LedgenceIgnoresCommitFailure(_Ledgence):
-    def _transaction(self) -> AbstractContextManager[Any]:
+class LedgenceIgnoresCommitFailure(LedgenceCore):
+    def _transaction(self) -> AbstractContextManager[LedgenceTxn]:
         return commit_failure_ignored(super()._transaction(), *_FAILED)
 
 
-class AcquireErrorIsEmpty(_Ledgence):
+class AcquireErrorIsEmpty(LedgenceCore):
     """An acquisition that fails on the database answers Empty: the queue looked empty."""
 
-    def acquire(self, command: Any) -> Any:
+    def acquire(self, command: ledgence_tasks.AcquireCommand) -> Any:
         try:
             return super().acquire(command)
         except _FAILED:
             return ledgence_tasks.AcquireEmpty(command.sequence)
 
 
-class FailedSettlementAppliedAgain(_Ledgence):
+class FailedSettlementAppliedAgain(LedgenceCore):
     """Settlements whose call failed are remembered as never written: when the worker re-sends
     one, the stored settlement is not replayed but accepted again (after a lost COMMIT
     acknowledgement the report is applied twice)."""
@@ -131,14 +127,16 @@ class FailedSettlementAppliedAgain(_Ledgence):
         super().__init__(*args, **kwargs)
         self._failed: set[tuple[str, str]] = set()
 
-    def settle(self, command: Any) -> Any:
+    def settle(self, command: ledgence_tasks.SettleCommand) -> ledgence_tasks.SettleReply:
         try:
             return super().settle(command)
         except _FAILED:
             self._failed.add((command.owner.attempt_id, command.operation_id))
             raise
 
-    def _settle_replay(self, txn: Any, task: Any, attempt: Any, command: Any, now: int) -> Any:
+    def _settle_replay(self, txn: LedgenceTxn, task: TaskRecord, attempt: AttemptRecord,
+                       command: ledgence_tasks.SettleCommand,
+                       now: int) -> ledgence_tasks.SettleReply:
         if (attempt.attempt_id, command.operation_id) in self._failed:
             return self._accept_settlement(txn, task, attempt, command, now)
         return super()._settle_replay(txn, task, attempt, command, now)
