@@ -3,9 +3,9 @@
 :class:`TaskRecord`, :class:`AttemptRecord`, :class:`Cursor` and :class:`ClaimReceipt` are what
 a storage keeps (the memory store as values, the SQL store as JSON columns);
 :class:`CandidateQuery` and :class:`PageQuery` are the questions the core asks it (in SQL, one
-WHERE and ORDER BY each); :class:`Ending` is how a finishing attempt ends. These are the
-adapter's own records, written apart from the reference model's on purpose: the model is the
-oracle the store is checked against, and a store that shared its records could share its bugs.
+WHERE and ORDER BY each); :class:`Ending` is how a finishing attempt ends. They are the
+adapter's own: the reference model, the oracle the store is checked against, keeps records of
+its own shape.
 """
 
 from __future__ import annotations
