@@ -118,7 +118,7 @@ class RunReport:
     verdicts: tuple[ClauseVerdict, ...]
     replay: str
     history: Any = attrs.field(default=None, eq=False, repr=False)
-    """The concurrent run's :class:`~fencepost.scenarios.history.History`, if there was one."""
+    """The concurrent run's :class:`~fencepost.model.history.History`, if there was one."""
     faults: tuple[str, ...] = ()
     """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
     stopped: str = ""
