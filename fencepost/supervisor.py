@@ -31,8 +31,23 @@ from typing import Any
 
 STATUS_FD_ENV = "FENCEPOST_STATUS_FD"
 SUPERVISE_ENV = "FENCEPOST_SUPERVISED"
-CHILD_GRACE_S = 10.0
-"""After passing a signal on: how long the child may take to clean up before it is killed."""
+STOP_GRACE_ENV = "FENCEPOST_STOP_GRACE"
+
+
+def child_grace() -> float:
+    """After passing a signal on: how long the child may take to clean up before it is killed.
+    ``FENCEPOST_STOP_GRACE`` seconds if set to a positive number (a machine under heavy load
+    may need more), else 10."""
+    raw = os.environ.get(STOP_GRACE_ENV, "")
+    try:
+        value = float(raw) if raw else 10.0
+    except ValueError:
+        return 10.0
+    return value if value > 0 else 10.0
+
+
+CHILD_GRACE_S = child_grace()
+"""The grace :func:`child_grace` found at import."""
 
 WAIT_SLICE_S = 0.5
 """The supervisor waits for its child in slices this long (see :func:`_wait`)."""
