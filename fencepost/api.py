@@ -25,8 +25,9 @@ from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.runner import PROFILES, Interrupted, Progress, RunResult, run_suite
 
 from . import __version__
+from .contract import Factory
 from .errors import ConfigurationError
-from .registry import Factory, contract, resolve_adapter
+from .registry import contract, resolve_adapter
 
 
 def new_seed() -> int:
@@ -80,7 +81,7 @@ def check(
     if concurrent_ops is not None:
         chosen = attrs.evolve(chosen, concurrent_ops=concurrent_ops)
     factory, name = resolve_adapter(contract_name, adapter)
-    suite = entry.load_suite()
+    suite = entry.suite
     seed = new_seed() if seed is None else seed
     run = functools.partial(
         run_suite, suite, factory, profile=chosen, seed=seed, options=options,
@@ -157,7 +158,7 @@ def check_concurrent(
     from fencepost.scenarios.harness import World
     from fencepost.scenarios.runner import CLOCK_START, open_checked
 
-    suite = contract(contract_name).load_suite()
+    suite = contract(contract_name).suite
     if suite.workload is None:
         raise ConfigurationError(f"{contract_name} has no concurrent workload")
     factory, _name = resolve_adapter(contract_name, adapter)

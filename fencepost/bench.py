@@ -42,10 +42,11 @@ from fencepost.scenarios.runner import CLOCK_START
 from fencepost.scenarios.synthetic import simulate
 from fencepost.scenarios.tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
 
+from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .mutants import run_mutants
-from .registry import CONTRACTS, ContractEntry, Factory, contract, resolve_adapter
+from .registry import contract, contract_names, resolve_adapter
 
 Progress = Callable[[str], None]
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
@@ -192,9 +193,9 @@ def _quiet(_: str) -> None:
 # --- 1. state-machine steps per second ----------------------------------------------------------
 
 
-def _world(entry: ContractEntry, factory: Any, start: int = CLOCK_START) -> World:
+def _world(entry: Contract, factory: Any, start: int = CLOCK_START) -> World:
     """A world on a fresh namespace of ``factory``, its store open (as ``check`` opens it)."""
-    suite = entry.load_suite()
+    suite = entry.suite
     world = World(
         model=suite.model,
         factory=factory,
@@ -219,7 +220,7 @@ def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
     factory, _ = resolve_adapter(name, "memory")
     world = _world(entry, factory)
     try:
-        run, tapes = tape_machine(entry.load_suite().machine_for, world,
+        run, tapes = tape_machine(entry.suite.machine_for, world,
                                   examples=sizes.examples, steps=sizes.steps, seed=1)
     finally:
         world.discard()
@@ -230,7 +231,7 @@ def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
 
 def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Rate:
     """The model alone stepping ``tapes`` (repeated until ``min_seconds`` have passed)."""
-    model = contract(name).load_suite().model
+    model = contract(name).suite.model
     steps, started = 0, time.perf_counter()
     while True:
         steps += sum(replay_model(model, tape) for tape in tapes)
@@ -246,7 +247,7 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate
     world = _world(entry, factory)
     try:
         started = time.perf_counter()
-        run = run_machine(entry.load_suite().machine_for(world), examples=sizes.examples,
+        run = run_machine(entry.suite.machine_for(world), examples=sizes.examples,
                           steps=sizes.steps, seed=1)
         elapsed = time.perf_counter() - started
     finally:
@@ -331,7 +332,7 @@ class _MeteredFactory:
             discard(env)
 
 
-def _replay(entry: ContractEntry, factory: _MeteredFactory, tape: Tape,
+def _replay(entry: Contract, factory: _MeteredFactory, tape: Tape,
             kit: bool) -> tuple[float, float]:
     """One tape on a fresh namespace: (seconds, of which in the store)."""
     world = _world(entry, factory, tape.start)
@@ -418,7 +419,7 @@ def bench_detection(name: str, seeds: int, progress: Progress = _quiet,
                     limit: int | None = None) -> list[Detection]:
     """Each known-faulty adapter of ``name`` (base memory, profile quick; the first ``limit``)
     with seeds 1..N, one ``run_mutants`` call per adapter and seed, timed here."""
-    mutants = [m for m in contract(name).mutants() if "memory" in m.bases][:limit]
+    mutants = [m for m in contract(name).mutants if "memory" in m.bases][:limit]
     found: dict[str, list[tuple[float | None, int | None]]] = {m.name: [] for m in mutants}
     for seed in range(1, seeds + 1):
         for k, mutant in enumerate(mutants, 1):
@@ -455,7 +456,7 @@ def run_bench(
     progress: Progress = _quiet,
 ) -> BenchResult:
     """Measure every figure for ``contracts`` (default: all), on this machine, now."""
-    names = tuple(contracts or CONTRACTS)
+    names = tuple(contracts or contract_names())
     for name in names:
         contract(name)
     if sizes.seeds < 1:

@@ -170,26 +170,25 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from fencepost.registry import ADAPTER_FORMS, CONTRACTS, contract
+    from fencepost.registry import ADAPTER_FORMS, contract, contract_names
 
     if not args.contract:
-        rows = [(e.name, len(e.load_spec().CLAUSES), e.summary) for e in CONTRACTS.values()]
+        rows = [(e.name, len(e.clauses), e.summary) for e in map(contract, contract_names())]
         print(tabulate(rows, headers=("contract", "clauses", "what")))
         print("\nadapters: " + ", ".join(ADAPTER_FORMS))
         return EXIT_OK
     entry = contract(args.contract)
-    spec = entry.load_spec()
     rows = [
         (c.id, c.title, ", ".join(sorted(c.requires)) or "-", ", ".join(c.checks))
-        for c in spec.CLAUSES
+        for c in entry.clauses
     ]
     print(tabulate(rows, headers=("clause", "title", "requires", "checks")))
     print("\ncapabilities a store may declare (store.capabilities):")
-    for name, meaning in spec.CAPABILITIES.items():
+    for name, meaning in entry.capabilities.items():
         print(f"  {name:16} {meaning}")
-    if spec.CHOICES:
+    if entry.choices:
         print("\noptions (--option NAME=VALUE; the default is what the seed implementation does):")
-    for choice in spec.CHOICES:
+    for choice in entry.choices:
         values = ", ".join(v for v, _ in choice.values)
         print(f"  {choice.name}={choice.default}  [{values}]\n      doc: {choice.doc_says}"
               f"\n      implementation: {choice.implementation_does}")
@@ -197,14 +196,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"      {value}: {meaning}")
         if choice.source:
             print(f"      seed source: {choice.source}")
-    settings = getattr(spec, "SETTINGS", ())
-    if settings:
+    if entry.settings:
         print("\nsettings (--option NAME=VALUE, passed to the adapter in env.options):")
-    for setting in settings:
+    for setting in entry.settings:
         print(f"  {setting.name}={setting.default}  {setting.meaning}")
-    print(f"\nprotocol: {entry.spec_module}  ({', '.join(spec.PROTOCOL_METHODS)})")
+    print(f"\nprotocol: {entry.spec.__name__}  ({', '.join(entry.suite.protocol_methods)})")
     print("adapters: " + ", ".join(ADAPTER_FORMS))
-    print(f"known-faulty adapters: {len(entry.mutants())} (fencepost mutants {entry.name})")
+    print(f"known-faulty adapters: {len(entry.mutants)} (fencepost mutants {entry.name})")
     return EXIT_OK
 
 
@@ -299,7 +297,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"cannot read history {args.history!r}: {e.strerror}") from None
     except ValueError as e:
         raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
-    model = contract(history.contract).load_suite().model
+    model = contract(history.contract).suite.model
     options = validate_options(history.contract,
                                {**history.options, **_options(args.option or ())})
     capabilities = history.capabilities | validate_capabilities(history.contract,
@@ -350,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="check an adapter against a contract")
     p.add_argument("contract",
-                   help="adk-ledger, snodo-tasks or ledgence-tasks (see fencepost list)")
+                   help="a contract's name (fencepost list shows them)")
     p.add_argument("--adapter", default="sqlite",
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
                         "postgresql://..., or MODULE:FACTORY")
@@ -562,9 +560,8 @@ def _unfinished_report(args: argparse.Namespace, reason: str) -> str | None:
     from fencepost.scenarios.evidence import Evidence
 
     entry = contract(args.contract)
-    spec = entry.load_spec()
-    every = frozenset(spec.CAPABILITIES)
-    verdicts = judge(entry.load_suite().clauses, Evidence(stopped=reason), every, {})
+    every = frozenset(entry.capabilities)
+    verdicts = judge(entry.clauses, Evidence(stopped=reason), every, {})
     report = RunReport(
         contract=args.contract, adapter=args.adapter, kit_version=__version__,
         profile=args.profile, seed=args.seed if args.seed is not None else 0,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from .api import check
-from .registry import Factory
+from .contract import Factory
 
 
 @attrs.frozen

@@ -9,9 +9,10 @@ from typing import Any
 import attrs
 
 from .api import check
+from .contract import Contract
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import ContractEntry, TempSqliteFactory, contract
+from .registry import TempSqliteFactory, contract
 
 BASES = ("memory", "sqlite")
 
@@ -30,7 +31,7 @@ class MutantRow:
     seconds: float
 
 
-def mutant_factory(entry: ContractEntry, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
+def mutant_factory(entry: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
     """A factory for ``mutant`` built on the correct ``base`` store."""
     store_class = mutant.store_class(entry.store_class(base))
     if base == "memory":
@@ -43,7 +44,7 @@ def elsewhere(contract_name: str, base: str, only: list[str] | None = None
     """The known-faulty adapters (of ``only``, if given) that do not run on ``base``, by the
     base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
     out: dict[str, list[str]] = {}
-    for mutant in contract(contract_name).mutants():
+    for mutant in contract(contract_name).mutants:
         if base not in mutant.bases and (not only or mutant.name in only):
             out.setdefault(mutant.bases[0], []).append(mutant.name)
     return out
@@ -62,14 +63,14 @@ def run_mutants(
     if base not in BASES:
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
     entry = contract(contract_name)
-    mutants = [m for m in entry.mutants() if base in m.bases and (not only or m.name in only)]
+    mutants = [m for m in entry.mutants if base in m.bases and (not only or m.name in only)]
     if not mutants and not only:
         raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
     if only and len(mutants) != len(set(only)):
-        catalogue = {m.name for m in entry.mutants()}
+        catalogue = {m.name for m in entry.mutants}
         unknown = [name for name in only if name not in catalogue]
         if unknown:
-            known = ", ".join(m.name for m in entry.mutants())
+            known = ", ".join(m.name for m in entry.mutants)
             raise ConfigurationError(f"unknown mutant {', '.join(unknown)}; known: {known}")
         needs = "; ".join(f"{', '.join(names)} only on --adapter {other}"
                           for other, names in elsewhere(contract_name, base, only).items())
@@ -86,7 +87,7 @@ def run_mutants(
             seed=seed,
             options=dict(mutant.options),
             stop_when=lambda evidence, expected=expected: expected in evidence.failures,
-            first=entry.load_spec().CLAUSES[expected].checks,
+            first=entry.clauses[expected].checks,
         )
         failed = report.failed()
         by_id = {v.clause.id: v for v in failed}

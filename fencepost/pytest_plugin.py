@@ -147,11 +147,11 @@ def pytest_configure(config: pytest.Config) -> None:
         given = [flag for dest, flag in _GIVEN_ONLY_WITH_A_CONTRACT
                  if config.getoption(dest, None) not in (None, False, [])]
         if given:
-            from fencepost.registry import CONTRACTS
+            from fencepost.registry import contract_names
 
             raise pytest.UsageError(
                 f"fencepost: {', '.join(given)} given without --fencepost-contract; add "
-                f"--fencepost-contract NAME (one of {', '.join(CONTRACTS)})")
+                f"--fencepost-contract NAME (one of {', '.join(contract_names())})")
         return
     from fencepost.errors import ConfigurationError
     from fencepost.registry import parse_options, validate_options
@@ -182,7 +182,7 @@ def pytest_collection_modifyitems(
     if config.getoption("fencepost_only") and items:
         config.hook.pytest_deselected(items=list(items))
         items.clear()
-    for clause in entry.load_spec().CLAUSES:
+    for clause in entry.clauses:
         items.append(
             ClauseItem.from_parent(
                 session,

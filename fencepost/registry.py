@@ -2,113 +2,59 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
-import attrs
-
+from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
 
-Factory = Callable[[AdapterEnv], Any]
+ENTRY_POINTS = "fencepost.contracts"
+"""The entry-point group contracts are declared in (name = "module:function")."""
+
+def contract_names() -> tuple[str, ...]:
+    """The names of every installed contract, in alphabetical order. Nothing is imported."""
+    return tuple(sorted(_entry_points()))
 
 
-@attrs.frozen
-class ContractEntry:
-    """Where a contract's pieces live (imported on first use, so ``list`` stays fast)."""
-
-    name: str
-    summary: str
-    spec_module: str
-    suite: str
-    memory: str
-    sql: str | None
-    memory_store: str
-    sql_store: str | None
-    faulty: str | None
-
-    def load_suite(self) -> Any:
-        return _attr(self.suite)
-
-    def load_spec(self) -> Any:
-        return importlib.import_module(self.spec_module)
-
-    def memory_factory(self, store_class: Any = None) -> Factory:
-        cls = _attr(self.memory)
-        return cls() if store_class is None else cls(store_class)  # type: ignore[no-any-return]
-
-    def require_sql(self) -> None:
-        """Raise ConfigurationError when the contract has no SQL store to run on."""
-        if self.sql is None:
-            raise ConfigurationError(
-                f"{self.name} has no SQL store yet (work in progress); use --adapter memory "
-                "or your own MODULE:FACTORY"
-            )
-
-    def sql_factory(self, url: str, store_class: Any = None) -> Factory:
-        self.require_sql()
-        assert self.sql is not None
-        cls = _attr(self.sql)
-        return cls(url) if store_class is None else cls(url, store_class)  # type: ignore[no-any-return]
-
-    def store_class(self, base: str) -> Any:
-        """The correct store class a known-faulty adapter is built on."""
-        path = self.memory_store if base == "memory" else self.sql_store
-        if path is None:
-            raise ConfigurationError(f"{self.name} has no {base} store yet")
-        return _attr(path)
-
-    def mutants(self) -> Any:
-        return _attr(self.faulty) if self.faulty is not None else ()
+def contract(name: str) -> Contract:
+    """The contract ``name``, declared by its entry point (imported once, on first use)."""
+    points = _entry_points()
+    if name not in points:
+        raise ConfigurationError(
+            f"unknown contract {name!r}; choose one of {', '.join(contract_names())}")
+    return _load(name, points[name])
 
 
-def _attr(path: str) -> Any:
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+def _entry_points() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINTS):
+        found.setdefault(point.name, point)  # a distribution found twice on the path
+    return found
 
 
-CONTRACTS = {
-    "adk-ledger": ContractEntry(
-        name="adk-ledger",
-        summary="erlang_adk durable invocation ledger: create/claim/renew/checkpoint/finish/delete",
-        spec_module="fencepost.spec.adk_ledger",
-        suite="fencepost.scenarios.adk_ledger.suite:SUITE",
-        memory="fencepost.adapters.adk_ledger.memory:MemoryLedgerFactory",
-        sql="fencepost.adapters.adk_ledger.sql:SqlLedgerFactory",
-        memory_store="fencepost.adapters.adk_ledger.memory:MemoryLedger",
-        sql_store="fencepost.adapters.adk_ledger.sql:SqlLedger",
-        faulty="fencepost.adapters.faulty.adk_ledger:MUTANTS",
-    ),
-    "snodo-tasks": ContractEntry(
-        name="snodo-tasks",
-        summary="snodo Tasks store: scoped accesses, generation-fenced leases, revisioned "
-        "events, retries, TTL reaping",
-        spec_module="fencepost.spec.snodo_tasks",
-        suite="fencepost.scenarios.snodo_tasks.suite:SUITE",
-        memory="fencepost.adapters.snodo_tasks.memory:MemoryTasksFactory",
-        sql="fencepost.adapters.snodo_tasks.sql:SqlTasksFactory",
-        memory_store="fencepost.adapters.snodo_tasks.memory:MemoryTasks",
-        sql_store="fencepost.adapters.snodo_tasks.sql:SqlTasks",
-        faulty="fencepost.adapters.faulty.snodo_tasks:MUTANTS",
-    ),
-    "ledgence-tasks": ContractEntry(
-        name="ledgence-tasks",
-        summary="ledgence TaskStore + RecoveryStore: sessions, sequenced acquisition, renewal, "
-        "settlement, quiescence, cancel, recovery, history",
-        spec_module="fencepost.spec.ledgence_tasks",
-        suite="fencepost.scenarios.ledgence_tasks.suite:SUITE",
-        memory="fencepost.adapters.ledgence_tasks.memory:MemoryLedgenceFactory",
-        sql="fencepost.adapters.ledgence_tasks.sql:SqlLedgenceFactory",
-        memory_store="fencepost.adapters.ledgence_tasks.memory:MemoryLedgence",
-        sql_store="fencepost.adapters.ledgence_tasks.sql:SqlLedgence",
-        faulty="fencepost.adapters.faulty.ledgence_tasks:MUTANTS",
-    ),
-}
+@functools.cache
+def _load(name: str, point: EntryPoint) -> Contract:
+    try:
+        declare = point.load()
+        declared = declare()
+    except Exception as e:  # noqa: BLE001 - a broken plugin, said as such
+        raise ConfigurationError(
+            f"the contract {name!r} ({point.value}) cannot be loaded: "
+            f"{type(e).__name__}: {e}") from e
+    if not isinstance(declared, Contract) or declared.name != name:
+        raise ConfigurationError(
+            f"the entry point {name} = {point.value} must name a function returning "
+            f"fencepost.contract.Contract(name={name!r}, ...), not {declared!r:.80}")
+    return declared
+
 
 ADAPTER_FORMS = (
     "memory",
@@ -120,15 +66,6 @@ ADAPTER_FORMS = (
 )
 
 
-def contract(name: str) -> ContractEntry:
-    try:
-        return CONTRACTS[name]
-    except KeyError:
-        raise ConfigurationError(
-            f"unknown contract {name!r}; choose one of {', '.join(CONTRACTS)}"
-        ) from None
-
-
 class TempSqliteFactory:
     """The ``sqlite`` adapter: a database file in a private temporary directory, removed at
     the end of the run (``close``).
@@ -137,7 +74,7 @@ class TempSqliteFactory:
     configuration error (a bad option, a store missing methods) before opening one leaves
     nothing behind, and neither does resolving the spec only to validate it."""
 
-    def __init__(self, entry: ContractEntry, store_class: Any = None) -> None:
+    def __init__(self, entry: Contract, store_class: type | None = None) -> None:
         entry.require_sql()
         self.entry = entry
         self.store_class = store_class
@@ -257,9 +194,9 @@ def validate_options(contract_name: str, options: Mapping[str, str]) -> dict[str
     (as the run itself checks them), else ConfigurationError naming the known ones."""
     from fencepost.model.base import options_with_defaults
 
-    spec = contract(contract_name).load_spec()
+    entry = contract(contract_name)
     try:
-        options_with_defaults(getattr(spec, "CHOICES", ()), options, getattr(spec, "SETTINGS", ()))
+        options_with_defaults(entry.choices, options, entry.settings)
     except ValueError as e:
         raise ConfigurationError(str(e)) from None
     return dict(options)
@@ -267,7 +204,7 @@ def validate_options(contract_name: str, options: Mapping[str, str]) -> dict[str
 
 def validate_capabilities(contract_name: str, names: Iterable[str]) -> frozenset[str]:
     """``names`` if each is a capability of the contract, else ConfigurationError."""
-    known = contract(contract_name).load_spec().CAPABILITIES
+    known = contract(contract_name).capabilities
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigurationError(

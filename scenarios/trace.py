@@ -45,7 +45,7 @@ class TraceStep:
         return line
 
     def to_code(self) -> str:
-        """This step as a line of a replay script (see :mod:`fencepost.scenarios.replay`)."""
+        """This step as a line of a replay script (see :mod:`fencepost.replay`)."""
         if self.op is not None:
             comment = f"  # model: {_short(self.expected)}" if self.expected is not None else ""
             if self.expected is not None and self.actual is not None and not agrees(
@@ -105,7 +105,7 @@ def trace_to_code(
     start = steps[0].at if steps else 0
     module = contract.replace("-", "_")
     lines = [
-        "from fencepost.scenarios.replay import Replay",
+        "from fencepost.replay import Replay",
         f"from fencepost.spec.{module} import *",
         "",
         f"r = Replay({contract!r}, {adapter!r}, start_ms={start})",

@@ -8,7 +8,7 @@ import pytest
 from fencepost.cli import main
 from fencepost.coverage import run_coverage
 from fencepost.model.adk_ledger import default_options
-from fencepost.registry import CONTRACTS
+from fencepost.registry import contract
 from fencepost.scenarios.runner import OVERLAPPED, PROFILES, run_suite
 from fencepost.spec.adk_ledger import CAPABILITIES, CLAUSES
 
@@ -27,8 +27,8 @@ def _declared(options: dict[str, str], capabilities: frozenset[str]) -> set[tupl
 
 @pytest.mark.parametrize("given", [{}, {"metadata_keys": "optional"}])
 def test_adk_ledger_reaches_exactly_its_declared_situations(given: dict[str, str]) -> None:
-    suite = CONTRACTS["adk-ledger"].load_suite()
-    result = run_suite(suite, CONTRACTS["adk-ledger"].memory_factory(), profile=PROFILES["quick"],
+    suite = contract("adk-ledger").suite
+    result = run_suite(suite, contract("adk-ledger").memory_factory(), profile=PROFILES["quick"],
                        seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()
                for s, n in counts.items() if n}
@@ -56,7 +56,7 @@ def test_coverage_of_a_store_that_breaks_a_clause_exits_1() -> None:
     from fencepost.mutants import mutant_factory
 
     mutant = next(m for m in MUTANTS if m.name == "claim_boundary_off_by_one")
-    table = run_coverage("adk-ledger", mutant_factory(CONTRACTS["adk-ledger"], mutant, "memory"),
+    table = run_coverage("adk-ledger", mutant_factory(contract("adk-ledger"), mutant, "memory"),
                          profile="quick", seeds=1)
     assert "ADK-CLAIM-005" in table.failed and table.exit_code == 1
 
@@ -106,8 +106,8 @@ def test_snodo_tasks_reaches_exactly_its_declared_situations(given: dict[str, st
     from fencepost.model.base import options_with_defaults
     from fencepost.spec import snodo_tasks as snodo
 
-    contract = CONTRACTS["snodo-tasks"]
-    result = run_suite(contract.load_suite(), contract.memory_factory(),
+    entry = contract("snodo-tasks")
+    result = run_suite(entry.suite, entry.memory_factory(),
                        profile=PROFILES["quick"], seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()
                for s, n in counts.items() if n}
@@ -127,8 +127,8 @@ def test_ledgence_tasks_reaches_exactly_its_declared_situations(given: dict[str,
     from fencepost.model.base import options_with_defaults
     from fencepost.spec import ledgence_tasks as ledgence
 
-    contract = CONTRACTS["ledgence-tasks"]
-    result = run_suite(contract.load_suite(), contract.memory_factory(),
+    entry = contract("ledgence-tasks")
+    result = run_suite(entry.suite, entry.memory_factory(),
                        profile=PROFILES["quick"], seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()
                for s, n in counts.items() if n}

@@ -19,7 +19,7 @@ from fencepost.adapters.faulty import faults as faulty
 from fencepost.adapters.sql import make_engine
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory, run_mutants
-from fencepost.registry import CONTRACTS, TempSqliteFactory, contract
+from fencepost.registry import TempSqliteFactory, contract, contract_names
 from fencepost.reports.verdict import ClauseVerdict, judge
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.faults import (
@@ -137,7 +137,7 @@ def test_an_armed_fault_leaves_other_threads_and_later_calls_alone(engine: sa.En
 
 def _fault_verdicts(name: str, factory: Any) -> dict[str, ClauseVerdict]:
     """Run only the fault checks of contract ``name`` against ``factory``'s store."""
-    suite = contract(name).load_suite()
+    suite = contract(name).suite
     world = World(model=suite.model, factory=factory, clock=SimClock(CLOCK_START),
                   namespace=f"tf{uuid.uuid4().hex[:8]}",
                   options=options_with_defaults(suite.model.choices, {}, suite.model.settings))
@@ -155,10 +155,10 @@ def _fault_verdicts(name: str, factory: Any) -> dict[str, ClauseVerdict]:
 
 
 def _fault_clauses(name: str) -> set[str]:
-    return {c.id for c in contract(name).load_spec().CLAUSES if FAULT_INJECTION in c.requires}
+    return {c.id for c in contract(name).clauses if FAULT_INJECTION in c.requires}
 
 
-@pytest.mark.parametrize("name", sorted(CONTRACTS))
+@pytest.mark.parametrize("name", contract_names())
 def test_the_sqlite_store_passes_every_fault_clause(name: str) -> None:
     verdicts = _fault_verdicts(name, TempSqliteFactory(contract(name)))
     assert {c: v.status for c, v in verdicts.items()} == dict.fromkeys(_fault_clauses(name),
@@ -166,7 +166,7 @@ def test_the_sqlite_store_passes_every_fault_clause(name: str) -> None:
     assert all(v.evidence >= 20 for v in verdicts.values()), verdicts
 
 
-@pytest.mark.parametrize("name", sorted(CONTRACTS))
+@pytest.mark.parametrize("name", contract_names())
 def test_the_postgresql_store_passes_every_fault_clause(name: str, pg_url: str) -> None:
     verdicts = _fault_verdicts(name, contract(name).sql_factory(pg_url))
     assert {c: v.status for c, v in verdicts.items()} == dict.fromkeys(_fault_clauses(name),
@@ -175,7 +175,7 @@ def test_the_postgresql_store_passes_every_fault_clause(name: str, pg_url: str) 
 
 def test_a_store_without_an_engine_has_no_fault_injection() -> None:
     entry = contract("adk-ledger")
-    world = World(model=entry.load_suite().model, factory=entry.memory_factory(),
+    world = World(model=entry.suite.model, factory=entry.memory_factory(),
                   clock=SimClock(CLOCK_START), namespace="tfmem", options={})
     try:
         assert found_capabilities(world.open()) == frozenset()
@@ -191,7 +191,7 @@ MUTANTS = [(name, m) for name, group in (("adk-ledger", faulty.ADK_LEDGER),
 
 @pytest.mark.parametrize(("name", "mutant"), MUTANTS, ids=[f"{n}:{m.name}" for n, m in MUTANTS])
 def test_a_store_that_mishandles_a_database_failure_is_caught(name: str, mutant: Any) -> None:
-    assert mutant in contract(name).mutants()
+    assert mutant in contract(name).mutants
     verdicts = _fault_verdicts(name, mutant_factory(contract(name), mutant, "sqlite"))
     failed = verdicts[mutant.expected_clause]
     assert failed.status == "fail", (mutant.name, {c: v.status for c, v in verdicts.items()})

@@ -97,14 +97,14 @@ def test_plugin_flag_without_a_contract_is_a_usage_error(tmp_path: Path,
                                                          args: list[str]) -> None:
     result = run_pytest(tmp_path, *args)
     assert_one_usage_error(result, f"{args[0]} given without --fencepost-contract; add "
-                                   "--fencepost-contract NAME (one of adk-ledger, snodo-tasks, "
-                                   "ledgence-tasks)")
+                                   "--fencepost-contract NAME (one of adk-ledger, "
+                                   "ledgence-tasks, snodo-tasks)")
 
 
 def test_plugin_unknown_contract_is_a_usage_error(tmp_path: Path) -> None:
     result = run_pytest(tmp_path, "--fencepost-contract", "nope")
     assert_one_usage_error(result, "unknown contract 'nope'; choose one of adk-ledger, "
-                                   "snodo-tasks, ledgence-tasks")
+                                   "ledgence-tasks, snodo-tasks")
 
 
 def test_plugin_runs_a_failing_check_once_and_fails_each_clause_in_one_line(

@@ -16,13 +16,13 @@ import pytest
 import fencepost
 from fencepost.errors import ConfigurationError
 from fencepost.model.history import History
-from fencepost.registry import CONTRACTS, TempSqliteFactory, contract
+from fencepost.registry import TempSqliteFactory, contract, contract_names
 from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0  # root may write anywhere
 ADK_OPTIONS = ", ".join(sorted(c.name for c in (*spec.CHOICES, *getattr(spec, "SETTINGS", ()))))
-ADK_SQLITE_ONLY = [m.name for m in contract("adk-ledger").mutants() if "memory" not in m.bases]
+ADK_SQLITE_ONLY = [m.name for m in contract("adk-ledger").mutants if "memory" not in m.bases]
 
 
 def fencepost_cli(*args: str, cwd: Path, read_only: Path | None = None
@@ -234,7 +234,7 @@ def test_the_api_on_sqlite_leaves_no_temporary_directory_after_a_configuration_e
     assert sorted(os.listdir(tmp_path)) == []
 
 
-@pytest.mark.parametrize("name", sorted(CONTRACTS))
+@pytest.mark.parametrize("name", contract_names())
 def test_the_sqlite_directory_exists_from_the_first_store_to_close(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -155,7 +155,7 @@ class HostileFactory:
     def __init__(self, contract_name: str, behaviour: str, base: str = "memory") -> None:
         entry = contract(contract_name)
         self.base = entry.memory_factory() if base == "memory" else entry.sql_factory(PG_URL)
-        self.methods = tuple(entry.load_spec().PROTOCOL_METHODS)
+        self.methods = tuple(entry.suite.protocol_methods)
         self.behaviour = behaviour
         make = BEHAVIOURS.get(behaviour)
         self.act = make() if make is not None else (lambda: None)

@@ -2,7 +2,7 @@
 
 Example (what ``fencepost check`` prints under "replay as code")::
 
-    from fencepost.scenarios.replay import Replay
+    from fencepost.replay import Replay
     from fencepost.spec.adk_ledger import *
 
     r = Replay("adk-ledger", "my_ledger:make_ledger", start_ms=1000000)
@@ -21,11 +21,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from fencepost.scenarios.clock import SimClock
+from fencepost.scenarios.harness import Harness, World
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
-from .clock import SimClock
-from .harness import Harness, World
+from .registry import contract as contract_entry
+from .registry import resolve_adapter
 
 
 class Replay:
@@ -40,10 +42,8 @@ class Replay:
         options: dict[str, str] | None = None,
     ) -> None:
         from fencepost.model.base import options_with_defaults
-        from fencepost.registry import contract as contract_entry
-        from fencepost.registry import resolve_adapter
 
-        suite = contract_entry(contract).load_suite()
+        suite = contract_entry(contract).suite
         factory, _ = resolve_adapter(contract, adapter)
         self._factory = factory
         self.world = World(

@@ -1,0 +1,64 @@
+"""The three built-in contracts, declared as any contract is (see :mod:`fencepost.contract`):
+each function is the target of an entry point of the ``fencepost.contracts`` group in
+``pyproject.toml`` and imports its contract's pieces only when called."""
+
+from __future__ import annotations
+
+from .contract import Contract
+
+
+def adk_ledger() -> Contract:
+    """erlang_adk's durable invocation ledger."""
+    from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
+    from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
+    from fencepost.adapters.faulty.adk_ledger import MUTANTS
+    from fencepost.scenarios.adk_ledger.suite import SUITE
+    from fencepost.spec import adk_ledger as spec
+
+    return Contract(
+        name="adk-ledger",
+        summary="erlang_adk durable invocation ledger: create/claim/renew/checkpoint/finish/"
+        "delete",
+        spec=spec, suite=SUITE,
+        memory=MemoryLedgerFactory, memory_store=MemoryLedger,
+        sql=SqlLedgerFactory, sql_store=SqlLedger,
+        mutants=tuple(MUTANTS),
+    )
+
+
+def snodo_tasks() -> Contract:
+    """snodo's Tasks store."""
+    from fencepost.adapters.faulty.snodo_tasks import MUTANTS
+    from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
+    from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
+    from fencepost.scenarios.snodo_tasks.suite import SUITE
+    from fencepost.spec import snodo_tasks as spec
+
+    return Contract(
+        name="snodo-tasks",
+        summary="snodo Tasks store: scoped accesses, generation-fenced leases, revisioned "
+        "events, retries, TTL reaping",
+        spec=spec, suite=SUITE,
+        memory=MemoryTasksFactory, memory_store=MemoryTasks,
+        sql=SqlTasksFactory, sql_store=SqlTasks,
+        mutants=tuple(MUTANTS),
+    )
+
+
+def ledgence_tasks() -> Contract:
+    """ledgence's TaskStore and RecoveryStore."""
+    from fencepost.adapters.faulty.ledgence_tasks import MUTANTS
+    from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
+    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
+    from fencepost.scenarios.ledgence_tasks.suite import SUITE
+    from fencepost.spec import ledgence_tasks as spec
+
+    return Contract(
+        name="ledgence-tasks",
+        summary="ledgence TaskStore + RecoveryStore: sessions, sequenced acquisition, renewal, "
+        "settlement, quiescence, cancel, recovery, history",
+        spec=spec, suite=SUITE,
+        memory=MemoryLedgenceFactory, memory_store=MemoryLedgence,
+        sql=SqlLedgenceFactory, sql_store=SqlLedgence,
+        mutants=tuple(MUTANTS),
+    )

@@ -1,0 +1,82 @@
+"""A contract from a package outside the kit, found by its entry point, runs through ``check``,
+``mutants`` and the pytest plugin: the README's "Adding a contract", with no kit file edited.
+
+The package is tests/external/tiny_register; the test "installs" it the way pip would for the
+entry point's sake, as a ``.dist-info`` directory on the path of the commands it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXTERNAL = Path(__file__).parent / "external"
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> dict[str, str]:
+    """The environment of a process in which tiny-register is installed."""
+    site = tmp_path / "site"
+    info = site / "tiny_register-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-register\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[fencepost.contracts]\ntiny-register = tiny_register.contract:declare\n")
+    return dict(os.environ, PYTHONPATH=os.pathsep.join((str(site), str(EXTERNAL))))
+
+
+def fencepost(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fencepost.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_contract_is_listed(installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "list")
+    assert result.returncode == 0, result.stderr
+    assert "tiny-register" in result.stdout
+    result = fencepost(installed, tmp_path, "list", "tiny-register")
+    assert result.returncode == 0, result.stderr
+    assert "TINY-PUT-002" in result.stdout
+    assert "known-faulty adapters: 1 (fencepost mutants tiny-register)" in result.stdout
+
+
+def test_a_correct_store_passes_every_clause(installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "check", "tiny-register", "--adapter", "memory",
+                       "--seed", "1", "--report", "R", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    assert {c["id"]: c["status"] for c in report["clauses"]} == {
+        "TINY-PUT-001": "pass", "TINY-PUT-002": "pass", "TINY-GET-001": "pass"}
+
+
+def test_a_broken_store_fails_its_clause(installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "check", "tiny-register", "--adapter",
+                       "tiny_register.store:make_last_writer_wins", "--seed", "1", "--report",
+                       "R", "--quiet")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    statuses = {c["id"]: c["status"] for c in report["clauses"]}
+    assert statuses["TINY-PUT-002"] == "fail"
+    assert statuses["TINY-GET-001"] == "pass"
+
+
+def test_mutants_catches_its_faulty_store(installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "mutants", "tiny-register", "--report", "M",
+                       "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    [row] = json.loads((tmp_path / "M" / "mutants.json").read_text())
+    assert (row["name"], row["caught"], row["expected_clause"]) == (
+        "last_writer_wins", True, "TINY-PUT-002")
+
+
+def test_the_plugin_runs_it(installed: dict[str, str], tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fencepost-contract",
+         "tiny-register", "--fencepost-adapter", "memory", "--fencepost-seed", "1"],
+        cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout
