@@ -8,13 +8,16 @@ The public entry points::
     fencepost.AdapterEnv                                 # what factory(env) receives
 
 ``check``, ``assert_conforms`` and ``check_concurrent`` are imported on first use, so importing
-fencepost is cheap.
+fencepost is cheap; type checkers see their real signatures.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .env import AdapterEnv
 from .errors import ConfigurationError, FencepostError
+
+if TYPE_CHECKING:
+    from .api import assert_conforms, check, check_concurrent
 
 __version__ = "0.1.0"
 __all__ = [

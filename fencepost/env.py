@@ -1,39 +1,6 @@
-"""What an adapter factory receives: ``factory(env) -> store``."""
+"""What an adapter factory receives: :class:`AdapterEnv` (defined with the contracts as data,
+in :mod:`fencepost.spec.env`; this is its public import path)."""
 
-from __future__ import annotations
+from fencepost.spec.env import AdapterEnv
 
-from collections.abc import Callable, Mapping
-from typing import Any
-
-import attrs
-
-
-def _always_alive(owner: str) -> bool:
-    return True
-
-
-@attrs.frozen
-class AdapterEnv:
-    """The world an adapter is built in.
-
-    - ``clock()``: the store-authoritative time in integer ms (the kit's simulated clock);
-    - ``is_alive(owner)``: the owner-liveness oracle (only adapters declaring the capability
-      ``owner_liveness`` need consult it);
-    - ``namespace``: a string unique to the run, for naming tables and keys so that a run never
-      touches anything else;
-    - ``options``: contract options (documented choices, capacity limits...), all strings.
-
-    Calling a factory twice with the same env must reopen the same data when the store declares
-    the capability ``durable``.
-
-    Example::
-
-        def make_ledger(env: AdapterEnv) -> MyLedger:
-            return MyLedger(dsn=os.environ["DSN"], table=f"ledger_{env.namespace}",
-                            clock=env.clock)
-    """
-
-    clock: Callable[[], int]
-    namespace: str
-    is_alive: Callable[[str], bool] = _always_alive
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+__all__ = ["AdapterEnv"]

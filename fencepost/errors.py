@@ -1,13 +1,7 @@
-"""The kit's own errors (not contract errors): misuse and bad configuration."""
+"""The kit's own errors (not contract errors): misuse and bad configuration (defined in
+:mod:`fencepost.spec.errors`, which every layer may import; this is their public import
+path)."""
 
-from __future__ import annotations
+from fencepost.spec.errors import ConfigurationError, FencepostError
 
-
-class FencepostError(Exception):
-    """Root of the kit's own errors."""
-
-
-class ConfigurationError(FencepostError, ValueError):
-    """Bad usage or configuration: unknown contract, bad adapter spec, a store missing protocol
-    methods, an unreachable database. The message says what to do instead; the CLI prints it as
-    one line and exits 2."""
+__all__ = ["ConfigurationError", "FencepostError"]

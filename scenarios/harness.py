@@ -15,8 +15,6 @@ from typing import Any
 
 import attrs
 
-from fencepost.env import AdapterEnv
-from fencepost.errors import ConfigurationError
 from fencepost.model.base import (
     ContractModel,
     Ctx,
@@ -26,7 +24,8 @@ from fencepost.model.base import (
     attribute_outcome,
     leaf_fields,
 )
-from fencepost.spec.errors import ContractError
+from fencepost.spec.env import AdapterEnv
+from fencepost.spec.errors import ConfigurationError, ContractError
 from fencepost.spec.opaque import (
     Forged,
     ForgedMeaning,

@@ -23,8 +23,6 @@ from typing import Any
 
 import attrs
 
-from fencepost.env import AdapterEnv
-from fencepost.errors import ConfigurationError
 from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
 from fencepost.model.linearizability import (
@@ -33,6 +31,8 @@ from fencepost.model.linearizability import (
     Verdict,
     render_counterexample,
 )
+from fencepost.spec.env import AdapterEnv
+from fencepost.spec.errors import ConfigurationError
 from fencepost.spec.ops import Op
 
 from .clock import SimClock

@@ -1,4 +1,5 @@
-"""The root of every contract's error hierarchy."""
+"""The root of every contract's error hierarchy, and the kit's own errors (misuse and bad
+configuration), which every layer may raise."""
 
 from __future__ import annotations
 
@@ -28,3 +29,13 @@ class BackendUnavailable(ContractError):
     verdict: a check that meets it reports ``unknown``, never pass or fail."""
 
     code = "backend_unavailable"
+
+
+class FencepostError(Exception):
+    """Root of the kit's own errors."""
+
+
+class ConfigurationError(FencepostError, ValueError):
+    """Bad usage or configuration: unknown contract, bad adapter spec, a store missing protocol
+    methods, an unreachable database. The message says what to do instead; the CLI prints it as
+    one line and exits 2."""

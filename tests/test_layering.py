@@ -1,35 +1,87 @@
-"""spec and model are pure: no adapters, databases, threads, wall clock or global randomness."""
+"""The layering of DESIGN.md, read from every module's imports (``ast``, relative imports
+resolved): each layer imports only itself and the layers below it, and spec and model are pure
+(no adapters, databases, threads, wall clock or global randomness)."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FRONT = "fencepost"
+MAY_IMPORT = {
+    "spec": {"spec"},
+    "model": {"spec", "model"},
+    "adapters": {"spec", "adapters"},
+    "scenarios": {"spec", "model", "scenarios"},
+    "reports": {"spec", "model", "scenarios", "reports"},
+    FRONT: {"spec", "model", "adapters", "scenarios", "reports", FRONT},
+}
+"""Layer -> the layers its modules may import (the front, ``fencepost/``, may import all)."""
+
 PURE = ("spec", "model")
-FORBIDDEN = ("sqlalchemy", "psycopg", "sqlite3", "threading", "time", "datetime", "random",
-             "os", "socket", "fencepost.adapters", "fencepost.scenarios")
+IMPURE = ("sqlalchemy", "psycopg", "sqlite3", "threading", "time", "datetime", "random", "os",
+          "socket")
 
 
-def _imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+def modules() -> Iterator[tuple[str, Path]]:
+    """(layer, path) of every module of the package."""
+    for layer in MAY_IMPORT:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            yield layer, path
+
+
+def imports(layer: str, path: Path) -> Iterator[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``path`` (relative ones resolved)."""
+    inner = path.relative_to(ROOT / layer).with_suffix("").parts
+    package = [FRONT, *([] if layer == FRONT else [layer]), *inner[:-1]]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                assert node.module is not None
+                yield node.lineno, node.module
+            else:
+                base = package[:len(package) - (node.level - 1)]
+                yield node.lineno, ".".join([*base, *([node.module] if node.module else [])])
 
 
-def test_pure_packages_import_nothing_impure() -> None:
-    offenders = []
-    for package in PURE:
-        for path in sorted((ROOT / package).glob("*.py")):
-            for name in _imports(path):
-                if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
-                    offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+def layer_of(module: str) -> str | None:
+    """The layer of a module of the package, or None for anything else."""
+    parts = module.split(".")
+    if parts[0] != FRONT:
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in MAY_IMPORT else FRONT
+
+
+def test_the_layering_test_reads_every_module() -> None:
+    read = {path for _, path in modules()}
+    every = {p for layer in MAY_IMPORT for p in (ROOT / layer).rglob("*.py")}
+    assert read == every and len(read) > 100
+
+
+def test_each_layer_imports_only_itself_and_the_layers_below() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} ({layer}) imports {name}"
+        for layer, path in modules()
+        for line, name in imports(layer, path)
+        if (target := layer_of(name)) is not None and target not in MAY_IMPORT[layer]
+    ]
+    assert offenders == []
+
+
+def test_pure_layers_import_nothing_impure() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for layer, path in modules() if layer in PURE
+        for line, name in imports(layer, path)
+        if name.split(".")[0] in IMPURE
+    ]
     assert offenders == []
 
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from fencepost.env import AdapterEnv
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.env import AdapterEnv
 
 
 def _integer(value: Any) -> bool:

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 import attrs
 
 from fencepost.adapters.memory import forget, shelf
-from fencepost.env import AdapterEnv
 from fencepost.spec.adk_ledger import CONTRACT
+from fencepost.spec.env import AdapterEnv
 
 from .core import LedgerCore, Row
 

@@ -27,8 +27,8 @@ from fencepost.adapters.sql import (
     table_name,
     unavailable_on_disconnect,
 )
-from fencepost.env import AdapterEnv
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.env import AdapterEnv
 
 from .core import LedgerCore, Row
 

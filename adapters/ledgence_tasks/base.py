@@ -13,8 +13,8 @@ import uuid
 from contextlib import AbstractContextManager
 from typing import Any
 
-from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.env import AdapterEnv
 
 from .records import ACTIVE, DISPATCH, AttemptRecord, TaskRecord, status_of
 from .storage import Txn

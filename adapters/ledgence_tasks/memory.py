@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from fencepost.adapters.memory import forget, shelf
-from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.env import AdapterEnv
 
 from .core import (
     ACTIVE,

@@ -50,8 +50,8 @@ from fencepost.adapters.sql import (
     reader,
     unavailable_on_disconnect,
 )
-from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.env import AdapterEnv
 
 from .core import (
     ACTIVE,

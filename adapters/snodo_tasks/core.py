@@ -21,8 +21,8 @@ from typing import Any, TypeGuard
 
 import attrs
 
-from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ContractError
 
 from . import validation

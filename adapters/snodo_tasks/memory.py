@@ -15,8 +15,8 @@ from contextlib import contextmanager
 import attrs
 
 from fencepost.adapters.memory import forget, shelf
-from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.env import AdapterEnv
 
 from .core import TasksCore
 from .records import ACTIVE, Aggregate, Predicate

@@ -35,8 +35,8 @@ from fencepost.adapters.sql import (
     table_name,
     unavailable_on_disconnect,
 )
-from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import BackendUnavailable
 
 from .codec import dump_aggregate, dump_scope, load_aggregate
