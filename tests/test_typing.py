@@ -84,3 +84,16 @@ def test_the_typed_adapters_list_names_files_that_exist() -> None:
     missing = [path for path in STRICT_ADAPTERS if not (ROOT / path).exists()]
     assert missing == []
     assert "fencepost.adapters.faulty.adk_ledger" in _modules(STRICT_ADAPTERS)
+
+
+def test_the_public_entry_points_type_check_with_their_signatures(installed: Path) -> None:
+    """``fencepost.check`` is loaded lazily but typed: a misspelt keyword is a type error."""
+    user = installed / "fencepost_user.py"
+    user.write_text('import fencepost\n\n'
+                    'report = fencepost.check("adk-ledger", "memory", profile="quick")\n'
+                    'reveal_type(report)\n'
+                    'fencepost.check("adk-ledger", "memory", profil="quick")\n')
+    result = _mypy(installed, "--follow-imports=silent", str(user))
+    notes = [line for line in result.stdout.splitlines() if line.startswith(user.name)]
+    assert 'Revealed type is "fencepost.reports.verdict.RunReport"' in notes[0], result.stdout
+    assert 'Unexpected keyword argument "profil" for "check"' in notes[1], result.stdout
