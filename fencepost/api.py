@@ -152,26 +152,16 @@ def check_concurrent(
     their own, and the history is checked for linearizability (``run.verdict``;
     ``run.history.save(path)`` keeps it for ``fencepost analyze``). The store must declare the
     capability ``concurrency``."""
-    from fencepost.model.base import options_with_defaults
-    from fencepost.scenarios.clock import SimClock
     from fencepost.scenarios.concurrent import run_concurrent
-    from fencepost.scenarios.harness import World
-    from fencepost.scenarios.runner import CLOCK_START, open_checked
+    from fencepost.scenarios.runner import close_factory, drop_live, new_world, open_checked
 
     suite = contract(contract_name).suite
     if suite.workload is None:
         raise ConfigurationError(f"{contract_name} has no concurrent workload")
     factory, _name = resolve_adapter(contract_name, adapter)
-    try:
-        opts = options_with_defaults(suite.model.choices, dict(options or {}),
-                                     suite.model.settings)
-    except ValueError as e:
-        raise ConfigurationError(str(e)) from e
-    world = World(model=suite.model, factory=factory, clock=SimClock(CLOCK_START),
-                  namespace=f"q{new_seed():08x}", options=opts)
+    world = new_world(suite, factory, options=options, namespace=f"q{new_seed():08x}")
     try:
         store = open_checked(suite, world)
-        world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
         if "concurrency" not in world.capabilities:
             raise ConfigurationError(
                 f"{type(store).__name__} does not declare the capability concurrency")
@@ -180,7 +170,5 @@ def check_concurrent(
                               partition=suite.partition, budget_s=budget_s,
                               progress=progress or (lambda _: None))
     finally:
-        world.discard()
-        close = getattr(factory, "close", None)
-        if close is not None:
-            close()
+        drop_live(world)
+        close_factory(world)

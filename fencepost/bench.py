@@ -32,13 +32,11 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
-from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.harness import World
 from fencepost.scenarios.machine import run_machine
-from fencepost.scenarios.runner import CLOCK_START
+from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.synthetic import simulate
 from fencepost.scenarios.tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
 
@@ -195,16 +193,9 @@ def _quiet(_: str) -> None:
 
 def _world(entry: Contract, factory: Any, start: int = CLOCK_START) -> World:
     """A world on a fresh namespace of ``factory``, its store open (as ``check`` opens it)."""
-    suite = entry.suite
-    world = World(
-        model=suite.model,
-        factory=factory,
-        clock=SimClock(start),
-        namespace=f"b{uuid.uuid4().hex[:10]}",
-        options=options_with_defaults(suite.model.choices, {}, suite.model.settings),
-    )
-    store = world.open()
-    world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+    world = new_world(entry.suite, factory, namespace=f"b{uuid.uuid4().hex[:10]}",
+                      start_ms=start)
+    open_checked(entry.suite, world)
     return world
 
 

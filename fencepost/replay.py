@@ -21,8 +21,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from fencepost.scenarios.clock import SimClock
-from fencepost.scenarios.harness import Harness, World
+from fencepost.scenarios.harness import Harness
+from fencepost.scenarios.runner import close_factory, drop_live, new_world, open_checked
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
@@ -41,22 +41,11 @@ class Replay:
         start_ms: int = 1_000_000,
         options: dict[str, str] | None = None,
     ) -> None:
-        from fencepost.model.base import options_with_defaults
-
         suite = contract_entry(contract).suite
         factory, _ = resolve_adapter(contract, adapter)
-        self._factory = factory
-        self.world = World(
-            model=suite.model,
-            factory=factory,
-            clock=SimClock(start_ms),
-            namespace=f"replay{uuid.uuid4().hex[:8]}",
-            options=options_with_defaults(
-                suite.model.choices, options or {}, suite.model.settings
-            ),
-        )
-        store = self.world.open()
-        self.world.capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+        self.world = new_world(suite, factory, options=options,
+                               namespace=f"replay{uuid.uuid4().hex[:8]}", start_ms=start_ms)
+        open_checked(suite, self.world)  # protocol and capabilities, as the run that failed
         self.h = Harness(self.world)
 
     def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
@@ -72,7 +61,6 @@ class Replay:
         self.h.reopen()
 
     def close(self) -> None:
-        self.world.discard()
-        close = getattr(self._factory, "close", None)
-        if close is not None:
-            close()
+        """Drop the replay's data and close the adapter's factory."""
+        drop_live(self.world)
+        close_factory(self.world)

@@ -119,9 +119,42 @@ def _quiet(_: str) -> None:
     pass
 
 
+def new_world(
+    suite: Suite,
+    factory: Callable[[AdapterEnv], Any],
+    *,
+    options: Mapping[str, str] | None = None,
+    namespace: str | None = None,
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    start_ms: int = CLOCK_START,
+) -> World:
+    """The world of one run, not yet opened: the options with their defaults (a bad one is a
+    ConfigurationError), the simulated clock, the call guard and a namespace of its own.
+
+    Every way of running a store goes the same way (:func:`run_suite`, ``check_concurrent``,
+    :class:`~fencepost.replay.Replay`): ``new_world``, :func:`open_checked`, the checks,
+    :func:`drop_live`, :func:`close_factory`."""
+    try:
+        opts = options_with_defaults(suite.model.choices, options or {}, suite.model.settings)
+        guard = Guard(call_timeout_s)
+    except ValueError as e:
+        raise ConfigurationError(str(e)) from e
+    return World(model=suite.model, factory=factory, clock=SimClock(start_ms),
+                 namespace=namespace or f"r{uuid.uuid4().hex[:10]}", options=opts,
+                 guard=guard)
+
+
+def drop_live(world: World) -> None:
+    """Drop the data of every world of the run not yet discarded, the last opened first (a
+    failure is noted in the evidence as the adapter's fault)."""
+    for w in reversed(list(world.live)):
+        w.discard()
+
+
 def open_checked(suite: Suite, world: World) -> Any:
     """Open the store once and check it has every protocol method and declares its
-    capabilities as a set of known names."""
+    capabilities as a set of known names; ``world.capabilities`` is then what it declares and
+    what is found (fault injection)."""
     try:
         store = world.open()
     except AdapterFault as e:
@@ -177,19 +210,9 @@ def run_suite(
     result. ``stop_when(evidence)``, checked between checks, ends the run early once it is
     true (the mutants command stops as soon as the expected clause has failed); the checks named
 in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others."""
-    try:
-        opts = options_with_defaults(suite.model.choices, options or {}, suite.model.settings)
-        guard = Guard(call_timeout_s)
-    except ValueError as e:
-        raise ConfigurationError(str(e)) from e
-    world = World(
-        model=suite.model,
-        factory=factory,
-        clock=SimClock(CLOCK_START),
-        namespace=namespace or f"r{uuid.uuid4().hex[:10]}",
-        options=opts,
-        guard=guard,
-    )
+    world = new_world(suite, factory, options=options, namespace=namespace,
+                      call_timeout_s=call_timeout_s)
+    guard = world.guard
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
                frozenset(first))
     ended = supervise(guard, run.checks)
@@ -200,7 +223,7 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
         _drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
                         else guard.timeout_s)
     if not guard.abandoned:
-        _close_factory(factory, world.evidence, guard)
+        close_factory(world)
     result = run.result()
     if ended.interrupted is not None:
         signum = getattr(ended.interrupted, "signum", signal.SIGINT)
@@ -245,8 +268,7 @@ class _Run:
         except RunStopped as stop:
             _stopped(suite, world, str(stop))
         finally:
-            for w in reversed(list(world.live)):
-                w.discard()  # a failure is noted in the evidence as the adapter's fault
+            drop_live(world)
 
     def result(self) -> RunResult:
         w = self.world
@@ -309,12 +331,15 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
         evidence.ended[world.check] = f"lost: {reason}"
 
 
-def _close_factory(factory: Any, evidence: Evidence, guard: Guard) -> None:
-    close = getattr(factory, "close", None)
+def close_factory(world: World) -> None:
+    """The end of a run: the factory's ``close``, if any (a failure is noted in the evidence
+    as the adapter's fault)."""
+    close = getattr(world.factory, "close", None)
     if close is None:
         return
+    evidence = world.evidence
     try:
-        guard.run("the adapter factory's close", close, cleanup=True)
+        world.guard.run("the adapter factory's close", close, cleanup=True)
     except Exception as e:  # noqa: BLE001 - the adapter's fault, noted for the report
         evidence.faults.append(f"the adapter factory's close raised {type(e).__name__}: {e}")
     except RunStopped as e:

@@ -71,6 +71,16 @@ def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) ->
     junit = ET.parse(tmp_path / "R" / "junit.xml").getroot()
     failed = [t.get("name") for t in junit.findall("testcase") if t.find("failure") is not None]
     assert "ADK-FENCE-001" in failed
+    # The replay as code reproduces the failure on its own, at its last step.
+    script = tmp_path / "replay.py"
+    script.write_text(cx["code"])
+    replayed = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120,
+                              env=dict(os.environ, PYTHONPATH=str(EXTERNAL)))
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    last = replayed.stderr.strip().splitlines()[-1]
+    assert last == ("fencepost.scenarios.harness.Violation_ADK_FENCE_001: ADK-FENCE-001: "
+                    "checkpoint answered ok; the contract requires error stale_owner"), last
 
 
 def test_external_adapter_passes_with_unsupported_capabilities(tmp_path: Path) -> None:
