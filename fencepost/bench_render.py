@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from tabulate import tabulate  # type: ignore[import-untyped]
+from tabulate import tabulate
 
 from .bench import (
     CHECKER_TARGET,

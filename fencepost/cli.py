@@ -173,8 +173,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     from fencepost.registry import ADAPTER_FORMS, contract, contract_names
 
     if not args.contract:
-        rows = [(e.name, len(e.clauses), e.summary) for e in map(contract, contract_names())]
-        print(tabulate(rows, headers=("contract", "clauses", "what")))
+        listed = [(e.name, len(e.clauses), e.summary) for e in map(contract, contract_names())]
+        print(tabulate(listed, headers=("contract", "clauses", "what")))
         print("\nadapters: " + ", ".join(ADAPTER_FORMS))
         return EXIT_OK
     entry = contract(args.contract)

@@ -56,6 +56,11 @@ class Coverage:
         return 3 if self.missed() else 0
 
 
+def _numbered(progress: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    """``progress`` with each message after ``prefix: ``."""
+    return lambda message: progress(f"{prefix}: {message}")
+
+
 def run_coverage(
     contract_name: str,
     adapter: str | Factory = "memory",
@@ -75,7 +80,7 @@ def run_coverage(
     name = str(adapter)
     for k, seed in enumerate(range(first_seed, first_seed + seeds), 1):
         report = check(contract_name, adapter, profile=profile, seed=seed, options=options,
-                       progress=lambda m, k=k: progress(f"seed {k}/{seeds}: {m}"))
+                       progress=_numbered(progress, f"seed {k}/{seeds}"))
         name = report.adapter
         seconds += report.timings.get("total", 0.0)
         failed |= {v.clause.id for v in report.failed()}

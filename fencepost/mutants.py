@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,6 +13,9 @@ from .contract import Contract
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .registry import TempSqliteFactory, contract
+
+if TYPE_CHECKING:
+    from fencepost.scenarios.evidence import Evidence
 
 BASES = ("memory", "sqlite")
 
@@ -48,6 +51,11 @@ def elsewhere(contract_name: str, base: str, only: list[str] | None = None
         if base not in mutant.bases and (not only or mutant.name in only):
             out.setdefault(mutant.bases[0], []).append(mutant.name)
     return out
+
+
+def _failed(clause: str) -> Callable[[Evidence], bool]:
+    """Has ``clause`` failed yet (the point at which a mutant's run may stop)."""
+    return lambda evidence: clause in evidence.failures
 
 
 def run_mutants(
@@ -86,7 +94,7 @@ def run_mutants(
             profile=profile,
             seed=seed,
             options=dict(mutant.options),
-            stop_when=lambda evidence, expected=expected: expected in evidence.failures,
+            stop_when=_failed(expected),
             first=entry.clauses[expected].checks,
         )
         failed = report.failed()

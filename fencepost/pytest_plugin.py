@@ -102,7 +102,7 @@ def _report(config: pytest.Config) -> Any:
                 seed=config.getoption("fencepost_seed"),
                 options=config.stash[_OPTIONS_KEY],
                 strict=config.getoption("fencepost_strict"),
-                **_timeout(config),
+                call_timeout_s=_timeout(config),
             )
         except Exception as e:
             config.stash[_ERROR_KEY] = e
@@ -113,9 +113,11 @@ def _report(config: pytest.Config) -> Any:
     return report
 
 
-def _timeout(config: pytest.Config) -> dict[str, float]:
+def _timeout(config: pytest.Config) -> float:
+    from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
+
     seconds = config.getoption("fencepost_call_timeout")
-    return {} if seconds is None else {"call_timeout_s": float(seconds)}
+    return DEFAULT_CALL_TIMEOUT_S if seconds is None else float(seconds)
 
 
 def _could_not_run(error: BaseException) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tabulate import tabulate  # type: ignore[import-untyped]
+from tabulate import tabulate
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, ClauseVerdict, RunReport

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from tabulate import tabulate  # type: ignore[import-untyped]
+from tabulate import tabulate
 
 from .json_report import dumps, load_report, report_from_json, to_json
 from .junit import junit_suite, to_junit, write_junit
