@@ -5,7 +5,7 @@ Four figures per contract (see :func:`run_bench`):
 1. **State-machine steps per second**: the contract's Hypothesis state machine as ``check`` runs
    it (generation, harness with read-backs, store) on the memory store, SQLite and PostgreSQL,
    and the model alone stepping the same operation sequences (recorded once, see
-   :mod:`fencepost.scenarios.tape`).
+   :mod:`fencepost.bench_tape`).
 2. **Kit overhead** on SQLite: the recorded sequences through the kit (a harness: trace and
    checks on) divided by the same operations called straight on a fresh store, split into the
    extra store calls the checks make (read-backs) and the harness's own work.
@@ -38,8 +38,8 @@ from fencepost.scenarios.harness import World
 from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.synthetic import simulate
-from fencepost.scenarios.tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
 
+from .bench_tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
 from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError

@@ -24,13 +24,12 @@ from typing import Any
 import attrs
 
 from fencepost.model.base import ContractModel, Ctx, Step
+from fencepost.scenarios.harness import Harness, World
+from fencepost.scenarios.machine import MachineRun, run_machine
 from fencepost.spec.errors import ContractError
 from fencepost.spec.opaque import Forged, ForgedValue, Ref, harvest, resolve
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
-
-from .harness import Harness, World
-from .machine import MachineRun, run_machine
 
 
 @attrs.frozen
