@@ -1,5 +1,10 @@
 """Reference model of the ``snodo-tasks`` contract.
 
+It is a little over 500 lines because it is one step function: every operation's rule reads
+the same ``State``/``Agg`` helpers (``live``, ``recoverable``, ``_authorize``), and splitting
+the rules from them would only scatter one decision table; argument guards and situations
+already live apart (:mod:`.snodo_tasks_arguments`, :mod:`.snodo_tasks_situations`).
+
 State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events). Accesses and leases
 are represented by their meaning (:class:`AccessM`, :class:`LeaseM`); the harness binds them to
 the store's real opaque values. ``claim_next`` answers :class:`OneOf` over every recoverable task.

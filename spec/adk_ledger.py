@@ -1,5 +1,9 @@
 """The ``adk-ledger`` contract: the erlang_adk durable invocation ledger.
 
+This module is long by design: the clause catalogue (``CLAUSES``, over half the file) is data,
+one entry per rule with its normative sentence, its seed source and the checks that cover it,
+declared beside the protocol, errors and operations it speaks of, so an author reads one file.
+
 An adapter is any object with the seven methods of :class:`InvocationLedger`, built by a factory
 ``factory(env) -> store`` (see :class:`fencepost.AdapterEnv`). Time is explicit where the seed
 passes ``NowMs``; ``create`` timestamps and ``delete``'s ownership check read ``env.clock()``.

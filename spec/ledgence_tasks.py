@@ -1,5 +1,9 @@
 """The ``ledgence-tasks`` contract: the ledgence ``TaskStore`` + ``RecoveryStore`` traits.
 
+This module is long by design: the clause catalogue (``CLAUSES``, over half the file) is data,
+one entry per rule with its normative sentence, its seed source, its situations and the checks
+that cover it; the value shapes live in :mod:`.ledgence_submission` and :mod:`.ledgence_delivery`.
+
 Identifiers (session, task, run, attempt, lease and event ids) are minted by the store; time is
 the store's (``env.clock()``, integer ms).
 
