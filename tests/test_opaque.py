@@ -1,0 +1,196 @@
+"""fencepost.spec.opaque: how answers with store-minted values agree, and how refs resolve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fencepost.spec.opaque import (
+    Forged,
+    ForgedMeaning,
+    ForgedValue,
+    Opaque,
+    Ref,
+    agree,
+    harvest,
+    init_fields,
+    known,
+    resolve,
+)
+
+
+@attrs.frozen
+class Lease:
+    task: Any
+    token: Any
+    note: Any = attrs.field(default="", eq=False)
+
+
+@attrs.frozen
+class Other:
+    task: Any
+    token: Any
+
+
+@attrs.frozen
+class Derived:
+    base: Any
+    cached: Any = attrs.field(init=False, default=0)
+
+
+# --- agree -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("real", ["token", 0, b"\x00", ("a",), object(), False])
+def test_an_opaque_value_agrees_with_any_real_value(real: Any) -> None:
+    assert agree(Opaque("access#1"), real)
+
+
+@pytest.mark.parametrize("real", [None, ForgedValue("guess")])
+def test_an_opaque_value_never_agrees_with_none_or_a_forged_value(real: Any) -> None:
+    assert not agree(Opaque("access#1"), real)
+
+
+@pytest.mark.parametrize(("expected", "actual"), [
+    (1, 1.0), (1.0, 1), (0.0, -0.0), (-0.0, 0.0), (1, True), (True, 1), (0, False),
+    (False, 0), (None, 0), (None, ""), ("1", 1), (1, "1"), (True, 1.0),
+])
+def test_numbers_agree_only_with_their_own_type_and_sign(expected: Any, actual: Any) -> None:
+    assert not agree(expected, actual)
+
+
+@pytest.mark.parametrize("value", [0, 1, -7, 2**70, 0.0, -0.0, 1.5, True, False, None, "", "x"])
+def test_a_leaf_agrees_with_itself(value: Any) -> None:
+    assert agree(value, value)
+
+
+def test_a_nan_agrees_with_a_nan() -> None:
+    assert agree(float("nan"), float("nan"))  # the same JSON text, unlike ==
+
+
+def test_a_value_class_agrees_field_by_field_on_its_compared_fields() -> None:
+    assert agree(Lease(Opaque("t"), 3, note="a"), Lease("real", 3, note="b"))
+    assert not agree(Lease(Opaque("t"), 3), Lease("real", 4))
+    assert not agree(Lease(Opaque("t"), 3), Lease(None, 3))
+    assert not agree(Lease("t", 3), Other("t", 3))  # same fields, another class
+    assert not agree(Lease("t", 3), {"task": "t", "token": 3})
+
+
+def test_sequences_agree_item_by_item_whether_tuple_or_list() -> None:
+    assert agree((Opaque("a"), 1), ["x", 1])
+    assert agree([1, 2], (1, 2))
+    assert not agree((1, 2), (1, 2, 3))
+    assert not agree((1, 2), (2, 1))
+    assert not agree((1,), "1")
+
+
+def test_mappings_agree_on_the_same_keys_and_agreeing_values() -> None:
+    assert agree({"a": Opaque("m"), "b": 1}, {"b": 1, "a": "minted"})
+    assert not agree({"a": 1}, {"a": 1, "b": 2})
+    assert not agree({"a": 1}, {"a": 1.0})
+    assert not agree({"a": 1}, [("a", 1)])
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text()
+    | st.floats(allow_nan=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3)
+    | st.builds(Other, inner, inner),
+    max_leaves=12,
+))
+def test_every_plain_value_agrees_with_itself(value: Any) -> None:
+    assert agree(value, value)
+
+
+# --- harvest ---------------------------------------------------------------------------------
+
+
+def test_harvest_pairs_each_meaning_with_the_real_value_in_order() -> None:
+    expected = (Lease(Opaque("task#1"), Opaque("lease#1")), [Opaque(("access", 2))])
+    actual = [Lease("T1", "L1", note="n"), ("A2",)]
+    assert harvest(expected, actual) == [("task#1", "T1"), ("lease#1", "L1"),
+                                         (("access", 2), "A2")]
+
+
+def test_harvest_finds_nothing_outside_opaque_places_or_across_classes() -> None:
+    assert harvest(Lease("t", 1), Lease("t", 1)) == []
+    assert harvest(Lease(Opaque("t"), 1), Other("T", 1)) == []
+    assert harvest("abc", "abc") == []
+    assert harvest(None, None) == []
+    assert harvest({"a": Opaque("m")}, {"a": "x"}) == []  # mappings hold no minted values
+
+
+# --- known -----------------------------------------------------------------------------------
+
+
+def test_known_fills_in_the_values_already_minted() -> None:
+    minted = {"task#1": "T1"}
+    value = (Lease(Opaque("task#1"), Opaque("lease#1")), [Opaque("task#1")],
+             {"k": Opaque("task#1")})
+    assert known(value, minted.__getitem__) == (
+        Lease("T1", Opaque("lease#1")), ["T1"], {"k": "T1"})
+
+
+def test_known_returns_the_same_object_when_nothing_is_minted() -> None:
+    value = (Lease(Opaque("lease#9"), 1), [Opaque("x")], {"k": 1})
+    assert known(value, {}.__getitem__) is value
+
+
+def test_known_leaves_meanings_that_are_not_names() -> None:
+    value = Opaque(("access", 1))
+    assert known(value, lambda _name: pytest.fail("a non-name meaning was looked up")) is value
+
+
+# --- resolve ---------------------------------------------------------------------------------
+
+
+def _replace(ref: Ref | Forged) -> Any:
+    return f"real:{ref.name}" if isinstance(ref, Ref) else ForgedValue(ref.label)
+
+
+def test_resolve_replaces_refs_and_forgeries_everywhere() -> None:
+    op = Lease(Ref("a"), (Ref("b"), [Forged("guess")], {"k": Ref("c")}))
+    out = resolve(op, _replace)
+    assert out.task == "real:a"
+    assert out.token[0] == "real:b"
+    assert isinstance(out.token[1][0], ForgedValue)
+    assert out.token[1][0].label == "guess"
+    assert out.token[2] == {"k": "real:c"}
+
+
+def test_resolve_copies_lists_and_dicts_but_keeps_frozen_values_unchanged() -> None:
+    items, mapping = [1, 2], {"a": 1}
+    frozen = Lease("t", (1, 2))
+    out = resolve((items, mapping, frozen), _replace)
+    assert out == ([1, 2], {"a": 1}, frozen)
+    assert out[0] is not items and out[1] is not mapping
+    assert out[2] is frozen
+    assert resolve(frozen, _replace) is frozen
+
+
+def test_resolve_skips_fields_outside_init() -> None:
+    assert init_fields(Derived) == ("base",)
+    assert init_fields(dict) is None
+    assert resolve(Derived(Ref("x")), _replace) == Derived("real:x")
+
+
+def test_the_model_side_of_a_forgery_is_a_meaning_that_names_its_label() -> None:
+    def model_side(ref: Ref | Forged) -> Any:
+        return ForgedMeaning(ref.label) if isinstance(ref, Forged) else ref.name
+
+    out = resolve((Forged("f1"), Ref("n")), model_side)
+    assert out == (ForgedMeaning("f1"), "n")
+
+
+# --- how they show -----------------------------------------------------------------------------
+
+
+def test_reprs_say_what_a_counterexample_reader_needs() -> None:
+    assert repr(Opaque("access#1")) == "<store's value: access#1>"
+    assert repr(ForgedValue("guess")) == "<forged guess>"
+    assert Opaque("a") == Opaque("a") and Opaque("a") != Opaque("b")
+    assert Ref("a") == Ref("a") and Forged("a") != Ref("a")
