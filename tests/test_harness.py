@@ -1,0 +1,302 @@
+"""fencepost.scenarios.harness: one check driving a store and its model, step by step."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import attrs
+import pytest
+
+from fencepost.adapters.adk_ledger.memory import MemoryLedger
+from fencepost.mutants import mutant_factory
+from fencepost.registry import contract
+from fencepost.scenarios.harness import (
+    AdapterFault,
+    ClauseViolation,
+    Harness,
+    StoreLost,
+    World,
+    blamed_on,
+    violation,
+)
+from fencepost.scenarios.runner import new_world
+from fencepost.spec import adk_ledger as adk
+from fencepost.spec import snodo_tasks as snodo
+from fencepost.spec.errors import BackendUnavailable
+from fencepost.spec.opaque import Forged, ForgedValue, Opaque, Ref
+from fencepost.spec.outcome import Ok
+
+ADK = contract("adk-ledger")
+SNODO = contract("snodo-tasks")
+META = {"workflow_id": "wf", "workflow_version": 1, "kind": "k"}
+START = 1_000_000  # the runner's simulated start
+
+
+def _world(factory: Any, name: str = "adk-ledger") -> World:
+    return new_world(contract(name).suite, factory, namespace=f"th{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def h() -> Any:
+    world = _world(ADK.memory_factory())
+    yield Harness(world)
+    world.discard()
+
+
+def _claimed(h: Harness, lease_ms: int = 100) -> None:
+    h.apply("c1", adk.Create("a", META, {"n": 1}))
+    h.apply("c1", adk.Claim("a", "node1", "t1", h.now, lease_ms))
+
+
+def _mutant(name: str) -> Harness:
+    return Harness(_world(mutant_factory(ADK, ADK.mutant(name), "memory")))
+
+
+# --- violations ------------------------------------------------------------------------------
+
+
+def test_each_clause_has_a_violation_class_of_its_own() -> None:
+    one = violation("ADK-FENCE-001", "m", ())
+    assert type(one) is type(violation("ADK-FENCE-001", "other", ()))
+    assert type(one) is not type(violation("ADK-FENCE-002", "m", ()))
+    assert type(one).__name__ == "Violation_ADK_FENCE_001"
+    assert isinstance(one, ClauseViolation) and isinstance(one, AssertionError)
+    assert (one.clause, one.message, str(one)) == ("ADK-FENCE-001", "m", "ADK-FENCE-001: m")
+
+
+# --- apply -----------------------------------------------------------------------------------
+
+
+def test_apply_returns_the_stores_answer_and_records_the_step(h: Harness) -> None:
+    assert h.apply("c1", adk.Create("a", META, {"n": 1})) == Ok(None)
+    claimed = h.apply("c1", adk.Claim("a", "node1", "t1", h.now, 100))
+    assert claimed == Ok(adk.Invocation(
+        "a", "wf", 1, "k", {"n": 1}, "running", None, True, "node1", START + 100, 1, START,
+        START))
+    assert [(s.actor, s.op.name, s.expected, s.actual) for s in h.trace] == [
+        ("c1", "create", Ok(None), Ok(None)), ("c1", "claim", claimed, claimed)]
+    assert h.touched == {"a"}
+    assert h.world.evidence.steps == 2
+    assert h.world.evidence.exercised["ADK-CLAIM-003"] == 1
+
+
+def test_a_refusal_the_model_expects_is_no_violation(h: Harness) -> None:
+    _claimed(h)
+    refused = h.apply("c2", adk.Claim("a", "node2", "t2", h.now, 100))
+    assert refused.code == "invocation_owned"
+    assert h.trace[-1].expected == refused
+
+
+def test_a_differing_answer_raises_the_violated_clause_with_the_trace() -> None:
+    h = _mutant("renew_revives_expired_lease")
+    try:
+        _claimed(h)
+        h.advance(100)  # lease_until exactly: expired
+        with pytest.raises(ClauseViolation) as caught:
+            h.apply("c1", adk.Renew("a", "t1", h.now, 100))
+        v = caught.value
+        assert type(v).__name__ == "Violation_ADK_LEASE_001"
+        assert v.clause == "ADK-LEASE-001"
+        assert v.message == "renew answered ok; the contract requires error lease_expired"
+        assert [s.op.name if s.op else s.note for s in v.trace] == [
+            "create", "claim", "advance 100 ms", "renew"]
+        assert v.trace[-1].expected.code == "lease_expired"
+        assert v.render().startswith("ADK-LEASE-001: renew answered ok;")
+        assert "<-- differs" in v.render()
+    finally:
+        h.world.discard()
+
+
+def test_a_wrong_effect_is_caught_when_the_record_is_read_back() -> None:
+    h = _mutant("checkpoint_keeps_lease")
+    try:
+        _claimed(h)
+        h.advance(50)
+        with pytest.raises(ClauseViolation) as caught:
+            h.apply("c1", adk.Checkpoint("a", "t1", {"n": 2}, h.now, 100))
+        v = caught.value
+        assert v.clause == "ADK-CKPT-001"
+        assert v.message.startswith("after checkpoint, get answered ok(")
+        assert v.trace[-1].op == adk.Get("a")
+        assert v.trace[-1].actor == "check"
+        assert v.trace[-1].expected.value.lease_until == START + 150
+        assert v.trace[-1].actual.value.lease_until == START + 100
+    finally:
+        h.world.discard()
+
+
+def test_expect_answers_without_applying(h: Harness) -> None:
+    step = h.expect_one(adk.Get("a"))
+    assert step.outcome.code == "not_found"
+    assert h.trace == [] and h.state is h.model.initial
+
+
+# --- the clock and the world -----------------------------------------------------------------
+
+
+def test_time_and_deaths_are_noted_in_the_trace(h: Harness) -> None:
+    h.advance(5)
+    h.set_time(START + 100)
+    h.kill("node1")
+    assert h.now == START + 100
+    assert h.ctx().dead == frozenset({"node1"})
+    assert not h.world.is_alive("node1") and h.world.is_alive("node2")
+    assert [(s.at, s.note, s.event) for s in h.trace] == [
+        (START + 5, "advance 5 ms", "clock"), (START + 100, "set to 1000100 ms", "clock"),
+        (START + 100, "owner node1 dies", "kill")]
+
+
+def test_reopening_a_durable_store_reads_every_touched_record_back(h: Harness) -> None:
+    _claimed(h)
+    h.reopen()
+    assert h.world.evidence.exercised["ADK-DURABLE-001"] == 1
+    assert [step.note for step in h.trace[2:]] == ["store closed and reopened"]  # agreed
+    # read-backs are not steps of the trace
+
+
+class _Forgetful:
+    """A factory whose reopened store has lost everything."""
+
+    def __init__(self) -> None:
+        self.base = ADK.memory_factory()
+        self.opens = 0
+
+    def __call__(self, env: Any) -> Any:
+        self.opens += 1
+        if self.opens > 1:
+            self.base.discard(env)
+        return self.base(env)
+
+    def discard(self, env: Any) -> None:
+        self.base.discard(env)
+
+
+def test_a_store_that_forgets_on_reopen_breaks_the_durable_clause() -> None:
+    h = Harness(_world(_Forgetful()))
+    try:
+        h.apply("c1", adk.Create("a", META, {"n": 1}))
+        with pytest.raises(ClauseViolation) as caught:
+            h.reopen()
+        assert caught.value.clause == "ADK-DURABLE-001"
+        assert caught.value.message == (
+            "after reopening, get answered error not_found; the contract requires ok("
+            "Invocation(invocation_id='a', workflow_id='wf', workflow_version=1, kind='k', "
+            "checkpoint={'n': 1}, phase='ready', outcome=None, owned=False, owner=None, "
+            f"lease_until=0, revision=0, created_at={START}, updated_at={START}))")
+    finally:
+        h.world.discard()
+
+
+def test_a_factory_that_raises_is_the_adapters_fault() -> None:
+    def broken(env: Any) -> Any:
+        raise RuntimeError("no database\nsecond line")
+
+    world = _world(broken)
+    with pytest.raises(AdapterFault, match=r"^the adapter factory raised RuntimeError: "
+                                           r"no database$"):
+        world.open()
+    world.discard()
+    assert world.live == []
+
+
+class _Unavailable(MemoryLedger):
+    def get(self, invocation_id: str) -> Any:
+        raise BackendUnavailable("backend away")
+
+
+class _Disconnected(MemoryLedger):
+    def get(self, invocation_id: str) -> Any:
+        raise ConnectionError("reset by peer")
+
+
+@pytest.mark.parametrize("store", [_Unavailable, _Disconnected])
+def test_a_store_that_is_away_loses_the_check_instead_of_failing_it(store: type) -> None:
+    h = Harness(_world(ADK.memory_factory(store)))
+    try:
+        with pytest.raises(StoreLost) as caught:
+            h.apply("c1", adk.Create("a", META, {"n": 1}))  # its read-back is refused
+        assert not isinstance(caught.value, ClauseViolation)
+        assert str(caught.value).startswith("get: store unavailable (")
+        assert [s.op.name for s in caught.value.trace] == ["create", "get"]
+    finally:
+        h.world.discard()
+
+
+def test_a_fork_has_its_own_store_and_shares_the_clock_and_evidence(h: Harness) -> None:
+    h.apply("c1", adk.Create("a", META, {"n": 1}))
+    fork = h.world.fork("-f")
+    other = Harness(fork)
+    assert fork.namespace == h.world.namespace + "-f"
+    assert fork.clock is h.world.clock and fork.evidence is h.world.evidence
+    assert other.apply("c1", adk.Get("a")).code == "not_found"
+    assert fork in h.world.live
+    fork.discard()
+    assert fork not in h.world.live
+
+
+# --- blame -----------------------------------------------------------------------------------
+
+
+def test_blamed_on_renames_any_violation_inside_and_counts_a_clean_block(h: Harness) -> None:
+    with pytest.raises(ClauseViolation) as caught, blamed_on(h, "ADK-DURABLE-001"):
+        raise violation("ADK-GET-002", "differs", ())
+    assert (caught.value.clause, caught.value.message) == ("ADK-DURABLE-001", "differs")
+    assert type(caught.value).__name__ == "Violation_ADK_DURABLE_001"
+    with blamed_on(h, "ADK-REV-001"):
+        pass
+    assert h.world.evidence.exercised["ADK-REV-001"] == 1
+
+
+# --- values the store mints ------------------------------------------------------------------
+
+
+@pytest.fixture
+def s() -> Any:
+    world = _world(SNODO.memory_factory(), "snodo-tasks")
+    yield Harness(world)
+    world.discard()
+
+
+def _authorize(h: Harness, kind: str, task_id: str, name: str) -> Any:
+    return h.apply("client", snodo.Authorize(snodo.Context("acme"), snodo.Action(kind, task_id)),
+                   bind=name)
+
+
+def test_bind_names_the_minted_value_for_later_refs(s: Harness) -> None:
+    answer = _authorize(s, "create", "t1", "acc")
+    meaning, real = s.bindings["acc"]
+    assert real is answer.value
+    assert (meaning.scope, meaning.kind, meaning.task_id) == ("acme", "create", "t1")
+    assert s.trace[-1].bind == "acc"
+    op = snodo.Get("t1", Ref("acc"))
+    assert s.real(op) == snodo.Get("t1", real)
+    assert s.real(op).access is real
+    assert s.expect_one(op).outcome.code == s.run(s.world.open(), op).code
+
+
+def test_a_forged_value_reaches_the_store_as_one_nobody_issued(s: Harness) -> None:
+    sent = s.real(snodo.Get("t1", Forged("guess"))).access
+    assert isinstance(sent, ForgedValue) and sent.label == "guess"
+
+
+def test_alias_and_bind_share_one_binding(s: Harness) -> None:
+    _authorize(s, "get", "t1", "obs")
+    s.alias("again", "obs")
+    assert s.bindings["again"] is s.bindings["obs"]
+    s.bind("outside", "meaning", "value")
+    assert s.bindings["outside"] == ("meaning", "value")
+
+
+def test_minted_names_are_bound_and_one_value_for_two_names_breaks_the_mint_clause(
+        h: Harness) -> None:
+    h.model = attrs.evolve(h.model, mint_clause="X-ID-001")
+    h.bind_minted(Ok((Opaque("task#1"), Opaque(("not", "a name")))), Ok(("T1", "other")))
+    assert h.bindings == {"task#1": ("task#1", "T1")}
+    assert h.ctx().minted == {"task#1": "T1"}
+    assert h.world.evidence.exercised["X-ID-001"] == 1
+    h.bind_minted(Ok(Opaque("task#1")), Ok("T1"))  # the same name again: nothing new
+    with pytest.raises(ClauseViolation) as caught:
+        h.bind_minted(Ok(Opaque("task#2")), Ok("T1"))
+    assert caught.value.clause == "X-ID-001"
+    assert caught.value.message == "the store minted 'T1' for task#2 and for task#1 before"
