@@ -22,7 +22,9 @@ from fencepost.reports.verdict import RunReport, judge
 from fencepost.scenarios.concurrent import ConcurrentRun
 from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
-from fencepost.scenarios.runner import PROFILES, Interrupted, Progress, RunResult, run_suite
+from fencepost.scenarios.phases import Progress
+from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.runner import Interrupted, RunResult, run_suite
 
 from . import __version__
 from .contract import Factory

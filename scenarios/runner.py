@@ -16,8 +16,7 @@ import signal
 import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -25,20 +24,11 @@ import attrs
 
 from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
-from fencepost.model.linearizability import (
-    NOT_LINEARIZABLE,
-    UNKNOWN,
-    Verdict,
-    render_counterexample,
-)
 from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError
-from fencepost.spec.ops import Op
 
 from .clock import SimClock
-from .concurrent import run_concurrent
 from .evidence import Evidence, Failure
-from .fault_checks import fault_check
 from .faults import FAULT_INJECTION, found_capabilities
 from .guard import (
     CANCEL_GRACE_S,
@@ -48,40 +38,22 @@ from .guard import (
     RunStopped,
     supervise,
 )
-from .harness import AdapterFault, ClauseViolation, Harness, StoreLost, World
+from .harness import AdapterFault, World
 from .machine import run_machine
+from .phases import (
+    CONCURRENT,
+    Progress,
+    first_of,
+    lost_check,
+    run_concurrent_check,
+    run_faults,
+    run_races,
+    run_scenarios,
+)
+from .profiles import Profile
 from .suite import Suite
-from .trace import TraceStep
 
-Progress = Callable[[str], None]
 CLOCK_START = 1_000_000
-
-
-@attrs.frozen
-class Profile:
-    """How hard to look: state-machine examples and steps, race rounds and racers, and the
-    concurrent run's workers and calls (``concurrency`` 0: no concurrent run)."""
-
-    name: str
-    examples: int
-    steps: int
-    race_rounds: int
-    racers: int
-    concurrency: int = 0
-    concurrent_ops: int = 0
-
-
-PROFILES = {
-    p.name: p
-    for p in (
-        Profile("quick", examples=60, steps=30, race_rounds=20, racers=8,
-                concurrency=4, concurrent_ops=300),
-        Profile("standard", examples=300, steps=50, race_rounds=60, racers=8,
-                concurrency=8, concurrent_ops=2000),
-        Profile("thorough", examples=1500, steps=80, race_rounds=200, racers=12,
-                concurrency=8, concurrent_ops=6000),
-    )
-}
 
 
 @attrs.frozen
@@ -277,10 +249,10 @@ class _Run:
                          dict(self.timings), w.evidence.steps, self.examples, self.history)
 
     def _scenarios(self) -> None:
-        _run_scenarios(self.suite, self.world, self.progress, self.done, self.first)
+        run_scenarios(self.suite, self.world, self.progress, self.done, self.first)
 
     def _faults(self) -> None:
-        _run_faults(self.suite, self.world, self.progress, self.done, self.first)
+        run_faults(self.suite, self.world, self.progress, self.done, self.first)
 
     def _machine(self) -> None:
         profile, world = self.profile, self.world
@@ -293,26 +265,21 @@ class _Run:
         for v in run.violations:
             world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
         if run.lost is not None:
-            _lost(self.suite, world.evidence, "machine", str(run.lost))
+            lost_check(self.suite, world.evidence, "machine", str(run.lost))
         world.evidence.ended.setdefault("machine", _ending(run))
 
     def _races(self) -> None:
-        self.gated_off.update(_run_races(self.suite, self.world, self.profile, self.progress,
+        self.gated_off.update(run_races(self.suite, self.world, self.profile, self.progress,
                                          self.done, self.first))
 
     def _concurrent(self) -> None:
-        self.history = _run_concurrent(self.suite, self.world, self.profile, self.seed,
+        self.history = run_concurrent_check(self.suite, self.world, self.profile, self.seed,
                                        self.progress)
         if self.history is None and self.profile.concurrency < 1:
             for clause in self.suite.clauses:
                 if CONCURRENT in clause.checks:
                     self.gated_off[clause.id] = ("not checked: no concurrent run "
                                                  "(--concurrency 0)")
-
-
-def first_of(names: Collection[str], first: AbstractSet[str]) -> list[str]:
-    """``names`` in order, those in ``first`` moved to the front (each group keeps its order)."""
-    return sorted(names, key=lambda name: name not in first)
 
 
 def _ending(run: Any) -> str:
@@ -327,7 +294,7 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
     if not evidence.stopped:
         evidence.stopped = reason
     if world.check:
-        _lost(suite, evidence, world.check, reason)
+        lost_check(suite, evidence, world.check, reason)
         evidence.ended[world.check] = f"lost: {reason}"
 
 
@@ -378,239 +345,3 @@ def _bounded(fn: Callable[..., Any], arg: Any, timeout_s: float) -> bool:
     return finished.wait(timeout_s)
 
 
-def _trace(verdict: Verdict) -> tuple[TraceStep, ...]:
-    """The counterexample as trace steps: the last earlier events, the longest prefix of its
-    segment, then the event that could not be placed (the model's first allowed answer as
-    expected)."""
-    cx = verdict.counterexample
-    if cx is None:
-        return ()
-    steps = [TraceStep(e.process, e.at, e.op, "", e.outcome, e.outcome)
-             for e in (*cx.before[-10:], *cx.prefix)]
-    b = cx.blocked
-    steps.append(TraceStep(b.process, b.at, b.op, "could not be placed",
-                           cx.expected[0] if cx.expected else None, b.outcome))
-    return tuple(steps)
-
-
-CONCURRENT = "concurrent"
-"""The check name of the concurrent run (the linearizability clauses name it)."""
-
-
-def _run_concurrent(suite: Suite, world: World, profile: Profile, seed: int,
-                    progress: Progress) -> History | None:
-    """The concurrent run (on a store of its own: its workload sees whole queues) and the
-    linearizability check of its history; the history, or None when there was no run."""
-    if (suite.workload is None or profile.concurrency < 1 or profile.concurrent_ops < 1
-            or "concurrency" not in world.capabilities):
-        return None
-    world.evidence.checks_run.add(CONCURRENT)
-    world.check = CONCURRENT
-    fork = world.fork("c")
-    clauses = [c.id for c in suite.clauses if CONCURRENT in c.checks]
-    try:
-        progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
-        run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
-                             ops=profile.concurrent_ops, seed=seed, partition=suite.partition,
-                             progress=progress)
-    except StoreLost as lost:
-        for clause in clauses:
-            world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
-        world.evidence.ended[CONCURRENT] = f"lost: {lost}"
-        return None
-    finally:
-        if not world.guard.abandoned:
-            fork.discard()
-    verdict = run.verdict
-    starved = unanswered(run.history, suite.partition)
-    for clause in clauses:
-        if verdict.result == NOT_LINEARIZABLE:
-            message = (f"a concurrent run of {len(run.history.events)} calls by "
-                       f"{profile.concurrency} workers is not linearizable\n\n"
-                       + render_counterexample(verdict))
-            world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict)))
-        elif verdict.result == UNKNOWN:
-            world.evidence.lost(clause, f"{CONCURRENT}: {verdict.summary()}")
-        elif starved is not None:
-            world.evidence.lost(clause, f"{CONCURRENT}: {starved}")
-        else:
-            world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
-                                                + len(run.history.events))
-            if changes_overlapped(run.history, suite.partition, suite.model.pure):
-                world.evidence.reach(clause, OVERLAPPED)
-    world.evidence.ended[CONCURRENT] = (
-        "failed " + ", ".join(clauses) if verdict.result == NOT_LINEARIZABLE
-        else f"lost: {starved or verdict.summary()}" if verdict.result == UNKNOWN or starved
-        else "")
-    world.evidence.steps += len(run.history.events)
-    return run.history
-
-
-MIN_ANSWERED_FRACTION = 0.5
-"""A concurrent history proves something only when at least this share of its calls was
-answered (not indeterminate: no ``backend_unavailable``, no lost connection), in total and in
-at least this share of its partitions."""
-
-MIN_ANSWERED = 20
-"""... and at least this many answered calls in all (or every call, in a shorter run)."""
-
-
-def unanswered(history: History, partition: Callable[[Op], Hashable | None] | None
-               ) -> str | None:
-    """Why ``history`` holds too few answered calls to prove linearizability, or None.
-
-    A history in which no call completed is trivially linearizable; one in which few did
-    proves little (see :data:`MIN_ANSWERED_FRACTION`, :data:`MIN_ANSWERED`)."""
-    events = history.events
-    if not events:
-        return "the concurrent run made no call"
-    answered = [e for e in events if not e.indeterminate]
-    kinds = Counter(_indeterminate_kind(e) for e in events if e.indeterminate)
-    why = ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common())
-    if (len(answered) < min(MIN_ANSWERED, len(events))
-            or len(answered) < MIN_ANSWERED_FRACTION * len(events)):
-        return (f"{len(events) - len(answered):,} of {len(events):,} calls answered nothing "
-                f"({why}): too few answers to prove the history linearizable")
-    parts: dict[Hashable | None, list[bool]] = {}
-    for e in events:
-        key = partition(e.op) if partition is not None else None
-        parts.setdefault(key, []).append(not e.indeterminate)
-    starved = sum(1 for p in parts.values() if sum(p) < MIN_ANSWERED_FRACTION * len(p))
-    if starved > (1 - MIN_ANSWERED_FRACTION) * len(parts):
-        return (f"{starved:,} of {len(parts):,} records had fewer than half of their calls "
-                f"answered ({why}): too few answers to prove the history linearizable")
-    return None
-
-
-def _indeterminate_kind(e: Any) -> str:
-    if e.outcome is None:
-        return "without an answer"
-    return f"{e.outcome.code.removeprefix('crash:')}"
-
-
-OVERLAPPED = "a change overlapped another call on its record"
-"""The situation of the linearizability clauses: without it every order was forced."""
-
-
-def changes_overlapped(history: History, partition: Callable[[Op], Hashable | None] | None,
-                       pure: Callable[[Op, Any], bool] | None) -> bool:
-    """Did a call that changed the store (answered, not pure) run at the same time as another
-    answered call on its partition (its record, for a contract partitioned by record)?"""
-    by_part: dict[Hashable | None, list[tuple[int, int, bool]]] = {}
-    for e in history.events:
-        if e.completed is None or e.outcome is None:
-            continue
-        key = partition(e.op) if partition is not None else e.op.key()
-        change = pure is None or not pure(e.op, e.outcome)
-        by_part.setdefault(key, []).append((e.invoked, e.completed, change))
-    for spans in by_part.values():
-        spans.sort()
-        any_end = change_end = -1  # the latest end among earlier calls / earlier changes
-        for start, end, change in spans:
-            if start < change_end or (change and start < any_end):
-                return True
-            any_end = max(any_end, end)
-            if change:
-                change_end = max(change_end, end)
-    return False
-
-
-def _lost(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:
-    for clause in suite.clauses:
-        if check in clause.checks or check.split(":")[0] in clause.checks:
-            evidence.lost(clause.id, f"{check}: {reason}")
-
-
-def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None]) -> bool:
-    """Run one check; record its failure, or its loss against every clause it covers.
-    True when it passed."""
-    world.evidence.checks_run.add(check)
-    world.check = check
-    h = Harness(world)
-    try:
-        body(h)
-    except ClauseViolation as v:
-        world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
-        world.evidence.ended.setdefault(check, f"failed {v.clause}")
-        return False
-    except StoreLost as lost:
-        _lost(suite, world.evidence, check, str(lost))
-        world.evidence.ended.setdefault(check, f"lost: {lost}")
-        return False
-    world.evidence.ended.setdefault(check, "")
-    return True
-
-
-def _run_scenarios(
-    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool],
-    first: AbstractSet[str] = frozenset(),
-) -> None:
-    names = [n for n, req in suite.scenarios.requires.items() if req <= world.capabilities]
-    number = {name: k for k, name in enumerate(names, 1)}  # the ids' prefix: as in any order
-    for name in first_of(names, {c.removeprefix("scenario:") for c in first}):
-        if done(world.evidence):
-            return
-        k = number[name]
-        progress(f"scenario {k}/{len(names)}: {name}")
-        _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"))
-
-
-def _scenario_body(fn: Callable[..., None], prefix: str) -> Callable[[Harness], None]:
-    return lambda h: fn(h, prefix)
-
-
-def _race_body(
-    fn: Callable[..., None], prefix: str, profile: Profile, round_no: int
-) -> Callable[[Harness], None]:
-    return lambda h: fn(h, prefix, profile.racers, round_no)
-
-
-def _run_faults(
-    suite: Suite, world: World, progress: Progress, done: Callable[[Evidence], bool],
-    first: AbstractSet[str] = frozenset(),
-) -> None:
-    """Each fault case under every fault (see :mod:`.fault_checks`), when the store exposes its
-    SQLAlchemy engine; without it the fault clauses are unsupported."""
-    faults = suite.faults
-    if faults is None or FAULT_INJECTION not in world.capabilities:
-        return
-    number = {name: k for k, name in enumerate(faults, 1)}
-    for name in first_of(list(faults), {c.removeprefix("fault:") for c in first}):
-        if done(world.evidence):
-            return
-        k = number[name]
-        progress(f"faults {k}/{len(faults)}: {name}")
-        _run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
-
-
-def _run_races(
-    suite: Suite,
-    world: World,
-    profile: Profile,
-    progress: Progress,
-    done: Callable[[Evidence], bool],
-    first: AbstractSet[str] = frozenset(),
-) -> dict[str, str]:
-    gated_off: dict[str, str] = {}
-    for clause in suite.clauses:
-        for check in clause.checks:
-            gate = suite.race_gates.get(check.removeprefix("race:"))
-            if gate and world.options.get(gate[0]) != gate[1]:
-                value = world.options[gate[0]]
-                gated_off[clause.id] = f"not checked under option {gate[0]}={value}"
-    if "concurrency" not in world.capabilities:
-        return gated_off
-    index = {name: k for k, name in enumerate(suite.races)}
-    for name in first_of(list(suite.races), {c.removeprefix("race:") for c in first}):
-        fn = suite.races[name]
-        gate = suite.race_gates.get(name)
-        if gate and world.options.get(gate[0]) != gate[1]:
-            continue
-        for r in range(profile.race_rounds):
-            if done(world.evidence):
-                return gated_off
-            progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
-            prefix = f"r{index[name]}x{r}"
-            if not _run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
-                break
-    return gated_off

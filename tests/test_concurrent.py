@@ -35,9 +35,9 @@ not depend on how loaded the machine is (the checker's speed is what fencepost b
 @pytest.fixture
 def unbounded_checker(monkeypatch: pytest.MonkeyPatch) -> None:
     """``fencepost.check``'s concurrent run with a checker budget that cannot run out."""
-    from fencepost.scenarios import runner
+    from fencepost.scenarios import phases
 
-    monkeypatch.setattr(runner, "run_concurrent",
+    monkeypatch.setattr(phases, "run_concurrent",
                         functools.partial(run_concurrent, budget_s=UNBOUNDED))
 
 

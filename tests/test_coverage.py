@@ -9,7 +9,9 @@ from fencepost.cli import main
 from fencepost.coverage import run_coverage
 from fencepost.model.adk_ledger import default_options
 from fencepost.registry import contract
-from fencepost.scenarios.runner import OVERLAPPED, PROFILES, run_suite
+from fencepost.scenarios.phases import OVERLAPPED
+from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.runner import run_suite
 from fencepost.spec.adk_ledger import CAPABILITIES, CLAUSES
 
 
@@ -86,7 +88,7 @@ def _history(*spans: tuple[str, object, int, int]):  # type: ignore[no-untyped-d
 ])
 def test_a_change_overlapping_another_call_on_its_record(spans, overlapped) -> None:  # type: ignore[no-untyped-def]
     from fencepost.model.adk_ledger import MODEL
-    from fencepost.scenarios.runner import changes_overlapped
+    from fencepost.scenarios.phases import changes_overlapped
 
     assert changes_overlapped(_history(*spans), None, MODEL.pure) is overlapped
 

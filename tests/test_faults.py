@@ -32,7 +32,8 @@ from fencepost.scenarios.faults import (
     found_capabilities,
 )
 from fencepost.scenarios.harness import World
-from fencepost.scenarios.runner import CLOCK_START, _run_faults
+from fencepost.scenarios.phases import run_faults
+from fencepost.scenarios.runner import CLOCK_START
 
 # --- the injector ---------------------------------------------------------------------------------
 
@@ -144,7 +145,7 @@ def _fault_verdicts(name: str, factory: Any) -> dict[str, ClauseVerdict]:
     try:
         store = world.open()
         world.capabilities = frozenset(store.capabilities) | found_capabilities(store)
-        _run_faults(suite, world, lambda _: None, lambda _: False)
+        run_faults(suite, world, lambda _: None, lambda _: False)
     finally:
         world.discard()
         close = getattr(factory, "close", None)
