@@ -19,7 +19,8 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
 from ..harness import Harness
-from .scripted import (
+from ..registry import Scenarios
+from .calls import (
     DESCRIPTOR,
     QUEUE,
     SCOPE,
@@ -31,13 +32,13 @@ from .scripted import (
     failure,
     history,
     last_attempt,
+    on_own_store,
     open_ws,
     owner,
     page,
     probe,
     reads,
     renew,
-    scenario,
     settle,
     submit,
     submit_task,
@@ -46,6 +47,9 @@ from .scripted import (
 )
 
 NO_NAMESPACE = spec.Scope("acme", "")
+
+SCENARIOS = Scenarios()
+scenario = on_own_store(SCENARIOS)
 
 
 @scenario()

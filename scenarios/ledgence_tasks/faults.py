@@ -15,7 +15,7 @@ from fencepost.spec.opaque import Ref
 
 from ..fault_checks import Faults, Target
 from ..harness import Harness
-from .scripted import (
+from .calls import (
     DESCRIPTOR,
     SCOPE,
     acquire,

@@ -24,7 +24,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
 from ..machine import WorldMachine
-from .scripted import (
+from .calls import (
     DESCRIPTOR,
     OTHER,
     SCOPE,

@@ -25,7 +25,7 @@ from ..guard import Guarded
 from ..harness import Harness, StoreLost, violation
 from ..races import release_together, settle_race
 from ..registry import Races
-from .scripted import (
+from .calls import (
     DESCRIPTOR,
     SCOPE,
     acquire,

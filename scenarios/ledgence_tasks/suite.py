@@ -4,7 +4,6 @@ from fencepost.model.ledgence_tasks import MODEL
 from fencepost.spec import ledgence_tasks as spec
 
 from ..suite import Suite
-from . import edges  # noqa: F401 - registers the edges_of_* scenarios in SCENARIOS
 from .faults import FAULTS
 from .machine import machine_for
 from .races import RACES

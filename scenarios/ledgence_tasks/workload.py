@@ -47,7 +47,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .scripted import DESCRIPTOR, PROGRAM
+from .calls import DESCRIPTOR, PROGRAM
 
 IN_PLAY = 8
 """Tasks the workers read, cancel and target: the last ``IN_PLAY`` submitted."""
