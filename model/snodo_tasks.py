@@ -1,16 +1,11 @@
 """Reference model of the ``snodo-tasks`` contract.
 
-It is a little over 500 lines because it is one step function: every operation's rule reads
-the same ``State``/``Agg`` helpers (``live``, ``recoverable``, ``_authorize``), and splitting
-the rules from them would only scatter one decision table; argument guards and situations
-already live apart (:mod:`.snodo_tasks_arguments`, :mod:`.snodo_tasks_situations`).
-
-State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events). Accesses and leases
-are represented by their meaning (:class:`AccessM`, :class:`LeaseM`); the harness binds them to
-the store's real opaque values. ``claim_next`` answers :class:`OneOf` over every recoverable task.
-Where the seed's stores disagree the model follows ``ctx.options`` (``spec.CHOICES``; by
-default the upstream Memory store's order of checks). Arguments the seed's Store functions have
-no clause for are refused first (:mod:`.snodo_tasks_arguments`).
+The rules, one per operation, over the state of :mod:`.snodo_tasks_records` (``task_id ->
+Agg``; accesses and leases by their meaning, :class:`AccessM` and :class:`LeaseM`, which the
+harness binds to the store's real opaque values). ``claim_next`` answers :class:`OneOf` over
+every recoverable task. Where the seed's stores disagree the model follows ``ctx.options``
+(``spec.CHOICES``; by default the upstream Memory store's order of checks). Arguments the seed's
+Store functions have no clause for are refused first (:mod:`.snodo_tasks_arguments`).
 """
 
 from __future__ import annotations
@@ -29,64 +24,19 @@ from fencepost.spec.outcome import Err, Ok
 
 from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
 from .snodo_tasks_arguments import event_problem, guard, task_problem
-
-MAIN = "main"  # the store under test; leases/accesses of another store carry another name
-MICROSECOND = 0.001  # in ms: the step of the seed's SQLite timestamps (see spec.CHOICES)
-
-
-@attrs.frozen
-class AccessM:
-    store: str
-    scope: str | None
-    kind: str
-    task_id: str
-
-
-@attrs.frozen
-class LeaseM:
-    store: str
-    task_id: str
-    owner_id: str
-    generation: int
-    expires_at: float  # integer ms; 1 us past one after same_expiry_renewal=successor
-    incarnation: int = 0  # which creation of task_id (a reaped id can be created again)
-
-
-@attrs.frozen
-class ClaimM:
-    owner_id: str
-    generation: int
-    expires_at: float
-
-
-@attrs.frozen
-class Agg:
-    scope: str | None
-    snapshot: spec.Snapshot
-    claim: ClaimM | None = None
-    generation: int = 0
-    seen: Mapping[str, tuple[spec.Event, spec.Transition]] = attrs.field(factory=dict)
-    incarnation: int = 0
-
-
-class State(dict[str, Agg]):
-    """``task_id -> Agg``, plus how many creates ever happened (incarnation numbers). Treated
-    as immutable: every step returns a new one."""
-
-    creates: int = 0
-    # event ids seen by reaped incarnations, per task id: a store that keeps them is caught
-    ghosts: Mapping[str, frozenset[str]] = {}
-
-    def with_(self, changes: Mapping[str, Agg], drop: tuple[str, ...] = (),
-              creates: int | None = None) -> State:
-        new = State({k: v for k, v in self.items() if k not in drop})
-        new.update(changes)
-        new.creates = self.creates if creates is None else creates
-        new.ghosts = {**self.ghosts, **{t: frozenset(self[t].seen) for t in drop}}
-        return new
-
-
-EMPTY = State()
+from .snodo_tasks_records import (
+    EMPTY,
+    MAIN,
+    MICROSECOND,
+    AccessM,
+    Agg,
+    ClaimM,
+    LeaseM,
+    State,
+    expired,
+    live,
+    recoverable,
+)
 
 
 def _put(state: State, task_id: str, agg: Agg) -> State:
@@ -95,21 +45,6 @@ def _put(state: State, task_id: str, agg: Agg) -> State:
 
 def _err(state: State, code: str, clause: str, payload: Any = None) -> Step:
     return Step(Err(code, "", payload), state, clause, clause)
-
-
-def expired(snap: spec.Snapshot, now: int) -> bool:
-    ttl = snap.task.ttl_ms
-    return ttl is not None and now >= snap.task.created_at + ttl
-
-
-def live(agg: Agg, now: int) -> bool:
-    return agg.claim is not None and now < agg.claim.expires_at
-
-
-def recoverable(agg: Agg, now: int) -> bool:
-    s = agg.snapshot
-    due = s.retry_at is None or now >= s.retry_at
-    return s.task.status not in spec.TERMINAL and s.work is not None and due and not live(agg, now)
 
 
 def _active(agg: Agg) -> bool:

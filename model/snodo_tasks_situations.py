@@ -25,18 +25,9 @@ from fencepost.spec.clauses import limit
 from fencepost.spec.ops import Op
 
 from .base import Ctx, Step
-from .snodo_tasks import (
-    MAIN,
-    AccessM,
-    Agg,
-    LeaseM,
-    State,
-    expired,
-    lease_state,
-    live,
-    recoverable,
-)
+from .snodo_tasks import lease_state
 from .snodo_tasks_arguments import event_problem, guard, task_problem
+from .snodo_tasks_records import MAIN, AccessM, Agg, LeaseM, State, expired, live, recoverable
 
 Found = Iterator[tuple[str, str]]
 FENCED_OPS = {"renew": "renew", "release": "release", "transition": "a worker event"}

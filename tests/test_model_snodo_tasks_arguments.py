@@ -11,7 +11,8 @@ import attrs
 import pytest
 
 from fencepost.model.base import Ctx
-from fencepost.model.snodo_tasks import EMPTY, MAIN, AccessM, LeaseM, step
+from fencepost.model.snodo_tasks import step
+from fencepost.model.snodo_tasks_records import EMPTY, MAIN, AccessM, LeaseM
 from fencepost.model.snodo_tasks_situations import situations
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.outcome import Err, Ok

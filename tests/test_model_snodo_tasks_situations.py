@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from fencepost.model.base import Ctx, OneOf
-from fencepost.model.snodo_tasks import EMPTY, MAIN, AccessM, step
+from fencepost.model.snodo_tasks import step
+from fencepost.model.snodo_tasks_records import EMPTY, MAIN, AccessM
 from fencepost.model.snodo_tasks_situations import situations
 from fencepost.spec import snodo_tasks as spec
 
