@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from fencepost.adapters.adk_ledger.memory import MemoryLedger
+from fencepost.model.base import Step
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract
 from fencepost.scenarios.harness import (
@@ -300,3 +301,24 @@ def test_minted_names_are_bound_and_one_value_for_two_names_breaks_the_mint_clau
         h.bind_minted(Ok(Opaque("task#2")), Ok("T1"))
     assert caught.value.clause == "X-ID-001"
     assert caught.value.message == "the store minted 'T1' for task#2 and for task#1 before"
+
+
+class _TwoIds(MemoryLedger):
+    def get(self, invocation_id: str) -> Any:
+        return ("A1", "B1")
+
+
+def test_bind_takes_the_first_minted_value_and_every_named_one_is_bound() -> None:
+    h = Harness(_world(ADK.memory_factory(_TwoIds)))
+    try:
+        def step(state: Any, op: Any, ctx: Any) -> Step:
+            return Step(Ok((Opaque("run#1"), Opaque("attempt#1"))), state, "X-1", "X-1")
+
+        h.model = attrs.evolve(h.model, step=step, observe=lambda *_: None, situations=None)
+        assert h.apply("w", adk.Get("a"), bind="first") == Ok(("A1", "B1"))
+        assert h.bindings == {"first": ("run#1", "A1"), "run#1": ("run#1", "A1"),
+                              "attempt#1": ("attempt#1", "B1")}
+        assert h.real(adk.Get(Ref("attempt#1"))) == adk.Get("B1")
+        assert h.world.evidence.exercised["X-1"] == 1
+    finally:
+        h.world.discard()
