@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.ledgence_tasks_records import Draft, finish
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import BackendUnavailable
 from fencepost.spec.opaque import Ref
@@ -183,23 +182,17 @@ def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[O
             raise violation(clause, f"a settlement of a live attempt racing recovery answered "
                             f"{settled[k]} (expected {step.outcome})", tuple(w.trace))
     # Each expired attempt was finalized by a scan (then cancelled as a queued retry) or by
-    # its cancel; the store's history of the task says which, and the model follows it.
-    by_scan = 0
-    for t, cancel, outcome in zip(due, cancels, cancelled, strict=True):
-        history = w.run(w.world.open(), spec.History(SCOPE, Ref(t), 0))
-        reasons = [r.event.reason for r in history.value] if isinstance(history, Ok) else []
-        scanned_first = reasons[2:4] == ["lease_expired", "retry_scheduled"]
-        if scanned_first:
-            by_scan += 1
-            d = Draft(w.state)
-            name = attempts[t] or ""
-            d.record(t, "lease_expired", w.now, name)
-            finish(d, t, name, w.now)
-            w.state = d.freeze()
-        step = w.linearize("canceller", cancel, outcome)
-        if not agrees(step.outcome, outcome):
-            raise violation(clause, f"cancel of {t} racing recovery answered {outcome} "
-                            f"(expected {step.outcome})", tuple(w.trace))
+    # its cancel; the store's history of the task says which, and the model follows it: the
+    # cancels that came first, then the scans (which expire every attempt still due), then
+    # the cancels of the tasks the scans took.
+    racing = list(zip(due, cancels, cancelled, strict=True))
+    scanned = {t for t in due if _scanned_first(w, t)}
+    for t, cancel, outcome in [r for r in racing if r[0] not in scanned]:
+        _cancel_racing(w, clause, t, cancel, outcome)
+    _step_scans(w, scanners)
+    for t, cancel, outcome in [r for r in racing if r[0] in scanned]:
+        _cancel_racing(w, clause, t, cancel, outcome)
+    by_scan = len(scanned)
     total = 0
     for outcome in scans:
         progress = getattr(outcome, "value", None)
@@ -213,6 +206,35 @@ def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[O
     for t in attempts:
         w.check_record(spec.Status(SCOPE, Ref(t)), w.expect_one(spec.Status(SCOPE, Ref(t))),
                        clause=clause)
+
+
+def _scanned_first(w: Harness, task: str) -> bool:
+    """Does the store's history of ``task`` show a scan expiring its attempt (and scheduling
+    the retry its cancel then found queued)?"""
+    history = w.run(w.world.open(), spec.History(SCOPE, Ref(task), 0))
+    reasons = [r.event.reason for r in history.value] if isinstance(history, Ok) else []
+    return reasons[2:4] == ["lease_expired", "retry_scheduled"]
+
+
+def _cancel_racing(w: Harness, clause: str, task: str, cancel: Op, outcome: Outcome) -> None:
+    """Adopt the answer of ``task``'s cancel at this point of the order; it must be the
+    model's."""
+    step = w.linearize("canceller", cancel, outcome)
+    if not agrees(step.outcome, outcome):
+        raise violation(clause, f"cancel of {task} racing recovery answered {outcome} "
+                        f"(expected {step.outcome})", tuple(w.trace))
+
+
+def _step_scans(w: Harness, scanners: list[Op]) -> None:
+    """Step the model through the scanners' calls, one after the other: the first expires
+    every attempt still due, the rest find none.
+
+    Their answers are held to the race's own rule instead of these steps (``expired <=
+    examined``, and the expirations add up to the histories'): scans that overlap share the
+    due attempts between them and pass over a task another transaction holds, which the
+    model, stepping a scan as one atomic call, does not."""
+    for op in scanners:
+        w.state = w.expect_one(op).state
 
 
 # --- a pagination walk under concurrent submitters ---------------------------------------------
