@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fencepost import cli
+from fencepost import cli, ending
 from fencepost.mutants import BASES, MutantRow
 from fencepost.registry import contract, contract_names
 from fencepost.spec.adk_ledger import CLAUSES
@@ -192,8 +192,8 @@ def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
     codes = {int(c) for row in re.findall(r"^\| ([\d, ]+) \|", table, re.M)
              for c in row.split(",")}
     interrupted = {128 + s for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}
-    assert codes >= {cli.EXIT_OK, cli.EXIT_FAIL, cli.EXIT_USAGE, cli.EXIT_UNKNOWN,
-                     cli.EXIT_INTERNAL} | interrupted
+    assert codes >= {ending.EXIT_OK, ending.EXIT_FAIL, ending.EXIT_USAGE, ending.EXIT_UNKNOWN,
+                     ending.EXIT_INTERNAL} | interrupted
     assert "namespaces dropped and a partial report written" in table
 
 
