@@ -40,8 +40,8 @@ from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
 from .ledgence_tasks_blame import answer_clause
 from .ledgence_tasks_records import (
     EMPTY,
-    CursorM,
     Draft,
+    PagePosition,
     Refused,
     State,
     TaskRec,
@@ -195,7 +195,7 @@ def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
     _check("LDG-LIST-004", lambda: spec.validate_list_query(op.scope, op.query))
     query, filters = op.query, op.query.filters
     cursor = query.cursor
-    if cursor is not None and not (isinstance(cursor, CursorM) and cursor.scope == op.scope
+    if cursor is not None and not (isinstance(cursor, PagePosition) and cursor.scope == op.scope
                                    and cursor.filters == filters):
         raise _refuse(spec.InvalidInput("the cursor does not match this scope and these "
                                         "filters"), "LDG-LIST-007")
@@ -209,7 +209,7 @@ def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
         rows = [r for r in rows if page_key(r, ctx) < position]
     page = rows[:query.limit]
     more = len(rows) > query.limit
-    next_cursor = (Opaque(CursorM(op.scope, filters, page[-1].submitted_at, page[-1].task_id))
+    next_cursor = (Opaque(PagePosition(op.scope, filters, page[-1].submitted_at, page[-1].task_id))
                    if more else None)
     also = ["LDG-LIST-001"]
     if any(r.snapshot.input.scope != op.scope for r in state.tasks.values()):

@@ -16,7 +16,7 @@ from fencepost.spec import ledgence_tasks as spec
 from .base import Ctx, OneOf, Step
 from .ledgence_tasks_records import (
     AttemptRec,
-    Cursor,
+    ConsumerCursor,
     Draft,
     Receipt,
     State,
@@ -110,7 +110,7 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
             return _ok(state, spec.ProbePending(session.expires_at - now), "LDG-ACQ-013",
                        also=passed_over)
         d = Draft(state)
-        d.cursors[(session.id, command.consumer_id)] = Cursor(seq, None)
+        d.cursors[(session.id, command.consumer_id)] = ConsumerCursor(seq, None)
         return _ok(d.freeze(), done(spec.AcquireEmpty(seq), "finalized_empty"), "LDG-ACQ-014",
                    also=passed_over)
     first = (eligible[0].snapshot.available_at, eligible[0].snapshot.submitted_at)
@@ -151,7 +151,7 @@ def _claim(state: State, rec: TaskRec, session: spec.WorkerSession, command: Any
     d.evolve_task(task_id, state="active", attempt_count=generation, current_attempt_id=attempt)
     d.tasks[task_id] = attrs.evolve(d.tasks[task_id], latest_attempt=attempt)
     d.record(task_id, "claimed", now, attempt)
-    d.cursors[(session.id, command.consumer_id)] = Cursor(command.sequence, attempt)
+    d.cursors[(session.id, command.consumer_id)] = ConsumerCursor(command.sequence, attempt)
     new = d.freeze()
     reply = spec.AcquireAssigned(command.sequence,
                                  _assignment(new.tasks[task_id], new.attempts[attempt], now))
@@ -258,7 +258,7 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
         return _ok(d.freeze(), spec.ClaimReply(command, spec.ClaimClaimed(assigned)),
                    "LDG-DISPATCH-001", also=("LDG-DISPATCH-008",))
     d = Draft(state)
-    d.cursors[(session.id, acq.consumer_id)] = Cursor(seq, None)
+    d.cursors[(session.id, acq.consumer_id)] = ConsumerCursor(seq, None)
     d.receipts[key] = Receipt(command, disposition)
     return _ok(d.freeze(), spec.ClaimReply(command, disposition), clause,
                also=("LDG-DISPATCH-008",))

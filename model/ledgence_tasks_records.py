@@ -47,7 +47,7 @@ class AttemptRec:
 
 
 @attrs.frozen
-class Cursor:
+class ConsumerCursor:
     """A consumer's last acquisition: its sequence and the attempt it assigned (None: Empty)."""
 
     sequence: int
@@ -64,7 +64,7 @@ class Receipt:
 
 
 @attrs.frozen
-class CursorM:
+class PagePosition:
     """What a page's next_cursor stands for: scope, filters and the last item's position."""
 
     scope: spec.Scope
@@ -78,7 +78,7 @@ class State:
     sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
     tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
     attempts: Mapping[str, AttemptRec] = attrs.field(factory=dict)
-    cursors: Mapping[tuple[str, int], Cursor] = attrs.field(factory=dict)
+    cursors: Mapping[tuple[str, int], ConsumerCursor] = attrs.field(factory=dict)
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
     receipts: Mapping[tuple[str, int, int], Receipt] = attrs.field(factory=dict)

@@ -41,11 +41,11 @@ from .linearizability_bindings import _Bindings
 from .linearizability_partition import default_partition, partitions, segments
 from .linearizability_render import render_counterexample
 from .linearizability_search import (
+    _CheckContext,
     _Ends,
     _Partition,
     _Seen,
     _Start,
-    _World,
     counterexample,
     search,
     unwind,
@@ -100,7 +100,7 @@ def check_history(
         raise ValueError(f"a {history.contract} history cannot be checked against the "
                          f"{model.name} model")
     started = clock()
-    world = _World(
+    world = _CheckContext(
         model=model,
         options=options_with_defaults(model.choices, dict(options or {}), model.settings),
         capabilities=frozenset(capabilities),
@@ -119,7 +119,7 @@ def check_history(
     return Verdict(verdict, tuple(results), clock() - started)
 
 
-def _check_partition(world: _World, key: Hashable | None, events: list[Event],
+def _check_partition(world: _CheckContext, key: Hashable | None, events: list[Event],
                      budget_s: float, clock: Callable[[], float]) -> PartitionResult:
     """Check one partition segment by segment (see :func:`segments`): the search of a segment
     starts from every configuration the previous segment can end in, and a partition is

@@ -47,7 +47,7 @@ _CHECK_CLOCK_EVERY = 64  # search iterations between looks at the clock
 
 
 @attrs.frozen
-class _World:
+class _CheckContext:
     """What every step of one check shares: the model and the context it steps in."""
 
     model: ContractModel
@@ -59,7 +59,7 @@ class _World:
 class _Partition:
     """One partition's events and how the model answers them under some bindings."""
 
-    def __init__(self, world: _World, events: list[Event],
+    def __init__(self, world: _CheckContext, events: list[Event],
                  digests: dict[int, tuple[Any, int]]) -> None:
         self.world = world
         order = sorted(range(len(events)), key=lambda k: (events[k].invoked, k))
