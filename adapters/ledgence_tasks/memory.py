@@ -189,5 +189,3 @@ class MemoryLedgenceFactory:
     def discard(self, env: AdapterEnv) -> None:
         forget(spec.CONTRACT, env.namespace)
 
-
-memory_factory = MemoryLedgenceFactory()
