@@ -1,6 +1,6 @@
 """The checks under injected database faults: a contract's fault cases, each run cleanly once to
 learn how many statements and COMMITs its call makes, then once per fault (see
-:mod:`fencepost.scenarios.faults`) on a fresh setup, and judged against the model:
+:mod:`fencepost.scenarios.injection`) on a fresh setup, and judged against the model:
 
 - the answer is a database failure the contract allows, or exactly the model's answer (the
   ``surfaces`` clause);
@@ -31,8 +31,8 @@ from fencepost.spec.opaque import known, resolve
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
-from .faults import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .harness import _LOST, Harness, StoreLost, World, blamed_on, violation
+from .injection import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .trace import TraceStep
 
 

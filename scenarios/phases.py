@@ -21,8 +21,8 @@ from fencepost.model.linearizability import (
 from fencepost.scenarios.concurrent import run_concurrent
 from fencepost.scenarios.evidence import Evidence, Failure
 from fencepost.scenarios.fault_checks import fault_check
-from fencepost.scenarios.faults import FAULT_INJECTION
 from fencepost.scenarios.harness import ClauseViolation, Harness, StoreLost, World
+from fencepost.scenarios.injection import FAULT_INJECTION
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.suite import Suite
 from fencepost.scenarios.trace import TraceStep

@@ -29,7 +29,6 @@ from fencepost.spec.errors import ConfigurationError
 
 from .clock import SimClock
 from .evidence import Evidence, Failure
-from .faults import FAULT_INJECTION, found_capabilities
 from .guard import (
     CANCEL_GRACE_S,
     DEFAULT_CALL_TIMEOUT_S,
@@ -39,6 +38,7 @@ from .guard import (
     supervise,
 )
 from .harness import AdapterFault, World
+from .injection import FAULT_INJECTION, found_capabilities
 from .machine import run_machine
 from .phases import (
     CONCURRENT,

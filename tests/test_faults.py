@@ -4,6 +4,7 @@ that mishandles a database failure is caught by its clause."""
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -15,14 +16,15 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc
 
-from fencepost.adapters.faulty import faults as faulty
+from fencepost.adapters.faulty import db_failures as faulty
 from fencepost.adapters.sql import make_engine
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory, run_mutants
 from fencepost.registry import TempSqliteFactory, contract, contract_names
 from fencepost.reports.verdict import ClauseVerdict, judge
 from fencepost.scenarios.clock import SimClock
-from fencepost.scenarios.faults import (
+from fencepost.scenarios.harness import World
+from fencepost.scenarios.injection import (
     COMMIT_UNCERTAIN,
     DROP_BEFORE_COMMIT,
     FAULT_INJECTION,
@@ -31,7 +33,6 @@ from fencepost.scenarios.faults import (
     FaultInjector,
     found_capabilities,
 )
-from fencepost.scenarios.harness import World
 from fencepost.scenarios.phases import run_faults
 from fencepost.scenarios.runner import CLOCK_START
 
@@ -54,8 +55,12 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sa.Engine
         engine.dispose()
 
 
+TABLE = f"fp_test_faults_{os.getpid()}"
+"""This process's table: the suite runs in several processes (pytest -n) on one database."""
+
+
 def _table() -> sa.Table:
-    return sa.Table("fp_test_faults", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True))
+    return sa.Table(TABLE, sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True))
 
 
 def _insert(engine: sa.Engine, row: int) -> BaseException | None:

@@ -21,7 +21,7 @@ from fencepost.adapters.adk_ledger.core import LedgerCore, Row
 from fencepost.spec import adk_ledger as spec
 
 from . import adk_ledger_arguments as _arguments
-from . import faults as _faults
+from . import db_failures as _faults
 from .base import Mutant, round_trip
 
 

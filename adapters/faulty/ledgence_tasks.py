@@ -20,7 +20,7 @@ from fencepost.adapters.ledgence_tasks.core import (
 )
 from fencepost.spec import ledgence_tasks as spec
 
-from . import faults as _faults
+from . import db_failures as _faults
 from . import ledgence_delivery as _delivery
 from . import ledgence_discovery as _discovery
 from . import ledgence_edges as _edges

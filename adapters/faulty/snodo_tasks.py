@@ -18,7 +18,7 @@ from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
 
-from . import faults as _faults
+from . import db_failures as _faults
 from .base import Mutant, round_trip
 
 

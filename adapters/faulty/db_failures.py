@@ -1,6 +1,6 @@
 """Known-faulty SQL stores that mishandle database failures, one set per contract, caught by
 the fault clauses (the kit injects the failures through the store's engine; see
-:mod:`fencepost.scenarios.faults`). Each makes sense on a SQL store only.
+:mod:`fencepost.scenarios.injection`). Each makes sense on a SQL store only.
 
 - a store that swallows a failed COMMIT and reports success (its writes were all sent);
 - a store that turns a database error into a definite answer: a missing record, an empty
