@@ -12,10 +12,10 @@ from fencepost.model.base import ContractModel
 from fencepost.spec.clauses import Catalogue
 from fencepost.spec.ops import Op
 
+from .checks import Races, Scenarios
 from .concurrent import WorkloadFactory
 from .fault_checks import Faults
 from .harness import World
-from .registry import Races, Scenarios
 
 
 @attrs.frozen

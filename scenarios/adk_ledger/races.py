@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fencepost.spec import adk_ledger as spec
 
+from ..checks import Races
 from ..harness import Harness
 from ..races import release_together, settle_race
-from ..registry import Races
 from .meta import FULL
 
 RACES = Races()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from fencepost.spec import adk_ledger as spec
 
+from ..checks import Scenarios
 from ..harness import Harness
-from ..registry import Scenarios
 from . import edges
 from .durable import reopen
 from .meta import create_metadata

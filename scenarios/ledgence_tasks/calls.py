@@ -19,8 +19,8 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 from fencepost.spec.outcome import Outcome
 
+from ..checks import Scenario, Scenarios
 from ..harness import Harness
-from ..registry import Scenario, Scenarios
 
 
 def on_own_store(registry: Scenarios) -> Callable[..., Callable[[Scenario], Scenario]]:

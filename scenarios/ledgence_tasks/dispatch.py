@@ -6,8 +6,8 @@ from __future__ import annotations
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
+from ..checks import Scenarios
 from ..harness import Harness
-from ..registry import Scenarios
 from .calls import (
     SCOPE,
     acquire,

@@ -20,10 +20,10 @@ from fencepost.spec.opaque import Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees
 
+from ..checks import Races
 from ..guard import Guarded
 from ..harness import Harness, StoreLost, violation
 from ..races import release_together, settle_race
-from ..registry import Races
 from .calls import (
     DESCRIPTOR,
     SCOPE,

@@ -11,7 +11,7 @@ order is written here, once, and does not depend on which module is imported fir
 
 from __future__ import annotations
 
-from ..registry import Scenarios
+from ..checks import Scenarios
 from . import acquisition, dispatch, edges, pagination, recovery, settlement, submissions
 from .calls import (
     DESCRIPTOR,

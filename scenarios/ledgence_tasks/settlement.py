@@ -9,8 +9,8 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
+from ..checks import Scenarios
 from ..harness import Harness
-from ..registry import Scenarios
 from .calls import (
     OTHER,
     SCOPE,

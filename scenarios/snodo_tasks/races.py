@@ -8,9 +8,9 @@ from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Ref
 from fencepost.spec.ops import Op
 
+from ..checks import Races
 from ..harness import Harness
 from ..races import release_together, settle_race
-from ..registry import Races
 from .steps import (
     ASK,
     FAILURE,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 
+from ..checks import Scenarios
 from ..harness import Harness, blamed_on
-from ..registry import Scenarios
 from .edges import arguments_at_their_edges
 from .steps import (
     ASK,
