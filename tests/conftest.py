@@ -11,7 +11,7 @@ import pytest
 # into an unknown verdict. The timeout itself is tested with explicit --call-timeout values.
 os.environ.setdefault("FENCEPOST_CALL_TIMEOUT", "60")
 # Likewise a stopped run's clean-up: at load 10 it has taken 3.4 s (0.2 s idle); the kill after
-# the grace is tested with an explicit one (tests/test_guard.py).
+# the grace is tested with an explicit one (tests/test_scenarios_guard.py).
 os.environ.setdefault("FENCEPOST_STOP_GRACE", "60")
 
 PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

@@ -1,7 +1,7 @@
 """What only the SQL ledgence-tasks store has: exact storage of values, the tables, the unique
 binding's lost-race path, discard and unreachable servers, on SQLite and PostgreSQL.
 
-The contract's rules themselves run on every backend in test_ledgence_memory_smoke.py.
+The contract's rules themselves run on every backend in test_adapters_ledgence_tasks_memory.py.
 """
 
 from __future__ import annotations
