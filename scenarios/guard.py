@@ -58,6 +58,12 @@ def default_call_timeout() -> float:
 DEFAULT_CALL_TIMEOUT_S = default_call_timeout()
 """The default call timeout, as :func:`default_call_timeout` found it at import."""
 
+SIGNAL_SLICE_S = 0.5
+"""The supervising thread waits in slices this long. A signal may be delivered to any thread of
+the process; Python runs its handler in the main thread, but only once that thread wakes, so a
+main thread blocked until the next call deadline (up to the whole call timeout) would not see
+Ctrl-C or SIGTERM until then."""
+
 CANCEL_GRACE_S = 3.0
 """After Ctrl-C or SIGTERM: how long the run may take to stop and drop its data itself."""
 
@@ -310,11 +316,11 @@ def supervise(guard: Guard, body: Callable[[], T]) -> Supervised:
             finished.set()
 
     worker = threading.Thread(target=target, daemon=True, name="fencepost-run")
-    worker.start()
-    ident = worker.ident
     interrupted: BaseException | None = None
     try:
-        while not finished.wait(guard._next_deadline(ident)):
+        worker.start()  # a signal may come while it starts, too
+        ident = worker.ident
+        while not finished.wait(min(guard._next_deadline(ident), SIGNAL_SLICE_S)):
             reason = guard.abandon_if_overdue(ident)
             if reason is not None:
                 return Supervised(abandoned=reason)
@@ -330,7 +336,7 @@ def supervise(guard: Guard, body: Callable[[], T]) -> Supervised:
                 break
         if not finished.is_set():
             guard.abandon(guard.stopped or "interrupted")
-            guard.quiesce(ident, grace)
+            guard.quiesce(worker.ident, grace)
             return Supervised(abandoned=guard.stopped, interrupted=interrupted)
     return Supervised(box.get("value"), box.get("error"), interrupted=interrupted)
 

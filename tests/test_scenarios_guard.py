@@ -94,3 +94,24 @@ def test_a_child_that_ignores_the_signal_is_killed(monkeypatch: pytest.MonkeyPat
     code = supervisor._wait(child, [signal.SIGTERM], [supervisor.time.monotonic()])
     child.stdout.close()
     assert code == -signal.SIGKILL
+
+
+def test_a_signal_delivered_to_another_thread_still_stops_the_run() -> None:
+    """The kernel may hand a process's signal to any thread; Python runs the handler in the
+    main thread only when it wakes. The supervising thread must wake for it, not sleep until
+    the next call deadline (an hour here); the 120 s bound only stops a broken kit hanging."""
+    code = (
+        "import signal, threading\n"
+        "from fencepost.scenarios.guard import Guard, supervise\n"
+        "guard = Guard(3600)\n"
+        "never = threading.Event()\n"
+        "def body():\n"
+        "    threading.Thread(target=signal.pthread_kill,\n"
+        "                     args=(threading.get_ident(), signal.SIGINT)).start()\n"
+        "    guard.await_done(never)\n"
+        "ended = supervise(guard, body)\n"
+        "print(type(ended.interrupted).__name__, type(ended.error).__name__, ended.abandoned)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["KeyboardInterrupt", "RunStopped", "None"]
