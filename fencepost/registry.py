@@ -33,7 +33,10 @@ def contract(name: str) -> Contract:
     return _load(name, points[name])
 
 
+@functools.cache
 def _entry_points() -> dict[str, EntryPoint]:
+    """The ``fencepost.contracts`` entry points (read once per process: reading them scans
+    every installed distribution)."""
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=ENTRY_POINTS):
         found.setdefault(point.name, point)  # a distribution found twice on the path
