@@ -38,12 +38,9 @@ def child_grace() -> float:
     """After passing a signal on: how long the child may take to clean up before it is killed.
     ``FENCEPOST_STOP_GRACE`` seconds if set to a positive number (a machine under heavy load
     may need more), else 10."""
-    raw = os.environ.get(STOP_GRACE_ENV, "")
-    try:
-        value = float(raw) if raw else 10.0
-    except ValueError:
-        return 10.0
-    return value if value > 0 else 10.0
+    from fencepost.scenarios.guard import seconds_from_env
+
+    return seconds_from_env(STOP_GRACE_ENV, 10.0)
 
 
 CHILD_GRACE_S = child_grace()

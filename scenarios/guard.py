@@ -42,17 +42,23 @@ CALL_TIMEOUT_ENV = "FENCEPOST_CALL_TIMEOUT"
 FALLBACK_S = 10.0
 
 
+def seconds_from_env(name: str, fallback: float) -> float:
+    """The environment variable ``name`` as a positive number of seconds, else ``fallback``
+    (unset, not a number, or not positive)."""
+    raw = os.environ.get(name, "")
+    try:
+        value = float(raw) if raw else fallback
+    except ValueError:
+        return fallback
+    return value if value > 0 else fallback
+
+
 def default_call_timeout() -> float:
     """How long one store call may take before the run stops with the clauses at stake
     unknown: ``FENCEPOST_CALL_TIMEOUT`` seconds if set (a CI machine under heavy load may want
     more), else 10 (a correct SQLite store on a 2-core machine at load 13 has been seen to
     take more than 5 s over one call)."""
-    raw = os.environ.get(CALL_TIMEOUT_ENV, "")
-    try:
-        value = float(raw) if raw else FALLBACK_S
-    except ValueError:
-        return FALLBACK_S
-    return value if value > 0 else FALLBACK_S
+    return seconds_from_env(CALL_TIMEOUT_ENV, FALLBACK_S)
 
 
 DEFAULT_CALL_TIMEOUT_S = default_call_timeout()
@@ -114,7 +120,8 @@ class Guard:
         """Why the run is stopping (no new store call may start), or None."""
         self.abandoned = False
         self._lock = threading.Lock()
-        self._returned = threading.Condition(self._lock)
+        self._changed = threading.Condition(self._lock)
+        """Notified whenever a call ends or a wait begins (what :meth:`quiesce` waits for)."""
         self._inflight: dict[int, InFlight] = {}
         self._waiting: set[threading.Event] = set()
 
@@ -151,7 +158,7 @@ class Guard:
         with self._lock:
             if self._inflight.get(token.thread) is token:
                 del self._inflight[token.thread]
-                self._returned.notify_all()
+                self._changed.notify_all()
             if self.abandoned:
                 raise RunAbandoned(self.stopped or "the run was abandoned")
 
@@ -186,6 +193,7 @@ class Guard:
         to its next burst (whose threads may never come)."""
         with self._lock:
             self._waiting.add(done)
+            self._changed.notify_all()
         try:
             while not self._woken(done):
                 late = self.overdue()
@@ -237,8 +245,8 @@ class Guard:
         """Wait (at most ``timeout_s``) until ``thread`` has no store call in flight; True if
         so. After :meth:`abandon` it can start no other: its data can then be dropped without a
         factory call of the thread recreating tables behind the drop."""
-        with self._returned:
-            return self._returned.wait_for(lambda: thread not in self._inflight, timeout_s)
+        with self._changed:
+            return self._changed.wait_for(lambda: thread not in self._inflight, timeout_s)
 
     def abandon(self, reason: str) -> None:
         """Give up on the run's threads: every later store call raises at once."""

@@ -103,7 +103,7 @@ class _ClaimsOnly(AdkWorkload):
 
 
 def test_a_non_atomic_claim_is_caught_with_the_two_winning_claims() -> None:
-    [mutant] = [m for m in ADK.mutants if m.name == "claim_race_in_history"]
+    mutant = ADK.mutant("claim_race_in_history")
     factory = mutant_factory(ADK, mutant, "sqlite")
     world = _world(factory, "cc3")
     try:
@@ -127,7 +127,7 @@ def test_a_non_atomic_claim_is_caught_with_the_two_winning_claims() -> None:
 
 def test_check_reports_a_non_linearizable_run_and_saves_its_history(
         tmp_path: Path, unbounded_checker: None) -> None:
-    [mutant] = [m for m in ADK.mutants if m.name == "claim_race_in_history"]
+    mutant = ADK.mutant("claim_race_in_history")
     report = fencepost.check("adk-ledger", mutant_factory(ADK, mutant, "sqlite"), seed=4,
                              concurrency=6, concurrent_ops=600)
     [lin] = [v for v in report.verdicts if v.clause.id == "ADK-LIN-001"]

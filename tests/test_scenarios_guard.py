@@ -59,8 +59,8 @@ def test_a_wait_woken_by_the_stop_raises_rather_than_returning() -> None:
 
     waiter = threading.Thread(target=wait)
     waiter.start()
-    with guard._returned:  # the waiter has registered: stop() will wake it
-        guard._returned.wait_for(lambda: done in guard._waiting)
+    with guard._changed:  # the waiter has registered: stop() will wake it
+        guard._changed.wait_for(lambda: done in guard._waiting)
     guard.stop("interrupted (SIGTERM)")
     waiter.join()
     assert [type(e) for e in raised] == [RunStopped]
