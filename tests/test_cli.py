@@ -84,12 +84,14 @@ def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) ->
 
 
 def test_external_adapter_passes_with_unsupported_capabilities(tmp_path: Path) -> None:
-    result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_ledger", "--quiet",
-                       cwd=tmp_path, pythonpath=EXTERNAL)
+    result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_ledger", "--seed", "3",
+                       "--quiet", cwd=tmp_path, pythonpath=EXTERNAL)
     assert result.returncode == 0, result.stdout + result.stderr
     lacking = [c for c in CLAUSES if c.requires - {"concurrency"}]  # my_ledger: concurrency only
-    assert (f"{ADK - len(lacking)} pass, 0 fail, 0 unknown, {len(lacking)} unsupported"
-            in result.stdout)
+    # LIN-001 may be a weak pass: whether two calls of this fast in-memory store overlapped in
+    # the concurrent run depends on the threads, not on the seed.
+    assert re.search(rf"{ADK - len(lacking)} pass( \(1 weak\))?, 0 fail, 0 unknown, "
+                     rf"{len(lacking)} unsupported", result.stdout), result.stdout
     assert "adapter lacks capability durable" in result.stdout
 
 
