@@ -18,20 +18,15 @@ then one event per line::
     {"process": "p1", "op": {"op": "claim", "args": {...}}, "invoked": 10, "completed": 52,
      "outcome": {"ok": {...}}, "at": 1000000, "info": false}
 
-Values use the value-class registry of :mod:`fencepost.spec.values` (``{"__type__": ...}``),
-extended so that everything comes back exactly: JSON ints stay ints and floats floats (``-0.0``,
-``nan`` and ``inf`` included), tuples are tagged ``{"__tuple__": [...]}``, a dict whose keys are
-not all strings (or that holds a reserved key) is ``{"__dict__": [[key, value], ...]}``. A value
-of an unregistered class is saved as its ``repr`` (``{"__opaque__": ...}``, as
-:func:`fencepost.spec.values.encode` does) and loads as that string: equal values stay equal,
-which is all an opaque token needs.
+Values are written by the kit's one exact codec, :mod:`fencepost.spec.values` (the same as in
+reports, in the SQL stores' columns and on the wire): everything comes back with its type, a
+value of an unregistered class as its ``repr``.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -39,10 +34,9 @@ from typing import IO, Any
 import attrs
 
 from fencepost.model.base import options_with_defaults
-from fencepost.spec.opaque import Forged, ForgedValue, Ref
 from fencepost.spec.ops import _OPS, Op
-from fencepost.spec.outcome import Crash, Err, Ok, Outcome
-from fencepost.spec.values import _TYPES
+from fencepost.spec.outcome import Crash, Err, Ok, Outcome, outcome_from_json, outcome_to_json
+from fencepost.spec.values import decode, encode
 
 FORMAT = "history"
 VERSION = 1
@@ -327,121 +321,3 @@ def op_from_json(contract: str, data: Any) -> Op:
     except TypeError as e:
         raise ValueError(f"bad arguments for {data['op']}: {e}") from None
     return op
-
-
-def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
-    if isinstance(outcome, Ok):
-        return {"ok": encode(outcome.value)}
-    if isinstance(outcome, Err):
-        return {"err": outcome.code, "detail": outcome.detail, "payload": encode(outcome.payload)}
-    return {"crash": outcome.kind, "message": outcome.message}
-
-
-def outcome_from_json(data: Any) -> Outcome:
-    if not isinstance(data, dict):
-        raise ValueError(f"an outcome is a JSON object, not {data!r}")
-    if "ok" in data:
-        return Ok(decode(data["ok"]))
-    if "err" in data:
-        if not isinstance(data["err"], str):
-            raise ValueError(f"error code {data['err']!r} is not a string")
-        return Err(data["err"], str(data.get("detail", "")), decode(data.get("payload")))
-    if "crash" in data:
-        return Crash(str(data["crash"]), str(data.get("message", "")))
-    raise ValueError(f"an outcome has one of ok, err, crash: {data!r}")
-
-
-# --- the exact value codec ---------------------------------------------------------------------
-
-_TAGS = frozenset({"__type__", "__tuple__", "__dict__", "__ref__", "__forged__",
-                   "__forged_value__", "__bytes__", "__opaque__", "__float__"})
-
-
-def encode(value: Any) -> Any:
-    """A value as JSON-ready data that :func:`decode` turns back into an equal value of the
-    same types (see the module doc)."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        # json writes nan/inf as NaN/Infinity, which strict readers refuse: tag them
-        return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, Ref):
-        return {"__ref__": value.name}
-    if isinstance(value, Forged):
-        return {"__forged__": value.label}
-    if isinstance(value, ForgedValue):
-        return {"__forged_value__": value.label}
-    cls = type(value)
-    if attrs.has(cls):
-        if _TYPES.get(cls.__name__) is not cls:
-            return {"__opaque__": repr(value)}
-        fields = {f.name: encode(getattr(value, f.name)) for f in attrs.fields(cls) if f.init}
-        return {"__type__": cls.__name__, **fields}
-    if isinstance(value, tuple):
-        return {"__tuple__": [encode(v) for v in value]}
-    if isinstance(value, list):
-        return [encode(v) for v in value]
-    if isinstance(value, Mapping):
-        if all(isinstance(k, str) for k in value) and not _TAGS.intersection(value):
-            return {k: encode(v) for k, v in value.items()}
-        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, bytes):
-        return {"__bytes__": value.hex()}
-    return {"__opaque__": repr(value)}
-
-
-def decode(data: Any) -> Any:
-    """Inverse of :func:`encode`."""
-    if isinstance(data, list):
-        return [decode(v) for v in data]
-    if not isinstance(data, dict):
-        return data
-    if len(data) == 1:
-        (tag, inner), = data.items()
-        if tag == "__tuple__":
-            return tuple(decode(v) for v in _list(inner, tag))
-        if tag == "__dict__":
-            out: dict[Any, Any] = {}
-            for pair in _list(inner, tag):
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise ValueError(f"__dict__ holds [key, value] pairs, not {pair!r}")
-                key = decode(pair[0])
-                try:
-                    out[key] = decode(pair[1])
-                except TypeError:
-                    raise ValueError(f"unhashable dict key {key!r}") from None
-            return out
-        if tag == "__ref__":
-            return Ref(_str(inner, tag))
-        if tag == "__forged__":
-            return Forged(_str(inner, tag))
-        if tag == "__forged_value__":
-            return ForgedValue(_str(inner, tag))
-        if tag == "__bytes__":
-            return bytes.fromhex(_str(inner, tag))
-        if tag == "__opaque__":
-            return _str(inner, tag)
-        if tag == "__float__":
-            return float(_str(inner, tag))
-    name = data.get("__type__")
-    if name is None:
-        return {k: decode(v) for k, v in data.items()}
-    cls = _TYPES.get(name)
-    if cls is None:
-        raise ValueError(f"unknown value class {name!r}")
-    try:
-        return cls(**{k: decode(v) for k, v in data.items() if k != "__type__"})
-    except TypeError as e:
-        raise ValueError(f"bad fields for {name}: {e}") from None
-
-
-def _list(value: Any, tag: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError(f"{tag} holds a list, not {value!r}")
-    return value
-
-
-def _str(value: Any, tag: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{tag} holds a string, not {value!r}")
-    return value

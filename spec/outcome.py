@@ -80,10 +80,16 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     return {"crash": outcome.kind, "message": outcome.message}
 
 
-def outcome_from_json(data: dict[str, Any]) -> Outcome:
-    """Inverse of :func:`outcome_to_json`."""
+def outcome_from_json(data: Any) -> Outcome:
+    """Inverse of :func:`outcome_to_json`; ``ValueError`` for data it never writes."""
+    if not isinstance(data, dict):
+        raise ValueError(f"an outcome is a JSON object, not {data!r}")
     if "ok" in data:
         return Ok(decode(data["ok"]))
     if "err" in data:
-        return Err(data["err"], data.get("detail", ""), decode(data.get("payload")))
-    return Crash(data["crash"], data.get("message", ""))
+        if not isinstance(data["err"], str):
+            raise ValueError(f"error code {data['err']!r} is not a string")
+        return Err(data["err"], str(data.get("detail", "")), decode(data.get("payload")))
+    if "crash" in data:
+        return Crash(str(data["crash"]), str(data.get("message", "")))
+    raise ValueError(f"an outcome has one of ok, err, crash: {data!r}")

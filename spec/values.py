@@ -1,13 +1,43 @@
-"""JSON encoding of the contracts' value classes (frozen attrs classes registered by name)."""
+"""The one exact JSON codec of the kit: values in histories, reports, stores and on the wire.
+
+Everything comes back exactly: JSON ints stay ints and floats floats (``-0.0``, ``nan`` and
+``inf`` included, the last two tagged ``{"__float__": "nan"}`` because strict JSON readers refuse
+``NaN``), tuples are tagged ``{"__tuple__": [...]}``, bytes ``{"__bytes__": "<hex>"}``, a dict
+whose keys are not all strings (or that holds a reserved key) is ``{"__dict__": [[key, value],
+...]}``, a registered value class is ``{"__type__": name, field: value, ...}`` and the kit's
+opaque stand-ins (:class:`~fencepost.spec.opaque.Ref`, ``Forged``, ``ForgedValue``) have their own
+tags. Example::
+
+    >>> decode(encode({"t": (1, -0.0), 3: b"\\x00"}))
+    {'t': (1, -0.0), 3: b'\\x00'}
+
+Two readings of a value the codec does not know:
+
+- :func:`encode` (histories, reports, the wire) writes its ``repr`` as ``{"__opaque__": ...}``,
+  which loads as that string: equal values stay equal, which is all an opaque token needs;
+- a :class:`Codec` (the SQL stores' column text) knows only the classes it was built with and
+  refuses anything else with ``TypeError``: a store must never keep what it cannot read back.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import attrs
 
+from .opaque import Forged, ForgedValue, Ref
+
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
+
+TAGS = frozenset({"__type__", "__tuple__", "__dict__", "__ref__", "__forged__",
+                  "__forged_value__", "__bytes__", "__opaque__", "__float__"})
+"""The reserved keys: a plain dict holding one of them is written as ``__dict__`` pairs."""
+
+_STAND_INS: dict[type, str] = {Ref: "__ref__", Forged: "__forged__", ForgedValue: "__forged_value__"}
 
 
 def value_class(cls: T) -> T:
@@ -16,30 +46,135 @@ def value_class(cls: T) -> T:
     return cls
 
 
-def encode(value: Any) -> Any:
-    """Turn a value (attrs instances, tuples, dicts, scalars) into JSON-ready data."""
-    if attrs.has(type(value)):
-        fields = {a.name: encode(getattr(value, a.name)) for a in attrs.fields(type(value))}
-        return {"__type__": type(value).__name__, **fields}
-    if isinstance(value, dict):
-        return {str(k): encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [encode(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
+class _Strict(Exception):
+    """Inside :class:`Codec`: the value is not one the codec may write."""
+
+
+def _encode(value: Any, classes: Mapping[str, type], strict: bool) -> Any:
+    if value is None or isinstance(value, str | bool | int):
         return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    cls = type(value)
+    if cls in _STAND_INS and not strict:
+        return {_STAND_INS[cls]: value.name if cls is Ref else value.label}
+    if attrs.has(cls):
+        if classes.get(cls.__name__) is cls:
+            fields = {f.name: _encode(getattr(value, f.name), classes, strict)
+                      for f in attrs.fields(cls) if f.init}
+            return {"__type__": cls.__name__, **fields}
+    elif isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, classes, strict) for v in value]}
+    elif isinstance(value, list):
+        return [_encode(v, classes, strict) for v in value]
+    elif isinstance(value, Mapping):
+        if all(isinstance(k, str) for k in value) and not TAGS.intersection(value):
+            return {k: _encode(v, classes, strict) for k, v in value.items()}
+        return {"__dict__": [[_encode(k, classes, strict), _encode(v, classes, strict)]
+                             for k, v in value.items()]}
+    elif isinstance(value, bytes):
+        return {"__bytes__": value.hex()}
+    if strict:
+        raise TypeError(f"cannot store a {cls.__name__}; use JSON data")
     return {"__opaque__": repr(value)}
 
 
-def decode(data: Any) -> Any:
-    """Inverse of :func:`encode` for registered classes; lists stay lists."""
-    if isinstance(data, dict):
-        if "__opaque__" in data:
-            return data["__opaque__"]
-        name = data.get("__type__")
-        if name is not None:
-            cls = _TYPES[name]
-            return cls(**{k: decode(v) for k, v in data.items() if k != "__type__"})
-        return {k: decode(v) for k, v in data.items()}
+def _decode(data: Any, classes: Mapping[str, type]) -> Any:
     if isinstance(data, list):
-        return [decode(v) for v in data]
-    return data
+        return [_decode(v, classes) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        (tag, inner), = data.items()
+        if tag == "__tuple__":
+            return tuple(_decode(v, classes) for v in _list(inner, tag))
+        if tag == "__dict__":
+            out: dict[Any, Any] = {}
+            for pair in _list(inner, tag):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise ValueError(f"__dict__ holds [key, value] pairs, not {pair!r}")
+                key = _decode(pair[0], classes)
+                try:
+                    out[key] = _decode(pair[1], classes)
+                except TypeError:
+                    raise ValueError(f"unhashable dict key {key!r}") from None
+            return out
+        if tag == "__ref__":
+            return Ref(_str(inner, tag))
+        if tag == "__forged__":
+            return Forged(_str(inner, tag))
+        if tag == "__forged_value__":
+            return ForgedValue(_str(inner, tag))
+        if tag == "__bytes__":
+            try:
+                return bytes.fromhex(_str(inner, tag))
+            except ValueError:
+                raise ValueError(f"__bytes__ holds hex digits, not {inner!r}") from None
+        if tag == "__opaque__":
+            return _str(inner, tag)
+        if tag == "__float__":
+            try:
+                return float(_str(inner, tag))
+            except ValueError:
+                raise ValueError(f"__float__ holds nan, inf or -inf, not {inner!r}") from None
+    name = data.get("__type__")
+    if name is None:
+        return {k: _decode(v, classes) for k, v in data.items()}
+    cls = classes.get(name)
+    if cls is None:
+        raise ValueError(f"unknown value class {name!r}")
+    try:
+        return cls(**{k: _decode(v, classes) for k, v in data.items() if k != "__type__"})
+    except TypeError as e:
+        raise ValueError(f"bad fields for {name}: {e}") from None
+
+
+def _list(value: Any, tag: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{tag} holds a list, not {value!r}")
+    return value
+
+
+def _str(value: Any, tag: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{tag} holds a string, not {value!r}")
+    return value
+
+
+def encode(value: Any) -> Any:
+    """A value as JSON-ready data that :func:`decode` turns back into an equal value of the
+    same types; an unregistered class is written as its ``repr`` (see the module doc)."""
+    return _encode(value, _TYPES, strict=False)
+
+
+def decode(data: Any) -> Any:
+    """Inverse of :func:`encode`; ``ValueError`` for data no :func:`encode` writes."""
+    return _decode(data, _TYPES)
+
+
+class Codec:
+    """The same codec for a store's own columns, over exactly the attrs ``classes`` given:
+    anything else (an unknown class, a kit stand-in) raises ``TypeError`` when written.
+
+    Example::
+
+        >>> codec = Codec([])
+        >>> codec.loads(codec.dumps({"t": (1, 2.0), 3: None}))
+        {'t': (1, 2.0), 3: None}
+    """
+
+    def __init__(self, classes: Iterable[type]) -> None:
+        self.classes = {c.__name__: c for c in classes}
+
+    def dump_value(self, value: Any) -> Any:
+        return _encode(value, self.classes, strict=True)
+
+    def load_value(self, data: Any) -> Any:
+        return _decode(data, self.classes)
+
+    def dumps(self, value: Any) -> str:
+        """Exact JSON text (ASCII, so that any string survives every backend's text type)."""
+        return json.dumps(self.dump_value(value), separators=(",", ":"), allow_nan=False)
+
+    def loads(self, text: str) -> Any:
+        return self.load_value(json.loads(text))

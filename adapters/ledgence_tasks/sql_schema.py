@@ -46,7 +46,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from fencepost.adapters.codec import Codec
+from fencepost.spec.values import Codec
 from fencepost.adapters.sql import TABLES_CACHED, table_name
 from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
