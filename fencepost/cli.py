@@ -271,6 +271,41 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return EXIT_OK if caught == len(rows) else EXIT_FAIL
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve a Python store over fencepost-wire/1 on stdin/stdout (until shutdown or EOF)."""
+    from fencepost import __version__
+    from fencepost.adapters.wire.serve import serve
+    from fencepost.registry import contract, resolve_adapter, served_capabilities
+    from fencepost.spec.ops import operations
+
+    entry = contract(args.contract)
+    if args.mutant:
+        from fencepost.mutants import mutant_factory
+
+        try:
+            mutant = entry.mutant(args.mutant)
+        except KeyError:
+            names = ", ".join(m.name for m in entry.mutants)
+            raise ConfigurationError(f"{args.contract} has no known-faulty store "
+                                     f"{args.mutant!r}; known: {names}") from None
+        factory: Any = mutant_factory(entry, mutant, "memory")
+        name = f"fencepost-serve:{args.mutant}"
+    else:
+        factory, name = resolve_adapter(args.contract, args.adapter)
+        name = f"fencepost-serve:{name}"
+    capabilities = served_capabilities(entry, factory)
+    return serve(entry.name, factory, operations(entry.name), capabilities, name=name,
+                 version=__version__)
+
+
+def cmd_protocol(args: argparse.Namespace) -> int:
+    """What an adapter of CONTRACT must understand over fencepost-wire/1."""
+    from fencepost.registry import wire_schema
+
+    print(wire_schema(args.contract))
+    return EXIT_OK
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
     import time
@@ -346,7 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a contract's name (fencepost list shows them)")
     p.add_argument("--adapter", default="sqlite",
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
-                        "postgresql://..., or MODULE:FACTORY")
+                        "postgresql://..., MODULE:FACTORY, or exec:COMMAND (a store in any "
+                        "language speaking fencepost-wire/1, docs/protocol.md)")
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
     p.add_argument("--report", metavar="DIR",
@@ -411,6 +447,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--capability", action="append", metavar="NAME",
                    help="a capability the store declared (added to those saved in the history)")
     p.set_defaults(run=cmd_analyze)
+
+    p = sub.add_parser("serve", help="serve a Python store over the fencepost-wire/1 protocol "
+                       "on stdin/stdout (the reference adapter; see docs/protocol.md)")
+    p.add_argument("contract")
+    p.add_argument("--adapter", default="memory",
+                   help="the store to serve, as for check (default memory)")
+    p.add_argument("--mutant", metavar="NAME",
+                   help="serve this known-faulty store (on memory) instead")
+    p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("protocol", help="what an adapter of a contract must understand over "
+                       "fencepost-wire/1: operations, value classes, error codes, capabilities")
+    p.add_argument("contract")
+    p.set_defaults(run=cmd_protocol)
 
     p = sub.add_parser("bench", help="measure the kit on this machine: state-machine steps/s, "
                        "kit overhead, linearizability checker, detection of faulty adapters")

@@ -119,6 +119,7 @@ class World:
             clock=self.clock.now,
             namespace=self.namespace,
             is_alive=self.is_alive,
+            dead_owners=lambda: frozenset(self.dead),
             options=dict(self.options),
         )
 
@@ -511,7 +512,9 @@ class Harness:
         if isinstance(actual, Err) and actual.code == "backend_unavailable" or (
             isinstance(actual, Crash) and actual.kind in _LOST
         ):
-            raise StoreLost(f"{op.name}: store unavailable ({actual})", tuple(self.trace))
+            said = actual.detail if isinstance(actual, Err) else actual.message
+            why = f": {said}" if said and said != "backend_unavailable" else ""
+            raise StoreLost(f"{op.name}: store unavailable ({actual}{why})", tuple(self.trace))
 
 
 @contextmanager

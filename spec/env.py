@@ -12,13 +12,18 @@ def _always_alive(owner: str) -> bool:
     return True
 
 
+def _nobody_dead() -> frozenset[str]:
+    return frozenset()
+
+
 @attrs.frozen
 class AdapterEnv:
     """The world an adapter is built in.
 
     - ``clock()``: the store-authoritative time in integer ms (the kit's simulated clock);
     - ``is_alive(owner)``: the owner-liveness oracle (only adapters declaring the capability
-      ``owner_liveness`` need consult it);
+      ``owner_liveness`` need consult it); ``dead_owners()`` the owners it says are dead now
+      (what the wire protocol sends with each call);
     - ``namespace``: a string unique to the run, for naming tables and keys so that a run never
       touches anything else;
     - ``options``: contract options (documented choices, capacity limits...), all strings.
@@ -36,4 +41,5 @@ class AdapterEnv:
     clock: Callable[[], int]
     namespace: str
     is_alive: Callable[[str], bool] = _always_alive
+    dead_owners: Callable[[], frozenset[str]] = _nobody_dead
     options: Mapping[str, Any] = attrs.field(factory=dict)

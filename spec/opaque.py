@@ -51,6 +51,14 @@ class ForgedValue:
 
 
 @attrs.frozen
+class Handle:
+    """A value a store behind the wire minted (an access, a lease): the text it sent as
+    ``{"__opaque__": text}``, sent back to it unchanged (see ``docs/protocol.md``)."""
+
+    text: str
+
+
+@attrs.frozen
 class ForgedMeaning:
     """What the model receives for :class:`Forged`: a meaning that validates nowhere."""
 

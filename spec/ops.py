@@ -54,6 +54,11 @@ def operation(contract: str, name: str) -> Callable[[OpT], OpT]:
     return register
 
 
+def operations(contract: str) -> dict[str, type[Op]]:
+    """The op classes of ``contract`` by protocol method name (its spec module imported)."""
+    return dict(_OPS.get(contract, {}))
+
+
 def op_from_json(contract: str, data: dict[str, Any]) -> Op:
     """Rebuild an op saved with :meth:`Op.to_json`."""
     cls = _OPS[contract][data["op"]]

@@ -14,7 +14,9 @@ tags. Example::
 Two readings of a value the codec does not know:
 
 - :func:`encode` (histories, reports, the wire) writes its ``repr`` as ``{"__opaque__": ...}``,
-  which loads as that string: equal values stay equal, which is all an opaque token needs;
+  which loads as that string: equal values stay equal, which is all an opaque token needs (a
+  :class:`~fencepost.spec.opaque.Handle`, a value minted by a store behind the wire, is written
+  as its own text);
 - a :class:`Codec` (the SQL stores' column text) knows only the classes it was built with and
   refuses anything else with ``TypeError``: a store must never keep what it cannot read back.
 """
@@ -23,12 +25,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Forged, ForgedValue, Ref
+from .opaque import Forged, ForgedValue, Handle, Ref
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -37,7 +39,8 @@ TAGS = frozenset({"__type__", "__tuple__", "__dict__", "__ref__", "__forged__",
                   "__forged_value__", "__bytes__", "__opaque__", "__float__"})
 """The reserved keys: a plain dict holding one of them is written as ``__dict__`` pairs."""
 
-_STAND_INS: dict[type, str] = {Ref: "__ref__", Forged: "__forged__", ForgedValue: "__forged_value__"}
+_STAND_INS: dict[type, str] = {Ref: "__ref__", Forged: "__forged__",
+                               ForgedValue: "__forged_value__"}
 
 
 def value_class(cls: T) -> T:
@@ -50,52 +53,55 @@ class _Strict(Exception):
     """Inside :class:`Codec`: the value is not one the codec may write."""
 
 
-def _encode(value: Any, classes: Mapping[str, type], strict: bool) -> Any:
+def _encode(value: Any, classes: Mapping[str, type], strict: bool,
+            unknown: Callable[[Any], str] = repr) -> Any:
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"__float__": repr(value)}
     cls = type(value)
+    if cls is Handle and not strict:
+        return {"__opaque__": value.text}
     if cls in _STAND_INS and not strict:
         return {_STAND_INS[cls]: value.name if cls is Ref else value.label}
     if attrs.has(cls):
         if classes.get(cls.__name__) is cls:
-            fields = {f.name: _encode(getattr(value, f.name), classes, strict)
+            fields = {f.name: _encode(getattr(value, f.name), classes, strict, unknown)
                       for f in attrs.fields(cls) if f.init}
             return {"__type__": cls.__name__, **fields}
     elif isinstance(value, tuple):
-        return {"__tuple__": [_encode(v, classes, strict) for v in value]}
+        return {"__tuple__": [_encode(v, classes, strict, unknown) for v in value]}
     elif isinstance(value, list):
-        return [_encode(v, classes, strict) for v in value]
+        return [_encode(v, classes, strict, unknown) for v in value]
     elif isinstance(value, Mapping):
         if all(isinstance(k, str) for k in value) and not TAGS.intersection(value):
-            return {k: _encode(v, classes, strict) for k, v in value.items()}
-        return {"__dict__": [[_encode(k, classes, strict), _encode(v, classes, strict)]
-                             for k, v in value.items()]}
+            return {k: _encode(v, classes, strict, unknown) for k, v in value.items()}
+        return {"__dict__": [[_encode(k, classes, strict, unknown),
+                              _encode(v, classes, strict, unknown)] for k, v in value.items()]}
     elif isinstance(value, bytes):
         return {"__bytes__": value.hex()}
     if strict:
         raise TypeError(f"cannot store a {cls.__name__}; use JSON data")
-    return {"__opaque__": repr(value)}
+    return {"__opaque__": unknown(value)}
 
 
-def _decode(data: Any, classes: Mapping[str, type]) -> Any:
+def _decode(data: Any, classes: Mapping[str, type], opaque: Callable[[str], Any] = str) -> Any:
     if isinstance(data, list):
-        return [_decode(v, classes) for v in data]
+        return [_decode(v, classes, opaque) for v in data]
     if not isinstance(data, dict):
         return data
     if len(data) == 1:
         (tag, inner), = data.items()
         if tag == "__tuple__":
-            return tuple(_decode(v, classes) for v in _list(inner, tag))
+            return tuple(_decode(v, classes, opaque) for v in _list(inner, tag))
         if tag == "__dict__":
             out: dict[Any, Any] = {}
             for pair in _list(inner, tag):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError(f"__dict__ holds [key, value] pairs, not {pair!r}")
-                key = _decode(pair[0], classes)
+                key = _decode(pair[0], classes, opaque)
                 try:
-                    out[key] = _decode(pair[1], classes)
+                    out[key] = _decode(pair[1], classes, opaque)
                 except TypeError:
                     raise ValueError(f"unhashable dict key {key!r}") from None
             return out
@@ -111,7 +117,7 @@ def _decode(data: Any, classes: Mapping[str, type]) -> Any:
             except ValueError:
                 raise ValueError(f"__bytes__ holds hex digits, not {inner!r}") from None
         if tag == "__opaque__":
-            return _str(inner, tag)
+            return opaque(_str(inner, tag))
         if tag == "__float__":
             try:
                 return float(_str(inner, tag))
@@ -119,12 +125,12 @@ def _decode(data: Any, classes: Mapping[str, type]) -> Any:
                 raise ValueError(f"__float__ holds nan, inf or -inf, not {inner!r}") from None
     name = data.get("__type__")
     if name is None:
-        return {k: _decode(v, classes) for k, v in data.items()}
+        return {k: _decode(v, classes, opaque) for k, v in data.items()}
     cls = classes.get(name)
     if cls is None:
         raise ValueError(f"unknown value class {name!r}")
     try:
-        return cls(**{k: _decode(v, classes) for k, v in data.items() if k != "__type__"})
+        return cls(**{k: _decode(v, classes, opaque) for k, v in data.items() if k != "__type__"})
     except TypeError as e:
         raise ValueError(f"bad fields for {name}: {e}") from None
 
@@ -141,15 +147,19 @@ def _str(value: Any, tag: str) -> str:
     return value
 
 
-def encode(value: Any) -> Any:
+def encode(value: Any, unknown: Callable[[Any], str] = repr) -> Any:
     """A value as JSON-ready data that :func:`decode` turns back into an equal value of the
-    same types; an unregistered class is written as its ``repr`` (see the module doc)."""
-    return _encode(value, _TYPES, strict=False)
+    same types; a value of an unregistered class is written as ``{"__opaque__":
+    unknown(value)}``, its ``repr`` by default (see the module doc)."""
+    return _encode(value, _TYPES, strict=False, unknown=unknown)
 
 
-def decode(data: Any) -> Any:
-    """Inverse of :func:`encode`; ``ValueError`` for data no :func:`encode` writes."""
-    return _decode(data, _TYPES)
+def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
+    """Inverse of :func:`encode`; ``ValueError`` for data no :func:`encode` writes. An
+    ``__opaque__`` text becomes ``opaque(text)``: the text itself (a history, a report), or a
+    :class:`~fencepost.spec.opaque.Handle` (a store's value read off the wire, handed back to it
+    as it came)."""
+    return _decode(data, _TYPES, opaque)
 
 
 class Codec:

@@ -2,15 +2,16 @@
 
 Plain JSON would lose what the contract compares: tuples (``retry_policy``) would come back as
 lists and non-string mapping keys as strings. So values are written as JSON where JSON is
-exact, and tagged (``{"__tuple__": ...}``, see :mod:`fencepost.spec.values`) where it is not; ints stay ints, floats stay floats.
+exact, and tagged (``{"__tuple__": ...}``, see :mod:`fencepost.spec.values`) where it is not;
+ints stay ints, floats stay floats.
 """
 
 from __future__ import annotations
 
 import json
 
-from fencepost.spec.values import Codec
 from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.values import Codec
 
 from .records import Aggregate, Claim
 

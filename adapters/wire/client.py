@@ -1,0 +1,252 @@
+"""One adapter child process speaking ``fencepost-wire/1`` (see ``docs/protocol.md``).
+
+:class:`Child` starts the command in a process group of its own, writes requests as JSON lines
+on its stdin and matches the replies read by a reader thread to the waiting callers by ``id``,
+so several threads may have requests in flight at once (the ``concurrency`` capability). It
+keeps the last lines of the child's stderr for the reasons it gives.
+
+Failure is a value here, never a hang: a reply that does not come within ``timeout_s``, a child
+that exits, a line that is not a reply to a request in flight, each kills the child (its whole
+process group) and fails every request in flight with :class:`WireLost`, which the kit reads as
+"the store was lost" (the check at stake is ``unknown``). Every child still running when the
+interpreter exits is killed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import json
+import os
+import signal
+import subprocess
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import attrs
+
+from fencepost.spec.errors import BackendUnavailable
+
+PROTOCOL = "fencepost-wire/1"
+STDERR_LINES = 50
+"""How many of the child's last stderr lines a reason quotes."""
+SHUTDOWN_GRACE_S = 2.0
+"""How long a child may take to exit after ``shutdown`` before it is killed."""
+
+_CHILDREN: weakref.WeakSet[Child] = weakref.WeakSet()
+
+
+class WireLost(BackendUnavailable):
+    """The adapter child cannot answer any more (it timed out, exited or broke the protocol):
+    the store is lost. Its ``detail`` says why and quotes the child's last stderr lines."""
+
+
+class WireFault(Exception):
+    """The adapter answered a request with ``fault`` (it could not process it)."""
+
+
+class WireError(Exception):
+    """The adapter answered a ``call`` with the contract's ``error`` (``{"code", "detail",
+    "payload"}``, as JSON data)."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("code"))
+        self.error = error
+
+
+@attrs.define
+class _Waiting:
+    done: threading.Event = attrs.Factory(threading.Event)
+    reply: dict[str, Any] | None = None
+
+
+class Child:
+    """A started adapter process and its one connection."""
+
+    def __init__(self, argv: Sequence[str], timeout_s: float,
+                 environment: Mapping[str, str] | None = None) -> None:
+        self.argv = list(argv)
+        self.timeout_s = timeout_s
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.lost: str | None = None
+        """Why the child can answer no more, or None while it can."""
+        self._lock = threading.Lock()
+        self._write = threading.Lock()
+        self._next = 1
+        self._waiting: dict[int, _Waiting] = {}
+        try:
+            self.process = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
+                env=None if environment is None else {**os.environ, **environment})
+        except OSError as e:
+            raise FileNotFoundError(f"cannot start {self.argv[0]}: {e.strerror or e}") from None
+        _CHILDREN.add(self)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._reader = threading.Thread(target=self._read, args=(self.process.stdout,),
+                                        daemon=True, name="fencepost-wire-reader")
+        self._log = threading.Thread(target=self._read_log, args=(self.process.stderr,),
+                                     daemon=True, name="fencepost-wire-stderr")
+        self._reader.start()
+        self._log.start()
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def request(self, kind: str, timeout_s: float | None = None, **fields: Any) -> Any:
+        """Send ``{"id", "type": kind, **fields}`` and wait for its reply: the ``ok`` value (JSON
+        data). Raises :class:`WireError` for an ``error`` reply, :class:`WireFault` for a
+        ``fault`` and :class:`WireLost` when the child is lost."""
+        waiting = _Waiting()
+        with self._lock:
+            if self.lost is not None:
+                raise WireLost(self.lost)
+            ident, self._next = self._next, self._next + 1
+            self._waiting[ident] = waiting
+        line = json.dumps({"id": ident, "type": kind, **fields}, separators=(",", ":"),
+                          allow_nan=False) + "\n"
+        try:
+            with self._write:
+                stdin = self.process.stdin
+                assert stdin is not None
+                stdin.write(line.encode())
+                stdin.flush()
+        except (OSError, ValueError):
+            self.lose(f"the adapter stopped reading its stdin ({self._exit_status()})")
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        if not waiting.done.wait(limit):
+            self.lose(f"the adapter did not answer {_what(kind, fields)} within {limit:g} s")
+        reply = waiting.reply
+        if reply is None:
+            raise WireLost(self.lost or "the adapter was lost")
+        if "fault" in reply:
+            raise WireFault(f"the adapter could not process {_what(kind, fields)}: "
+                            f"{reply['fault']}")
+        if "error" in reply:
+            raise WireError(reply["error"])
+        return reply["ok"]
+
+    # -- the reader threads ---------------------------------------------------------------------
+
+    def _read(self, stdout: IO[bytes]) -> None:
+        for raw in stdout:
+            problem = self._deliver(raw)
+            if problem is not None:
+                self.lose(problem)
+                return
+        self.lose(f"the adapter closed its stdout ({self._exit_status()})")
+
+    def _deliver(self, raw: bytes) -> str | None:
+        """Hand one stdout line to its waiting request; what is wrong with it, if anything."""
+        shown = raw[:200].decode("utf-8", "replace").rstrip("\n")
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            return f"the adapter wrote a line that is not JSON: {shown!r}"
+        if not isinstance(reply, dict):
+            return f"the adapter wrote {shown!r}, not a reply object"
+        kinds = [k for k in ("ok", "error", "fault") if k in reply]
+        if len(kinds) != 1:
+            return (f"the adapter wrote {shown!r}: a reply holds exactly one of ok, error, "
+                    "fault")
+        if kinds == ["error"] and not _is_error(reply["error"]):
+            return (f"the adapter wrote {shown!r}: error is {{\"code\": STRING, \"detail\": "
+                    "STRING, \"payload\": VALUE}")
+        ident = reply.get("id")
+        with self._lock:
+            waiting = self._waiting.pop(ident, None) if isinstance(ident, int) else None
+        if waiting is None:
+            return f"the adapter answered id {ident!r}, which no request in flight has"
+        waiting.reply = reply
+        waiting.done.set()
+        return None
+
+    def _read_log(self, stderr: IO[bytes]) -> None:
+        for raw in stderr:
+            self.stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    # -- losing and ending ----------------------------------------------------------------------
+
+    def lose(self, reason: str) -> None:
+        """Kill the child and fail every request in flight with ``reason`` (the first reason
+        is the one kept)."""
+        with self._lock:
+            first = self.lost is None
+            if first:
+                self.lost = reason
+            waiting, self._waiting = list(self._waiting.values()), {}
+        self.kill()
+        if first:
+            self._log.join(0.5)  # the last stderr lines, which the reason quotes
+            with self._lock:
+                self.lost = reason + self.stderr_tail()
+        for w in waiting:
+            w.done.set()
+
+    def stderr_tail(self, lines: int = 10) -> str:
+        tail = list(self.stderr)[-lines:]
+        return "; its stderr ends: " + " | ".join(tail) if tail else "; its stderr is empty"
+
+    def _exit_status(self) -> str:
+        try:
+            code = self.process.wait(0.5)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exit status {code}"
+
+    def kill(self) -> None:
+        """Kill the child's whole process group (idempotent)."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+            pass
+        for stream in (self.process.stdin,):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def shutdown(self) -> None:
+        """``shutdown``, then end of input; kill what is still running after the grace."""
+        if self.lost is None:
+            try:
+                self.request("shutdown", timeout_s=SHUTDOWN_GRACE_S)
+            except (WireLost, WireFault):
+                pass
+        with self._lock:
+            if self.lost is None:
+                self.lost = "the adapter was shut down"
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(SHUTDOWN_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+
+def _is_error(error: Any) -> bool:
+    return (isinstance(error, dict) and isinstance(error.get("code"), str)
+            and isinstance(error.get("detail", ""), str))
+
+
+def _what(kind: str, fields: Mapping[str, Any]) -> str:
+    return str(fields["op"]) if kind == "call" else kind
+
+
+@atexit.register
+def _kill_children() -> None:
+    for child in list(_CHILDREN):
+        child.kill()

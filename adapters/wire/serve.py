@@ -1,0 +1,240 @@
+"""Any Python store, served over ``fencepost-wire/1`` on stdin/stdout (``fencepost serve``).
+
+The other side of :mod:`.store`: it reads requests, calls the store a factory opens per
+namespace, and writes replies. It is the reference adapter of the protocol (the kit's own
+stores pass every clause through it exactly as they do in process) and what the bench times
+the protocol with. Each ``call`` runs on a thread of its own, so requests in flight overlap as
+they do on a store that declares ``concurrency``; the store reads the call's ``now`` and
+``dead`` through its env, exactly where an in-process store reads the kit's clock and oracle.
+
+Values the store mints (an access, a lease: anything the codec does not know) are sent as
+``{"__opaque__": "h<N>"}`` and looked up again when they come back; an opaque text this server
+never sent is, to the store, a value nobody minted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from fencepost.spec.env import AdapterEnv
+from fencepost.spec.errors import ContractError
+from fencepost.spec.opaque import ForgedValue
+from fencepost.spec.ops import Op
+from fencepost.spec.values import decode, encode
+
+from .client import PROTOCOL
+
+Factory = Callable[[AdapterEnv], Any]
+
+
+class _Handles:
+    """The store's opaque values and the texts they were sent as."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._texts: dict[Any, str] = {}
+        self._values: dict[str, Any] = {}
+
+    def text(self, value: Any) -> str:
+        try:
+            key: Any = ("v", value)
+            hash(key)
+        except TypeError:
+            key = ("id", id(value))
+        with self._lock:
+            found = self._texts.get(key)
+            if found is None:
+                found = f"h{len(self._values) + 1}"
+                self._texts[key] = found
+                self._values[found] = value
+            return found
+
+    def value(self, text: str) -> Any:
+        with self._lock:
+            found = self._values.get(text)
+        return ForgedValue(f"unknown handle {text}") if found is None else found
+
+
+class _Call:
+    """What the env of a store reads during one call (each call has a thread of its own)."""
+
+    local = threading.local()
+
+
+def _clock() -> int:
+    now: int = _Call.local.now
+    return now
+
+
+def _dead() -> frozenset[str]:
+    dead: frozenset[str] = _Call.local.dead
+    return dead
+
+
+class Server:
+    """One connection: the namespaces opened on it and the store open in each."""
+
+    def __init__(self, contract: str, factory: Factory, ops: Mapping[str, type[Op]],
+                 capabilities: frozenset[str], out: IO[str], *, name: str = "fencepost-serve",
+                 version: str = "") -> None:
+        self.contract = contract
+        self.factory = factory
+        self.ops = ops
+        self.capabilities = capabilities
+        self.name = name
+        self.version = version
+        self._out = out
+        self._write = threading.Lock()
+        self._stores: dict[str, Any] = {}
+        self._envs: dict[str, AdapterEnv] = {}
+        self._handles = _Handles()
+        self._threads: list[threading.Thread] = []
+        self.said_hello = False
+
+    def reply(self, ident: Any, **answer: Any) -> None:
+        line = json.dumps({"id": ident, **answer}, separators=(",", ":"), allow_nan=False)
+        with self._write:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def serve(self, lines: IO[str]) -> int:
+        """Answer every request read from ``lines`` until ``shutdown`` or end of input."""
+        for line in lines:
+            if not line.strip():
+                continue
+            if not self.handle(line):
+                break
+        for t in self._threads:
+            t.join()
+        for namespace in list(self._stores):
+            self._close(namespace)
+        return 0
+
+    def handle(self, line: str) -> bool:
+        """One request; False after ``shutdown``."""
+        try:
+            request = json.loads(line)
+        except ValueError:
+            self.reply(None, fault=f"not JSON: {line[:80]!r}")
+            return True
+        ident = request.get("id") if isinstance(request, dict) else None
+        if not isinstance(ident, int) or isinstance(ident, bool):
+            self.reply(None, fault="a request is an object with an integer id")
+            return True
+        kind = request.get("type")
+        if kind == "call" and self.said_hello:
+            thread = threading.Thread(target=self._call, args=(ident, request), daemon=True)
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+            thread.start()
+            return True
+        try:
+            value = self._control(kind, request)
+        except _Fault as e:
+            self.reply(ident, fault=str(e))
+            return True
+        self.reply(ident, ok=value)
+        return bool(kind != "shutdown")
+
+    def _control(self, kind: Any, request: Mapping[str, Any]) -> Any:
+        if kind == "hello":
+            if request.get("protocol") != PROTOCOL:
+                raise _Fault(f"this adapter speaks {PROTOCOL}, not {request.get('protocol')!r}")
+            if request.get("contract") != self.contract:
+                raise _Fault(f"this adapter serves {self.contract}, not "
+                             f"{request.get('contract')!r}")
+            self.said_hello = True
+            return {"name": self.name, "version": self.version,
+                    "capabilities": sorted(self.capabilities)}
+        if not self.said_hello:
+            raise _Fault("the first request is hello")
+        if kind == "shutdown":
+            return None
+        namespace = request.get("namespace")
+        if not isinstance(namespace, str):
+            raise _Fault(f"{kind} needs a namespace string")
+        if kind == "open":
+            options = request.get("options", {})
+            if not isinstance(options, dict):
+                raise _Fault("open: options is an object")
+            env = AdapterEnv(clock=_clock, namespace=namespace,
+                             is_alive=lambda owner: owner not in _dead(), dead_owners=_dead,
+                             options=options)
+            self._close(namespace)
+            self._envs[namespace] = env
+            self._stores[namespace] = self.factory(env)
+            return None
+        if kind == "close":
+            self._close(namespace)
+            return None
+        if kind == "discard":
+            self._close(namespace)
+            dropped = self._envs.pop(namespace, None)
+            discard = getattr(self.factory, "discard", None)
+            if dropped is not None and discard is not None:
+                discard(dropped)
+            return None
+        raise _Fault(f"unknown request type {kind!r}")
+
+    def _close(self, namespace: str) -> None:
+        store = self._stores.pop(namespace, None)
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+
+    def _call(self, ident: int, request: Mapping[str, Any]) -> None:
+        try:
+            store, op = self._decoded(request)
+        except _Fault as e:
+            self.reply(ident, fault=str(e))
+            return
+        _Call.local.now = request.get("now", 0)
+        _Call.local.dead = frozenset(request.get("dead", ()))
+        try:
+            value = op.invoke(store)
+        except ContractError as e:
+            self.reply(ident, error={"code": e.code, "detail": e.detail,
+                                     "payload": encode(e.payload, self._handles.text)})
+            return
+        except Exception as e:  # noqa: BLE001 - the store's crash, said as a fault
+            self.reply(ident, fault=f"the store raised {type(e).__name__}: {e}")
+            return
+        self.reply(ident, ok=encode(value, self._handles.text))
+
+    def _decoded(self, request: Mapping[str, Any]) -> tuple[Any, Op]:
+        store = self._stores.get(request.get("namespace"))  # type: ignore[arg-type]
+        if store is None:
+            raise _Fault(f"namespace {request.get('namespace')!r} is not open")
+        cls = self.ops.get(request.get("op"))  # type: ignore[arg-type]
+        if cls is None:
+            raise _Fault(f"unknown op {request.get('op')!r}")
+        args = request.get("args")
+        if not isinstance(args, dict):
+            raise _Fault("args is an object")
+        if not isinstance(request.get("now"), int):
+            raise _Fault("a call carries now, an integer")
+        try:
+            op = cls(**{k: decode(v, opaque=self._handles.value) for k, v in args.items()})
+        except (TypeError, ValueError) as e:
+            raise _Fault(f"bad arguments for {request.get('op')}: {e}") from None
+        return store, op
+
+
+class _Fault(Exception):
+    """A request the server cannot process (answered with ``fault``)."""
+
+
+def serve(contract: str, factory: Factory, ops: Mapping[str, type[Op]],
+          capabilities: frozenset[str], *, name: str = "fencepost-serve",
+          version: str = "") -> int:
+    """Serve ``factory``'s stores on this process's stdin/stdout; the exit status."""
+    server = Server(contract, factory, ops, capabilities, sys.stdout, name=name, version=version)
+    try:
+        return server.serve(sys.stdin)
+    finally:
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()
