@@ -46,10 +46,10 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from fencepost.spec.values import Codec
 from fencepost.adapters.sql import TABLES_CACHED, table_name
 from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.values import Codec
 
 from .core import AttemptRecord, TaskRecord
 
