@@ -427,8 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("mutants", help="run the kit against its known-faulty adapters")
     p.add_argument("contract")
-    p.add_argument("--adapter", default="memory", choices=("memory", "sqlite"),
-                   help="the correct store each faulty adapter is built on")
+    p.add_argument("--adapter", default="memory", choices=("memory", "sqlite", "exec"),
+                   help="the correct store each faulty adapter is built on (exec: the memory "
+                        "store served over fencepost-wire/1 by fencepost serve --mutant)")
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", action="append", metavar="NAME", help="run just these mutants")

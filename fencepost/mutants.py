@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -12,12 +14,15 @@ from .api import check
 from .contract import Contract
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import TempSqliteFactory, contract
+from .registry import TempSqliteFactory, contract, exec_factory
 
 if TYPE_CHECKING:
     from fencepost.scenarios.evidence import Evidence
 
-BASES = ("memory", "sqlite")
+BASES = ("memory", "sqlite", "exec")
+"""What a faulty store is built on: the memory or SQLite store, or the memory store served over
+the wire protocol (``fencepost serve --mutant NAME``, run as ``exec:``): the same bugs, caught
+through fencepost-wire/1."""
 
 
 @attrs.frozen
@@ -36,6 +41,9 @@ class MutantRow:
 
 def mutant_factory(entry: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
     """A factory for ``mutant`` built on the correct ``base`` store."""
+    if base == "exec":
+        return exec_factory(entry, shlex.join([sys.executable, "-m", "fencepost.cli", "serve",
+                                               entry.name, "--mutant", mutant.name]))
     store_class = mutant.store_class(entry.store_class(base))
     if base == "memory":
         return entry.memory_factory(store_class)
@@ -48,9 +56,14 @@ def elsewhere(contract_name: str, base: str, only: list[str] | None = None
     base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
     out: dict[str, list[str]] = {}
     for mutant in contract(contract_name).mutants:
-        if base not in mutant.bases and (not only or mutant.name in only):
+        if not _runs_on(mutant, base) and (not only or mutant.name in only):
             out.setdefault(mutant.bases[0], []).append(mutant.name)
     return out
+
+
+def _runs_on(mutant: Any, base: str) -> bool:
+    """Can ``mutant`` be built on ``base`` (over the wire: if it runs on memory)?"""
+    return base in mutant.bases or (base == "exec" and "memory" in mutant.bases)
 
 
 def _failed(clause: str) -> Callable[[Evidence], bool]:
@@ -71,7 +84,7 @@ def run_mutants(
     if base not in BASES:
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
     entry = contract(contract_name)
-    mutants = [m for m in entry.mutants if base in m.bases and (not only or m.name in only)]
+    mutants = [m for m in entry.mutants if _runs_on(m, base) and (not only or m.name in only)]
     if not mutants and not only:
         raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
     if only and len(mutants) != len(set(only)):

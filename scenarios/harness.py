@@ -153,6 +153,16 @@ class World:
         self.close()
         return self.open()
 
+    def forget_store(self) -> None:
+        """A check lost the store: close what can still be closed and open it again at the
+        next check (an out-of-process adapter whose child was lost then starts a new one), so
+        that one lost check does not take every later check with it."""
+        try:
+            self.close()
+        except AdapterFault as e:
+            self.evidence.faults.append(f"{self.namespace}: {e}")
+        self.store = None
+
     def fork(self, suffix: str, options: Mapping[str, str] | None = None) -> World:
         """A world with a store of its own (namespace + ``suffix``), sharing the clock, the
         guard and the evidence: for checks that must not see each other's records (capacity,

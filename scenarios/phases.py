@@ -75,6 +75,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
         for clause in clauses:
             world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
         world.evidence.ended[CONCURRENT] = f"lost: {lost}"
+        world.forget_store()
         return None
     finally:
         if not world.guard.abandoned:
@@ -194,6 +195,7 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
     except StoreLost as lost:
         lost_check(suite, world.evidence, check, str(lost))
         world.evidence.ended.setdefault(check, f"lost: {lost}")
+        world.forget_store()
         return False
     world.evidence.ended.setdefault(check, "")
     return True

@@ -266,6 +266,7 @@ class _Run:
             world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
         if run.lost is not None:
             lost_check(self.suite, world.evidence, "machine", str(run.lost))
+            world.forget_store()
         world.evidence.ended.setdefault("machine", _ending(run))
 
     def _races(self) -> None:

@@ -13,6 +13,9 @@ os.environ.setdefault("FENCEPOST_CALL_TIMEOUT", "60")
 # Likewise a stopped run's clean-up: at load 10 it has taken 3.4 s (0.2 s idle); the kill after
 # the grace is tested with an explicit one (tests/test_scenarios_guard.py).
 os.environ.setdefault("FENCEPOST_STOP_GRACE", "60")
+# And one request of an exec: adapter (a child process, itself slowed by the load); the wire
+# timeout is tested with explicit values (tests/test_adapters_wire.py).
+os.environ.setdefault("FENCEPOST_WIRE_TIMEOUT", "45")
 
 PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

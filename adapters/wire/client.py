@@ -32,6 +32,9 @@ from fencepost.spec.errors import BackendUnavailable
 PROTOCOL = "fencepost-wire/1"
 STDERR_LINES = 50
 """How many of the child's last stderr lines a reason quotes."""
+START_TIMEOUT_S = 20.0
+"""How long a child may take to answer ``hello`` at the least (a runtime starting up, a script
+compiled on first run: longer than one call may take)."""
 SHUTDOWN_GRACE_S = 2.0
 """How long a child may take to exit after ``shutdown`` before it is killed."""
 

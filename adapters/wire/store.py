@@ -27,7 +27,7 @@ from fencepost.spec.opaque import Handle
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
 
-from .client import PROTOCOL, Child, WireError, WireFault, WireLost
+from .client import PROTOCOL, START_TIMEOUT_S, Child, WireError, WireFault, WireLost
 
 
 def error_classes(spec: ModuleType) -> dict[str, type[ContractError]]:
@@ -85,7 +85,8 @@ class WireFactory:
     def _handshake(self, child: Child, options: Mapping[str, Any]) -> Hello:
         command = " ".join(self.argv)
         try:
-            said = child.request("hello", protocol=PROTOCOL, contract=self.contract,
+            said = child.request("hello", max(START_TIMEOUT_S, self.timeout_s),
+                                 protocol=PROTOCOL, contract=self.contract,
                                  options={k: str(v) for k, v in options.items()})
         except WireFault as e:
             child.shutdown()

@@ -1,0 +1,215 @@
+"""fencepost.adapters.wire: the kit's side of fencepost-wire/1 (docs/protocol.md), against the
+reference adapter (``fencepost serve``) and a hostile one (tests/wire/hostile.py).
+
+Every misbehaviour is a verdict within the timeout and leaves no process behind: the tests give
+each child a marker (its own temporary directory on its command line) and look for it in ``ps``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fencepost.adapters.wire.client import WireLost
+from fencepost.errors import ConfigurationError
+from fencepost.registry import contract, exec_factory
+from fencepost.spec import adk_ledger as adk
+from fencepost.spec.env import AdapterEnv
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = ROOT / "tests" / "wire" / "hostile.py"
+ADK = contract("adk-ledger")
+
+
+def running(marker: Path) -> list[str]:
+    """The processes whose command line holds ``marker``."""
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    return [line for line in ps.stdout.splitlines() if str(marker) in line]
+
+
+def hostile(mode: str, marker: Path, at: int = 1, timeout_s: float = 1.0) -> Any:
+    factory = exec_factory(ADK, f"{sys.executable} {HOSTILE} adk-ledger {mode} {at} {marker}")
+    factory.timeout_s = timeout_s
+    return factory
+
+
+def env(namespace: str = "w1", now: int = 1_000) -> AdapterEnv:
+    return AdapterEnv(clock=lambda: now, namespace=namespace)
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("hang", "the adapter did not answer get within 1 s"),
+    ("exit", "the adapter closed its stdout (exit status 7)"),
+    ("garbage", "the adapter wrote a line that is not JSON: 'Traceback (most recent call last)"),
+    ("bad_code", "the adapter answered get with error code 'bogus', which adk-ledger does not "
+                 "have (known: already_exists, backend_unavailable, completed,"),
+    ("wrong_id", "the adapter answered id 1003, which no request in flight has"),  # call 3
+])
+def test_a_misbehaving_child_is_lost_with_its_reason_and_replaced(
+        tmp_path: Path, mode: str, reason: str) -> None:
+    factory = hostile(mode, tmp_path)
+    try:
+        store = factory(env())
+        started = time.monotonic()
+        with pytest.raises(WireLost) as lost:
+            store.get("missing")
+        assert time.monotonic() - started < 10
+        assert reason in lost.value.detail
+        assert f"its stderr ends: hostile: {mode} at call 1 (get)" in lost.value.detail
+        assert running(tmp_path) == []  # killed, process group and all
+        with pytest.raises(WireLost):  # the lost store stays lost
+            store.get("missing")
+        again = factory(env())  # a new child, which behaves (the hostile one misbehaves once)
+        assert factory.children == 2
+        with pytest.raises(adk.NotFound):
+            again.get("missing")
+    finally:
+        factory.close()
+    assert running(tmp_path) == []
+
+
+def test_a_fault_makes_the_call_unknown_and_the_child_lives_on(tmp_path: Path) -> None:
+    factory = hostile("fault", tmp_path)
+    try:
+        store = factory(env())
+        with pytest.raises(WireLost, match="the adapter could not process get: cannot do that"):
+            store.get("missing")
+        with pytest.raises(adk.NotFound):
+            store.get("missing")
+        assert factory.children == 1
+    finally:
+        factory.close()
+    assert running(tmp_path) == []
+
+
+def test_a_refused_handshake_is_a_configuration_error(tmp_path: Path) -> None:
+    factory = hostile("bad_hello", tmp_path)
+    with pytest.raises(ConfigurationError, match="refused the handshake: this adapter speaks "
+                       "fencepost-wire/0 only"):
+        factory(env())
+    factory.close()
+    assert running(tmp_path) == []
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    ("", "exec: needs a command"),
+    ("./no/such/adapter", "exec adapter ./no/such/adapter: no such file"),
+    ("no-such-program-anywhere", "exec adapter no-such-program-anywhere: not found on PATH"),
+    ("'unclosed", "cannot split the exec command"),
+    ("tests/wire/hostile.py", "exec adapter tests/wire/hostile.py is not executable"),
+])
+def test_a_bad_exec_command_is_a_configuration_error(command: str, message: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ConfigurationError, match=message):
+        exec_factory(ADK, command)
+
+
+@pytest.fixture()
+def served() -> Any:
+    factory = exec_factory(ADK, f"{sys.executable} -m fencepost.cli serve adk-ledger")
+    yield factory
+    factory.close()
+
+
+def test_values_cross_the_wire_exactly(served: Any) -> None:
+    checkpoint = {"t": (1, 2.0), "z": -0.0, "b": b"\x00\xff", "n": [None, True], 3: "int key",
+                  "nan": math.inf, "__tuple__": "a reserved key"}
+    store = served(env())
+    store.create("i1", {"workflow_id": "wf", "workflow_version": 1, "kind": "k"}, checkpoint)
+    got = store.get("i1")
+    assert isinstance(got, adk.Invocation)
+    assert repr(got.checkpoint) == repr(checkpoint)
+    assert got.created_at == 1_000 and type(got.workflow_version) is int
+
+
+def test_namespaces_are_apart_and_durable_across_close(served: Any) -> None:
+    a, b = served(env("na")), served(env("nb"))
+    a.create("i1", {}, {})
+    with pytest.raises(adk.NotFound):
+        b.get("i1")
+    a.close()
+    assert served(env("na")).get("i1").invocation_id == "i1"
+    served.discard(env("na"))
+    with pytest.raises(adk.NotFound):
+        served(env("na")).get("i1")
+    assert served.hello.capabilities == {"durable", "owner_liveness", "concurrency"}
+
+
+def test_requests_in_flight_from_many_threads_get_their_own_answers(served: Any) -> None:
+    store = served(env())
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            for j in range(20):
+                store.create(f"i{k}-{j}", {}, {"k": k, "j": j})
+                assert store.get(f"i{k}-{j}").checkpoint == {"k": k, "j": j}
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_the_store_reads_the_calls_time_and_the_dead_owners(served: Any) -> None:
+    now = [5_000]
+    dead: set[str] = set()
+    store = served(AdapterEnv(clock=lambda: now[0], namespace="clock",
+                              dead_owners=lambda: frozenset(dead)))
+    store.create("i1", {}, {})
+    store.claim("i1", "c1", "t1", 5_000, 10_000)
+    with pytest.raises(adk.InvocationOwned):
+        store.claim("i1", "c2", "t2", 5_001, 10_000)
+    dead.add("c1")  # the oracle now says c1 is dead: its live lease no longer blocks
+    assert store.claim("i1", "c2", "t2", 5_002, 10_000).owner == "c2"
+    assert store.get("i1").created_at == 5_000
+
+
+def test_check_through_the_wire_stops_with_unknown_and_no_child_left(tmp_path: Path) -> None:
+    command = f"exec:{sys.executable} {HOSTILE} adk-ledger hang 5 {tmp_path}"
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", command,
+         "--seed", "1", "--quiet", "--concurrency", "0"],
+        capture_output=True, text=True, env={**os.environ, "FENCEPOST_WIRE_TIMEOUT": "1"},
+        timeout=300, cwd=ROOT)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert ("store unavailable (error backend_unavailable: the adapter did not answer create "
+            "within 1 s; its stderr ends: hostile: hang at call 5 (create))") in done.stdout
+    assert " 0 fail, 2 unknown," in done.stdout  # one check lost; the next ran on a new child
+    assert running(tmp_path) == []
+
+
+def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
+    def children() -> list[str]:  # the adapter's processes, not the kit's own
+        return [line for line in running(tmp_path) if "fencepost.cli" not in line]
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         f"exec:{sys.executable} {HOSTILE} adk-ledger none 0 {tmp_path}", "--seed", "1",
+         "--profile", "standard", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not children() and time.monotonic() < deadline:
+            time.sleep(0.05)  # waiting for the child to appear, an event we poll for
+        assert children(), "the adapter child never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, out + err
+    assert children() == []

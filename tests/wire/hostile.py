@@ -1,0 +1,81 @@
+"""A wire adapter that misbehaves once: the kit's memory store served over fencepost-wire/1
+(as ``fencepost serve`` does) until call number N, where it does MODE. The first child of a run
+misbehaves; the ones the kit starts after it (it replaces a lost child) behave, so a test sees
+both the verdict on the lost check and the run going on.
+
+    python tests/wire/hostile.py CONTRACT MODE N MARKER_DIR
+
+MODE: hang (never answer), exit (exit 7 mid-run), garbage (a line that is not JSON),
+bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
+fault (a fault reply), bad_hello (answer hello with another protocol's refusal).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from fencepost.adapters.wire.serve import Server
+from fencepost.registry import contract, served_capabilities
+from fencepost.spec.ops import operations
+
+
+class Hostile(Server):
+    def __init__(self, *args: Any, mode: str, at: int, armed: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.mode, self.at, self.armed, self.calls = mode, at, armed, 0
+
+    def handle(self, line: str) -> bool:
+        request = json.loads(line)
+        if self.armed and self.mode == "bad_hello" and request.get("type") == "hello":
+            self.reply(request["id"], fault="this adapter speaks fencepost-wire/0 only")
+            return True
+        if request.get("type") == "call":
+            self.calls += 1
+            if self.armed and self.calls == self.at:
+                return self.misbehave(request)
+        return super().handle(line)
+
+    def misbehave(self, request: dict[str, Any]) -> bool:
+        print(f"hostile: {self.mode} at call {self.calls} ({request['op']})", file=sys.stderr,
+              flush=True)
+        if self.mode == "hang":
+            time.sleep(3600)
+        if self.mode == "exit":
+            os._exit(7)
+        if self.mode == "garbage":
+            with self._write:
+                self._out.write("Traceback (most recent call last): oops\n")
+                self._out.flush()
+            return True
+        if self.mode == "bad_code":
+            self.reply(request["id"], error={"code": "bogus", "detail": "", "payload": None})
+            return True
+        if self.mode == "wrong_id":
+            self.reply(request["id"] + 1000, ok=None)
+            return True
+        if self.mode == "fault":
+            self.reply(request["id"], fault="cannot do that today")
+            return True
+        raise SystemExit(f"unknown mode {self.mode}")
+
+
+def main() -> int:
+    name, mode, at, marker_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    marker = os.path.join(marker_dir, "misbehaved")
+    armed = not os.path.exists(marker)
+    if armed:
+        open(marker, "w").close()
+    entry = contract(name)
+    factory = entry.memory_factory()
+    server = Hostile(entry.name, factory, operations(entry.name),
+                     served_capabilities(entry, factory), sys.stdout, mode=mode, at=at,
+                     armed=armed)
+    return server.serve(sys.stdin)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
