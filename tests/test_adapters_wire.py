@@ -32,7 +32,8 @@ ADK = contract("adk-ledger")
 
 def running(marker: Path) -> list[str]:
     """The processes whose command line holds ``marker``."""
-    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True,
+                        check=True)  # -ww: whole command lines, else cut to 80 columns
     return [line for line in ps.stdout.splitlines() if str(marker) in line]
 
 
