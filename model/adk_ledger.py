@@ -1,7 +1,9 @@
 """Reference model of the ``adk-ledger`` contract: the executable form of its clauses.
 
-The state is an immutable mapping ``invocation_id -> Rec``. :func:`step` applies one operation
-in the order the seed implementation checks, and names the clause that decided the answer.
+The state is an immutable mapping ``invocation_id -> StoredInvocation`` (the record schema of
+:mod:`fencepost.spec.adk_ledger`, which the stores keep too). :func:`step` applies one
+operation in the order the seed implementation checks, and names the clause that decided the
+answer.
 
 Example::
 
@@ -21,6 +23,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.opaque import Opaque
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
@@ -35,34 +38,15 @@ from .base import (
     reads_and_refusals,
 )
 
-State = Mapping[str, "Rec"]
+State = Mapping[str, "StoredInvocation"]
 EMPTY: State = {}
-
-
-@attrs.frozen
-class Rec:
-    """One stored invocation, token included."""
-
-    invocation_id: str
-    workflow_id: Any
-    workflow_version: Any
-    kind: Any
-    checkpoint: Mapping[str, Any]
-    phase: str
-    outcome: Any
-    token: str | None
-    owner: str | None
-    lease_until: int
-    revision: int
-    created_at: int
-    updated_at: int
 
 
 def default_options(given: Mapping[str, str] | None = None) -> dict[str, str]:
     return options_with_defaults(spec.CHOICES, given or {})
 
 
-def view(rec: Rec, ctx: Ctx) -> spec.Invocation:
+def view(rec: StoredInvocation, ctx: Ctx) -> spec.Invocation:
     owned = rec.token is not None
     if ctx.options.get("owned_view") == "live_lease":
         owned = owned and ctx.now < rec.lease_until
@@ -83,7 +67,7 @@ def view(rec: Rec, ctx: Ctx) -> spec.Invocation:
     )
 
 
-def _put(state: State, rec: Rec) -> State:
+def _put(state: State, rec: StoredInvocation) -> State:
     return {**state, rec.invocation_id: rec}
 
 
@@ -91,7 +75,7 @@ def _refuse(state: State, code: str, clause: str, effect: str | None = None) -> 
     return Step(Err(code), state, clause, effect or clause)
 
 
-def _owner_dead(rec: Rec, ctx: Ctx) -> bool:
+def _owner_dead(rec: StoredInvocation, ctx: Ctx) -> bool:
     return (
         "owner_liveness" in ctx.capabilities and rec.owner is not None and rec.owner in ctx.dead
     )
@@ -104,7 +88,7 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
     # An absent key reading as none is the metadata_keys=optional rule (the seed never sees one).
     decided = ("ADK-CREATE-002" if any(k not in meta for k in spec.METADATA_KEYS)
                else "ADK-CREATE-001")
-    rec = Rec(
+    rec = StoredInvocation(
         invocation_id=op.invocation_id,
         workflow_id=meta.get("workflow_id"),
         workflow_version=meta.get("workflow_version"),
@@ -156,7 +140,7 @@ def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
     return Step(Ok(view(new, ctx)), _put(state, new), decided, "ADK-CLAIM-006")
 
 
-def _write_guard(state: State, invocation_id: str, token: str, now: int) -> Step | Rec:
+def _write_guard(state: State, invocation_id: str, token: str, now: int) -> Step | StoredInvocation:
     """The guard renew, checkpoint and finish share, in the implementation's order."""
     rec = state.get(invocation_id)
     if rec is None:
@@ -205,7 +189,7 @@ NORMALIZED_PHASES = ("failed", "cancelled")
 """The finish phases whose outcome the seed's ledger normalizes (``persisted_outcome``)."""
 
 
-def stored_outcome(rec: Rec, op: spec.Finish, ctx: Ctx) -> Any:
+def stored_outcome(rec: StoredInvocation, op: spec.Finish, ctx: Ctx) -> Any:
     """The outcome a finish stores. Under ``finish_outcome=normalized`` (the seed) failed and
     cancelled store a value of the store's own: the model answers a placeholder named after
     this very finish, which the first read binds to the store's value and every later read
@@ -346,7 +330,7 @@ FIELD_CLAUSES = {
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
-    from .adk_ledger_situations import situations  # it builds on this module's Rec
+    from .adk_ledger_situations import situations  # it builds on this module's StoredInvocation
 
     return situations(before, op, ctx, step)
 

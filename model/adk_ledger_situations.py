@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.ops import Op
 
 from .adk_ledger import (
     ARGUMENT_CLAUSES,
-    Rec,
     State,
     guard_edges,
     integer,
@@ -28,7 +28,7 @@ AT, AFTER, JUST_BEFORE = "at lease_until exactly", "after lease_until", "at leas
 Found = Iterator[tuple[str, str]]
 
 
-def state_of(rec: Rec) -> str:
+def state_of(rec: StoredInvocation) -> str:
     """ready, running or finished: the three kinds of record a rule can start from."""
     if rec.phase == spec.READY:
         return "ready"
@@ -87,7 +87,7 @@ def _arguments(op: Op, edges: tuple[str, ...], options: Mapping[str, str],
         yield clause, "a now_ms of 0 or below"
 
 
-def _create(rec: Rec | None, op: spec.Create, step: Step) -> Found:
+def _create(rec: StoredInvocation | None, op: spec.Create, step: Step) -> Found:
     if rec is not None:
         yield "ADK-CREATE-003", f"over a {state_of(rec)} record"
         return
@@ -98,7 +98,7 @@ def _create(rec: Rec | None, op: spec.Create, step: Step) -> Found:
         yield "ADK-CREATE-002", "an absent key"
 
 
-def _get(rec: Rec | None, ctx: Ctx) -> Found:
+def _get(rec: StoredInvocation | None, ctx: Ctx) -> Found:
     if rec is None:
         return
     yield "ADK-GET-002", f"a {state_of(rec)} record"
@@ -106,7 +106,7 @@ def _get(rec: Rec | None, ctx: Ctx) -> Found:
         yield "ADK-GET-003", "an expired lease nobody re-claimed"
 
 
-def _claim(rec: Rec | None, op: spec.Claim, step: Step) -> Found:
+def _claim(rec: StoredInvocation | None, op: spec.Claim, step: Step) -> Found:
     if rec is None:
         return
     clause = step.clause
@@ -126,7 +126,7 @@ def _claim(rec: Rec | None, op: spec.Claim, step: Step) -> Found:
             yield "ADK-CLAIM-006", "clears a previous outcome"
 
 
-def _write(rec: Rec | None, op: spec.Renew | spec.Checkpoint | spec.Finish,
+def _write(rec: StoredInvocation | None, op: spec.Renew | spec.Checkpoint | spec.Finish,
            step: Step) -> Found:
     clause, code = step.clause, step.outcome.code
     if clause == "ADK-FINISH-001":
@@ -155,7 +155,7 @@ def _write(rec: Rec | None, op: spec.Renew | spec.Checkpoint | spec.Finish,
         yield from _accepted(rec, op)
 
 
-def _accepted(rec: Rec, op: spec.Renew | spec.Checkpoint | spec.Finish) -> Found:
+def _accepted(rec: StoredInvocation, op: spec.Renew | spec.Checkpoint | spec.Finish) -> Found:
     yield "ADK-REV-001", op.name
     if isinstance(op, spec.Finish):
         yield "ADK-FINISH-002", f"finished {op.phase}"
@@ -167,7 +167,7 @@ def _accepted(rec: Rec, op: spec.Renew | spec.Checkpoint | spec.Finish) -> Found
         yield clause, f"{change} the lease"
 
 
-def _delete(rec: Rec | None, ctx: Ctx, step: Step) -> Found:
+def _delete(rec: StoredInvocation | None, ctx: Ctx, step: Step) -> Found:
     if rec is None:
         return
     clause = step.clause

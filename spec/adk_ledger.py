@@ -202,6 +202,27 @@ class Invocation:
     updated_at: int
 
 
+@attrs.frozen
+class StoredInvocation:
+    """What a store keeps for one invocation (the record schema, declared once for the
+    stores and the model): :class:`Invocation`'s fields with the owner ``token`` in place of
+    ``owned`` (``owned`` is derived from it, see choice ``owned_view``)."""
+
+    invocation_id: str
+    workflow_id: Any
+    workflow_version: Any
+    kind: Any
+    checkpoint: Mapping[str, Any]
+    phase: str
+    outcome: Any
+    token: str | None
+    owner: str | None
+    lease_until: int
+    revision: int
+    created_at: int
+    updated_at: int
+
+
 # --- the protocol ------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import copy
 import attrs
 import pytest
 
-from fencepost.model.adk_ledger import EMPTY, Rec, answer_clause, default_options, step, view
+from fencepost.model.adk_ledger import EMPTY, answer_clause, default_options, step, view
 from fencepost.model.adk_ledger_situations import situations
 from fencepost.model.base import Ctx
 from fencepost.spec.adk_ledger import (
@@ -23,6 +23,7 @@ from fencepost.spec.adk_ledger import (
     Get,
     Invocation,
     Renew,
+    StoredInvocation,
 )
 from fencepost.spec.opaque import Opaque
 from fencepost.spec.outcome import Err, Ok
@@ -56,9 +57,9 @@ def ok(state, op, now: int = 0, **kw):
     return s.state
 
 
-def record(**changes) -> Rec:
+def record(**changes) -> StoredInvocation:
     """The record right after create("i1", META, CP0) at the store clock CREATED_AT."""
-    base = Rec(
+    base = StoredInvocation(
         invocation_id="i1", workflow_id="wf", workflow_version=3, kind="sequential",
         checkpoint=CP0, phase="ready", outcome=None, token=None, owner=None, lease_until=0,
         revision=0, created_at=CREATED_AT, updated_at=CREATED_AT,
@@ -66,7 +67,7 @@ def record(**changes) -> Rec:
     return attrs.evolve(base, **changes)
 
 
-def claimed_record(**changes) -> Rec:
+def claimed_record(**changes) -> StoredInvocation:
     """The record after claim("i1", "c1", "t1", T0, LEASE)."""
     base = record(phase="running", token="t1", owner="c1", lease_until=LEASE_UNTIL, revision=1,
                   updated_at=T0)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import attrs
 
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.env import AdapterEnv
 
 
@@ -24,33 +25,14 @@ def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@attrs.define
-class Row:
-    """A stored invocation (mutable copy handed to the rules)."""
-
-    invocation_id: str
-    workflow_id: Any
-    workflow_version: Any
-    kind: Any
-    checkpoint: Mapping[str, Any]
-    phase: str
-    outcome: Any
-    token: str | None
-    owner: str | None
-    lease_until: int
-    revision: int
-    created_at: int
-    updated_at: int
-
-
 class Slot(Protocol):
     """The locked place of one invocation: its row (``None`` when absent) and how to change it."""
 
-    row: Row | None
+    row: StoredInvocation | None
 
-    def insert(self, row: Row) -> None: ...
+    def insert(self, row: StoredInvocation) -> None: ...
 
-    def update(self, row: Row) -> None: ...
+    def update(self, row: StoredInvocation) -> None: ...
 
     def remove(self) -> None: ...
 
@@ -80,22 +62,22 @@ class LedgerCore:
 
     # -- predicates the faulty adapters bend ----------------------------------------------------
 
-    def _live(self, row: Row, now: int) -> bool:
+    def _live(self, row: StoredInvocation, now: int) -> bool:
         return now < row.lease_until
 
-    def _owner_dead(self, row: Row) -> bool:
+    def _owner_dead(self, row: StoredInvocation) -> bool:
         return row.owner is not None and not self.env.is_alive(row.owner)
 
-    def _claimable(self, row: Row, now: int) -> bool:
+    def _claimable(self, row: StoredInvocation, now: int) -> bool:
         return row.token is None or not self._live(row, now) or self._owner_dead(row)
 
-    def _check_writer(self, row: Row, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
         if self._stale(row, token):
             raise spec.StaleOwner(row.invocation_id)
         if not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
 
-    def _stale(self, row: Row, token: str) -> bool:
+    def _stale(self, row: StoredInvocation, token: str) -> bool:
         """``token`` is not the running owner's (no owner matches no token)."""
         return row.phase != spec.RUNNING or row.token is None or row.token != token
 
@@ -151,14 +133,14 @@ class LedgerCore:
             raise error(f"{invocation_id!r}: id and token must be strings, now_ms an integer"
                         + (", lease_ms a positive integer" if lease_ms else ""))
 
-    def _deletable(self, row: Row) -> bool:
+    def _deletable(self, row: StoredInvocation) -> bool:
         if row.token is None:
             if row.phase == spec.COMPLETED and self.options["delete_completed"] == "forbidden":
                 raise spec.Completed(row.invocation_id)
             return True
         return not self._lease_blocks_delete(row)
 
-    def _lease_blocks_delete(self, row: Row) -> bool:
+    def _lease_blocks_delete(self, row: StoredInvocation) -> bool:
         """An owned record stays while its lease is live and its owner alive."""
         return self._live(row, self.env.clock()) and not self._owner_dead(row)
 
@@ -177,7 +159,7 @@ class LedgerCore:
                 raise spec.AlreadyExists(invocation_id)
             now = self.env.clock()
             slot.insert(
-                Row(
+                StoredInvocation(
                     invocation_id=invocation_id,
                     workflow_id=metadata.get("workflow_id"),
                     workflow_version=metadata.get("workflow_version"),
@@ -208,7 +190,7 @@ class LedgerCore:
             self._check_claimable(row, owner_token, now_ms)
             return self._grant(slot, row, owner, owner_token, now_ms, lease_ms)
 
-    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
         """Why ``row`` cannot be claimed at ``now``: completed, or owned. ``token`` is the
         claimant's; the seed does not look at it (a live lease is owned whoever asks)."""
         if row.phase == spec.COMPLETED:
@@ -216,14 +198,15 @@ class LedgerCore:
         if not self._claimable(row, now):
             raise spec.InvocationOwned(row.invocation_id)
 
-    def _grant(self, slot: Slot, row: Row, owner: str, token: str, now: int,
+    def _grant(self, slot: Slot, row: StoredInvocation, owner: str, token: str, now: int,
                lease_ms: int) -> spec.Invocation:
         """Write the claim of ``row`` to ``slot`` and answer the claimed invocation."""
         claimed = self._claimed(row, owner, token, now, lease_ms)
         slot.update(claimed)
         return self._view(claimed)
 
-    def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
+    def _claimed(self, row: StoredInvocation, owner: str, token: str, now: int,
+                 lease_ms: int) -> StoredInvocation:
         return attrs.evolve(
             row,
             phase=spec.RUNNING,
@@ -243,11 +226,11 @@ class LedgerCore:
             self._check_renewer(row, owner_token, now_ms)
             slot.update(self._renewed(row, now_ms, lease_ms))
 
-    def _check_renewer(self, row: Row, token: str, now: int) -> None:
+    def _check_renewer(self, row: StoredInvocation, token: str, now: int) -> None:
         """renew's fence: the same as every write's (:meth:`_check_writer`)."""
         self._check_writer(row, token, now)
 
-    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+    def _renewed(self, row: StoredInvocation, now: int, lease_ms: int) -> StoredInvocation:
         """What renew stores: the lease runs ``lease_ms`` from ``now``, the revision moves."""
         return attrs.evolve(row, lease_until=now + lease_ms, revision=row.revision + 1,
                             updated_at=now)
@@ -269,8 +252,8 @@ class LedgerCore:
             self._check_writer(row, owner_token, now_ms)
             slot.update(self._checkpointed(row, checkpoint, now_ms, lease_ms))
 
-    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
-                      lease_ms: int) -> Row:
+    def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> StoredInvocation:
         """What checkpoint stores: the new checkpoint, the lease running ``lease_ms`` from
         ``now``, the revision moved."""
         return attrs.evolve(row, checkpoint=dict(checkpoint), lease_until=now + lease_ms,
@@ -332,12 +315,12 @@ class LedgerCore:
             raise spec.InvalidInvocationId(f"{invocation_id!r} is no string")
 
     @staticmethod
-    def _require(slot: Slot) -> Row:
+    def _require(slot: Slot) -> StoredInvocation:
         if slot.row is None:
             raise spec.NotFound()
         return slot.row
 
-    def _view(self, row: Row) -> spec.Invocation:
+    def _view(self, row: StoredInvocation) -> spec.Invocation:
         owned = row.token is not None
         if self.options["owned_view"] == "live_lease":
             owned = owned and self.env.clock() < row.lease_until

@@ -12,22 +12,22 @@ from contextlib import contextmanager
 import attrs
 
 from fencepost.adapters.memory import forget, shelf
-from fencepost.spec.adk_ledger import CONTRACT
+from fencepost.spec.adk_ledger import CONTRACT, StoredInvocation
 from fencepost.spec.env import AdapterEnv
 
-from .core import LedgerCore, Row
+from .core import LedgerCore
 
 
 @attrs.define
 class _MemorySlot:
-    rows: dict[str, Row]
+    rows: dict[str, StoredInvocation]
     invocation_id: str
-    row: Row | None
+    row: StoredInvocation | None
 
-    def insert(self, row: Row) -> None:
+    def insert(self, row: StoredInvocation) -> None:
         self.rows[self.invocation_id] = attrs.evolve(row)
 
-    def update(self, row: Row) -> None:
+    def update(self, row: StoredInvocation) -> None:
         self.rows[self.invocation_id] = attrs.evolve(row)
 
     def remove(self) -> None:

@@ -28,11 +28,12 @@ from fencepost.adapters.sql import (
     unavailable_on_disconnect,
 )
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.env import AdapterEnv
 
-from .core import LedgerCore, Row
+from .core import LedgerCore
 
-_COLUMNS = [a.name for a in attrs.fields(Row)]
+_COLUMNS = [a.name for a in attrs.fields(StoredInvocation)]
 
 
 @functools.lru_cache(maxsize=TABLES_CACHED)
@@ -61,16 +62,16 @@ class _SqlSlot:
     conn: Connection
     table: sa.Table
     invocation_id: str
-    row: Row | None
+    row: StoredInvocation | None
 
-    def insert(self, row: Row) -> None:
+    def insert(self, row: StoredInvocation) -> None:
         try:
             with self.conn.begin_nested():
                 self.conn.execute(self.table.insert().values(**attrs.asdict(row)))
         except exc.IntegrityError as e:
             raise spec.AlreadyExists(self.invocation_id) from e
 
-    def update(self, row: Row) -> None:
+    def update(self, row: StoredInvocation) -> None:
         values = attrs.asdict(row)
         del values["invocation_id"]
         self.conn.execute(
@@ -101,7 +102,7 @@ class SqlLedger(LedgerCore):
     def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:
         with unavailable_on_disconnect(), self.engine.begin() as conn:
             found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
-            row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)
 
     @contextmanager
@@ -110,7 +111,7 @@ class SqlLedger(LedgerCore):
         # up a claim. The slot is read-only (get writes nothing).
         with unavailable_on_disconnect(), self._reader.connect() as conn:
             found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
-            row = Row(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)
 
     def close(self) -> None:

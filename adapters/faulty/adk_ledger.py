@@ -17,8 +17,9 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.adk_ledger.core import LedgerCore, Row
+from fencepost.adapters.adk_ledger.core import LedgerCore
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 
 from . import adk_ledger_arguments as _arguments
 from . import db_failures as _faults
@@ -87,7 +88,7 @@ class GetTouchesRecord(LedgerCore):
 
 
 class OwnedMeansLive(LedgerCore):
-    def _view(self, row: Row) -> spec.Invocation:
+    def _view(self, row: StoredInvocation) -> spec.Invocation:
         view = super()._view(row)
         return attrs.evolve(view, owned=view.owned and self.env.clock() < row.lease_until)
 
@@ -103,7 +104,7 @@ class ClaimCreatesMissing(LedgerCore):
 
 
 class ClaimCompleted(LedgerCore):
-    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
         if row.phase != spec.COMPLETED:
             super()._check_claimable(row, token, now)
 
@@ -111,33 +112,34 @@ class ClaimCompleted(LedgerCore):
 class ReadyNotClaimable(LedgerCore):
     """The claim's WHERE clause lists the resumable phases and forgets ``ready``."""
 
-    def _claimable(self, row: Row, now: int) -> bool:
+    def _claimable(self, row: StoredInvocation, now: int) -> bool:
         return row.phase != spec.READY and super()._claimable(row, now)
 
 
 class SameTokenReclaims(LedgerCore):
-    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
         if not (row.token == token and row.phase == spec.RUNNING):
             super()._check_claimable(row, token, now)
 
 
 class ClaimBoundaryOffByOne(LedgerCore):
-    def _claimable(self, row: Row, now: int) -> bool:
+    def _claimable(self, row: StoredInvocation, now: int) -> bool:
         return row.token is None or now > row.lease_until or self._owner_dead(row)
 
 
 class ClaimKeepsOutcome(LedgerCore):
-    def _claimed(self, row: Row, owner: str, token: str, now: int, lease_ms: int) -> Row:
+    def _claimed(self, row: StoredInvocation, owner: str, token: str, now: int,
+                 lease_ms: int) -> StoredInvocation:
         return attrs.evolve(super()._claimed(row, owner, token, now, lease_ms), outcome=row.outcome)
 
 
 class IgnoresDeadOwners(LedgerCore):
-    def _owner_dead(self, row: Row) -> bool:
+    def _owner_dead(self, row: StoredInvocation) -> bool:
         return False
 
 
 class DeleteIgnoresDeadOwners(LedgerCore):
-    def _lease_blocks_delete(self, row: Row) -> bool:
+    def _lease_blocks_delete(self, row: StoredInvocation) -> bool:
         return self._live(row, self.env.clock())
 
 
@@ -319,49 +321,49 @@ class ZombieCheckpoint(LedgerCore):
 class NullTokenMatchesAnyone(LedgerCore):
     """SQL NULL semantics: ``token <> :t`` is unknown for NULL, so nothing looks stale."""
 
-    def _stale(self, row: Row, token: str) -> bool:
+    def _stale(self, row: StoredInvocation, token: str) -> bool:
         return row.token is not None and row.token != token
 
 
 class ExpiryCheckedBeforeToken(LedgerCore):
-    def _check_writer(self, row: Row, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
         if row.token is not None and not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
         super()._check_writer(row, token, now)
 
 
 class RenewRevivesExpiredLease(LedgerCore):
-    def _check_renewer(self, row: Row, token: str, now: int) -> None:
+    def _check_renewer(self, row: StoredInvocation, token: str, now: int) -> None:
         if not (row.phase == spec.RUNNING and row.token == token):
             super()._check_renewer(row, token, now)
 
 
 class LeaseBoundaryOffByOne(LedgerCore):
-    def _live(self, row: Row, now: int) -> bool:
+    def _live(self, row: StoredInvocation, now: int) -> bool:
         return now <= row.lease_until
 
 
 class WritesRefusedJustBeforeExpiry(LedgerCore):
-    def _check_writer(self, row: Row, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
         super()._check_writer(row, token, now)
         if now >= row.lease_until - 1:
             raise spec.LeaseExpired(row.invocation_id)
 
 
 class RenewNeverShortens(LedgerCore):
-    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+    def _renewed(self, row: StoredInvocation, now: int, lease_ms: int) -> StoredInvocation:
         renewed = super()._renewed(row, now, lease_ms)
         return attrs.evolve(renewed, lease_until=max(row.lease_until, renewed.lease_until))
 
 
 class RenewKeepsRevision(LedgerCore):
-    def _renewed(self, row: Row, now: int, lease_ms: int) -> Row:
+    def _renewed(self, row: StoredInvocation, now: int, lease_ms: int) -> StoredInvocation:
         return attrs.evolve(super()._renewed(row, now, lease_ms), revision=row.revision)
 
 
 class CheckpointKeepsLease(LedgerCore):
-    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
-                      lease_ms: int) -> Row:
+    def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> StoredInvocation:
         checkpointed = super()._checkpointed(row, checkpoint, now, lease_ms)
         return attrs.evolve(checkpointed, lease_until=row.lease_until)
 
@@ -374,13 +376,13 @@ class CheckpointWriteBehind(LedgerCore):
         """The checkpoints not written yet, by invocation id (this object's only)."""
         return {}
 
-    def _checkpointed(self, row: Row, checkpoint: Mapping[str, Any], now: int,
-                      lease_ms: int) -> Row:
+    def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> StoredInvocation:
         # Cached where the checkpoint would be stored: the row keeps the one it had.
         self._cache[row.invocation_id] = dict(checkpoint)
         return super()._checkpointed(row, row.checkpoint, now, lease_ms)
 
-    def _view(self, row: Row) -> spec.Invocation:
+    def _view(self, row: StoredInvocation) -> spec.Invocation:
         view = super()._view(row)
         if row.invocation_id in self._cache and row.phase == spec.RUNNING:
             return attrs.evolve(view, checkpoint=self._cache[row.invocation_id])
@@ -428,7 +430,7 @@ class FailedOutcomeDropped(LedgerCore):
 class NormalizedOutcomeUnstable(LedgerCore):
     """Normalizes a failure when it is read, stamping the read's time: each read differs."""
 
-    def _view(self, row: Row) -> spec.Invocation:
+    def _view(self, row: StoredInvocation) -> spec.Invocation:
         view = super()._view(row)
         if row.phase not in ("failed", "cancelled"):
             return view
@@ -456,7 +458,7 @@ class CreateRequiresEveryKey(LedgerCore):
 
 
 class PausedIsFinal(LedgerCore):
-    def _check_claimable(self, row: Row, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
         if row.phase == "paused":
             raise spec.Completed(row.invocation_id)
         super()._check_claimable(row, token, now)
@@ -471,19 +473,19 @@ class DeleteOfMissingSucceeds(LedgerCore):
 
 
 class CompletedIsUndeletable(LedgerCore):
-    def _deletable(self, row: Row) -> bool:
+    def _deletable(self, row: StoredInvocation) -> bool:
         if row.phase == spec.COMPLETED:
             raise spec.Completed(row.invocation_id)
         return super()._deletable(row)
 
 
 class DeleteIgnoresOwner(LedgerCore):
-    def _deletable(self, row: Row) -> bool:
+    def _deletable(self, row: StoredInvocation) -> bool:
         return True
 
 
 class DeleteBlockedByAnyToken(LedgerCore):
-    def _lease_blocks_delete(self, row: Row) -> bool:
+    def _lease_blocks_delete(self, row: StoredInvocation) -> bool:
         return not self._owner_dead(row)
 
 

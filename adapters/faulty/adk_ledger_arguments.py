@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.adk_ledger.core import LedgerCore, Row
+from fencepost.adapters.adk_ledger.core import LedgerCore, StoredInvocation
 from fencepost.spec import adk_ledger as spec
 
 from .base import Mutant
@@ -113,7 +113,7 @@ class LeaseUntilZeroIsUnowned(LedgerCore):
     """Reads lease_until 0 as 'no lease' (it is 0 on every unowned record), so a lease taken at
     -10 for 10 ms can be claimed by anybody while it is live."""
 
-    def _claimable(self, row: Row, now: int) -> bool:
+    def _claimable(self, row: StoredInvocation, now: int) -> bool:
         return row.lease_until == 0 or super()._claimable(row, now)
 
 
