@@ -15,11 +15,11 @@ from fencepost.spec import ledgence_tasks as spec
 
 from .base import Ctx, OneOf, Step
 from .ledgence_tasks_records import (
-    AttemptRec,
     ConsumerCursor,
     Draft,
     Receipt,
     State,
+    StoredAttempt,
     TaskRec,
     _check,
     _live_failure,
@@ -41,7 +41,7 @@ def _eligible(rec: TaskRec, scope: spec.Scope, queue: str, now: int) -> bool:
             and snap.attempt_count < snap.input.retry_policy.max_attempts)
 
 
-def _assignment(rec: TaskRec, att: AttemptRec, now: int) -> spec.Assignment:
+def _assignment(rec: TaskRec, att: StoredAttempt, now: int) -> spec.Assignment:
     snap = att.snapshot
     return spec.Assignment(snap.descriptor, snap.event, snap.lease, authority(rec, att, now),
                            snap.deadline)
@@ -140,7 +140,7 @@ def _claim(state: State, rec: TaskRec, session: spec.WorkerSession, command: Any
                             session.id, command.consumer_id)
     event = spec.AssignmentEvent(event_id, task_id, snap.run_id, attempt, generation,
                                  snap.input.scope, snap.input.data)
-    d.attempts[attempt] = AttemptRec(spec.AttemptSnapshot(
+    d.attempts[attempt] = StoredAttempt(spec.AttemptSnapshot(
         event=event, descriptor=snap.descriptor, lease=spec.Lease(owner, expiry),
         deadline=deadline, authority_deadline=authority_deadline, state="active",
         # A new attempt's quiescence is unconfirmed until a settlement or confirmation says

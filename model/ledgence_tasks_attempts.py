@@ -15,9 +15,9 @@ from fencepost.spec import ledgence_tasks as spec
 
 from .base import Ctx, OneOf, Step
 from .ledgence_tasks_records import (
-    AttemptRec,
     Draft,
     State,
+    StoredAttempt,
     TaskRec,
     _check,
     _find,
@@ -35,7 +35,7 @@ from .ledgence_tasks_records import (
 
 
 def _owned(state: State, owner: Any, clause: str,
-           missing_attempt: str = "not_found") -> tuple[TaskRec, AttemptRec]:
+           missing_attempt: str = "not_found") -> tuple[TaskRec, StoredAttempt]:
     """The task (not_found when missing or of another scope), the attempt of that task
     (``missing_attempt``: not_found, or ownership_lost under ``clause``), whose stored owner is
     exactly ``owner`` (else ownership_lost under ``clause``). The ids are not checked as text:

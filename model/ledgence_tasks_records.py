@@ -18,6 +18,7 @@ import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
+from fencepost.spec.ledgence_tasks import StoredAttempt
 from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
 from fencepost.spec.outcome import Err, Ok
 
@@ -30,20 +31,6 @@ class TaskRec:
     history: tuple[spec.HistoryEvent, ...]
     latest_attempt: str | None = None
     outcome: Mapping[str, Any] | None = None
-
-
-@attrs.frozen
-class AttemptRec:
-    snapshot: spec.AttemptSnapshot
-    receipt: spec.SettleReceipt | None = None
-
-    @property
-    def task_id(self) -> str:
-        return self.snapshot.event.task_id
-
-    @property
-    def owner(self) -> spec.LeaseOwner:
-        return self.snapshot.lease.owner
 
 
 @attrs.frozen
@@ -77,7 +64,7 @@ class PagePosition:
 class State:
     sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
     tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
-    attempts: Mapping[str, AttemptRec] = attrs.field(factory=dict)
+    attempts: Mapping[str, StoredAttempt] = attrs.field(factory=dict)
     cursors: Mapping[tuple[str, int], ConsumerCursor] = attrs.field(factory=dict)
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
@@ -175,7 +162,7 @@ def _refuse(error: ContractError, clause: str) -> Refused:
 # --- liveness, authority, leases ---------------------------------------------------------------
 
 
-def is_live(task: TaskRec, att: AttemptRec, now: int) -> bool:
+def is_live(task: TaskRec, att: StoredAttempt, now: int) -> bool:
     """Active and current, and now strictly before both the lease expiry and the authority
     deadline (equality is expired)."""
     snap = att.snapshot
@@ -185,7 +172,7 @@ def is_live(task: TaskRec, att: AttemptRec, now: int) -> bool:
             and now < snap.lease.expires_at and now < snap.authority_deadline)
 
 
-def at_boundary(task: TaskRec, att: AttemptRec, now: int) -> bool:
+def at_boundary(task: TaskRec, att: StoredAttempt, now: int) -> bool:
     """A current active attempt exactly at its lease expiry or authority deadline: the
     equality rule alone makes it expired."""
     snap = att.snapshot
@@ -193,7 +180,7 @@ def at_boundary(task: TaskRec, att: AttemptRec, now: int) -> bool:
             and now in (snap.lease.expires_at, snap.authority_deadline))
 
 
-def authority(task: TaskRec, att: AttemptRec, now: int) -> spec.Authority:
+def authority(task: TaskRec, att: StoredAttempt, now: int) -> spec.Authority:
     """The attempt's authority at ``now`` (LDG-AUTH-001). Execution time ends with the cancel
     flag: 0 once a cancel is requested or the deadline is reached, even while the lease (and
     remaining_ms) lasts for cleanup. seed: crates/ledgence-orchestration-core/src/lib.rs:252-281
@@ -217,7 +204,7 @@ def lease_expiry(now: int, authority_deadline: int, session: spec.WorkerSession)
     return min(now + spec.LEASE_MS, authority_deadline, session.expires_at)
 
 
-def _live_failure(task: TaskRec, att: AttemptRec, now: int, clause: str) -> str:
+def _live_failure(task: TaskRec, att: StoredAttempt, now: int, clause: str) -> str:
     """The clause a not-live answer rests on: the equality rule at the exact boundary."""
     return "LDG-LIVE-001" if at_boundary(task, att, now) else clause
 

@@ -17,7 +17,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 
 from .base import Ctx, Step
-from .ledgence_tasks_records import AttemptRec, State, TaskRec, is_live
+from .ledgence_tasks_records import State, StoredAttempt, TaskRec, is_live
 
 Found = Iterator[tuple[str, str]]
 BEFORE, AT, AFTER, PAST = names.BEFORE, names.AT, names.AFTER, names.PAST
@@ -39,12 +39,12 @@ def valid(check: Callable[[], Any]) -> bool:
 # --- liveness ----------------------------------------------------------------------------------
 
 
-def current(before: State, rec: TaskRec | None) -> AttemptRec | None:
+def current(before: State, rec: TaskRec | None) -> StoredAttempt | None:
     name = rec.snapshot.current_attempt_id if rec is not None else None
     return before.attempts.get(name) if name is not None else None
 
 
-def boundary(rec: TaskRec, att: AttemptRec, now: int, exact: str) -> Found:
+def boundary(rec: TaskRec, att: StoredAttempt, now: int, exact: str) -> Found:
     """Where ``now`` stands against the attempt's lease: 1 ms before, exactly, 1 ms after."""
     snap = att.snapshot
     if rec.snapshot.current_attempt_id != snap.event.attempt_id or snap.state != "active":
@@ -61,7 +61,7 @@ def boundary(rec: TaskRec, att: AttemptRec, now: int, exact: str) -> Found:
         yield LIVE, AFTER
 
 
-def _owned(before: State, owner: Any) -> tuple[TaskRec, AttemptRec] | None:
+def _owned(before: State, owner: Any) -> tuple[TaskRec, StoredAttempt] | None:
     """The owner's task and attempt when the owner is exactly the attempt's."""
     att = before.attempts.get(getattr(owner, "attempt_id", None))  # type: ignore[arg-type]
     if att is None or att.owner != owner:
@@ -69,7 +69,7 @@ def _owned(before: State, owner: Any) -> tuple[TaskRec, AttemptRec] | None:
     return before.tasks[att.task_id], att
 
 
-def _authority(rec: TaskRec, att: AttemptRec, now: int) -> Found:
+def _authority(rec: TaskRec, att: StoredAttempt, now: int) -> Found:
     if not is_live(rec, att, now):
         return
     snap = att.snapshot
@@ -81,7 +81,7 @@ def _authority(rec: TaskRec, att: AttemptRec, now: int) -> Found:
         yield "LDG-AUTH-001", "while live"
 
 
-def _cap(now: int, rec: TaskRec, att: AttemptRec, session: spec.WorkerSession,
+def _cap(now: int, rec: TaskRec, att: StoredAttempt, session: spec.WorkerSession,
          what: str) -> Found:
     """Which of the three bounds is the lease's expiry (alone the least)."""
     bounds = {"now + 60 000": now + spec.LEASE_MS,
@@ -294,7 +294,7 @@ def renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
         yield from _dispatch_renewal(rec, att, now, step)
 
 
-def _dispatch_renewal(rec: TaskRec, att: AttemptRec, now: int, step: Step) -> Found:
+def _dispatch_renewal(rec: TaskRec, att: StoredAttempt, now: int, step: Step) -> Found:
     clause, snap = "LDG-RENEW-007", att.snapshot
     if step.clause == clause:
         yield clause, "the first"
@@ -366,7 +366,7 @@ def _malformed(command: Any) -> str:
     return "over 8 MiB" if size > spec.SETTLEMENT_MAX_BYTES else "a malformed report"
 
 
-def _accepted(att: AttemptRec, command: spec.SettleCommand) -> Found:
+def _accepted(att: StoredAttempt, command: spec.SettleCommand) -> Found:
     clause, report = "LDG-SETTLE-001", command.report
     if isinstance(report, spec.ExecutionReport):
         yield clause, "a success report"

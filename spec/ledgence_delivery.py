@@ -28,6 +28,7 @@ from .ledgence_submission import (
 from .values import value_class
 
 __all__ = [
+    "StoredAttempt",
     "RETRYABLE_FAILURE_KINDS",
     "FAILURE_KINDS",
     "FAILURE_PHASES",
@@ -433,6 +434,28 @@ class AttemptSnapshot:
     quiescence: str | None
     settlement: SettleCommand | None
     finished_at: int | None
+
+
+@attrs.frozen
+class StoredAttempt:
+    """What a store keeps for one attempt (the record schema, declared once for the stores and
+    the model): the snapshot ``inspect_attempt`` answers and the receipt of its accepted
+    settlement (``None`` until one is accepted), which a replayed settlement answers again."""
+
+    snapshot: AttemptSnapshot
+    receipt: SettleReceipt | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.snapshot.event.task_id
+
+    @property
+    def attempt_id(self) -> str:
+        return self.snapshot.event.attempt_id
+
+    @property
+    def owner(self) -> LeaseOwner:
+        return self.snapshot.lease.owner
 
 
 @value_class

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from fencepost.adapters.adk_ledger.core import LedgerCore, Slot
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
-from fencepost.adapters.ledgence_tasks.records import AttemptRecord, TaskRecord
+from fencepost.adapters.ledgence_tasks.records import StoredAttempt, TaskRecord
 from fencepost.adapters.ledgence_tasks.storage import Txn as LedgenceTxn
 from fencepost.adapters.snodo_tasks.core import TasksCore
 from fencepost.adapters.snodo_tasks.records import Txn as TasksTxn
@@ -134,7 +134,7 @@ class FailedSettlementAppliedAgain(LedgenceCore):
             self._failed.add((command.owner.attempt_id, command.operation_id))
             raise
 
-    def _settle_replay(self, txn: LedgenceTxn, task: TaskRecord, attempt: AttemptRecord,
+    def _settle_replay(self, txn: LedgenceTxn, task: TaskRecord, attempt: StoredAttempt,
                        command: ledgence_tasks.SettleCommand,
                        now: int) -> ledgence_tasks.SettleReply:
         if (attempt.attempt_id, command.operation_id) in self._failed:

@@ -11,10 +11,10 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import (
     ACTIVE,
     REPLAYED,
-    AttemptRecord,
     CandidateQuery,
     Cursor,
     LedgenceCore,
+    StoredAttempt,
     TaskRecord,
     Txn,
 )
@@ -61,7 +61,7 @@ class ClaimLeavesQuiescenceUnset(LedgenceCore):
 class RenewalOutlivesSession(LedgenceCore):
     """A renewal caps the lease by the authority deadline only (the claim caps it right)."""
 
-    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         authority_deadline = attempt.snapshot.authority_deadline
@@ -222,7 +222,7 @@ class ClaimReadThenWrite(LedgenceCore):
 class LiveAtExpiry(LedgenceCore):
     """Liveness compares with <=: at its expiry an attempt is still live."""
 
-    def _live(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _live(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         snap, att = task.snapshot, attempt.snapshot
         return bool(snap.state == ACTIVE and snap.current_attempt_id == attempt.attempt_id
                     and att.state == ACTIVE and now <= att.lease.expires_at
@@ -232,7 +232,7 @@ class LiveAtExpiry(LedgenceCore):
 class DispatchAllowedIgnoresCancel(LedgenceCore):
     """dispatch_allowed ignores the cancel request (and the passed deadline)."""
 
-    def _dispatch_allowed(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _dispatch_allowed(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         att = attempt.snapshot
         last = att.last_renewal
         return bool(self._live(task, attempt, now) and att.settlement is None
@@ -263,7 +263,7 @@ class ExecutionTimeOutlivesCancel(LedgenceCore):
     """Authority's execution_remaining_ms counts down to the deadline while the lease lives,
     ignoring a requested cancel (the lease's cleanup time is taken for execution time)."""
 
-    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> spec.Authority:
+    def _authority(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> spec.Authority:
         authority = super()._authority(task, attempt, now)
         if authority.remaining_ms == 0:
             return authority
@@ -277,7 +277,7 @@ class ExecutionTimeOutlivesCancel(LedgenceCore):
 class KeepAliveDoesNotExtend(LedgenceCore):
     """A keep_alive renewal is recorded but the lease stays (only dispatch extends it)."""
 
-    def _renewed_expiry(self, attempt: AttemptRecord, session: spec.WorkerSession,
+    def _renewed_expiry(self, attempt: StoredAttempt, session: spec.WorkerSession,
                         command: spec.RenewCommand, now: int) -> int:
         if command.intent == spec.KEEP_ALIVE:
             return int(attempt.snapshot.lease.expires_at)
@@ -287,7 +287,7 @@ class KeepAliveDoesNotExtend(LedgenceCore):
 class RenewIgnoresCurrency(LedgenceCore):
     """Renewal checks the lease's timing, not that the attempt is still current and active."""
 
-    def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _may_renew(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         att = attempt.snapshot
         return bool(now < att.lease.expires_at and now < att.authority_deadline)
 
@@ -303,7 +303,7 @@ class RenewIgnoresSessionExpiry(LedgenceCore):
 
 
 class RenewalGapsAccepted(LedgenceCore):
-    def _renew_sequence(self, attempt: AttemptRecord, command: spec.RenewCommand) -> bool:
+    def _renew_sequence(self, attempt: StoredAttempt, command: spec.RenewCommand) -> bool:
         last = attempt.snapshot.last_renewal
         if command.sequence > (last.sequence if last is not None else 0) + 1:
             return False
@@ -311,7 +311,7 @@ class RenewalGapsAccepted(LedgenceCore):
 
 
 class RenewalReplayExtends(LedgenceCore):
-    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         super()._renew_replay(txn, task, attempt, session, command, now)
@@ -321,14 +321,14 @@ class RenewalReplayExtends(LedgenceCore):
 class RenewalIntentUnbound(LedgenceCore):
     """A repeated renewal sequence is a replay whatever its intent."""
 
-    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         return self._authority(task, attempt, now)
 
 
 class DispatchAuthorizedDespiteCancel(LedgenceCore):
-    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord,
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: StoredAttempt,
                              command: spec.RenewCommand, now: int) -> bool:
         att = attempt.snapshot
         return bool(command.intent == spec.DISPATCH and not att.execution_may_have_started

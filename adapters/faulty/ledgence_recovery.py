@@ -11,9 +11,9 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import (
     ACTIVE,
     SUCCEEDED,
-    AttemptRecord,
     Ending,
     LedgenceCore,
+    StoredAttempt,
     TaskRecord,
     Txn,
 )
@@ -27,7 +27,7 @@ from .base import Mutant, round_trip
 class ReceiptInSeconds(LedgenceCore):
     """The receipt's accepted_at goes through a seconds-resolution column."""
 
-    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                            command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._accept_settlement(txn, task, attempt, command, now)
         receipt = attrs.evolve(reply.receipt, accepted_at=now // 1000 * 1000)
@@ -40,14 +40,14 @@ class ReceiptInSeconds(LedgenceCore):
 class SettleIgnoresExpiry(LedgenceCore):
     """A first settlement needs the attempt current and active; its lease is not looked at."""
 
-    def _may_settle(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _may_settle(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         return bool(task.snapshot.state == ACTIVE
                     and task.snapshot.current_attempt_id == attempt.attempt_id
                     and attempt.snapshot.state == ACTIVE)
 
 
 class ReplayAnsweredAsNew(LedgenceCore):
-    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                        command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._settle_replay(txn, task, attempt, command, now)
         return attrs.evolve(reply, already_accepted=False)
@@ -81,7 +81,7 @@ class SettlementLeavesExecutionUnstarted(LedgenceCore):
     """Only a dispatch renewal marks execution_may_have_started; an accepted completed report
     (or a failure that says the work started) leaves it as it was."""
 
-    def _started_after(self, attempt: AttemptRecord, report: Any) -> bool:
+    def _started_after(self, attempt: StoredAttempt, report: Any) -> bool:
         return bool(attempt.snapshot.execution_may_have_started)
 
 
@@ -89,7 +89,7 @@ class MissingAttemptIsLost(LedgenceCore):
     """settle and confirm_quiescence answer ownership_lost for an attempt id the task never
     had (the seed answers not_found: it loads the attempt by task and id)."""
 
-    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> AttemptRecord:
+    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> StoredAttempt:
         if txn.load_attempt(owner.task_id, owner.attempt_id) is None:
             raise spec.OwnershipLost(self._lost(owner))
         return super()._owned_attempt(txn, owner)
@@ -98,7 +98,7 @@ class MissingAttemptIsLost(LedgenceCore):
 class UnconfirmedFinishesAtOnce(LedgenceCore):
     """The quiescence flag is stored but an unconfirmed settlement finishes the attempt too."""
 
-    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                            command: spec.SettleCommand, now: int) -> spec.SettleReply:
         reply = super()._accept_settlement(txn, task, attempt, command, now)
         if command.quiescence == spec.CONFIRMED:
@@ -116,7 +116,7 @@ class ConfirmLooksUpSwapped(LedgenceCore):
     """Re-reads the settlement to confirm with the task and attempt ids swapped, finds none
     and answers invalid_input."""
 
-    def _confirm(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
+    def _confirm(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt, now: int) -> str:
         settled = txn.load_attempt(attempt.attempt_id, task.task_id)
         if settled is None or settled.snapshot.settlement is None:
             raise spec.InvalidInput(
@@ -128,21 +128,21 @@ class ConfirmedCheckedOnState(LedgenceCore):
     """The already-confirmed check reads the attempt's state, not its quiescence: a second
     confirmation finds the attempt finished and answers ownership_lost."""
 
-    def _already_confirmed(self, attempt: AttemptRecord) -> bool:
+    def _already_confirmed(self, attempt: StoredAttempt) -> bool:
         return bool(attempt.snapshot.state == spec.CONFIRMED)
 
 
 class ConfirmWithoutReport(LedgenceCore):
     """Confirming an attempt that has no report finishes it as lost."""
 
-    def _has_report(self, attempt: AttemptRecord) -> bool:
+    def _has_report(self, attempt: StoredAttempt) -> bool:
         return True
 
 
 class LeaseIdNotCompared(LedgenceCore):
     """Owners are compared on every field but the lease id."""
 
-    def _owner_matches(self, attempt: AttemptRecord, owner: spec.LeaseOwner) -> bool:
+    def _owner_matches(self, attempt: StoredAttempt, owner: spec.LeaseOwner) -> bool:
         return bool(attempt.owner == attrs.evolve(owner, lease_id=attempt.owner.lease_id))
 
 
@@ -152,7 +152,7 @@ class LeaseIdNotCompared(LedgenceCore):
 class SuccessKeepsCurrentAttempt(LedgenceCore):
     """The success path forgets to clear the task's current attempt."""
 
-    def _finish(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _finish(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                 now: int) -> TaskRecord:
         finished: TaskRecord = super()._finish(txn, task, attempt, now)
         if finished.snapshot.state != SUCCEEDED:
@@ -166,7 +166,7 @@ class SuccessKeepsCurrentAttempt(LedgenceCore):
 class ApplicationFailureRetried(LedgenceCore):
     """An application failure is mapped to an execution failure of its kind."""
 
-    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+    def _ending(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> Ending:
         settlement = attempt.snapshot.settlement
         report = settlement.report if settlement is not None else None
         if (settlement is not None and isinstance(report, spec.ExecutionReport)
@@ -202,7 +202,7 @@ class EveryKindRetryable(LedgenceCore):
 class SuccessBeatsCancel(LedgenceCore):
     """A success report finishes succeeded even when cancel was requested."""
 
-    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+    def _ending(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> Ending:
         settlement = attempt.snapshot.settlement
         report = settlement.report if settlement is not None else None
         if isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
@@ -229,7 +229,7 @@ class RetryReusesGeneration(LedgenceCore):
 
 
 class CancelFinalizesLiveAttempt(LedgenceCore):
-    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                      now: int) -> str:
         return str(self._cancel_expired(txn, task, attempt, now))
 
@@ -238,7 +238,7 @@ class CancelSetsDeadline(LedgenceCore):
     """A cancel sets the authority deadline to now + 30 000 instead of cutting it: a deadline
     already sooner is extended (the lease, capped by the smaller, is left as it was)."""
 
-    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                      now: int) -> str:
         att = attempt.snapshot
         extended = attrs.evolve(att, authority_deadline=now + spec.CLEANUP_GRACE_MS)
@@ -250,7 +250,7 @@ class CancelSetsDeadline(LedgenceCore):
 class CancelOfExpiredOnlyRequests(LedgenceCore):
     """An expired attempt's cancel takes the live path: requested, the task left active."""
 
-    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                         now: int) -> str:
         return str(self._cancel_live(txn, task, attempt, now))
 
@@ -262,7 +262,7 @@ class RecoveryAssumesNoReport(LedgenceCore):
     """Recovery asserts that an expired attempt has no report: a candidate with an accepted,
     unconfirmed settlement fails the scan."""
 
-    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+    def _still_expired(self, task: TaskRecord, attempt: StoredAttempt | None,
                        now: int) -> bool:
         expired = bool(super()._still_expired(task, attempt, now))
         if expired and attempt is not None and attempt.snapshot.settlement is not None:
@@ -308,7 +308,7 @@ class RescuerRechecksLeaseOnly(LedgenceCore):
         round_trip()
         return bool(super()._expire_one(candidate))
 
-    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+    def _still_expired(self, task: TaskRecord, attempt: StoredAttempt | None,
                        now: int) -> bool:
         return attempt is not None and bool(self._expired(attempt, now))
 
@@ -346,7 +346,7 @@ class InspectAttemptReadsLatest(LedgenceCore):
     """inspect_attempt reads the task's latest attempt; the attempt id is not compared."""
 
     def _inspected_attempt(self, txn: Txn, task: TaskRecord,
-                           attempt_id: str) -> AttemptRecord | None:
+                           attempt_id: str) -> StoredAttempt | None:
         latest = task.latest_attempt_id
         return txn.load_attempt(task.task_id, latest) if latest is not None else None
 

@@ -20,9 +20,9 @@ from .records import (
     FINALIZED_EMPTY,
     QUEUED,
     REPLAYED,
-    AttemptRecord,
     CandidateQuery,
     Cursor,
+    StoredAttempt,
     TaskRecord,
 )
 from .storage import Txn
@@ -134,7 +134,7 @@ class Acquisition(LedgenceBase):
         return sequence == cursor.sequence
 
     def _cursor_attempt(self, txn: Txn, cursor: Cursor
-                        ) -> tuple[TaskRecord, AttemptRecord] | None:
+                        ) -> tuple[TaskRecord, StoredAttempt] | None:
         """The task and attempt the cursor's sequence assigned (locked), ``None`` for Empty."""
         ref = cursor.attempt
         if ref is None:
@@ -224,7 +224,7 @@ class Acquisition(LedgenceBase):
         lease = spec.Lease(owner, self._lease_expiry(now, authority_deadline, session))
         event = spec.AssignmentEvent(event_id, snap.task_id, snap.run_id, attempt_id,
                                      generation, command.scope, snap.input.data)
-        attempt = AttemptRecord(spec.AttemptSnapshot(
+        attempt = StoredAttempt(spec.AttemptSnapshot(
             event=event, descriptor=snap.descriptor, lease=lease, deadline=deadline,
             authority_deadline=authority_deadline, state=ACTIVE,
             execution_may_have_started=False, last_renewal=None, quiescence=spec.UNCONFIRMED,
@@ -242,7 +242,7 @@ class Acquisition(LedgenceBase):
                         Cursor(command.sequence, spec.AttemptRef(snap.task_id, attempt_id)))
         return self._assignment(claimed, attempt, now)
 
-    def _assignment(self, task: TaskRecord, attempt: AttemptRecord,
+    def _assignment(self, task: TaskRecord, attempt: StoredAttempt,
                     now: int) -> spec.Assignment:
         """The assignment of a stored attempt: its descriptor, event, current lease and
         deadline, with authority computed at ``now``."""

@@ -16,7 +16,7 @@ from typing import Any
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.env import AdapterEnv
 
-from .records import ACTIVE, DISPATCH, AttemptRecord, TaskRecord, status_of
+from .records import ACTIVE, DISPATCH, StoredAttempt, TaskRecord, status_of
 from .storage import Txn
 
 
@@ -109,7 +109,7 @@ class LedgenceBase:
 
     # -- helpers the faulty adapters bend: liveness, authority, leases --------------------------
 
-    def _live(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _live(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """LDG-LIVE-001: the task is active with this attempt current and active, and ``now``
         is before both the lease expiry and the authority deadline (equality is expired)."""
         snap, att = task.snapshot, attempt.snapshot
@@ -119,12 +119,12 @@ class LedgenceBase:
                 and now < att.lease.expires_at
                 and now < att.authority_deadline)
 
-    def _cancel_requested(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _cancel_requested(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """Authority's ``cancel_requested``: the task's cancel was requested, or the attempt's
         execution deadline has passed."""
         return task.snapshot.cancel_requested_at is not None or now >= attempt.snapshot.deadline
 
-    def _dispatch_allowed(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _dispatch_allowed(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """Authority's ``dispatch_allowed``: live, no cancel, no settlement, and the last
         accepted renewal asked for dispatch."""
         att = attempt.snapshot
@@ -134,7 +134,7 @@ class LedgenceBase:
                 and att.settlement is None
                 and last is not None and last.intent == spec.DISPATCH)
 
-    def _authority(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> spec.Authority:
+    def _authority(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> spec.Authority:
         """LDG-AUTH-001: the attempt's authority computed at ``now`` (never stored)."""
         att = attempt.snapshot
         live = self._live(task, attempt, now)
@@ -150,7 +150,7 @@ class LedgenceBase:
             dispatch_allowed=self._dispatch_allowed(task, attempt, now),
         )
 
-    def _owner_matches(self, attempt: AttemptRecord, owner: spec.LeaseOwner) -> bool:
+    def _owner_matches(self, attempt: StoredAttempt, owner: spec.LeaseOwner) -> bool:
         """The caller's owner equals the attempt's lease owner in every field."""
         return attempt.owner == owner
 

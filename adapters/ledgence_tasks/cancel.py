@@ -8,7 +8,7 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 
 from .finishing import Finishing
-from .records import CANCELLED, CANCELLED_OUTCOME, QUEUED, AttemptRecord, TaskRecord
+from .records import CANCELLED, CANCELLED_OUTCOME, QUEUED, StoredAttempt, TaskRecord
 from .storage import Txn
 
 
@@ -50,7 +50,7 @@ class Cancellation(Finishing):
             return self._cancel_live(txn, task, attempt, now)
         return self._cancel_expired(txn, task, attempt, now)
 
-    def _current_attempt(self, txn: Txn, task: TaskRecord) -> AttemptRecord:
+    def _current_attempt(self, txn: Txn, task: TaskRecord) -> StoredAttempt:
         """The active task's current attempt (locked)."""
         attempt_id = task.snapshot.current_attempt_id
         attempt = txn.load_attempt(task.task_id, attempt_id) if attempt_id is not None else None
@@ -58,7 +58,7 @@ class Cancellation(Finishing):
             raise RuntimeError(f"active task {task.task_id!r} has no current attempt")
         return attempt
 
-    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_live(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                      now: int) -> str:
         """LDG-CANCEL-003: request the cancel, cut the authority deadline to min(itself, now +
         CLEANUP_GRACE_MS) and cap the lease by it; write `cancel_requested`; the task stays
@@ -75,7 +75,7 @@ class Cancellation(Finishing):
         self._record(txn, task.task_id, "cancel_requested", now, attempt.attempt_id)
         return requested.snapshot.state
 
-    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _cancel_expired(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                         now: int) -> str:
         """LDG-CANCEL-004: an attempt no longer live: `cancel_requested`, `lease_expired`, then
         the finish (the cancel wins: `cancelled`)."""

@@ -17,8 +17,8 @@ from .records import (
     LOST_FAILURE,
     QUEUED,
     SUCCEEDED,
-    AttemptRecord,
     Ending,
+    StoredAttempt,
     TaskRecord,
 )
 from .storage import Txn
@@ -27,7 +27,7 @@ from .storage import Txn
 class Finishing(LedgenceBase):
     """The finish rules of :class:`~.core.LedgenceCore`: :meth:`_finish` and its hooks."""
 
-    def _finish(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _finish(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                 now: int) -> TaskRecord:
         """Finish the task's current attempt at ``now`` by :meth:`_ending`: the attempt's state
         and finished_at, the task's state, outcome, available_at and terminal_at, no current
@@ -49,7 +49,7 @@ class Finishing(LedgenceBase):
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
 
-    def _ending(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> Ending:
+    def _ending(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> Ending:
         """The finish rules: cancel wins; a completed report succeeds or fails; a final
         failure fails; a retryable failure or a lost attempt retries while attempts are left,
         else fails."""

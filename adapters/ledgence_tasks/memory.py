@@ -22,12 +22,12 @@ from fencepost.spec.env import AdapterEnv
 
 from .core import (
     ACTIVE,
-    AttemptRecord,
     CandidateQuery,
     ClaimReceipt,
     Cursor,
     LedgenceCore,
     PageQuery,
+    StoredAttempt,
     TaskRecord,
 )
 
@@ -43,7 +43,7 @@ class _MemoryTxn:
             "submissions", {})
         self.events: dict[str, list[spec.RecordedHistoryEvent]] = records.setdefault(
             "history", {})
-        self.attempts: dict[tuple[str, str], AttemptRecord] = records.setdefault(
+        self.attempts: dict[tuple[str, str], StoredAttempt] = records.setdefault(
             "attempts", {})
         self.cursors: dict[tuple[str, int], Cursor] = records.setdefault("cursors", {})
         self.receipts: dict[tuple[str, int, int], ClaimReceipt] = records.setdefault(
@@ -106,19 +106,19 @@ class _MemoryTxn:
 
     # attempts
 
-    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+    def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
         found = self.attempts.get((task_id, attempt_id))
         return copy.deepcopy(found) if found is not None else None
 
     def peek_assignment(self, task_id: str,
-                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+                        attempt_id: str) -> tuple[TaskRecord, StoredAttempt] | None:
         task, attempt = self.load_task(task_id), self.load_attempt(task_id, attempt_id)
         return (task, attempt) if task is not None and attempt is not None else None
 
-    def insert_attempt(self, record: AttemptRecord) -> None:
+    def insert_attempt(self, record: StoredAttempt) -> None:
         self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
 
-    def save_attempt(self, record: AttemptRecord) -> None:
+    def save_attempt(self, record: StoredAttempt) -> None:
         self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
 
     # cursors

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import LedgenceBase, require_count
-from .records import HISTORY_PAGE, AttemptRecord, TaskRecord
+from .records import HISTORY_PAGE, StoredAttempt, TaskRecord
 from .storage import Txn
 
 
@@ -59,7 +59,7 @@ class Reads(LedgenceBase):
         require_count(after_sequence, "after_sequence", 0)
 
     def _inspected_attempt(self, txn: Txn, task: TaskRecord,
-                           attempt_id: str) -> AttemptRecord | None:
+                           attempt_id: str) -> StoredAttempt | None:
         """LDG-READ-003: the attempt ``inspect_attempt`` answers: the task's attempt of that
         id (``None``: not_found)."""
         return txn.load_attempt(task.task_id, attempt_id)

@@ -1,6 +1,6 @@
 """The ledgence store's records and the queries its core hands to storage.
 
-:class:`TaskRecord`, :class:`AttemptRecord`, :class:`Cursor` and :class:`ClaimReceipt` are what
+:class:`TaskRecord`, :class:`StoredAttempt`, :class:`Cursor` and :class:`ClaimReceipt` are what
 a storage keeps (the memory store as values, the SQL store as JSON columns);
 :class:`CandidateQuery` and :class:`PageQuery` are the questions the core asks it (in SQL, one
 WHERE and ORDER BY each); :class:`Ending` is how a finishing attempt ends. They are the
@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the schema, shared
 
 HISTORY_PAGE = 100
 """At most this many records per ``history`` call (the seed's page size)."""
@@ -66,28 +67,6 @@ class TaskRecord:
     @property
     def scope(self) -> spec.Scope:
         return self.snapshot.input.scope
-
-
-@attrs.frozen
-class AttemptRecord:
-    """Everything stored for one attempt: the snapshot ``inspect_attempt`` answers and the
-    receipt of its accepted settlement (``None`` until one is accepted), which a replayed
-    settlement answers again unchanged."""
-
-    snapshot: spec.AttemptSnapshot
-    receipt: spec.SettleReceipt | None = None
-
-    @property
-    def task_id(self) -> str:
-        return self.snapshot.event.task_id
-
-    @property
-    def attempt_id(self) -> str:
-        return self.snapshot.event.attempt_id
-
-    @property
-    def owner(self) -> spec.LeaseOwner:
-        return self.snapshot.lease.owner
 
 
 @attrs.frozen

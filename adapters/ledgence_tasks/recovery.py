@@ -10,7 +10,7 @@ from typing import Any
 from fencepost.spec import ledgence_tasks as spec
 
 from .finishing import Finishing
-from .records import ACTIVE, AttemptRecord, TaskRecord
+from .records import ACTIVE, StoredAttempt, TaskRecord
 from .storage import Txn
 
 
@@ -58,7 +58,7 @@ class Recovery(Finishing):
             return True
 
     def _recheck(self, txn: Txn, candidate: spec.AttemptRef
-                 ) -> tuple[TaskRecord, AttemptRecord, int] | None:
+                 ) -> tuple[TaskRecord, StoredAttempt, int] | None:
         """LDG-RECOVER-005: lock the candidate's task (``None``, passed over, when another
         transaction holds it) and re-check it with a fresh clock reading
         (:meth:`_still_expired`); answers the task, the attempt and that reading when it is
@@ -72,14 +72,14 @@ class Recovery(Finishing):
             return None
         return task, attempt, now
 
-    def _expire(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _expire(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                 now: int) -> TaskRecord:
         """Expire the attempt at ``now``: write `lease_expired`, then finish it (a lost
         attempt); answers the task as saved."""
         self._record(txn, task.task_id, "lease_expired", now, attempt.attempt_id)
         return self._finish(txn, task, attempt, now)
 
-    def _still_expired(self, task: TaskRecord, attempt: AttemptRecord | None,
+    def _still_expired(self, task: TaskRecord, attempt: StoredAttempt | None,
                        now: int) -> bool:
         """The re-check under lock: the task is still active with the same current attempt,
         and that attempt's lease has expired at ``now``."""
@@ -87,6 +87,6 @@ class Recovery(Finishing):
                 and task.snapshot.current_attempt_id == attempt.attempt_id
                 and self._expired(attempt, now))
 
-    def _expired(self, attempt: AttemptRecord, now: int) -> bool:
+    def _expired(self, attempt: StoredAttempt, now: int) -> bool:
         """A recovery candidate's lease has expired: now >= lease expiry (exact)."""
         return now >= attempt.snapshot.lease.expires_at

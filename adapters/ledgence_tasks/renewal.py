@@ -11,7 +11,7 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 
 from .base import LedgenceBase
-from .records import AttemptRecord, TaskRecord
+from .records import StoredAttempt, TaskRecord
 from .storage import Txn
 
 
@@ -53,11 +53,11 @@ class Renewal(LedgenceBase):
         session_expired), before anything else is looked up."""
         return self._usable_session(txn, owner.worker_session_id, now)
 
-    def _may_renew(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _may_renew(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """Renewal needs the attempt live (current, active, unexpired)."""
         return self._live(task, attempt, now)
 
-    def _renew_sequence(self, attempt: AttemptRecord, command: spec.RenewCommand) -> bool:
+    def _renew_sequence(self, attempt: StoredAttempt, command: spec.RenewCommand) -> bool:
         """Order the renewal against the last accepted one: 0 and gaps are out_of_order, below
         it obsolete_operation; True for a replay (the last sequence), False for the next."""
         last = attempt.snapshot.last_renewal
@@ -72,7 +72,7 @@ class Renewal(LedgenceBase):
                 f"renewal {command.sequence} skips past the last renewal {last_sequence}")
         return command.sequence == last_sequence
 
-    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         """The last renewal's sequence again: the same intent answers fresh authority and
@@ -83,7 +83,7 @@ class Renewal(LedgenceBase):
                 f"renewal {command.sequence} was accepted with another intent")
         return self._authority(task, attempt, now)
 
-    def _authorizes_dispatch(self, task: TaskRecord, attempt: AttemptRecord,
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: StoredAttempt,
                              command: spec.RenewCommand, now: int) -> bool:
         """LDG-RENEW-007: the first dispatch renewal before the deadline, with no cancel
         requested and no settlement, marks that execution may have started."""
@@ -92,13 +92,13 @@ class Renewal(LedgenceBase):
                 and now < att.deadline and task.snapshot.cancel_requested_at is None
                 and att.settlement is None)
 
-    def _renewed_expiry(self, attempt: AttemptRecord, session: spec.WorkerSession,
+    def _renewed_expiry(self, attempt: StoredAttempt, session: spec.WorkerSession,
                         command: spec.RenewCommand, now: int) -> int:
         """LDG-RENEW-001: where the next renewal, of either intent, moves the lease: the
         capped expiry of :meth:`_lease_expiry`."""
         return self._lease_expiry(now, attempt.snapshot.authority_deadline, session)
 
-    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _renew_extend(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                       session: spec.WorkerSession, command: spec.RenewCommand,
                       now: int) -> spec.Authority:
         """The next renewal: the lease moves to the capped expiry, the renewal is recorded

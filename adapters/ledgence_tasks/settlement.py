@@ -12,7 +12,7 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 
 from .finishing import Finishing
-from .records import AttemptRecord, TaskRecord
+from .records import StoredAttempt, TaskRecord
 from .storage import Txn
 
 
@@ -66,7 +66,7 @@ class Settlement(Finishing):
 
     # -- helpers the faulty adapters bend: settlement -------------------------------------------
 
-    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> AttemptRecord:
+    def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> StoredAttempt:
         """The owner's attempt of the task (not_found when the task has no such attempt) when
         its lease owner is exactly ``owner``, else ownership_lost (settle and confirm check
         liveness later)."""
@@ -82,7 +82,7 @@ class Settlement(Finishing):
         program and digest (else conflict)."""
         spec.check_report_identity(command, task.snapshot.descriptor)
 
-    def _may_settle(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _may_settle(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """A first settlement needs the attempt live."""
         return self._live(task, attempt, now)
 
@@ -90,7 +90,7 @@ class Settlement(Finishing):
         """Is ``command`` a canonically identical re-send of the accepted settlement."""
         return spec.same_settlement(stored, command)
 
-    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _settle_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                        command: spec.SettleCommand, now: int) -> spec.SettleReply:
         """A settled attempt: an identical re-send answers the original receipt with the
         task's current state and writes nothing; anything else is a conflict."""
@@ -103,7 +103,7 @@ class Settlement(Finishing):
                 f"{stored.operation_id!r} with another settlement")
         return spec.SettleReply(attempt.receipt, True, task.snapshot.state)
 
-    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord,
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
                            command: spec.SettleCommand, now: int) -> spec.SettleReply:
         """Store the settlement and its receipt, write `report_accepted`; with confirmed
         quiescence the attempt finishes at once, else the task stays active."""
@@ -122,7 +122,7 @@ class Settlement(Finishing):
             task = self._finish(txn, task, attempt, now)
         return spec.SettleReply(receipt, False, task.snapshot.state)
 
-    def _started_after(self, attempt: AttemptRecord, report: Any) -> bool:
+    def _started_after(self, attempt: StoredAttempt, report: Any) -> bool:
         """execution_may_have_started once a settlement is accepted: true for a completed
         report, the failure's own flag for a failure; an attempt already marked stays so."""
         return (attempt.snapshot.execution_may_have_started
@@ -131,20 +131,20 @@ class Settlement(Finishing):
 
     # -- helpers the faulty adapters bend: quiescence -------------------------------------------
 
-    def _already_confirmed(self, attempt: AttemptRecord) -> bool:
+    def _already_confirmed(self, attempt: StoredAttempt) -> bool:
         """Quiescence confirmed already: confirm_quiescence answers the task's state and
         writes nothing."""
         return attempt.snapshot.quiescence == spec.CONFIRMED
 
-    def _has_report(self, attempt: AttemptRecord) -> bool:
+    def _has_report(self, attempt: StoredAttempt) -> bool:
         """Only an attempt with an accepted settlement has anything to confirm."""
         return attempt.snapshot.settlement is not None
 
-    def _may_confirm(self, task: TaskRecord, attempt: AttemptRecord, now: int) -> bool:
+    def _may_confirm(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """Confirming quiescence needs the attempt live."""
         return self._live(task, attempt, now)
 
-    def _confirm(self, txn: Txn, task: TaskRecord, attempt: AttemptRecord, now: int) -> str:
+    def _confirm(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt, now: int) -> str:
         """Quiescence confirmed: write `cleanup_confirmed` and finish by the report."""
         attempt = attrs.evolve(attempt, snapshot=attrs.evolve(attempt.snapshot,
                                                               quiescence=spec.CONFIRMED))

@@ -55,12 +55,12 @@ from fencepost.spec.env import AdapterEnv
 
 from .core import (
     ACTIVE,
-    AttemptRecord,
     CandidateQuery,
     ClaimReceipt,
     Cursor,
     LedgenceCore,
     PageQuery,
+    StoredAttempt,
     TaskRecord,
 )
 from .sql_schema import (
@@ -233,7 +233,7 @@ class _SqlTxn:
         raise spec.Unavailable("the queue kept changing under the acquisition; try again")
 
     def peek_assignment(self, task_id: str,
-                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+                        attempt_id: str) -> tuple[TaskRecord, StoredAttempt] | None:
         t, a = self.tables.tasks, self.tables.attempts
         query = (sa.select(t.c.record, a.c.record)
                  .select_from(t.join(a, a.c.task_id == t.c.task_id))
@@ -285,17 +285,17 @@ class _SqlTxn:
 
     # attempts
 
-    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+    def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
         a = self.tables.attempts
         query = sa.select(a.c.record).where(a.c.task_id == task_id, a.c.attempt_id == attempt_id)
         text = self.conn.execute(self._lock(query)).scalar()
         return loads(text) if text is not None else None
 
-    def insert_attempt(self, record: AttemptRecord) -> None:
+    def insert_attempt(self, record: StoredAttempt) -> None:
         self.conn.execute(self.tables.attempts.insert().values(
             task_id=record.task_id, attempt_id=record.attempt_id, **attempt_columns(record)))
 
-    def save_attempt(self, record: AttemptRecord) -> None:
+    def save_attempt(self, record: StoredAttempt) -> None:
         a = self.tables.attempts
         self.conn.execute(
             a.update()

@@ -17,7 +17,7 @@ Six tables per run, named with :func:`~fencepost.adapters.sql.table_name`:
   that have a key and whose key is ``""``, never a missing one) (index ``..._list`` on scope,
   submitted_at, task_id: the keyset pages read it backwards);
 - ``fp_<namespace>_ledgence_attempts``: ``(task_id, attempt_id)`` (primary key), the whole
-  :class:`AttemptRecord` (snapshot and settlement receipt) as JSON text, and its ``state`` and
+  :class:`StoredAttempt` (snapshot and settlement receipt) as JSON text, and its ``state`` and
   ``lease_expires_at`` (index ``..._expiry`` on lease_expires_at, task_id);
 - ``fp_<namespace>_ledgence_cursors``: ``(session_id, consumer_id)`` (primary key), the
   consumer's acquisition ``sequence`` and the ``task_id`` / ``attempt_id`` it assigned (both null
@@ -51,7 +51,7 @@ from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submi
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.values import Codec
 
-from .core import AttemptRecord, TaskRecord
+from .core import StoredAttempt, TaskRecord
 
 # --- exact JSON ---------------------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ CODEC = Codec([
       for c in vars(module).values()
       if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__),
     TaskRecord,
-    AttemptRecord,
+    StoredAttempt,
 ])
 """Stored values may hold the contract's types and the core's records, nothing else."""
 dump_value, load_value, dumps, loads = (CODEC.dump_value, CODEC.load_value, CODEC.dumps,
@@ -184,7 +184,7 @@ def task_columns(record: TaskRecord) -> dict[str, Any]:
     }
 
 
-def attempt_columns(record: AttemptRecord) -> dict[str, Any]:
+def attempt_columns(record: StoredAttempt) -> dict[str, Any]:
     return {
         "state": record.snapshot.state,
         "lease_expires_at": record.snapshot.lease.expires_at,

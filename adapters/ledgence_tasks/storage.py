@@ -11,7 +11,7 @@ from typing import Protocol
 
 from fencepost.spec import ledgence_tasks as spec
 
-from .records import AttemptRecord, CandidateQuery, ClaimReceipt, Cursor, PageQuery, TaskRecord
+from .records import CandidateQuery, ClaimReceipt, Cursor, PageQuery, StoredAttempt, TaskRecord
 
 
 class Txn(Protocol):
@@ -67,19 +67,19 @@ class Txn(Protocol):
 
     # attempts
 
-    def load_attempt(self, task_id: str, attempt_id: str) -> AttemptRecord | None:
+    def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
         """The attempt ``attempt_id`` of task ``task_id`` (locked), ``None`` when that task has
         no such attempt."""
 
     def peek_assignment(self, task_id: str,
-                        attempt_id: str) -> tuple[TaskRecord, AttemptRecord] | None:
+                        attempt_id: str) -> tuple[TaskRecord, StoredAttempt] | None:
         """The task and its attempt ``attempt_id`` as one snapshot, without locks (the busy
         check: a live attempt answers Busy, which writes nothing, and one that is not live
         never becomes live again); ``None`` when either is missing."""
 
-    def insert_attempt(self, record: AttemptRecord) -> None: ...
+    def insert_attempt(self, record: StoredAttempt) -> None: ...
 
-    def save_attempt(self, record: AttemptRecord) -> None: ...
+    def save_attempt(self, record: StoredAttempt) -> None: ...
 
     # acquisition cursors
 
