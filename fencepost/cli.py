@@ -298,6 +298,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
                  version=__version__)
 
 
+def cmd_wire_check(args: argparse.Namespace) -> int:
+    """Probe an exec adapter's protocol handling (docs/protocol.md), contract aside."""
+    from fencepost.adapters.wire.conformance import wire_check
+    from fencepost.registry import contract, exec_argv, probe_call, wire_timeout
+
+    entry = contract(args.contract)
+    options = _contract_options(args.contract, args.option)
+    from fencepost.model.base import options_with_defaults
+
+    options = options_with_defaults(entry.choices, options, entry.settings)
+    results = wire_check(entry.name, exec_argv(args.command), probe_call(entry.name), options,
+                         timeout_s=wire_timeout())
+    print(tabulate([(r.name, r.required, r.got, "ok" if r.passed else "WRONG") for r in results],
+                   headers=("probe", "the protocol requires", "the adapter answered", ""),
+                   maxcolwidths=[34, 30, 60, None]))
+    wrong = [r for r in results if not r.passed]
+    print(f"\n{len(results) - len(wrong)} of {len(results)} probes answered as "
+          f"fencepost-wire/1 requires ({args.command})")
+    return EXIT_OK if not wrong else EXIT_FAIL
+
+
 def cmd_protocol(args: argparse.Namespace) -> int:
     """What an adapter of CONTRACT must understand over fencepost-wire/1."""
     from fencepost.registry import wire_schema
@@ -457,6 +478,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mutant", metavar="NAME",
                    help="serve this known-faulty store (on memory) instead")
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("wire-check", help="probe an exec adapter with malformed, unexpected "
+                       "and boundary requests: its protocol mistakes before its contract ones")
+    p.add_argument("contract")
+    p.add_argument("command", help="the adapter's command line, as after exec:")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    p.set_defaults(run=cmd_wire_check)
 
     p = sub.add_parser("protocol", help="what an adapter of a contract must understand over "
                        "fencepost-wire/1: operations, value classes, error codes, capabilities")

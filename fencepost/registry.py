@@ -169,10 +169,16 @@ def wire_timeout() -> float:
 
 def exec_factory(entry: Contract, command: str) -> Factory:
     """The adapter of ``exec:COMMAND``: a child process speaking ``fencepost-wire/1``."""
-    import shlex
-
     from fencepost.adapters.wire.store import WireFactory
     from fencepost.spec.ops import operations
+
+    return WireFactory(entry.name, entry.spec, operations(entry.name), exec_argv(command),
+                       timeout_s=wire_timeout())
+
+
+def exec_argv(command: str) -> list[str]:
+    """``command`` split as a POSIX shell would (no shell runs), its program checked."""
+    import shlex
 
     try:
         argv = shlex.split(command)
@@ -188,8 +194,20 @@ def exec_factory(entry: Contract, command: str) -> Factory:
             raise ConfigurationError(f"exec adapter {program} is not executable (chmod +x)")
     elif shutil.which(program) is None:
         raise ConfigurationError(f"exec adapter {program}: not found on PATH")
-    return WireFactory(entry.name, entry.spec, operations(entry.name), argv,
-                       timeout_s=wire_timeout())
+    return argv
+
+
+def probe_call(contract_name: str) -> dict[str, Any]:
+    """One valid call of the contract for ``wire-check``: its op with the fewest arguments
+    (at least one), each a string (a store answers it, or refuses it with a contract error)."""
+    import attrs
+
+    from fencepost.spec.ops import operations
+
+    ops = [(len(attrs.fields(op)), name, op) for name, op in  # type: ignore[arg-type]
+           operations(contract(contract_name).name).items() if attrs.fields(op)]  # type: ignore[arg-type]
+    _, name, op = min(ops, key=lambda t: t[0])
+    return {"op": name, "args": {a.name: "wire-check" for a in attrs.fields(op)}}
 
 
 def served_capabilities(entry: Contract, factory: Factory) -> frozenset[str]:

@@ -214,3 +214,27 @@ def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
         proc.kill()
     assert proc.returncode == 130, out + err
     assert children() == []
+
+
+def test_wire_check_passes_the_reference_adapter(capsys: pytest.CaptureFixture[str]) -> None:
+    from fencepost.cli import main
+
+    command = f"{sys.executable} -m fencepost.cli serve adk-ledger"
+    assert main(["wire-check", "adk-ledger", command]) == 0
+    out = capsys.readouterr().out
+    assert f"17 of 17 probes answered as fencepost-wire/1 requires ({command})" in out
+
+
+def test_wire_check_names_the_probe_an_adapter_gets_wrong(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fencepost.cli import main
+
+    monkeypatch.setenv("FENCEPOST_WIRE_TIMEOUT", "1")
+    command = f"{sys.executable} {HOSTILE} adk-ledger mute_garbage 0 {tmp_path}"
+    assert main(["wire-check", "adk-ledger", command]) == 1
+    out = capsys.readouterr().out
+    wrong = [line.split("  ")[0] for line in out.splitlines() if line.rstrip().endswith("WRONG")]
+    assert wrong == ["a line that is not JSON"]
+    assert "16 of 17 probes answered" in out
+    assert running(tmp_path) == []

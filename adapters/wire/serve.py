@@ -153,6 +153,8 @@ class Server:
             raise _Fault("the first request is hello")
         if kind == "shutdown":
             return None
+        if kind not in ("open", "close", "discard"):
+            raise _Fault(f"unknown request type {kind!r}")
         namespace = request.get("namespace")
         if not isinstance(namespace, str):
             raise _Fault(f"{kind} needs a namespace string")

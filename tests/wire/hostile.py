@@ -7,7 +7,8 @@ both the verdict on the lost check and the run going on.
 
 MODE: hang (never answer), exit (exit 7 mid-run), garbage (a line that is not JSON),
 bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
-fault (a fault reply), bad_hello (answer hello with another protocol's refusal).
+fault (a fault reply), bad_hello (answer hello with another protocol's refusal),
+mute_garbage (no answer at all to a line that is not JSON), none (behave).
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ class Hostile(Server):
         self.mode, self.at, self.armed, self.calls = mode, at, armed, 0
 
     def handle(self, line: str) -> bool:
-        request = json.loads(line)
+        try:
+            request = json.loads(line)
+        except ValueError:
+            if self.mode == "mute_garbage":  # a protocol mistake: no fault for a bad line
+                return True
+            return super().handle(line)
+        if not isinstance(request, dict):
+            return super().handle(line)
         if self.armed and self.mode == "bad_hello" and request.get("type") == "hello":
             self.reply(request["id"], fault="this adapter speaks fencepost-wire/0 only")
             return True
