@@ -38,3 +38,16 @@ def _require(url: str, what: str) -> str:
 def pg_url() -> str:
     """The PostgreSQL URL; skips (fails under CI=true) when the server is unreachable."""
     return _require(PG_URL, "PostgreSQL")
+
+
+def require_program(name: str, what: str) -> str:
+    """The path of ``name`` on PATH; skips (fails under CI=true) when it is missing."""
+    import shutil
+
+    found = shutil.which(name)
+    if found is None:
+        message = f"{what} is not installed ({name} not on PATH)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{message} (CI=true: toolchain tests must not skip)")
+        pytest.skip(message)
+    return found
