@@ -13,6 +13,9 @@ Four figures per contract (see :func:`run_bench`):
    to a file and loaded back, checked partitioned by record and as one partition.
 4. **Detection**: per known-faulty adapter, the median seconds and counterexample steps
    ``fencepost mutants`` needs to catch it (base memory) over several seeds.
+5. **The wire protocol**: steps per second and the per-call round trip (median, p99) of each
+   store behind ``fencepost-wire/1``, beside the in-process memory store (see
+   :mod:`fencepost.bench_wire`).
 
 Example::
 
@@ -32,6 +35,7 @@ from typing import Any
 
 import attrs
 
+from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.harness import World
@@ -68,10 +72,11 @@ class Sizes:
     budget_s: float = 10.0
     seeds: int = 5
     mutants: int | None = None
+    wire_calls: int = 2_000
 
 
 FULL = Sizes()
-QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2)
+QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500)
 
 
 @attrs.frozen
@@ -178,6 +183,7 @@ class BenchResult:
     checker: tuple[CheckerRun, ...]
     detection: tuple[Detection, ...]
     seconds: float
+    wire: tuple[WireRow, ...] = ()
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -464,5 +470,8 @@ def run_bench(
     checker = bench_checker(sizes, progress)
     detection = [d for name in names
                  for d in bench_detection(name, sizes.seeds, progress, sizes.mutants)]
+    wire = [row for name in names for row in bench_wire(
+        name, lambda n, target, factory: machine_rate(n, target, factory, sizes),
+        sizes.wire_calls, progress)]
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
-                       tuple(detection), time.perf_counter() - started)
+                       tuple(detection), time.perf_counter() - started, tuple(wire))

@@ -20,6 +20,7 @@ from .bench import (
     Detection,
     checker_target,
 )
+from .bench_wire import ADDED_TARGET_US
 
 _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreSQL"}
 
@@ -27,7 +28,7 @@ _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreS
 def render(result: BenchResult) -> str:
     """Every table of ``result``, each with its target and how its figures were measured."""
     parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
-             f"total wall time {result.seconds:.0f} s"]
+             _wire(result), f"total wall time {result.seconds:.0f} s"]
     return "\n\n".join(parts)
 
 
@@ -58,6 +59,9 @@ def to_json(result: BenchResult) -> dict[str, Any]:
              "median_steps": d.median_steps}
             for d in result.detection
         ],
+        "wire": [{**attrs.asdict(w), "added_us": w.added_us, "added_target_us": ADDED_TARGET_US,
+                  "target_met": w.added_us is not None and w.added_us <= ADDED_TARGET_US}
+                 for w in result.wire],
     }
 
 
@@ -98,6 +102,26 @@ def _overhead(result: BenchResult) -> str:
         "steps, every answer compared, the records read back after each step); direct: the "
         "same calls on a fresh store. read-backs: the extra time in store calls the checks "
         "make; harness: the rest of the difference"
+    )
+
+
+def _wire(result: BenchResult) -> str:
+    rows = [
+        (w.contract, w.store, w.note or _rate(w.steps_per_s), _rate(w.memory_steps_per_s),
+         _num(w.median_us, 0), _num(w.p99_us, 0), _num(w.memory_median_us, 1),
+         _num(w.added_us, 0), f"<= {ADDED_TARGET_US:g}",
+         "-" if w.added_us is None else "yes" if w.added_us <= ADDED_TARGET_US else "NO")
+        for w in result.wire
+    ]
+    headers = ["contract", "store over fencepost-wire/1", "steps/s", "memory steps/s",
+               "call median us", "call p99 us", "memory call us", "added us", "target", "met"]
+    return (
+        f"The wire protocol ({result.sizes.wire_calls:,} calls of the contract's cheapest "
+        f"operation per store; the state machine as in the first table)\n"
+        f"{_table(rows, headers, 'llrrrrrrll')}\n"
+        "memory served: the in-process memory store behind `fencepost serve` (same store, same "
+        "calls: 'added' is what the protocol costs); the others are stores in other languages "
+        "(examples/), measured where their toolchain is installed"
     )
 
 

@@ -9,11 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import require_program
 
 from fencepost.api import check
 from fencepost.registry import contract
-
-from conftest import require_program
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {

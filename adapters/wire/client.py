@@ -5,6 +5,11 @@ on its stdin and matches the replies read by a reader thread to the waiting call
 so several threads may have requests in flight at once (the ``concurrency`` capability). It
 keeps the last lines of the child's stderr for the reasons it gives.
 
+No thread sits between a caller and its reply: a waiting caller reads the child's stdout itself
+(the first to wait leads: it reads lines, hands each to its caller, and passes the lead on when
+its own reply comes), so an answer costs one write and one read, not a wake-up of a reader
+thread (a thread hand-off costs more than the whole protocol may, see ``fencepost bench``).
+
 Failure is a value here, never a hang: a reply that does not come within ``timeout_s``, a child
 that exits, a line that is not a reply to a request in flight, each kills the child (its whole
 process group) and fails every request in flight with :class:`WireLost`, which the kit reads as
@@ -18,9 +23,11 @@ import atexit
 import collections
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
@@ -61,8 +68,13 @@ class WireError(Exception):
 
 @attrs.define
 class _Waiting:
-    done: threading.Event = attrs.Factory(threading.Event)
     reply: dict[str, Any] | None = None
+    gone: bool = False
+    """The child was lost before the reply came."""
+
+    @property
+    def done(self) -> bool:
+        return self.reply is not None or self.gone
 
 
 class Child:
@@ -76,6 +88,10 @@ class Child:
         self.lost: str | None = None
         """Why the child can answer no more, or None while it can."""
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        """Notified when a reply is handed over, the lead is free, or the child is lost."""
+        self._leading = False
+        self._buffer = b""
         self._write = threading.Lock()
         self._next = 1
         self._waiting: dict[int, _Waiting] = {}
@@ -88,11 +104,9 @@ class Child:
             raise FileNotFoundError(f"cannot start {self.argv[0]}: {e.strerror or e}") from None
         _CHILDREN.add(self)
         assert self.process.stdout is not None and self.process.stderr is not None
-        self._reader = threading.Thread(target=self._read, args=(self.process.stdout,),
-                                        daemon=True, name="fencepost-wire-reader")
+        self._stdout = self.process.stdout.fileno()
         self._log = threading.Thread(target=self._read_log, args=(self.process.stderr,),
                                      daemon=True, name="fencepost-wire-stderr")
-        self._reader.start()
         self._log.start()
 
     # -- requests -------------------------------------------------------------------------------
@@ -118,7 +132,7 @@ class Child:
         except (OSError, ValueError):
             self.lose(f"the adapter stopped reading its stdin ({self._exit_status()})")
         limit = self.timeout_s if timeout_s is None else timeout_s
-        if not waiting.done.wait(limit):
+        if not self._await(waiting, time.monotonic() + limit):
             self.lose(f"the adapter did not answer {_what(kind, fields)} within {limit:g} s")
         reply = waiting.reply
         if reply is None:
@@ -130,15 +144,69 @@ class Child:
             raise WireError(reply["error"])
         return reply["ok"]
 
-    # -- the reader threads ---------------------------------------------------------------------
+    # -- reading: the caller that waits first reads for every caller ----------------------------
 
-    def _read(self, stdout: IO[bytes]) -> None:
-        for raw in stdout:
-            problem = self._deliver(raw)
+    def _await(self, waiting: _Waiting, deadline: float) -> bool:
+        """Wait for ``waiting``'s reply until ``deadline``; False if it did not come."""
+        with self._changed:
+            while not waiting.done:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if self._leading:
+                    self._changed.wait(remaining)
+                    continue
+                self._leading = True
+                self._lock.release()
+                try:
+                    problem = self._lead(waiting, deadline)
+                finally:
+                    self._lock.acquire()
+                    self._leading = False
+                    self._changed.notify_all()
+                if problem is not None:
+                    self._lock.release()
+                    try:
+                        self.lose(problem)
+                    finally:
+                        self._lock.acquire()
+            return True
+
+    def _lead(self, waiting: _Waiting, deadline: float) -> str | None:
+        """Read and hand over lines until ``waiting``'s reply came or ``deadline`` passed; what
+        is wrong with the child, if anything."""
+        while not waiting.done:
+            line = self._line(deadline)
+            if line is None:
+                return None  # the deadline: the caller says so
+            if line == b"":
+                return f"the adapter closed its stdout ({self._exit_status()})"
+            problem = self._deliver(line)
             if problem is not None:
-                self.lose(problem)
-                return
-        self.lose(f"the adapter closed its stdout ({self._exit_status()})")
+                return problem
+        return None
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The next stdout line; b"" at end of file, None at the deadline."""
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                ready, _, _ = select.select([self._stdout], [], [], remaining)
+            except (OSError, ValueError):  # closed by a kill meanwhile
+                return b""
+            if not ready:
+                return None
+            try:
+                chunk = os.read(self._stdout, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line + b"\n"
 
     def _deliver(self, raw: bytes) -> str | None:
         """Hand one stdout line to its waiting request; what is wrong with it, if anything."""
@@ -159,10 +227,10 @@ class Child:
         ident = reply.get("id")
         with self._lock:
             waiting = self._waiting.pop(ident, None) if isinstance(ident, int) else None
-        if waiting is None:
-            return f"the adapter answered id {ident!r}, which no request in flight has"
-        waiting.reply = reply
-        waiting.done.set()
+            if waiting is None:
+                return f"the adapter answered id {ident!r}, which no request in flight has"
+            waiting.reply = reply
+            self._changed.notify_all()
         return None
 
     def _read_log(self, stderr: IO[bytes]) -> None:
@@ -182,10 +250,12 @@ class Child:
         self.kill()
         if first:
             self._log.join(0.5)  # the last stderr lines, which the reason quotes
-            with self._lock:
+        with self._lock:
+            if first:
                 self.lost = reason + self.stderr_tail()
-        for w in waiting:
-            w.done.set()
+            for w in waiting:
+                w.gone = True
+            self._changed.notify_all()
 
     def stderr_tail(self, lines: int = 10) -> str:
         tail = list(self.stderr)[-lines:]
