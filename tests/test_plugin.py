@@ -180,3 +180,14 @@ def test_assert_conforms_from_a_users_own_test() -> None:
             raise AssertionError("the zombie ledger must not conform")
     finally:
         sys.path.remove(EXTERNAL)
+
+
+def test_plugin_checks_a_store_over_the_wire_protocol(tmp_path: Path) -> None:
+    """``--fencepost-adapter exec:COMMAND``: the same tests, the store in another process."""
+    command = f"exec:{sys.executable} -m fencepost.cli serve adk-ledger --mutant claim_completed"
+    result = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
+                        "--fencepost-adapter", command, "--fencepost-seed", "3")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAILED fencepost::adk-ledger::ADK-CLAIM-002" in result.stdout
+    unsupported = sum(1 for c in CLAUSES if "fault_injection" in c.requires)
+    assert f"{unsupported} skipped" in result.stdout
