@@ -210,20 +210,19 @@ class Child:
 
     def _deliver(self, raw: bytes) -> str | None:
         """Hand one stdout line to its waiting request; what is wrong with it, if anything."""
-        shown = raw[:200].decode("utf-8", "replace").rstrip("\n")
         try:
             reply = json.loads(raw)
         except ValueError:
-            return f"the adapter wrote a line that is not JSON: {shown!r}"
+            return f"the adapter wrote a line that is not JSON: {_shown(raw)!r}"
         if not isinstance(reply, dict):
-            return f"the adapter wrote {shown!r}, not a reply object"
-        kinds = [k for k in ("ok", "error", "fault") if k in reply]
-        if len(kinds) != 1:
-            return (f"the adapter wrote {shown!r}: a reply holds exactly one of ok, error, "
-                    "fault")
-        if kinds == ["error"] and not _is_error(reply["error"]):
-            return (f"the adapter wrote {shown!r}: error is {{\"code\": STRING, \"detail\": "
-                    "STRING, \"payload\": VALUE}")
+            return f"the adapter wrote {_shown(raw)!r}, not a reply object"
+        kinds = ("ok" in reply) + ("error" in reply) + ("fault" in reply)
+        if kinds != 1:
+            return (f"the adapter wrote {_shown(raw)!r}: a reply holds exactly one of ok, "
+                    "error, fault")
+        if "error" in reply and not _is_error(reply["error"]):
+            return (f"the adapter wrote {_shown(raw)!r}: error is {{\"code\": STRING, "
+                    "\"detail\": STRING, \"payload\": VALUE}")
         ident = reply.get("id")
         with self._lock:
             waiting = self._waiting.pop(ident, None) if isinstance(ident, int) else None
@@ -308,6 +307,10 @@ class Child:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _shown(raw: bytes) -> str:
+    return raw[:200].decode("utf-8", "replace").rstrip("\n")
 
 
 def _is_error(error: Any) -> bool:

@@ -148,6 +148,7 @@ class WireStore:
             return self._call(name, dict(zip(fields, args, strict=True)))
 
         method.__name__ = name
+        setattr(self, name, method)  # made once per store and name
         return method
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> Any:
