@@ -308,14 +308,17 @@ def cmd_wire_check(args: argparse.Namespace) -> int:
     from fencepost.model.base import options_with_defaults
 
     options = options_with_defaults(entry.choices, options, entry.settings)
-    results = wire_check(entry.name, exec_argv(args.command), probe_call(entry.name), options,
+    import shlex
+
+    command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
+    results = wire_check(entry.name, exec_argv(command), probe_call(entry.name), options,
                          timeout_s=wire_timeout())
     print(tabulate([(r.name, r.required, r.got, "ok" if r.passed else "WRONG") for r in results],
                    headers=("probe", "the protocol requires", "the adapter answered", ""),
                    maxcolwidths=[34, 30, 60, None]))
     wrong = [r for r in results if not r.passed]
     print(f"\n{len(results) - len(wrong)} of {len(results)} probes answered as "
-          f"fencepost-wire/1 requires ({args.command})")
+          f"fencepost-wire/1 requires ({command})")
     return EXIT_OK if not wrong else EXIT_FAIL
 
 
@@ -482,7 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("wire-check", help="probe an exec adapter with malformed, unexpected "
                        "and boundary requests: its protocol mistakes before its contract ones")
     p.add_argument("contract")
-    p.add_argument("command", help="the adapter's command line, as after exec:")
+    p.add_argument("command", nargs="+",
+                   help="the adapter's command line, as after exec: (one quoted string, or its "
+                        "words; put -- before words that start with -)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     p.set_defaults(run=cmd_wire_check)
 

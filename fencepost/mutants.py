@@ -56,12 +56,12 @@ def elsewhere(contract_name: str, base: str, only: list[str] | None = None
     base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
     out: dict[str, list[str]] = {}
     for mutant in contract(contract_name).mutants:
-        if not _runs_on(mutant, base) and (not only or mutant.name in only):
+        if not runs_on(mutant, base) and (not only or mutant.name in only):
             out.setdefault(mutant.bases[0], []).append(mutant.name)
     return out
 
 
-def _runs_on(mutant: Any, base: str) -> bool:
+def runs_on(mutant: Any, base: str) -> bool:
     """Can ``mutant`` be built on ``base`` (over the wire: if it runs on memory)?"""
     return base in mutant.bases or (base == "exec" and "memory" in mutant.bases)
 
@@ -84,7 +84,7 @@ def run_mutants(
     if base not in BASES:
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
     entry = contract(contract_name)
-    mutants = [m for m in entry.mutants if _runs_on(m, base) and (not only or m.name in only)]
+    mutants = [m for m in entry.mutants if runs_on(m, base) and (not only or m.name in only)]
     if not mutants and not only:
         raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
     if only and len(mutants) != len(set(only)):

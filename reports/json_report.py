@@ -24,10 +24,10 @@ from fencepost.spec.ops import op_from_json
 from fencepost.spec.outcome import Outcome, agrees, outcome_from_json
 
 from .text import LIMIT, clean_data, clean_value
-from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
+from .verdict import PASS, ClauseVerdict, RunReport, Status
 from .views import reason_of, render_trace, replay_code
 
-STATUSES = (PASS, FAIL, UNKNOWN, UNSUPPORTED)
+STATUSES = tuple(Status)
 
 
 def to_json(report: RunReport) -> dict[str, Any]:
@@ -166,7 +166,8 @@ def report_from_json(data: Mapping[str, Any]) -> RunReport:
 def _verdict_from_json(contract: str, data: Mapping[str, Any]) -> ClauseVerdict:
     status = data["status"]
     if status not in STATUSES:
-        raise ValueError(f"clause {data['id']!r} has status {status!r}, not one of {STATUSES}")
+        raise ValueError(f"clause {data['id']!r} has status {status!r}, not one of "
+                         f"{', '.join(STATUSES)}")
     situations = {str(k): int(v) for k, v in dict(data.get("situations") or {}).items()}
     clause = Clause(str(data["id"]), str(data["title"]), str(data["text"]),
                     tuple(str(c) for c in data["checks"]), situations=tuple(situations))

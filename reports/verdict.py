@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 import attrs
@@ -10,7 +11,17 @@ import attrs
 from fencepost.scenarios.evidence import Evidence, Failure
 from fencepost.spec.clauses import Catalogue, Clause
 
-PASS, FAIL, UNKNOWN, UNSUPPORTED = "pass", "fail", "unknown", "unsupported"
+
+class Status(StrEnum):
+    """A clause's verdict (a ``str``: it is written to JSON and compared as its value)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+    UNSUPPORTED = "unsupported"
+
+
+PASS, FAIL, UNKNOWN, UNSUPPORTED = Status.PASS, Status.FAIL, Status.UNKNOWN, Status.UNSUPPORTED
 
 
 @attrs.frozen
@@ -19,7 +30,7 @@ class ClauseVerdict:
     the run to how often it was reached; a pass that missed one is ``weak``."""
 
     clause: Clause
-    status: str
+    status: Status = attrs.field(converter=Status)
     reason: str = ""
     evidence: int = 0
     failure: Failure | None = None
