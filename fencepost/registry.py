@@ -204,10 +204,10 @@ def probe_call(contract_name: str) -> dict[str, Any]:
 
     from fencepost.spec.ops import operations
 
-    ops = [(len(attrs.fields(op)), name, op) for name, op in  # type: ignore[arg-type]
-           operations(contract(contract_name).name).items() if attrs.fields(op)]  # type: ignore[arg-type]
-    _, name, op = min(ops, key=lambda t: t[0])
-    return {"op": name, "args": {a.name: "wire-check" for a in attrs.fields(op)}}
+    arguments = {name: [a.name for a in attrs.fields(op)]  # type: ignore[arg-type]
+                 for name, op in operations(contract(contract_name).name).items()}
+    name = min((n for n, args in arguments.items() if args), key=lambda n: len(arguments[n]))
+    return {"op": name, "args": {a: "wire-check" for a in arguments[name]}}
 
 
 def served_capabilities(entry: Contract, factory: Factory) -> frozenset[str]:

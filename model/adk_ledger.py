@@ -50,21 +50,7 @@ def view(rec: StoredInvocation, ctx: Ctx) -> spec.Invocation:
     owned = rec.token is not None
     if ctx.options.get("owned_view") == "live_lease":
         owned = owned and ctx.now < rec.lease_until
-    return spec.Invocation(
-        invocation_id=rec.invocation_id,
-        workflow_id=rec.workflow_id,
-        workflow_version=rec.workflow_version,
-        kind=rec.kind,
-        checkpoint=rec.checkpoint,
-        phase=rec.phase,
-        outcome=rec.outcome,
-        owned=owned,
-        owner=rec.owner,
-        lease_until=rec.lease_until,
-        revision=rec.revision,
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
-    )
+    return rec.shown(owned)
 
 
 def _put(state: State, rec: StoredInvocation) -> State:

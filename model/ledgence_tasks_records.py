@@ -18,7 +18,7 @@ import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
-from fencepost.spec.ledgence_tasks import StoredAttempt
+from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the schema, shared
 from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
 from fencepost.spec.outcome import Err, Ok
 

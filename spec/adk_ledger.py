@@ -222,6 +222,16 @@ class StoredInvocation:
     created_at: int
     updated_at: int
 
+    def shown(self, owned: bool) -> Invocation:
+        """The record as ``get`` and ``claim`` answer it (a copy of its checkpoint), ``owned``
+        as the store's reading of choice ``owned_view`` decides."""
+        return Invocation(
+            invocation_id=self.invocation_id, workflow_id=self.workflow_id,
+            workflow_version=self.workflow_version, kind=self.kind,
+            checkpoint=dict(self.checkpoint), phase=self.phase, outcome=self.outcome,
+            owned=owned, owner=self.owner, lease_until=self.lease_until,
+            revision=self.revision, created_at=self.created_at, updated_at=self.updated_at)
+
 
 # --- the protocol ------------------------------------------------------------------------------
 

@@ -324,18 +324,4 @@ class LedgerCore:
         owned = row.token is not None
         if self.options["owned_view"] == "live_lease":
             owned = owned and self.env.clock() < row.lease_until
-        return spec.Invocation(
-            invocation_id=row.invocation_id,
-            workflow_id=row.workflow_id,
-            workflow_version=row.workflow_version,
-            kind=row.kind,
-            checkpoint=dict(row.checkpoint),
-            phase=row.phase,
-            outcome=row.outcome,
-            owned=owned,
-            owner=row.owner,
-            lease_until=row.lease_until,
-            revision=row.revision,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-        )
+        return row.shown(owned)

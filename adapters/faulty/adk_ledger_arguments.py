@@ -8,8 +8,9 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.adk_ledger.core import LedgerCore, StoredInvocation
+from fencepost.adapters.adk_ledger.core import LedgerCore
 from fencepost.spec import adk_ledger as spec
+from fencepost.spec.adk_ledger import StoredInvocation
 
 from .base import Mutant
 

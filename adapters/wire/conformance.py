@@ -89,7 +89,7 @@ def _is_fault(answer: Any, ident: Any) -> bool:
     return isinstance(answer, dict) and "fault" in answer and answer.get("id") == ident
 
 
-def _is_ok(answer: Any, ident: int) -> bool:
+def _is_ok(answer: Any, ident: int | None) -> bool:
     return isinstance(answer, dict) and "ok" in answer and answer.get("id") == ident
 
 
@@ -163,7 +163,8 @@ def wire_check(contract: str, argv: Sequence[str], probe_call: Mapping[str, Any]
             raw.send(sent_first)
             raw.send(sent_second)
             answers = [raw.answer(), raw.answer()]
-            got = sorted(a.get("id") for a in answers if isinstance(a, dict))
+            got = sorted(a["id"] for a in answers
+                         if isinstance(a, dict) and isinstance(a.get("id"), int))
             results.append(Probe("two calls in flight", f"ids {first} and {second} at once",
                                  "one answer each, by id", ", ".join(_shown(a) for a in answers),
                                  got == [first, second]))
