@@ -345,8 +345,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if not args.budget >= 0:  # also refuses nan
         raise ConfigurationError(f"--budget must be 0 or more seconds, not {args.budget}")
+    def spec_of(name: str) -> Any:  # any installed contract, the third-party ones too
+        try:
+            return contract(name).spec
+        except ConfigurationError:
+            return None
+
     try:
-        history = History.load(args.history)
+        history = History.load(args.history, spec_of)
     except OSError as e:
         raise ConfigurationError(f"cannot read history {args.history!r}: {e.strerror}") from None
     except ValueError as e:

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any
 
 import attrs
@@ -37,6 +38,9 @@ from fencepost.model.base import options_with_defaults
 from fencepost.spec.ops import _OPS, Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome, outcome_from_json, outcome_to_json
 from fencepost.spec.values import decode, encode
+
+SpecOf = Callable[[str], ModuleType | None]
+"""A contract's name -> its spec module (None: unknown)."""
 
 FORMAT = "history"
 VERSION = 1
@@ -179,10 +183,11 @@ class History:
             target.writelines(line + "\n" for line in self.to_lines())
 
     @classmethod
-    def from_lines(cls, lines: Iterable[str]) -> History:
+    def from_lines(cls, lines: Iterable[str], spec_of: SpecOf | None = None) -> History:
         """Parse JSON lines (blank lines are skipped); a malformed line raises ValueError
-        naming its number (1 = the header)."""
+        naming its number (1 = the header). ``spec_of``: see :meth:`load`."""
         contract: str | None = None
+        spec: ModuleType | None = None
         head: dict[str, Any] = {}
         head_number = 1
         events: list[Event] = []
@@ -194,7 +199,7 @@ class History:
             except json.JSONDecodeError as e:
                 raise ValueError(f"line {number}: not JSON: {e}") from None
             if contract is None:
-                contract = _header(data, number)
+                contract, spec = _header(data, number, spec_of or builtin_spec)
                 head, head_number = data, number
                 continue
             try:
@@ -207,30 +212,34 @@ class History:
         if not (isinstance(options, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in options.items())):
             raise ValueError(f"line {head_number}: options must map names to strings")
-        _check_options(contract, options, head_number)
+        assert spec is not None
+        _check_options(spec, options, head_number)
         if not (isinstance(capabilities, list) and all(isinstance(c, str)
                                                        for c in capabilities)):
             raise ValueError(f"line {head_number}: capabilities must be a list of names")
         return cls(contract, tuple(events), options, frozenset(capabilities))
 
     @classmethod
-    def loads(cls, text: str) -> History:
-        return cls.from_lines(text.splitlines())
+    def loads(cls, text: str, spec_of: SpecOf | None = None) -> History:
+        return cls.from_lines(text.splitlines(), spec_of)
 
     @classmethod
-    def load(cls, source: str | Path | IO[str]) -> History:
-        """Read a history saved with :meth:`save` from a path or a text stream."""
+    def load(cls, source: str | Path | IO[str], spec_of: SpecOf | None = None) -> History:
+        """Read a history saved with :meth:`save` from a path or a text stream.
+        ``spec_of(contract)`` gives the contract's spec module (its ops and options), or None
+        for a contract it does not know; by default the built-in contracts' are imported
+        (``fencepost analyze`` passes the registry's, so any installed contract is read)."""
         if isinstance(source, str | Path):
             with open(source, encoding="utf-8") as f:
-                return cls.from_lines(f)
-        return cls.from_lines(source)
+                return cls.from_lines(f, spec_of)
+        return cls.from_lines(source, spec_of)
 
 
 def _message(e: BaseException) -> str:
     return str(e) if not isinstance(e, KeyError) else f"missing or unknown {e}"
 
 
-def _header(data: Any, number: int) -> str:
+def _header(data: Any, number: int, spec_of: SpecOf) -> tuple[str, ModuleType]:
     if not isinstance(data, dict) or data.get("fencepost") != FORMAT:
         raise ValueError(f"line {number}: not a fencepost history header "
                          '(expected {"fencepost": "history", "version": 1, "contract": ...})')
@@ -238,26 +247,24 @@ def _header(data: Any, number: int) -> str:
         raise ValueError(f"line {number}: history format version {data.get('version')!r} is "
                          f"not supported (this kit reads version {VERSION})")
     contract = data.get("contract")
-    if not isinstance(contract, str) or not _load_contract(contract):
+    spec = spec_of(contract) if isinstance(contract, str) else None
+    if spec is None or contract not in _OPS:
         raise ValueError(f"line {number}: unknown contract {contract!r}")
-    return contract
+    return contract, spec
 
 
-def _load_contract(contract: str) -> bool:
-    """Import the contract's spec module so that its ops are registered."""
-    if contract not in _OPS:
-        try:
-            importlib.import_module(f"fencepost.spec.{contract.replace('-', '_')}")
-        except ImportError:
-            return False
-    return contract in _OPS
+def builtin_spec(contract: str) -> ModuleType | None:
+    """The spec module of a contract of this package (importing it registers its ops)."""
+    try:
+        return importlib.import_module(f"fencepost.spec.{contract.replace('-', '_')}")
+    except ImportError:
+        return None
 
 
-def _check_options(contract: str, options: Mapping[str, str], number: int) -> None:
+def _check_options(spec: ModuleType, options: Mapping[str, str], number: int) -> None:
     """The header's options must be choices and settings of the contract with allowed values,
     as the run that made the history checked them (a checker given others would answer for
     a contract nobody ran)."""
-    spec = importlib.import_module(f"fencepost.spec.{contract.replace('-', '_')}")
     try:
         options_with_defaults(getattr(spec, "CHOICES", ()), options,
                               getattr(spec, "SETTINGS", ()))

@@ -80,3 +80,16 @@ def test_the_plugin_runs_it(installed: dict[str, str], tmp_path: Path) -> None:
         cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
+
+
+def test_analyze_reads_a_history_of_it(installed: dict[str, str], tmp_path: Path) -> None:
+    """A saved history names its contract; analyze finds a third-party one by entry point."""
+    lines = [{"fencepost": "history", "version": 1, "contract": "tiny-register"},
+             {"process": "p1", "op": {"op": "get", "args": {"register": "r"}}, "invoked": 0,
+              "completed": 1, "outcome": {"err": "not_found", "detail": "", "payload": None},
+              "at": 1000}]
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = fencepost(installed, tmp_path, "analyze", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("linearizable"), result.stdout
