@@ -86,6 +86,11 @@ class StoreLost(Exception):
         self.trace = trace
 
 
+class NotRunnable(StoreLost):
+    """A check cannot go on under the run's options (a value it needs was never minted): the
+    clauses at stake are ``unknown``, as when the store is lost, never pass or fail."""
+
+
 class AdapterFault(StoreLost):
     """The adapter failed outside a contract call (its factory, ``close`` or ``discard``): the
     check cannot conclude, and the fault is the adapter's (never reported as the kit's)."""
@@ -301,12 +306,24 @@ class Harness:
     def _model_side(self, ref: Ref | Forged) -> Any:
         if isinstance(ref, Forged):
             return ForgedMeaning(ref.label)
-        return self.bindings[ref.name][0]
+        return self._bound(ref)[0]
 
     def _store_side(self, ref: Ref | Forged) -> Any:
         if isinstance(ref, Forged):
             return ForgedValue(ref.label)
-        return self.bindings[ref.name][1]
+        return self._bound(ref)[1]
+
+    def _bound(self, ref: Ref) -> tuple[Any, Any]:
+        found = self.bindings.get(ref.name)
+        if found is None:
+            # The call that mints it was refused, as the model allowed (a capacity option of the
+            # run, say): the check cannot go on, and so proves nothing either way.
+            options = ", ".join(f"{k}={v}" for k, v in sorted(self.world.options.items()))
+            raise NotRunnable(
+                f"cannot go on: {ref.name!r} was never minted (a call the check needs was "
+                f"refused, as the contract allows under the run's options: {options})",
+                tuple(self.trace))
+        return found
 
     def bind(self, name: str, meaning: Any, value: Any) -> None:
         """Bind ``name`` to a value minted outside an op (e.g. by another store)."""

@@ -51,7 +51,7 @@ class ForgedValue:
 
 
 @attrs.frozen
-class Handle:
+class Minted:
     """A value a store behind the wire minted (an access, a lease): the text it sent as
     ``{"__opaque__": text}``, sent back to it unchanged (see ``docs/protocol.md``)."""
 

@@ -15,7 +15,7 @@ Two readings of a value the codec does not know:
 
 - :func:`encode` (histories, reports, the wire) writes its ``repr`` as ``{"__opaque__": ...}``,
   which loads as that string: equal values stay equal, which is all an opaque token needs (a
-  :class:`~fencepost.spec.opaque.Handle`, a value minted by a store behind the wire, is written
+  :class:`~fencepost.spec.opaque.Minted`, a value minted by a store behind the wire, is written
   as its own text);
 - a :class:`Codec` (the SQL stores' column text) knows only the classes it was built with and
   refuses anything else with ``TypeError``: a store must never keep what it cannot read back.
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Forged, ForgedValue, Handle, Ref
+from .opaque import Forged, ForgedValue, Minted, Ref
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -60,7 +60,7 @@ def _encode(value: Any, classes: Mapping[str, type], strict: bool,
     if isinstance(value, float):
         return value if math.isfinite(value) else {"__float__": repr(value)}
     cls = type(value)
-    if cls is Handle and not strict:
+    if cls is Minted and not strict:
         return {"__opaque__": value.text}
     if cls in _STAND_INS and not strict:
         return {_STAND_INS[cls]: value.name if cls is Ref else value.label}
@@ -157,7 +157,7 @@ def encode(value: Any, unknown: Callable[[Any], str] = repr) -> Any:
 def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
     """Inverse of :func:`encode`; ``ValueError`` for data no :func:`encode` writes. An
     ``__opaque__`` text becomes ``opaque(text)``: the text itself (a history, a report), or a
-    :class:`~fencepost.spec.opaque.Handle` (a store's value read off the wire, handed back to it
+    :class:`~fencepost.spec.opaque.Minted` (a store's value read off the wire, handed back to it
     as it came)."""
     return _decode(data, _TYPES, opaque)
 

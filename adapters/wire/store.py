@@ -23,7 +23,7 @@ import attrs
 
 from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import BackendUnavailable, ConfigurationError, ContractError
-from fencepost.spec.opaque import Handle
+from fencepost.spec.opaque import Minted
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
 
@@ -164,7 +164,7 @@ class WireStore:
         except WireError as e:
             raise self._error(name, e.error) from None
         try:
-            return decode(reply, opaque=Handle)
+            return decode(reply, opaque=Minted)
         except ValueError as e:
             self._child.lose(f"the adapter answered {name} with a value that cannot be read "
                              f"back: {e}")
@@ -179,7 +179,7 @@ class WireStore:
                               f"{self._factory.contract} does not have (known: {known})")
             return WireLost(self._child.lost or "")
         try:
-            payload = decode(error.get("payload"), opaque=Handle)
+            payload = decode(error.get("payload"), opaque=Minted)
         except ValueError as e:
             self._child.lose(f"the adapter answered {name} with a payload it cannot be read "
                               f"back from: {e}")
