@@ -1,5 +1,6 @@
 #!/usr/bin/env escript
 %% -*- erlang -*-
+%%! -noinput
 %%
 %% adk-ledger over fencepost-wire/1: an in-memory invocation ledger, checked by Fencepost.
 %%
@@ -9,12 +10,18 @@
 %% JSON lines on stdin (requests) and stdout (replies); stderr is the log. OTP libraries only.
 %%
 %% Processes:
-%%   main       reads stdin line by line, decodes each request, answers hello and faults,
-%%              keeps the namespace table and forwards everything else to a namespace;
+%%   main       reads stdin line by line (a port on fd 0), decodes each request, answers
+%%              hello and faults, keeps the namespace table and forwards everything else to a
+%%              namespace;
 %%   namespace  one process per namespace owns that store's records and runs its calls one
 %%              after another, so every operation is atomic; it lives on after `close`
 %%              (durable for the life of the OS process) and ends at `discard`;
-%%   writer     the only process that writes to stdout: one whole line per reply.
+%%   writer     the only process that writes to stdout (its own port on fd 1): one whole line
+%%              per reply.
+%%
+%% stdin and stdout are ports on the file descriptors, not the io server (io:get_line and
+%% io:put_chars cost a round of messages through the group leader per line); `-noinput` above
+%% keeps the node's own user process from reading stdin too.
 %%
 %% Values are kept in their decoded wire form (see "JSON" below), so whatever the store does not
 %% interpret (checkpoints, outcomes, metadata values) is written back exactly as it came.
@@ -22,6 +29,7 @@
 -mode(compile).
 
 -define(NAME, <<"adk-ledger-erlang">>).
+-define(LINE_CHUNK, 65536).   % bytes of a line the stdin port delivers at a time
 -define(VERSION, <<"0.1.0">>).
 -define(PROTOCOL, <<"fencepost-wire/1">>).
 -define(CONTRACT, <<"adk-ledger">>).
@@ -116,10 +124,16 @@ main(Args) ->
             halt(2)
     end,
     persistent_term:put({?MODULE, bugs}, [list_to_atom(N) || N <- lists:usort(Names)]),
-    ok = io:setopts(standard_io, [binary, {encoding, latin1}]),
-    Writer = spawn_link(fun writer/0),
+    %% stdin is a port on fd 0, read here: its lines arrive as messages ({eol, Bytes}, or
+    %% {noeol, Bytes} for a piece of a line longer than the port's buffer or a last line
+    %% without a newline). It is watched, not linked: should reading fail, the requests read
+    %% so far are still answered, as at end of input. stdout is the writer's own port.
+    Port = open_port({fd, 0, 0}, [in, binary, {line, ?LINE_CHUNK}, eof]),
+    unlink(Port),
+    Watch = monitor(port, Port),
+    Writer = spawn_link(fun() -> writer(open_port({fd, 1, 1}, [out, binary])) end),
     [log("running with bug ~ts", [N]) || N <- lists:usort(Names)],
-    loop(#{writer => Writer, hello => #{}, spaces => #{}}).
+    loop(#{writer => Writer, port => Port, watch => Watch, hello => #{}, spaces => #{}}, []).
 
 parse_args([]) -> [];
 parse_args(["--bug", Name | Rest]) -> [Name | parse_args(Rest)];
@@ -141,20 +155,23 @@ log(Format, Args) ->
 %% The writer: one process owns stdout, every reply is one write of one whole line
 %% ---------------------------------------------------------------------------------------------
 
-writer() ->
+%% Port: stdout (fd 1), opened by the writer, so nothing else writes to it; one port_command
+%% per reply, each one whole line.
+writer(Port) ->
     receive
         {line, Line} ->
-            ok = io:put_chars(standard_io, Line),
-            writer();
+            true = erlang:port_command(Port, Line),
+            writer(Port);
         {sync, From, Ref} ->
             From ! {Ref, written},
-            writer()
+            writer(Port)
     end.
 
 send(#{writer := W}, Line) -> W ! {line, Line}.
 
+%% The bytes of encode({obj, [{<<"id">>, Id}, {Key, Value}]}) and a newline.
 reply_line(Id, Key, Value) ->
-    [encode({obj, [{<<"id">>, Id}, {Key, Value}]}), $\n].
+    [<<"{\"id\":">>, encode(Id), $,, encode(Key), $:, encode(Value), <<"}\n">>].
 
 ok_line(Id, Value) -> reply_line(Id, <<"ok">>, Value).
 
@@ -172,31 +189,52 @@ fault(S, Id, Format, Args) ->
 %% The reader: one request per line
 %% ---------------------------------------------------------------------------------------------
 
-loop(S) ->
-    case io:get_line(standard_io, "") of
-        eof -> stop(S, eof);
-        {error, Why} -> log("stdin: ~p", [Why]), stop(S, eof);
-        Line ->
-            S1 = try line(chomp(Line), S)
-                 catch
-                     Class:Reason:Stack ->
-                         log("request crashed: ~p:~p ~p", [Class, Reason, Stack]),
-                         fault(S, null, "internal error in the adapter", [])
+%% Pending: the pieces so far (last first) of a line longer than the port's buffer.
+loop(#{port := Port, watch := Watch} = S, Pending) ->
+    receive
+        {Port, {data, {eol, Bytes}}} ->
+            loop(handle(joined(Bytes, Pending), S), []);
+        {Port, {data, {noeol, Bytes}}} ->
+            loop(S, [Bytes | Pending]);
+        {Port, eof} ->
+            %% A last line without a newline is still a line.
+            S1 = case Pending of
+                     [] -> S;
+                     _ -> handle(joined(<<>>, Pending), S)
                  end,
-            loop(S1)
+            stop(S1, eof);
+        {'DOWN', Watch, port, Port, Why} ->
+            log("stdin: ~p", [Why]),
+            stop(S, eof)
+    end.
+
+joined(Bytes, []) -> Bytes;
+joined(Bytes, Pending) -> iolist_to_binary(lists:reverse([Bytes | Pending])).
+
+handle(Line, S) ->
+    try line(chomp(Line), S)
+    catch
+        Class:Reason:Stack ->
+            log("request crashed: ~p:~p ~p", [Class, Reason, Stack]),
+            fault(S, null, "internal error in the adapter", [])
     end.
 
 chomp(Line) ->
-    case binary:last(<<0, Line/binary>>) of
-        $\n -> chomp(binary:part(Line, 0, byte_size(Line) - 1));
-        $\r -> chomp(binary:part(Line, 0, byte_size(Line) - 1));
-        _ -> Line
+    case byte_size(Line) of
+        0 -> Line;
+        N ->
+            case binary:at(Line, N - 1) of
+                C when C =:= $\n; C =:= $\r -> chomp(binary:part(Line, 0, N - 1));
+                _ -> Line
+            end
     end.
 
 line(Line, S) ->
     case decode(Line) of
-        {ok, {obj, Pairs} = Req} ->
-            case member(<<"id">>, Pairs) of
+        {ok, {obj, Pairs}} ->
+            %% The request's fields by name (the last of a duplicated name, as JSON readers do).
+            Req = maps:from_list(Pairs),
+            case field(<<"id">>, Req) of
                 {ok, Id} when is_integer(Id), Id > 0 -> request(Id, Req, S);
                 _ -> fault(S, null, "request has no readable id (a positive integer)", [])
             end;
@@ -204,13 +242,13 @@ line(Line, S) ->
         error -> fault(S, null, "request is not JSON", [])
     end.
 
-request(Id, {obj, Pairs}, S) ->
-    case member(<<"type">>, Pairs) of
-        {ok, <<"hello">>} -> hello(Id, Pairs, S);
-        {ok, <<"open">>} -> open(Id, Pairs, S);
-        {ok, <<"close">>} -> close(Id, Pairs, S);
-        {ok, <<"discard">>} -> discard(Id, Pairs, S);
-        {ok, <<"call">>} -> call(Id, Pairs, S);
+request(Id, Req, S) ->
+    case field(<<"type">>, Req) of
+        {ok, <<"hello">>} -> hello(Id, Req, S);
+        {ok, <<"open">>} -> open(Id, Req, S);
+        {ok, <<"close">>} -> close(Id, Req, S);
+        {ok, <<"discard">>} -> discard(Id, Req, S);
+        {ok, <<"call">>} -> call(Id, Req, S);
         {ok, <<"shutdown">>} -> stop(S, Id);
         {ok, Type} when is_binary(Type) -> fault(S, Id, "unknown type '~ts'", [show(Type)]);
         _ -> fault(S, Id, "request has no type", [])
@@ -238,10 +276,10 @@ sync(Pid) ->
 
 %% --- hello ---
 
-hello(Id, Pairs, S) ->
-    case {member(<<"protocol">>, Pairs), member(<<"contract">>, Pairs)} of
+hello(Id, Req, S) ->
+    case {field(<<"protocol">>, Req), field(<<"contract">>, Req)} of
         {{ok, ?PROTOCOL}, {ok, ?CONTRACT}} ->
-            case options(Pairs, #{}) of
+            case options(Req, #{}) of
                 {ok, Options} ->
                     send(S, ok_line(Id, {obj, [{<<"name">>, ?NAME},
                                                {<<"version">>, ?VERSION},
@@ -261,8 +299,8 @@ shown(error) -> "(none given)".
 
 %% The options of a request ("options": {name: value}) laid over Base: every name must be a
 %% documented choice and every value one this store follows.
-options(Pairs, Base) ->
-    case member(<<"options">>, Pairs) of
+options(Req, Base) ->
+    case field(<<"options">>, Req) of
         error -> {ok, Base};
         {ok, null} -> {ok, Base};
         {ok, {obj, Given}} -> options_over(Given, Base);
@@ -290,14 +328,14 @@ effective(Options) ->
 
 %% --- namespaces ---
 
-namespace(Pairs) ->
-    case member(<<"namespace">>, Pairs) of
+namespace(Req) ->
+    case field(<<"namespace">>, Req) of
         {ok, Name} when is_binary(Name) -> {ok, Name};
         _ -> error
     end.
 
-open(Id, Pairs, #{spaces := Spaces, hello := Hello} = S) ->
-    case {namespace(Pairs), options(Pairs, Hello)} of
+open(Id, Req, #{spaces := Spaces, hello := Hello} = S) ->
+    case {namespace(Req), options(Req, Hello)} of
         {error, _} -> fault(S, Id, "open without a namespace (a string)", []);
         {_, {fault, Why}} -> fault(S, Id, "~ts", [Why]);
         {{ok, Name}, {ok, Options}} ->
@@ -312,8 +350,8 @@ open(Id, Pairs, #{spaces := Spaces, hello := Hello} = S) ->
             S#{spaces := Spaces#{Name => {Pid, open}}}
     end.
 
-close(Id, Pairs, #{spaces := Spaces} = S) ->
-    case namespace(Pairs) of
+close(Id, Req, #{spaces := Spaces} = S) ->
+    case namespace(Req) of
         {ok, Name} when is_map_key(Name, Spaces) ->
             {Pid, _} = maps:get(Name, Spaces),
             Pid ! {close, Id},
@@ -322,8 +360,8 @@ close(Id, Pairs, #{spaces := Spaces} = S) ->
         error -> fault(S, Id, "close without a namespace (a string)", [])
     end.
 
-discard(Id, Pairs, #{spaces := Spaces} = S) ->
-    case namespace(Pairs) of
+discard(Id, Req, #{spaces := Spaces} = S) ->
+    case namespace(Req) of
         {ok, Name} when is_map_key(Name, Spaces) ->
             {Pid, _} = maps:get(Name, Spaces),
             Pid ! {discard, Id},
@@ -338,22 +376,22 @@ discard(Id, Pairs, #{spaces := Spaces} = S) ->
 
 %% --- call ---
 
-call(Id, Pairs, #{spaces := Spaces} = S) ->
-    case namespace(Pairs) of
+call(Id, Req, #{spaces := Spaces} = S) ->
+    case namespace(Req) of
         error -> fault(S, Id, "call without a namespace (a string)", []);
         {ok, Name} ->
             case Spaces of
-                #{Name := {Pid, open}} -> call(Id, Pid, Pairs, S);
+                #{Name := {Pid, open}} -> call(Id, Pid, Req, S);
                 #{Name := {_, closed}} -> fault(S, Id, "namespace '~ts' is closed", [show(Name)]);
                 _ -> fault(S, Id, "unknown namespace '~ts' (never opened)", [show(Name)])
             end
     end.
 
-call(Id, Pid, Pairs, S) ->
-    Op = member(<<"op">>, Pairs),
+call(Id, Pid, Req, S) ->
+    Op = field(<<"op">>, Req),
     case {Op, lists:keyfind(element(2, Op), 1, ops())} of
         {{ok, _}, {_, Atom, Names}} ->
-            case call_args(Pairs, Names) of
+            case call_args(Req, Names) of
                 {ok, Args, Now, Dead} ->
                     Pid ! {call, Id, Atom, Args, Now, Dead},
                     S;
@@ -363,9 +401,9 @@ call(Id, Pid, Pairs, S) ->
         {error, _} -> fault(S, Id, "call without an op", [])
     end.
 
-call_args(Pairs, Names) ->
+call_args(Req, Names) ->
     try
-        Given = case member(<<"args">>, Pairs) of
+        Given = case field(<<"args">>, Req) of
                     {ok, {obj, Ps}} -> Ps;
                     _ -> throw("call without args (an object)")
                 end,
@@ -379,11 +417,11 @@ call_args(Pairs, Names) ->
                           {binary_to_atom(N), V};
                       error -> throw(io_lib:format("missing argument '~ts'", [N]))
                   end || N <- Names]),
-        Now = case member(<<"now">>, Pairs) of
+        Now = case field(<<"now">>, Req) of
                   {ok, T} when is_integer(T) -> T;
                   _ -> throw("call without now (integer ms)")
               end,
-        Dead = case member(<<"dead">>, Pairs) of
+        Dead = case field(<<"dead">>, Req) of
                    {ok, L} when is_list(L) -> L;
                    {ok, null} -> [];
                    error -> [];
@@ -699,10 +737,17 @@ lookup(Key, {obj, Pairs}) ->
     end.
 
 %% The last value under Key in an object's pairs (a JSON reader keeps the last duplicate).
-member(Key, Pairs) ->
-    case lists:keyfind(Key, 1, lists:reverse(Pairs)) of
-        {_, V} -> {ok, V};
-        false -> error
+member(Key, Pairs) -> member(Key, Pairs, error).
+
+member(Key, [{Key, V} | Rest], _) -> member(Key, Rest, {ok, V});
+member(Key, [_ | Rest], Found) -> member(Key, Rest, Found);
+member(_, [], Found) -> Found.
+
+%% A field of a request (the map of its fields, see line/2).
+field(Key, Req) ->
+    case Req of
+        #{Key := V} -> {ok, V};
+        _ -> error
     end.
 
 %% Could the kit's codec decode it? (Tagged values must hold what their tag says.)
@@ -757,122 +802,147 @@ show(V) -> iolist_to_binary(encode(V)).
 %% JSON: decoder
 %% ---------------------------------------------------------------------------------------------
 
-decode(Bin) ->
-    try value(ws(Bin)) of
-        {V, Rest} ->
-            case ws(Rest) of
-                <<>> -> {ok, V};
-                _ -> error
-            end
+%% The reader never hands a binary back to its caller: each step tail-calls the next with the
+%% rest of the input (which starts at byte offset Pos of the whole line, Line), so the runtime
+%% scans the line in one pass without building a sub-binary per token. What is being built waits on
+%% an explicit stack: {array, Items}, {key, Pairs} (an object awaiting its next key's colon),
+%% {object, Key, Pairs} (awaiting Key's value). Strings and numbers are slices of Line.
+decode(Line) ->
+    try value(Line, Line, 0, []) of
+        V -> {ok, V}
     catch
         throw:bad -> error;
         error:_ -> error
     end.
 
-ws(<<C, R/binary>>) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r -> ws(R);
-ws(B) -> B.
+-define(IS_WS(C), (C =:= $\s orelse C =:= $\t orelse C =:= $\n orelse C =:= $\r)).
+-define(IS_PLAIN(C), (C >= 16#20 andalso C =/= $" andalso C =/= $\\)).
 
-value(<<${, R/binary>>) -> object(ws(R), []);
-value(<<$[, R/binary>>) -> array(ws(R), []);
-value(<<$", R/binary>>) -> string(R, []);
-value(<<"true", R/binary>>) -> {true, R};
-value(<<"false", R/binary>>) -> {false, R};
-value(<<"null", R/binary>>) -> {null, R};
-value(<<C, _/binary>> = B) when C =:= $-; C >= $0, C =< $9 -> number(B);
-value(_) -> throw(bad).
+value(<<C, R/binary>>, Line, Pos, Stack) when ?IS_WS(C) -> value(R, Line, Pos + 1, Stack);
+value(<<${, R/binary>>, Line, Pos, Stack) -> object(R, Line, Pos + 1, Stack);
+value(<<$[, R/binary>>, Line, Pos, Stack) -> array(R, Line, Pos + 1, Stack);
+value(<<$", R/binary>>, Line, Pos, Stack) -> string(R, Line, Pos + 1, 0, Stack);
+value(<<"true", R/binary>>, Line, Pos, Stack) -> next(R, Line, Pos + 4, true, Stack);
+value(<<"false", R/binary>>, Line, Pos, Stack) -> next(R, Line, Pos + 5, false, Stack);
+value(<<"null", R/binary>>, Line, Pos, Stack) -> next(R, Line, Pos + 4, null, Stack);
+value(<<$-, R/binary>>, Line, Pos, Stack) -> number_int(R, Line, Pos, 1, Stack);
+value(<<C, _/binary>> = B, Line, Pos, Stack) when C >= $0, C =< $9 ->
+    number_int(B, Line, Pos, 0, Stack);
+value(_, _, _, _) -> throw(bad).
 
-object(<<$}, R/binary>>, []) -> {{obj, []}, R};
-object(<<$", R/binary>>, Acc) ->
-    {Key, R1} = string(R, []),
-    case ws(R1) of
-        <<$:, R2/binary>> ->
-            {V, R3} = value(ws(R2)),
-            case ws(R3) of
-                <<$,, R4/binary>> -> object(ws(R4), [{Key, V} | Acc]);
-                <<$}, R4/binary>> -> {{obj, lists:reverse([{Key, V} | Acc])}, R4};
-                _ -> throw(bad)
-            end;
-        _ -> throw(bad)
-    end;
-object(_, _) -> throw(bad).
+%% Just after "{": "}" (empty) or the first key.
+object(<<C, R/binary>>, Line, Pos, Stack) when ?IS_WS(C) -> object(R, Line, Pos + 1, Stack);
+object(<<$}, R/binary>>, Line, Pos, Stack) -> next(R, Line, Pos + 1, {obj, []}, Stack);
+object(<<$", R/binary>>, Line, Pos, Stack) -> string(R, Line, Pos + 1, 0, [{key, []} | Stack]);
+object(_, _, _, _) -> throw(bad).
 
-array(<<$], R/binary>>, []) -> {[], R};
-array(B, Acc) ->
-    {V, R1} = value(B),
-    case ws(R1) of
-        <<$,, R2/binary>> -> array(ws(R2), [V | Acc]);
-        <<$], R2/binary>> -> {lists:reverse([V | Acc]), R2};
-        _ -> throw(bad)
-    end.
+%% Just after "," in an object: the next key.
+key(<<C, R/binary>>, Line, Pos, Stack) when ?IS_WS(C) -> key(R, Line, Pos + 1, Stack);
+key(<<$", R/binary>>, Line, Pos, Stack) -> string(R, Line, Pos + 1, 0, Stack);
+key(_, _, _, _) -> throw(bad).
 
-%% -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? : an integer without fraction or exponent.
-number(B) ->
-    {Sign, B1} = case B of <<$-, R/binary>> -> {1, R}; _ -> {0, B} end,
-    Int = case B1 of
-              <<$0, _/binary>> -> 1;
-              <<C, _/binary>> when C >= $1, C =< $9 -> digits(B1, 0);
-              _ -> throw(bad)
-          end,
-    <<_:Int/binary, B2/binary>> = B1,
-    Frac = case B2 of
-               <<$., R2/binary>> -> need(digits(R2, 0)) + 1;
-               _ -> 0
-           end,
-    <<_:Frac/binary, B3/binary>> = B2,
-    Exp = case B3 of
-              <<E, $+, R3/binary>> when E =:= $e; E =:= $E -> need(digits(R3, 0)) + 2;
-              <<E, $-, R3/binary>> when E =:= $e; E =:= $E -> need(digits(R3, 0)) + 2;
-              <<E, R3/binary>> when E =:= $e; E =:= $E -> need(digits(R3, 0)) + 1;
-              _ -> 0
-          end,
-    Len = Sign + Int + Frac + Exp,
-    <<Text:Len/binary, Rest/binary>> = B,
-    case Frac + Exp of
-        0 -> {binary_to_integer(Text), Rest};
-        _ -> {{float, Text}, Rest}
-    end.
+%% Just after a key: ":" and its value.
+colon(<<C, R/binary>>, Line, Pos, Stack) when ?IS_WS(C) -> colon(R, Line, Pos + 1, Stack);
+colon(<<$:, R/binary>>, Line, Pos, Stack) -> value(R, Line, Pos + 1, Stack);
+colon(_, _, _, _) -> throw(bad).
 
-digits(<<C, R/binary>>, N) when C >= $0, C =< $9 -> digits(R, N + 1);
-digits(_, N) -> N.
+%% Just after "[": "]" (empty) or the first item.
+array(<<C, R/binary>>, Line, Pos, Stack) when ?IS_WS(C) -> array(R, Line, Pos + 1, Stack);
+array(<<$], R/binary>>, Line, Pos, Stack) -> next(R, Line, Pos + 1, [], Stack);
+array(B, Line, Pos, Stack) -> value(B, Line, Pos, [{array, []} | Stack]).
 
-need(0) -> throw(bad);
-need(N) -> N.
+%% A value is complete: it goes where the stack says.
+next(B, Line, Pos, V, [{key, Pairs} | Stack]) -> colon(B, Line, Pos, [{object, V, Pairs} | Stack]);
+next(B, Line, Pos, V, [{object, Key, Pairs} | Stack]) ->
+    after_pair(B, Line, Pos, [{Key, V} | Pairs], Stack);
+next(B, Line, Pos, V, [{array, Items} | Stack]) -> after_item(B, Line, Pos, [V | Items], Stack);
+next(B, _, _, V, []) -> trailing(B), V.
 
-string(B, Acc) ->
-    case binary:match(B, pattern(string_end)) of
-        nomatch -> throw(bad);
-        {Pos, 1} ->
-            <<Chunk:Pos/binary, C, Rest/binary>> = B,
-            no_control(Chunk),
-            case C of
-                $" -> {iolist_to_binary(lists:reverse([Chunk | Acc])), Rest};
-                $\\ ->
-                    {Char, Rest1} = escape(Rest),
-                    string(Rest1, [Char, Chunk | Acc])
-            end
-    end.
+after_pair(<<C, R/binary>>, Line, Pos, Pairs, Stack) when ?IS_WS(C) ->
+    after_pair(R, Line, Pos + 1, Pairs, Stack);
+after_pair(<<$,, R/binary>>, Line, Pos, Pairs, Stack) ->
+    key(R, Line, Pos + 1, [{key, Pairs} | Stack]);
+after_pair(<<$}, R/binary>>, Line, Pos, Pairs, Stack) ->
+    next(R, Line, Pos + 1, {obj, lists:reverse(Pairs)}, Stack);
+after_pair(_, _, _, _, _) -> throw(bad).
 
-%% Compiled once per node: what ends a run of plain characters, and the control characters a
-%% JSON string may not hold unescaped.
-pattern(Name) ->
-    case persistent_term:get({?MODULE, Name}, undefined) of
-        undefined ->
-            P = binary:compile_pattern(
-                  case Name of
-                      string_end -> [<<"\"">>, <<"\\">>];
-                      control -> [<<C>> || C <- lists:seq(0, 31)]
-                  end),
-            persistent_term:put({?MODULE, Name}, P),
-            P;
-        P -> P
-    end.
+after_item(<<C, R/binary>>, Line, Pos, Items, Stack) when ?IS_WS(C) ->
+    after_item(R, Line, Pos + 1, Items, Stack);
+after_item(<<$,, R/binary>>, Line, Pos, Items, Stack) ->
+    value(R, Line, Pos + 1, [{array, Items} | Stack]);
+after_item(<<$], R/binary>>, Line, Pos, Items, Stack) ->
+    next(R, Line, Pos + 1, lists:reverse(Items), Stack);
+after_item(_, _, _, _, _) -> throw(bad).
 
-no_control(<<>>) -> ok;
-no_control(Chunk) ->
-    case binary:match(Chunk, pattern(control)) of
-        nomatch -> ok;
-        _ -> throw(bad)
-    end.
+%% Only whitespace may follow the value of the line.
+trailing(<<C, R/binary>>) when ?IS_WS(C) -> trailing(R);
+trailing(<<>>) -> ok;
+trailing(_) -> throw(bad).
+
+%% -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? : an integer without fraction or exponent,
+%% otherwise {float, its text}. Start is where the number (its sign) begins; Len counts the
+%% bytes so far.
+number_int(<<$0, R/binary>>, Line, Start, Len, Stack) ->
+    number_frac(R, Line, Start, Len + 1, Stack);
+number_int(<<C, R/binary>>, Line, Start, Len, Stack) when C >= $1, C =< $9 ->
+    number_digits(R, Line, Start, Len + 1, Stack);
+number_int(_, _, _, _, _) -> throw(bad).
+
+number_digits(<<C, R/binary>>, Line, Start, Len, Stack) when C >= $0, C =< $9 ->
+    number_digits(R, Line, Start, Len + 1, Stack);
+number_digits(B, Line, Start, Len, Stack) -> number_frac(B, Line, Start, Len, Stack).
+
+number_frac(<<$., C, R/binary>>, Line, Start, Len, Stack) when C >= $0, C =< $9 ->
+    fraction(R, Line, Start, Len + 2, Stack);
+number_frac(<<$., _/binary>>, _, _, _, _) -> throw(bad);
+number_frac(<<E, _/binary>> = B, Line, Start, Len, Stack) when E =:= $e; E =:= $E ->
+    exponent(B, Line, Start, Len, Stack);
+number_frac(B, Line, Start, Len, Stack) ->
+    next(B, Line, Start + Len, binary_to_integer(binary_part(Line, Start, Len)), Stack).
+
+fraction(<<C, R/binary>>, Line, Start, Len, Stack) when C >= $0, C =< $9 ->
+    fraction(R, Line, Start, Len + 1, Stack);
+fraction(<<E, _/binary>> = B, Line, Start, Len, Stack) when E =:= $e; E =:= $E ->
+    exponent(B, Line, Start, Len, Stack);
+fraction(B, Line, Start, Len, Stack) -> float_text(B, Line, Start, Len, Stack).
+
+exponent(<<_, S, C, R/binary>>, Line, Start, Len, Stack)
+  when S =:= $+ orelse S =:= $-, C >= $0, C =< $9 ->
+    exponent_digits(R, Line, Start, Len + 3, Stack);
+exponent(<<_, C, R/binary>>, Line, Start, Len, Stack) when C >= $0, C =< $9 ->
+    exponent_digits(R, Line, Start, Len + 2, Stack);
+exponent(_, _, _, _, _) -> throw(bad).
+
+exponent_digits(<<C, R/binary>>, Line, Start, Len, Stack) when C >= $0, C =< $9 ->
+    exponent_digits(R, Line, Start, Len + 1, Stack);
+exponent_digits(B, Line, Start, Len, Stack) -> float_text(B, Line, Start, Len, Stack).
+
+float_text(B, Line, Start, Len, Stack) ->
+    next(B, Line, Start + Len, {float, binary_part(Line, Start, Len)}, Stack).
+
+%% A string after its opening quote: its text starts at offset Pos of Line, N plain bytes of
+%% it are read so far. Plain characters are anything but a quote, a backslash and a control character (which a
+%% JSON string may not hold unescaped); a string without escapes is a slice of Line.
+string(<<C, R/binary>>, Line, Pos, N, Stack) when ?IS_PLAIN(C) ->
+    string(R, Line, Pos, N + 1, Stack);
+string(<<$", R/binary>>, Line, Pos, N, Stack) ->
+    next(R, Line, Pos + N + 1, binary_part(Line, Pos, N), Stack);
+string(<<$\\, R/binary>>, Line, Pos, N, Stack) ->
+    {Text, Rest} = escaped_string(R, [binary_part(Line, Pos, N)]),
+    next(Rest, Line, byte_size(Line) - byte_size(Rest), Text, Stack);
+string(_, _, _, _, _) -> throw(bad).
+
+%% The rest of a string with escapes (just after a backslash), put together from pieces (the
+%% last first in Acc); the string and what follows its closing quote.
+escaped_string(B, Acc) ->
+    {Char, R} = escape(B),
+    pieces(R, R, 0, [Char | Acc]).
+
+pieces(<<C, R/binary>>, B, N, Acc) when ?IS_PLAIN(C) -> pieces(R, B, N + 1, Acc);
+pieces(<<$", R/binary>>, B, N, Acc) ->
+    {iolist_to_binary(lists:reverse(Acc, [binary_part(B, 0, N)])), R};
+pieces(<<$\\, R/binary>>, B, N, Acc) -> escaped_string(R, [binary_part(B, 0, N) | Acc]);
+pieces(_, _, _, _) -> throw(bad).
 
 escape(<<$", R/binary>>) -> {<<$">>, R};
 escape(<<$\\, R/binary>>) -> {<<$\\>>, R};
@@ -923,10 +993,18 @@ encode(true) -> <<"true">>;
 encode(false) -> <<"false">>;
 encode(I) when is_integer(I) -> integer_to_binary(I);
 encode({float, Text}) -> Text;
-encode(S) when is_binary(S) -> [$", escaped(S, 0, S, []), $"];
+encode(S) when is_binary(S) ->
+    case plain_ascii(S) of
+        true -> [$", S, $"];
+        false -> [$", escaped(S, 0, S, []), $"]
+    end;
 encode(L) when is_list(L) -> [$[, join([encode(V) || V <- L]), $]];
 encode({obj, Pairs}) ->
     [${, join([[encode(K), $:, encode(V)] || {K, V} <- Pairs]), $}].
+
+plain_ascii(<<C, R/binary>>) when C >= 16#20, C < 16#7F, C =/= $", C =/= $\\ -> plain_ascii(R);
+plain_ascii(<<>>) -> true;
+plain_ascii(_) -> false.
 
 join([]) -> [];
 join([H | T]) -> [H | [[$,, X] || X <- T]].
