@@ -27,11 +27,16 @@ def _require(url: str, what: str) -> str:
     try:
         probe(url)
     except BackendUnavailable as e:
-        message = f"{what} unreachable at {url}: {e}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{message} (CI=true: server tests must not skip)")
-        pytest.skip(message)
+        missing(f"{what} unreachable at {url}: {e}", "server")
     return url
+
+
+def missing(message: str, kind: str) -> None:
+    """Skip the test for what is missing, or fail it under CI=true (CI never passes by
+    skipping)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{message} (CI=true: {kind} tests must not skip)")
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +51,6 @@ def require_program(name: str, what: str) -> str:
 
     found = shutil.which(name)
     if found is None:
-        message = f"{what} is not installed ({name} not on PATH)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{message} (CI=true: toolchain tests must not skip)")
-        pytest.skip(message)
+        missing(f"{what} is not installed ({name} not on PATH)", "toolchain")
+    assert found is not None
     return found

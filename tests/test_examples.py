@@ -63,3 +63,14 @@ def test_each_bug_switch_is_caught_by_its_clause(name: str, bug: str, clause: st
                    first=entry.clauses[clause].checks)
     assert clause in {v.clause.id for v in report.failed()}, report.exit_code
     assert report.exit_code == 1
+
+
+def test_a_missing_toolchain_skips_but_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception,
+                       match=r"Nothing is not installed \(no-such-program not on PATH\) "
+                             r"\(CI=true: toolchain tests must not skip\)"):
+        require_program("no-such-program", "Nothing")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception, match="Nothing is not installed"):
+        require_program("no-such-program", "Nothing")
