@@ -111,6 +111,15 @@ def new_world(
         guard = Guard(call_timeout_s)
     except ValueError as e:
         raise ConfigurationError(str(e)) from e
+    for setting in suite.model.settings:
+        if opts[setting.name] != setting.default:
+            # Every check of a run shares the store, and each check's model starts empty: a
+            # limit reached by earlier checks' records would fail a correct store.
+            raise ConfigurationError(
+                f"option {setting.name}={opts[setting.name]} cannot be checked run-wide: every "
+                f"check's records would count against it, each against a model that starts "
+                f"empty; the kit checks {setting.name} itself on stores of its own, so leave it "
+                f"at {setting.default} (run the store under test without the limit)")
     return World(model=suite.model, factory=factory, clock=SimClock(start_ms),
                  namespace=namespace or f"r{uuid.uuid4().hex[:10]}", options=opts,
                  guard=guard)

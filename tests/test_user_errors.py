@@ -252,3 +252,17 @@ def test_the_sqlite_directory_exists_from_the_first_store_to_close(
     factory.discard(env)
     factory.close()
     assert os.listdir(tmp_path) == [] and factory.directory is None
+
+
+@pytest.mark.parametrize("option", ["max_tasks=3", "max_active_tasks_per_scope=2"])
+def test_a_run_wide_capacity_limit_is_refused_with_why(tmp_path: Path, option: str) -> None:
+    """Every check shares the store, each against a model that starts empty: a limit reached
+    by earlier checks' records would fail a correct store (it did: SNODO-CAP-001)."""
+    name, value = option.split("=")
+    result = fencepost_cli("check", "snodo-tasks", "--adapter", "memory", "--option", option,
+                           "--quiet", cwd=tmp_path)
+    assert_one_line_usage_error(
+        result, f"option {name}={value} cannot be checked run-wide: every check's records "
+                f"would count against it, each against a model that starts empty; the kit "
+                f"checks {name} itself on stores of its own, so leave it at infinity (run the "
+                f"store under test without the limit)")
