@@ -45,6 +45,17 @@ def pg_url() -> str:
     return _require(PG_URL, "PostgreSQL")
 
 
+class Clock:
+    """A settable clock for a test that drives a store directly: the store reads ``clock()``,
+    the test sets ``clock.now``."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
 def require_program(name: str, what: str) -> str:
     """The path of ``name`` on PATH; skips (fails under CI=true) when it is missing."""
     import shutil

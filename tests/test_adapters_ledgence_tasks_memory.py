@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 import pytest
+from conftest import Clock
 
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
 from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
@@ -29,14 +30,6 @@ OTHER = spec.Scope("tenant-b", "prod")
 PROGRAM = spec.Program("mailer", "1.2.0")
 DIGEST = "sha256:" + "ab" * 32
 START = 1_000
-
-
-class Clock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class World:

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 import pytest
+from conftest import Clock
 
 from fencepost.adapters.snodo_tasks.memory import MemoryTasksFactory
 from fencepost.adapters.snodo_tasks.sql import SqlTasksFactory
@@ -18,14 +19,6 @@ from fencepost.spec.opaque import ForgedValue
 
 WORK = spec.Work("idem-1", "email", {"to": "a@b", "n": 1, "x": 1.5, "deep": [1, {"k": None}]},
                  (2000,))
-
-
-class Clock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class Backend:

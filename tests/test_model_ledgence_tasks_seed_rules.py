@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 import pytest
+from conftest import Clock
 
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
 from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
@@ -40,19 +41,11 @@ START = 1_000
 TIMEOUT = 120_000  # a deadline that comes before the session's expiry
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> int:
-        return self.now
-
-
 class Bench:
     """One store on one clock, with the steps every test here takes."""
 
     def __init__(self, factory: Any, options: dict[str, str] | None = None) -> None:
-        self.factory, self.clock = factory, Clock()
+        self.factory, self.clock = factory, Clock(START)
         self.env = AdapterEnv(clock=self.clock, namespace=f"seed_{uuid.uuid4().hex[:12]}",
                               options=dict(options or {}))
         self.store: LedgenceCore = factory(self.env)
