@@ -238,3 +238,22 @@ def test_wire_check_names_the_probe_an_adapter_gets_wrong(
     assert wrong == ["a line that is not JSON"]
     assert "16 of 17 probes answered" in out
     assert running(tmp_path) == []
+
+
+def test_what_a_lost_child_started_is_killed_too(tmp_path: Path) -> None:
+    """The child exits, but a process it started lives on in its group (holding the child's
+    stdout open, so the call times out): killed with it, though the child itself is gone."""
+    import shlex
+
+    seconds = 3_000 + os.getpid() % 997  # a command line no other test runs
+    inner = shlex.join([sys.executable, str(HOSTILE), "adk-ledger", "exit", "1", str(tmp_path)])
+    factory = exec_factory(ADK, shlex.join(["sh", "-c", f"sleep {seconds} & exec {inner}"]))
+    factory.timeout_s = 1.0
+    try:
+        with pytest.raises(WireLost, match="did not answer get within 1 s"):
+            factory(env()).get("missing")
+        ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+        assert [line for line in ps if line.strip() == f"sleep {seconds}"] == []
+    finally:
+        factory.close()

@@ -271,15 +271,7 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child's whole process group (idempotent)."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
-            pass
+        kill_group(self.process)
         for stream in (self.process.stdin,):
             try:
                 if stream is not None:
@@ -307,6 +299,19 @@ class Child:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL every process of the child's group, the child's own children too (also when the
+    child itself has exited: what it started may live on), and reap the child."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+        pass
 
 
 def _shown(raw: bytes) -> str:

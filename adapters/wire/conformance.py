@@ -10,9 +10,7 @@ report lists every probe, so an author porting a store sees the protocol mistake
 from __future__ import annotations
 
 import json
-import os
 import queue
-import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +18,7 @@ from typing import IO, Any
 
 import attrs
 
-from .client import PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S
+from .client import PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S, kill_group
 
 NAMESPACE = "wire_check"
 
@@ -77,12 +75,7 @@ class _Raw:
             return f"a line that is not JSON: {raw[:80]!r}"
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        self.process.wait(5)
+        kill_group(self.process)
 
 
 def _is_fault(answer: Any, ident: Any) -> bool:
