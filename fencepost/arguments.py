@@ -1,0 +1,77 @@
+"""The command line's inputs checked before a run starts: ``--option`` pairs against the
+contract, and every output path (a report directory, a file) that must be writable at the end.
+
+Each failure is a :class:`~fencepost.errors.ConfigurationError`: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from .errors import ConfigurationError
+
+
+def options(pairs: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs as a dict; a pair without ``=`` is a configuration error."""
+    from fencepost.registry import parse_options
+
+    return parse_options(pairs)
+
+
+def contract_options(contract_name: str, pairs: Sequence[str]) -> dict[str, str]:
+    """The ``--option`` pairs, validated against the contract before anything runs."""
+    from fencepost.registry import validate_options
+
+    return validate_options(contract_name, options(pairs))
+
+
+def writable_parent(path: str, flag: str) -> None:
+    """The nearest existing ancestor of ``path`` must be a directory this process may write."""
+    ancestor = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise ConfigurationError(f"{flag} {path}: {ancestor} is a file, not a directory; "
+                                 "name a path under a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{flag} {path}: directory {ancestor} is not writable; "
+                                 "name a writable place")
+
+
+def report_dir(path: str | None, flag: str, files: Sequence[str]) -> None:
+    """Fail before the run when ``flag DIR`` could not receive ``files`` at its end."""
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigurationError(f"{flag} {path} is a file; name a directory (it is created "
+                                 "if missing)")
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigurationError(f"{flag} {path}: the directory is not writable")
+        for name in files:
+            target = os.path.join(path, name)
+            if os.path.isdir(target) or (os.path.exists(target)
+                                         and not os.access(target, os.W_OK)):
+                raise ConfigurationError(f"{flag} {path}: {target} cannot be overwritten; "
+                                         "remove it or name another directory")
+        return
+    writable_parent(path, flag)
+
+
+def output_file(path: str | None, flag: str) -> None:
+    """Fail before the run when ``flag FILE`` could not be written at its end."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise ConfigurationError(f"{flag} {path} is a directory; name a file")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise ConfigurationError(f"{flag} {path}: the file is not writable")
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ConfigurationError(f"{flag} {path}: directory {directory} does not exist; "
+                                 "create it first")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
