@@ -74,21 +74,7 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
     # An absent key reading as none is the metadata_keys=optional rule (the seed never sees one).
     decided = ("ADK-CREATE-002" if any(k not in meta for k in spec.METADATA_KEYS)
                else "ADK-CREATE-001")
-    rec = StoredInvocation(
-        invocation_id=op.invocation_id,
-        workflow_id=meta.get("workflow_id"),
-        workflow_version=meta.get("workflow_version"),
-        kind=meta.get("kind"),
-        checkpoint=as_mapping(op.checkpoint),
-        phase=spec.READY,
-        outcome=None,
-        token=None,
-        owner=None,
-        lease_until=0,
-        revision=0,
-        created_at=ctx.now,
-        updated_at=ctx.now,
-    )
+    rec = StoredInvocation.created(op.invocation_id, meta, as_mapping(op.checkpoint), ctx.now)
     return Step(Ok(None), _put(state, rec), decided, "ADK-CREATE-001")
 
 

@@ -31,9 +31,10 @@ from fencepost.spec.opaque import known, resolve
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
-from .harness import _LOST, Harness, StoreLost, World, blamed_on, violation
+from .harness import Harness, StoreLost, World, blamed_on, violation
 from .injection import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .trace import TraceStep
+from .world import _LOST
 
 
 @attrs.frozen

@@ -8,15 +8,13 @@ clause the model says was broken, with the numbered trace so far.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
 
 from fencepost.model.base import (
-    ContractModel,
     Ctx,
     OneOf,
     Step,
@@ -24,8 +22,6 @@ from fencepost.model.base import (
     attribute_outcome,
     leaf_fields,
 )
-from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ConfigurationError, ContractError
 from fencepost.spec.opaque import (
     Forged,
     ForgedMeaning,
@@ -38,193 +34,23 @@ from fencepost.spec.opaque import (
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees, answered
 
-from .clock import SimClock
-from .evidence import Evidence
-from .guard import DEFAULT_CALL_TIMEOUT_S, Guard
-from .trace import TraceStep, render_trace
+from .trace import TraceStep
+from .world import (
+    _LOST,
+    AdapterFault,
+    ClauseViolation,
+    NotRunnable,
+    StoreLost,
+    World,
+    _said,
+    _unavailable,
+    violation,
+)
 
-
-class ClauseViolation(AssertionError):
-    """A store broke a clause. ``trace`` ends with the step that showed it."""
-
-    clause: str = ""
-
-    def __init__(self, clause: str, message: str, trace: tuple[TraceStep, ...]) -> None:
-        super().__init__(f"{clause}: {message}")
-        self.clause = clause
-        self.message = message
-        self.trace = trace
-
-    def render(self) -> str:
-        return f"{self.clause}: {self.message}\n{render_trace(self.trace)}"
-
-
-_VIOLATION_TYPES: dict[str, type[ClauseViolation]] = {}
-_VIOLATION_TYPES_LOCK = threading.Lock()
-
-
-def violation(clause: str, message: str, trace: tuple[TraceStep, ...]) -> ClauseViolation:
-    """A violation of ``clause`` as an instance of a class of its own.
-
-    Hypothesis tells bugs apart by exception type; one class per clause lets one run report
-    several broken clauses, each shrunk on its own.
-    """
-    with _VIOLATION_TYPES_LOCK:
-        cls = _VIOLATION_TYPES.get(clause)
-        if cls is None:
-            name = "Violation_" + clause.replace("-", "_")
-            cls = type(name, (ClauseViolation,), {"clause": clause})
-            _VIOLATION_TYPES[clause] = cls
-    return cls(clause, message, trace)
-
-
-class StoreLost(Exception):
-    """The store answered ``unavailable`` or lost its connection: the check is ``unknown``."""
-
-    def __init__(self, message: str, trace: tuple[TraceStep, ...]) -> None:
-        super().__init__(message)
-        self.trace = trace
-
-
-class NotRunnable(StoreLost):
-    """A check cannot go on under the run's options (a value it needs was never minted): the
-    clauses at stake are ``unknown``, as when the store is lost, never pass or fail."""
-
-
-class AdapterFault(StoreLost):
-    """The adapter failed outside a contract call (its factory, ``close`` or ``discard``): the
-    check cannot conclude, and the fault is the adapter's (never reported as the kit's)."""
-
-
-@attrs.define
-class World:
-    """What a run shares between its checks: the clock, the env, the open store."""
-
-    model: ContractModel
-    factory: Callable[[AdapterEnv], Any]
-    clock: SimClock
-    namespace: str
-    options: Mapping[str, str]
-    capabilities: frozenset[str] = frozenset()
-    dead: set[str] = attrs.Factory(set)
-    evidence: Evidence = attrs.Factory(Evidence)
-    store: Any = None
-    guard: Guard = attrs.Factory(lambda: Guard(DEFAULT_CALL_TIMEOUT_S))
-    live: list[World] = attrs.Factory(list)
-    """Every world of the run with data not yet discarded (shared by forks): what a stopped run
-    must still drop."""
-    check: str = ""
-    """The check running now (the clauses at stake if the run stops)."""
-    env: AdapterEnv = attrs.field(init=False)
-    _dropping: threading.Lock = attrs.field(init=False, factory=threading.Lock)
-    _dropped: bool = attrs.field(init=False, default=False)
-
-    def __attrs_post_init__(self) -> None:
-        self.env = AdapterEnv(
-            clock=self.clock.now,
-            namespace=self.namespace,
-            is_alive=self.is_alive,
-            dead_owners=lambda: frozenset(self.dead),
-            options=dict(self.options),
-        )
-
-    def is_alive(self, owner: str) -> bool:
-        return owner not in self.dead
-
-    def open(self) -> Any:
-        if self.store is None:
-            if self not in self.live:
-                self.live.append(self)
-                self._dropped = False
-            try:
-                self.store = self.guard.run("the adapter factory", self.factory, self.env)
-            except (StoreLost, ConfigurationError):
-                raise
-            except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-                raise AdapterFault(f"the adapter factory raised {_said(e)}", ()) from e
-        return self.store
-
-    def close(self) -> None:
-        if self.store is not None:
-            close = getattr(self.store, "close", None)
-            self.store = None
-            if close is not None:
-                try:
-                    self.guard.run("store.close", close, cleanup=True)
-                except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-                    raise AdapterFault(f"store.close raised {_said(e)}", ()) from e
-
-    def reopen(self) -> Any:
-        self.close()
-        return self.open()
-
-    def forget_store(self) -> None:
-        """A check lost the store: close what can still be closed and open it again at the
-        next check (an out-of-process adapter whose child was lost then starts a new one), so
-        that one lost check does not take every later check with it."""
-        try:
-            self.close()
-        except AdapterFault as e:
-            self.evidence.faults.append(f"{self.namespace}: {e}")
-        self.store = None
-
-    def fork(self, suffix: str, options: Mapping[str, str] | None = None) -> World:
-        """A world with a store of its own (namespace + ``suffix``), sharing the clock, the
-        guard and the evidence: for checks that must not see each other's records (capacity,
-        reap)."""
-        world = World(
-            model=self.model,
-            factory=self.factory,
-            clock=self.clock,
-            namespace=f"{self.namespace}{suffix}",
-            options=dict(options if options is not None else self.options),
-            capabilities=self.capabilities,
-            evidence=self.evidence,
-            guard=self.guard,
-            live=self.live,
-        )
-        return world
-
-    def discard(self) -> None:
-        """Close the store and drop its data (the factory's ``discard``, if any). Both run even
-        if one fails; a failure is the adapter's fault, noted in the evidence (the report lists
-        it), not the check's: the check was over."""
-        try:
-            self.close()
-        except AdapterFault as e:
-            self.evidence.faults.append(f"{self.namespace}: {e}")
-        discard = getattr(self.factory, "discard", None)
-        try:
-            if discard is not None:
-                self.guard.run("the adapter factory's discard", self.drop_data, discard,
-                               cleanup=True)
-        except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-            self.evidence.faults.append(
-                f"{self.namespace}: the factory's discard raised {_said(e)}")
-        finally:
-            # Only now is the data gone: a run abandoned while this discard is under way still
-            # finds the world in ``live`` and waits for it in drop_data.
-            if self in self.live:
-                self.live.remove(self)
-
-    def drop_data(self, discard: Callable[[AdapterEnv], Any]) -> None:
-        """``discard(env)`` once, whichever thread asks first; a second caller waits for the
-        first (a stopped run's supervisor must not exit while the run's thread drops)."""
-        with self._dropping:
-            if not self._dropped:
-                discard(self.env)
-                self._dropped = True
-
-
-def _unavailable(e: BaseException) -> bool:
-    """Is ``e`` the store saying its backend is away (not a wrong answer)?"""
-    return (isinstance(e, ContractError) and e.code == "backend_unavailable"
-            or type(e).__name__ in _LOST)
-
-
-def _said(e: BaseException) -> str:
-    text = str(e).strip()
-    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+__all__ = [
+    "AdapterFault", "ClauseViolation", "Harness", "NotRunnable", "StoreLost", "World",
+    "blamed_on", "violation",
+]
 
 
 class Harness:
@@ -558,7 +384,6 @@ def blamed_on(h: Harness, clause: str) -> Iterator[None]:
     h.exercised(clause)
 
 
-_LOST = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})
 _FAR = 1 << 30
 
 

@@ -222,6 +222,17 @@ class StoredInvocation:
     created_at: int
     updated_at: int
 
+    @classmethod
+    def created(cls, invocation_id: str, metadata: Mapping[str, Any],
+                checkpoint: Mapping[str, Any], now: int) -> StoredInvocation:
+        """A record as ``create`` leaves it at ``now``: ready, unowned, revision 0 (an absent
+        metadata key reads as none)."""
+        return cls(
+            invocation_id=invocation_id, workflow_id=metadata.get("workflow_id"),
+            workflow_version=metadata.get("workflow_version"), kind=metadata.get("kind"),
+            checkpoint=checkpoint, phase=READY, outcome=None, token=None, owner=None,
+            lease_until=0, revision=0, created_at=now, updated_at=now)
+
     def shown(self, owned: bool) -> Invocation:
         """The record as ``get`` and ``claim`` answer it (a copy of its checkpoint), ``owned``
         as the store's reading of choice ``owned_view`` decides."""
@@ -495,6 +506,11 @@ def _c(
 ) -> Clause:
     return Clause(id, title, text, checks, frozenset(requires), choice, situations)
 
+
+# The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
+# MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
+# removed.
+CATALOGUE_VERSION = "1.0"
 
 CLAUSES = Catalogue(
     [

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -65,3 +68,24 @@ def require_program(name: str, what: str) -> str:
         missing(f"{what} is not installed ({name} not on PATH)", "toolchain")
     assert found is not None
     return found
+
+
+def race(n: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run ``work(i)`` for i in 0..n-1 on ``n`` real threads released together: each one's
+    answer, or the exception it raised."""
+    barrier = threading.Barrier(n)
+    answers: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            answers[i] = work(i)
+        except Exception as e:  # noqa: BLE001 - the race's answer is whatever was raised
+            answers[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return answers

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import Clock
+from conftest import Clock, race
 
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
 from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
@@ -464,26 +464,6 @@ def test_discard_forgets_the_namespace(world: World) -> None:
         reopened.extend_session(session.id)
     with pytest.raises(spec.NotFound):
         reopened.status(SCOPE, snap.task_id)
-
-
-def race(n: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run ``work(i)`` on ``n`` real threads released together; answers or raised errors."""
-    barrier = threading.Barrier(n)
-    answers: list[Any] = [None] * n
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            answers[i] = work(i)
-        except Exception as e:  # noqa: BLE001 - the race's answer is whatever was raised
-            answers[i] = e
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    return answers
 
 
 def slow_clock(clock: Clock) -> Callable[[], int]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from conftest import race
 
 from fencepost.adapters.ledgence_tasks.core import TaskRecord
 from fencepost.adapters.ledgence_tasks.sql import (
@@ -202,22 +203,8 @@ def test_a_lost_insert_replays_or_conflicts_like_a_found_binding(backend: Backen
 
 def test_stores_of_one_namespace_open_concurrently(backend: Backend) -> None:
     env = backend.env()
-    barrier = threading.Barrier(8)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        barrier.wait()
-        try:
-            backend.open(env).open_session(SCOPE, "emails", 1)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert errors == []
+    answers = race(8, lambda i: backend.open(env).open_session(SCOPE, "emails", 1))
+    assert [a for a in answers if isinstance(a, BaseException)] == []
 
 
 def test_repr_names_the_url() -> None:

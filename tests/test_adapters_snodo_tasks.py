@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 import pytest
-from conftest import Clock
+from conftest import Clock, race
 
 from fencepost.adapters.snodo_tasks.memory import MemoryTasksFactory
 from fencepost.adapters.snodo_tasks.sql import SqlTasksFactory
@@ -479,22 +478,9 @@ def test_reopen_keeps_live_leases_valid_and_old_ones_stale(backend: Backend) -> 
 
 
 def _race(workers: int, fn: Callable[[int], Any]) -> list[Any]:
-    barrier = threading.Barrier(workers)
-    results: list[Any] = [None] * workers
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = fn(i)
-        except spec.ContractError as e:
-            results[i] = (e.code, e.payload)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return results
+    """``race``, a contract error shown as its (code, payload)."""
+    return [(r.code, r.payload) if isinstance(r, spec.ContractError) else r
+            for r in race(workers, fn)]
 
 
 @pytest.mark.parametrize("round_", range(3))

@@ -158,23 +158,7 @@ class LedgerCore:
             if slot.row is not None:
                 raise spec.AlreadyExists(invocation_id)
             now = self.env.clock()
-            slot.insert(
-                StoredInvocation(
-                    invocation_id=invocation_id,
-                    workflow_id=metadata.get("workflow_id"),
-                    workflow_version=metadata.get("workflow_version"),
-                    kind=metadata.get("kind"),
-                    checkpoint=dict(checkpoint),
-                    phase=spec.READY,
-                    outcome=None,
-                    token=None,
-                    owner=None,
-                    lease_until=0,
-                    revision=0,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+            slot.insert(StoredInvocation.created(invocation_id, metadata, dict(checkpoint), now))
 
     def get(self, invocation_id: str) -> spec.Invocation:
         self._check_id(invocation_id)

@@ -7,7 +7,7 @@ stores wrong only at an argument's edge in :mod:`.ledgence_edges`. ``MUTANTS`` l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -114,16 +114,18 @@ class KeysAcrossScopes(LedgenceCore):
 class SubmissionCheckThenInsert(LedgenceCore):
     """Looks the key up in one transaction and inserts in another."""
 
-    def accept_resolved_submission(self, command: spec.SubmitCommand,
-                                   descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
-        self._check_submission(command, descriptor)
+    def _look_up_then_insert(
+        self,
+        look_up: Callable[[Txn], spec.TaskSnapshot | None],
+        insert: Callable[[Txn], spec.TaskSnapshot],
+    ) -> spec.TaskSnapshot:
         with self._transaction() as txn:
-            replayed = self._replay_accepted(txn, command)
-            if replayed is not None:
-                return replayed
-        round_trip()
+            found = look_up(txn)
+        if found is not None:
+            return found
+        round_trip()  # a second submission of the key can look up here too
         with self._transaction() as txn:
-            return self._insert_submission(txn, command, descriptor)
+            return insert(txn)
 
 
 class LookupOnlyQueued(LedgenceCore):

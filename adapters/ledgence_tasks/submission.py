@@ -4,6 +4,8 @@ winner unchanged, another input under the key conflicts)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
@@ -53,13 +55,22 @@ class Submission(LedgenceBase):
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
         self._check_submission(command, descriptor)
-        with self._transaction() as txn:
-            replayed = self._replay_accepted(txn, command)
-            if replayed is not None:
-                return replayed
-            return self._insert_submission(txn, command, descriptor)
+        return self._look_up_then_insert(
+            lambda txn: self._replay_accepted(txn, command),
+            lambda txn: self._insert_submission(txn, command, descriptor))
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
+
+    def _look_up_then_insert(
+        self,
+        look_up: Callable[[Txn], spec.TaskSnapshot | None],
+        insert: Callable[[Txn], spec.TaskSnapshot],
+    ) -> spec.TaskSnapshot:
+        """The accepted task for the key if there is one, else a new one: both in one
+        transaction, so two submissions of one key cannot both insert."""
+        with self._transaction() as txn:
+            found = look_up(txn)
+            return found if found is not None else insert(txn)
 
     def _check_lookup(self, scope: spec.Scope, idempotency_key: str) -> None:
         spec.validate_scope(scope)
