@@ -22,7 +22,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 def guarded(args: argparse.Namespace, run: Any) -> int:
     """``run()``, with every way it can end said in one line and a stable exit code."""
-    from fencepost.scenarios.runner import Interrupted
+    from fencepost.scenarios.interrupt import Interrupted
 
     try:
         return int(run())
@@ -73,7 +73,7 @@ def masked(text: str) -> str:
 def signals_raise() -> Any:
     """SIGTERM and SIGHUP stop a run as Ctrl-C does (its data dropped, a partial report),
     raised as :class:`~fencepost.scenarios.runner.Interrupted` in the main thread."""
-    from fencepost.scenarios.runner import Interrupted
+    from fencepost.scenarios.interrupt import Interrupted
 
     if threading.current_thread() is not threading.main_thread():
         return lambda: None

@@ -1,15 +1,24 @@
-"""Progress on stderr for long runs: one rewritten line on a terminal, phase changes otherwise."""
+"""Progress on stderr for long runs.
+
+On a terminal, one line rewritten in place: the time since the run began, the phase, the
+check done of the phase's total and the current check (``[  12.3 s] scenario 7/40:
+stale_token_cannot_commit_after_takeover``). Elsewhere (a CI log, a pipe) one line per phase,
+when it begins. Nothing with ``--quiet``.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 
 def progress_printer(enabled: bool) -> Any:
-    """Progress on stderr: one rewritten line on a terminal, phase changes otherwise."""
+    """A ``progress(message)`` callable as the module's docstring says, with ``done()`` to
+    clear the terminal's line at the end."""
     tty = sys.stderr.isatty()
     last_phase = [""]
+    began = time.monotonic()
 
     from .supervisor import STATUS
 
@@ -17,14 +26,15 @@ def progress_printer(enabled: bool) -> Any:
         STATUS.say("phase", message)
         if not enabled:
             return
+        line = f"[{time.monotonic() - began:7.1f} s] {message}"
         if tty:
-            sys.stderr.write("\r\033[K" + message[:150])
+            sys.stderr.write("\r\033[K" + line[:150])
             sys.stderr.flush()
             return
         phase = message.split(":")[0].split(" ")[0]
         if phase != last_phase[0]:
             last_phase[0] = phase
-            print(f"... {message}", file=sys.stderr, flush=True)
+            print(f"... {line}", file=sys.stderr, flush=True)
 
     def done() -> None:
         if enabled and tty:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,11 +26,15 @@ class WorldMachine(RuleBasedStateMachine):
     world: World
     examples = 0
     own_store = False
+    started: Callable[[int], None] | None = None
+    """Told the number of each example as it starts (progress), when set."""
 
     def __init__(self) -> None:
         super().__init__()
         cls = type(self)
         cls.examples += 1
+        if cls.started is not None:
+            cls.started(cls.examples)
         self.prefix = f"x{cls.examples}"
         self.own = self.world.fork(f"m{cls.examples}") if self.own_store else self.world
         self.h = Harness(self.own)
@@ -75,8 +79,11 @@ def _private_hypothesis_home() -> Iterator[None]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def run_machine(machine: Any, *, examples: int, steps: int, seed: int) -> MachineRun:
-    """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded.
+def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
+                progress: Callable[[str], None] | None = None) -> MachineRun:
+    """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded;
+    ``progress`` is told as each example starts (past ``examples``, the runs that shrink a
+    failure).
 
     Hypothesis shrinks each failure separately (one exception class per clause), so one run can
     report several broken clauses, each with its own minimal trace. Nothing is written to disk.
@@ -91,6 +98,12 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int) -> Machin
         phases=(Phase.generate, Phase.shrink),
         suppress_health_check=list(HealthCheck),
     )
+    if progress is not None:
+        def started(k: int) -> None:
+            progress(f"state machine: example {k}/{examples}" if k <= examples else
+                     f"state machine: shrinking, run {k - examples} after {examples} examples")
+
+        machine.started = started
     seeded = hypothesis.seed(seed)(machine)
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None

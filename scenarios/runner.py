@@ -39,6 +39,7 @@ from .guard import (
 )
 from .harness import AdapterFault, World
 from .injection import FAULT_INJECTION, found_capabilities
+from .interrupt import Interrupted
 from .machine import run_machine
 from .phases import (
     CONCURRENT,
@@ -66,25 +67,6 @@ class RunResult:
     steps: int
     examples: int
     history: History | None = None
-
-
-class Interrupted(KeyboardInterrupt):
-    """The run was interrupted (Ctrl-C, or SIGTERM/SIGHUP turned into this by the CLI); its data
-    was dropped. ``result`` holds the verdicts reached so far, ``signum`` the signal."""
-
-    def __init__(self, signum: int, result: RunResult | None = None) -> None:
-        super().__init__(signum)
-        self.signum = signum
-        self.result = result
-        self.report: Any = None
-        """The partial report, set by :func:`fencepost.check`."""
-
-    @property
-    def signal_name(self) -> str:
-        try:
-            return signal.Signals(self.signum).name
-        except ValueError:
-            return f"signal {self.signum}"
 
 
 def _quiet(_: str) -> None:
@@ -269,7 +251,7 @@ class _Run:
                       "steps")
         world.check = "machine"
         run = run_machine(self.suite.machine_for(world), examples=profile.examples,
-                          steps=profile.steps, seed=self.seed)
+                          steps=profile.steps, seed=self.seed, progress=self.progress)
         self.examples = run.examples
         for v in run.violations:
             world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
