@@ -119,6 +119,7 @@ def check(
             history=result.history,
             faults=tuple(result.evidence.faults),
             stopped=result.evidence.stopped,
+            catalogue_version=entry.catalogue_version,
         )
 
     try:

@@ -40,7 +40,8 @@ class Contract:
     - ``name`` (``adk-ledger``), ``summary`` (one line, for ``fencepost list``);
     - ``spec``: the module of the contract as data; it defines ``CLAUSES`` (the catalogue),
       ``PROTOCOL_METHODS``, ``CAPABILITIES`` (name -> meaning), and may define ``CHOICES`` and
-      ``SETTINGS`` (the named options); importing it registers the contract's operations;
+      ``SETTINGS`` (the named options) and ``CATALOGUE_VERSION`` (``"MAJOR.MINOR"``, default
+      "1.0"); importing it registers the contract's operations;
     - ``suite``: the checks (:class:`~fencepost.scenarios.suite.Suite`: model, scenarios, state
       machine, races, concurrent workload, partition, fault cases);
     - ``memory``: ``memory(store_class) -> factory`` for the built-in in-memory store, and
@@ -80,6 +81,14 @@ class Contract:
     def settings(self) -> tuple[Setting, ...]:
         """The named options that tune a check (``spec.SETTINGS``)."""
         return tuple(getattr(self.spec, "SETTINGS", ()))
+
+    @property
+    def catalogue_version(self) -> str:
+        """The clause catalogue's version, ``"MAJOR.MINOR"`` (``spec.CATALOGUE_VERSION``; "1.0"
+        when the spec module defines none). MINOR grows when clauses are added, MAJOR when an
+        existing clause id changes meaning or is removed: a baseline report compares with a
+        run of the same MAJOR only (:mod:`fencepost.reports.baseline`)."""
+        return str(getattr(self.spec, "CATALOGUE_VERSION", "1.0"))
 
     def memory_factory(self, store_class: type | None = None) -> Factory:
         """A factory of the in-memory store (of ``store_class``, a faulty one, if given)."""

@@ -34,6 +34,7 @@ def to_json(report: RunReport) -> dict[str, Any]:
     """The report as JSON-ready data (the schema of ``report.json``), every string cleaned."""
     return {
         "contract": clean_value(report.contract),
+        "catalogue_version": clean_value(report.catalogue_version),
         "adapter": clean_value(report.adapter),
         "kit_version": clean_value(report.kit_version),
         "profile": clean_value(report.profile),
@@ -160,6 +161,7 @@ def report_from_json(data: Mapping[str, Any]) -> RunReport:
         replay=str(data["reproduce"]),
         stopped=str(data.get("stopped", "")),
         faults=tuple(str(f) for f in data.get("faults", ())),
+        catalogue_version=str(data.get("catalogue_version", "")),
     )
 
 

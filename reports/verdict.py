@@ -134,6 +134,9 @@ class RunReport:
     """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
     stopped: str = ""
     """Why the run stopped before its end (a store call that did not return), if it did."""
+    catalogue_version: str = ""
+    """The version (``"MAJOR.MINOR"``) of the clause catalogue the run judged by; "" when
+    unknown (a report written before reports carried it): such a report is no baseline."""
 
     def count(self, status: str) -> int:
         return sum(1 for v in self.verdicts if v.status == status)

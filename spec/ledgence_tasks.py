@@ -330,6 +330,11 @@ def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] =
     return Clause(id, title, text, checks, frozenset(requires), choice)
 
 
+# The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
+# MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
+# removed.
+CATALOGUE_VERSION = "1.0"
+
 CLAUSES = Catalogue(_situated([
     # -- sessions
     _c("LDG-SESSION-001", "a session lasts 24 hours",

@@ -767,6 +767,11 @@ ARGUMENT_CLAUSES = (
                    "under an id seen before", "on a terminal task")),
 )
 
+# The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
+# MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
+# removed.
+CATALOGUE_VERSION = "1.0"
+
 CLAUSES = Catalogue([
     _c("SNODO-AUTH-001", "an access is bound to its action",
        "An access authorizes only its own action: create-access cannot read; get-access cannot "
