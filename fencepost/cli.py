@@ -133,6 +133,8 @@ REPORT_FILES = ("report.json", "report.md", "junit.xml", "history.jsonl")
 def cmd_check(args: argparse.Namespace) -> int:
     _report_dir(args.report, "--report", REPORT_FILES)
     options = _contract_options(args.contract, args.option)
+    _output_file(args.summary, "--summary")
+    baseline = _baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
     from fencepost.reports.render import headline, render_failures, summary_table, write_reports
 
@@ -161,7 +163,48 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
             if path.endswith("history.jsonl"):
                 print(f"  re-check it: fencepost analyze {path}")
-    return report.exit_code
+    return _gate(args, report, baseline)
+
+
+def _baseline(path: str, contract_name: str) -> Any:
+    """The ``--baseline`` report, read and found comparable before the run starts."""
+    from fencepost.registry import contract
+    from fencepost.reports.baseline import comparable, load_baseline
+
+    baseline = load_baseline(path, "--baseline")
+    comparable(baseline, contract_name, contract(contract_name).catalogue_version,
+               what=f"--baseline {path}")
+    return baseline
+
+
+def _gate(args: argparse.Namespace, report: Any, baseline: Any) -> int:
+    """After the run: the comparison with the baseline and the summary file, if asked for;
+    the exit code (with a baseline, the gate's: see ``fencepost check --help``)."""
+    from fencepost.reports.baseline import compare, gate_exit_code, render
+    from fencepost.reports.summary import to_summary, write_summary
+
+    comparison = compare(baseline, report) if baseline is not None else None
+    if args.summary:
+        write_summary(args.summary, to_summary(report, comparison))
+        print(f"wrote {args.summary}")
+    if comparison is None:
+        return int(report.exit_code)
+    print()
+    print(render(comparison))
+    return gate_exit_code(report, comparison)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two saved reports: exit 1 on a regression, 0 otherwise, 2 when refused."""
+    from fencepost.reports.baseline import comparable, compare, load_baseline, render
+
+    old = load_baseline(args.old, "baseline")
+    new = load_baseline(args.new, "report")
+    comparable(old, new.contract, new.catalogue_version, what=f"baseline {args.old}",
+               now=f"report {args.new}")
+    comparison = compare(old, new)
+    print(render(comparison))
+    return comparison.exit_code
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -406,7 +449,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fencepost {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("check", help="check an adapter against a contract")
+    p = sub.add_parser(
+        "check", help="check an adapter against a contract",
+        epilog="exit codes: 0 every applicable clause passed, 1 a clause failed, 2 usage or "
+               "configuration (or, no clause failing, the adapter's close/discard failed), 3 "
+               "no clause failed but one is unknown, 4 internal error. With --baseline the "
+               "comparison decides instead: 1 when a clause regressed (it passed in the "
+               "baseline and now fails, is unknown or unsupported; or it fails now and was "
+               "unknown or unsupported there), else 2 when the adapter's close/discard "
+               "failed, else 0 (known failures, clauses still unknown, improvements and "
+               "clauses new since the baseline do not fail the gate); a baseline that cannot "
+               "be read or compared (another contract, another catalogue MAJOR version, none "
+               "at all) is exit 2 before the run; a run ended abruptly is still 3.")
     p.add_argument("contract",
                    help="a contract's name (fencepost list shows them)")
     p.add_argument("--adapter", default="sqlite",
@@ -433,8 +487,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long one store call may take; a call that does not return stops "
                         "the run, the clauses at stake unknown (default %(default)g; "
                         "FENCEPOST_CALL_TIMEOUT sets it)")
+    p.add_argument("--baseline", metavar="REPORT_JSON",
+                   help="gate on a saved report.json of the same contract: after the run, "
+                        "print each clause that regressed, still fails (known), or improved; "
+                        "the exit code is then the gate's (below). Read and checked before "
+                        "the run starts")
+    p.add_argument("--summary", metavar="FILE",
+                   help="append a short Markdown summary to FILE (created if missing), e.g. "
+                        "$GITHUB_STEP_SUMMARY: counts, regressions, each failure's first "
+                        "steps, the replay command")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser("diff", help="compare two saved report.json files clause by clause: "
+                       "regressions, known failures, improvements, new and removed clauses",
+                       epilog="exit codes: 1 a clause regressed, 0 otherwise, 2 a file that "
+                              "is not a report or two reports that do not compare (another "
+                              "contract, another catalogue MAJOR version, none at all)")
+    p.add_argument("old", metavar="OLD", help="the baseline's report.json")
+    p.add_argument("new", metavar="NEW", help="the report.json to gate")
+    p.set_defaults(run=cmd_diff)
 
     p = sub.add_parser("coverage", help="which situations of each clause a profile reaches, "
                        "over several seeds")

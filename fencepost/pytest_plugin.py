@@ -5,6 +5,8 @@
 runs the whole conformance check once and reports each clause as a test: pass, fail (with the
 numbered counterexample and the replay command), skip (unsupported: the store lacks a
 capability), or fail for an unknown verdict (a check could not conclude; never a pass).
+With ``--fencepost-baseline OLD/report.json``, a clause known in the baseline (failing there
+too) is xfail, a regression fails saying so, an improvement passes with a warning.
 Registered through the ``pytest11`` entry point; it imports nothing heavy unless asked to run.
 """
 
@@ -20,6 +22,8 @@ import pytest
 _REPORT_KEY = pytest.StashKey[Any]()
 _ERROR_KEY = pytest.StashKey[Exception]()
 _OPTIONS_KEY = pytest.StashKey[dict[str, str]]()
+_BASELINE_KEY = pytest.StashKey[Any]()
+_COMPARISON_KEY = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,6 +45,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "clauses at stake unknown (default 10, or FENCEPOST_CALL_TIMEOUT)")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
+    group.addoption("--fencepost-baseline", metavar="PATH", default=None,
+                    help="a report.json of an earlier run (fencepost check --report DIR): a "
+                         "clause failing there too is xfail, a regression fails, an "
+                         "improvement passes with a warning")
 
 
 class ClauseItem(pytest.Item):
@@ -51,20 +59,17 @@ class ClauseItem(pytest.Item):
         self.clause_id = clause_id
 
     def runtest(self) -> None:
-        from fencepost.reports.render import render_trace
-
         report = _report(self.config)
         verdict = next(v for v in report.verdicts if v.clause.id == self.clause_id)
+        change = _change(self.config, report, self.clause_id)
+        if change is not None:
+            _against_baseline(change, verdict, report)
         if verdict.status == "unsupported":
             pytest.skip(verdict.reason)
         if verdict.status == "fail" and verdict.failure is not None:
-            raise ClauseFailed(
-                f"{verdict.clause.id} ({verdict.clause.title}) failed in {verdict.failure.check}"
-                f"\n  rule: {verdict.clause.text}\n  {verdict.failure.message}\n"
-                f"{render_trace(verdict.failure.trace)}\nreplay: {report.replay}"
-            )
+            raise ClauseFailed(_verdict_text(verdict, report))
         if verdict.status == "unknown":
-            raise ClauseFailed(f"{verdict.clause.id}: verdict unknown: {verdict.reason}")
+            raise ClauseFailed(_verdict_text(verdict, report))
         if verdict.weak:
             warnings.warn(pytest.PytestWarning(
                 f"{verdict.clause.id} passed weakly: situations never reached: "
@@ -81,6 +86,48 @@ class ClauseItem(pytest.Item):
 
 class ClauseFailed(AssertionError):
     """A clause failed or could not be decided."""
+
+
+def _verdict_text(verdict: Any, report: Any) -> str:
+    """What a clause's failure says: its counterexample, or why it is unknown or unsupported."""
+    from fencepost.reports.render import render_trace
+
+    if verdict.status == "fail" and verdict.failure is not None:
+        return (f"{verdict.clause.id} ({verdict.clause.title}) failed in "
+                f"{verdict.failure.check}\n  rule: {verdict.clause.text}\n  "
+                f"{verdict.failure.message}\n{render_trace(verdict.failure.trace)}\n"
+                f"replay: {report.replay}")
+    return f"{verdict.clause.id}: verdict {verdict.status}: {verdict.reason}"
+
+
+def _change(config: pytest.Config, report: Any, clause_id: str) -> Any:
+    """The clause's change against ``--fencepost-baseline`` (None without one)."""
+    baseline = config.stash.get(_BASELINE_KEY, None)
+    if baseline is None:
+        return None
+    comparison = config.stash.get(_COMPARISON_KEY, None)
+    if comparison is None:
+        from fencepost.reports.baseline import compare
+
+        comparison = config.stash[_COMPARISON_KEY] = compare(baseline, report)
+    return comparison.change(clause_id)
+
+
+def _against_baseline(change: Any, verdict: Any, report: Any) -> None:
+    """xfail a known clause, fail a regression (whatever its verdict now), warn of an
+    improvement; the other clauses go on as without a baseline."""
+    if change.kind == "known":
+        was = change.was.status
+        pytest.xfail("known: failing in the baseline" if was == "fail"
+                     else f"known: {was} in the baseline")
+    if change.kind == "regression":
+        was = "passed" if change.was.status == "pass" else f"was {change.was.status}"
+        raise ClauseFailed(f"regression: {was} in the baseline\n"
+                           + _verdict_text(verdict, report))
+    if change.kind == "improvement":
+        warnings.warn(pytest.PytestWarning(
+            f"{verdict.clause.id} passes now; it was {change.was.status} in the baseline (an "
+            "improvement: write a new baseline to keep it)"), stacklevel=1)
 
 
 def _report(config: pytest.Config) -> Any:
@@ -137,6 +184,7 @@ _GIVEN_ONLY_WITH_A_CONTRACT = (
     ("fencepost_strict", "--fencepost-strict"),
     ("fencepost_call_timeout", "--fencepost-call-timeout"),
     ("fencepost_only", "--fencepost-only"),
+    ("fencepost_baseline", "--fencepost-baseline"),
 )
 
 
@@ -161,9 +209,32 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         options = validate_options(
             name, parse_options(config.getoption("fencepost_option"), "--fencepost-option"))
+        baseline = config.getoption("fencepost_baseline", None)
+        if baseline:
+            config.stash[_BASELINE_KEY] = _baseline(name, baseline)
     except ConfigurationError as e:
         raise pytest.UsageError(f"fencepost: {e}") from None
     config.stash[_OPTIONS_KEY] = options
+
+
+def _baseline(contract_name: str, path: str) -> Any:
+    """The ``--fencepost-baseline`` report, read and found comparable before collection."""
+    from fencepost.registry import contract
+    from fencepost.reports.baseline import comparable, load_baseline
+
+    baseline = load_baseline(path, "--fencepost-baseline")
+    comparable(baseline, contract_name, contract(contract_name).catalogue_version,
+               what=f"--fencepost-baseline {path}")
+    return baseline
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """With a baseline, one line: how the run compares with it."""
+    comparison = config.stash.get(_COMPARISON_KEY, None)
+    if comparison is not None:
+        terminalreporter.write_line(
+            f"fencepost: against --fencepost-baseline {config.getoption('fencepost_baseline')}"
+            f": {comparison.counts()}")
 
 
 def pytest_collection_modifyitems(
