@@ -1,18 +1,32 @@
-"""``junit.xml``, written with junitparser: one testcase per clause, for CI dashboards.
+"""``junit.xml``: one ``<testsuite>`` with one testcase per clause, for CI dashboards.
 
-A failed clause is a ``failure``, an unknown one an ``error``, an unsupported one ``skipped``;
-a weak pass says so in ``system-out``. Every testcase's ``classname`` is
-``fencepost.<contract>``, short and the same from run to run; the adapter, seed and profile are
-properties of the suite. Every string is cleaned (:mod:`fencepost.reports.text`), which is what
-keeps the file well-formed XML: junitparser writes what it is given.
+The file follows the common JUnit schema (Apache Ant's, as published by Windy Road;
+``tests/data/junit.xsd`` restates it and the tests validate against it):
+
+- the root is a ``<testsuite>`` named ``fencepost.<contract>``, with its ``timestamp`` (UTC, to
+  the second, no zone), ``hostname``, ``time`` (the run's total) and counts: ``tests`` the
+  clauses, ``failures`` the failed and unknown ones, ``errors`` 0, ``skipped`` the unsupported
+  ones;
+- its ``<properties>`` give the contract, adapter, seed, profile, kit version and the command
+  that reproduces the run; every testcase's ``classname`` is ``fencepost.<contract>``, short
+  and the same from run to run, and its ``time`` is 0 (a check serves many clauses);
+- a failed clause holds ``<failure type="fail" message=...>`` whose text is the numbered
+  counterexample and the replay command; an unknown one ``<failure type="unknown"
+  message=reason>``; an unsupported one ``<skipped message=reason/>``; a pass holds nothing;
+- the suite's ``<system-out>`` has one line per weak pass (the clause and the situations it
+  never reached); ``<system-err>`` is empty.
+
+Every string is cleaned (:mod:`fencepost.reports.text`), which is what keeps the file
+well-formed XML: ElementTree escapes markup but writes any character it is given.
 """
 
 from __future__ import annotations
 
-import io
+import math
+import socket
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 from pathlib import Path
-
-from junitparser import Error, Failure, Skipped, TestCase, TestSuite
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
@@ -24,43 +38,73 @@ def classname(report: RunReport) -> str:
     return f"fencepost.{clean_line(report.contract, 200)}"
 
 
-def junit_suite(report: RunReport) -> TestSuite:
-    """The report as a junitparser ``TestSuite`` (see the module's docstring)."""
-    suite = TestSuite(classname(report))
+def hostname() -> str:
+    """The machine's name for the suite's ``hostname`` (``localhost`` when it has none)."""
+    return clean_line(socket.gethostname().strip(), 200) or "localhost"
+
+
+def junit_suite(report: RunReport, *, now: datetime | None = None) -> ET.Element:
+    """The report as the ``<testsuite>`` element of ``junit.xml`` (see the module's
+    docstring); ``now`` (default: the current time) is its timestamp."""
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    failures = report.count(FAIL) + report.count(UNKNOWN)
+    suite = ET.Element("testsuite", {
+        "name": classname(report),
+        "timestamp": when.strftime("%Y-%m-%dT%H:%M:%S"),
+        "hostname": hostname(),
+        "tests": str(len(report.verdicts)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(report.count(UNSUPPORTED)),
+        "time": _seconds(report.timings.get("total", 0.0)),
+    })
+    properties = ET.SubElement(suite, "properties")
     for name, value in (("contract", report.contract), ("adapter", report.adapter),
                         ("seed", str(report.seed)), ("profile", report.profile),
                         ("kit_version", report.kit_version), ("reproduce", report.replay)):
-        suite.add_property(name, clean_line(value))
-    suite.add_testcases([_case(v, report) for v in report.verdicts])
-    suite.time = round(report.timings.get("total", 0.0), 3)
+        ET.SubElement(properties, "property", {"name": name, "value": clean_line(value)})
+    for v in report.verdicts:
+        suite.append(_case(v, report))
+    weak = [clean_line(f"{v.clause.id}: weak pass: {reason_of(v)}") for v in report.weak()]
+    ET.SubElement(suite, "system-out").text = "".join(f"{line}\n" for line in weak)
+    ET.SubElement(suite, "system-err").text = ""
     return suite
 
 
-def _case(v: ClauseVerdict, report: RunReport) -> TestCase:
-    case = TestCase(name=clean_line(v.clause.id, 200), classname=classname(report))
-    if v.status == FAIL and v.failure is not None:
-        failure = Failure(clean(v.failure.message), "fail")
-        failure.text = clean_block(
-            f"{render_trace(v.failure.trace)}\nreplay: {clean(report.replay)}")
-        case.result = [failure]
-    elif v.status == FAIL:
-        case.result = [Failure(clean(v.reason), "fail")]
+def _seconds(value: float) -> str:
+    """A duration as ``xs:decimal`` (no exponent, never negative, nan or infinite)."""
+    return f"{value:.3f}" if math.isfinite(value) and value > 0 else "0"
+
+
+def _case(v: ClauseVerdict, report: RunReport) -> ET.Element:
+    case = ET.Element("testcase", {"name": clean_line(v.clause.id, 200),
+                                   "classname": classname(report), "time": "0"})
+    replay = f"replay: {clean(report.replay)}"
+    if v.status == FAIL:
+        message = v.failure.message if v.failure is not None else v.reason
+        trace = f"{render_trace(v.failure.trace)}\n" if v.failure is not None else ""
+        failure = ET.SubElement(case, "failure", {"type": "fail", "message": clean(message)})
+        failure.text = clean_block(trace + replay)
     elif v.status == UNKNOWN:
-        case.result = [Error(clean(v.reason), "unknown")]
+        failure = ET.SubElement(case, "failure", {"type": "unknown", "message": clean(v.reason)})
+        failure.text = clean_block(replay)
     elif v.status == UNSUPPORTED:
-        case.result = [Skipped(clean(v.reason), "unsupported")]
-    elif v.weak:
-        case.system_out = f"weak pass: {clean(reason_of(v))}"
+        ET.SubElement(case, "skipped", {"message": clean(v.reason)})
     return case
 
 
-def to_junit(report: RunReport) -> str:
+def _document(report: RunReport, now: datetime | None) -> bytes:
+    suite = junit_suite(report, now=now)
+    ET.indent(suite)
+    text: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return text + b"\n"
+
+
+def to_junit(report: RunReport, *, now: datetime | None = None) -> str:
     """The text of ``junit.xml``."""
-    buffer = io.BytesIO()
-    junit_suite(report).write(buffer)
-    return buffer.getvalue().decode("utf-8")
+    return _document(report, now).decode("utf-8")
 
 
-def write_junit(report: RunReport, path: str | Path) -> None:
+def write_junit(report: RunReport, path: str | Path, *, now: datetime | None = None) -> None:
     """Write ``junit.xml`` (UTF-8, with its XML declaration) to ``path``."""
-    junit_suite(report).write(str(path))
+    Path(path).write_bytes(_document(report, now))
