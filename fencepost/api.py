@@ -22,14 +22,15 @@ from fencepost.reports.verdict import RunReport, judge
 from fencepost.scenarios.concurrent import ConcurrentRun
 from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
+from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import PROFILES
-from fencepost.scenarios.runner import Interrupted, RunResult, run_suite
+from fencepost.scenarios.runner import RunResult, run_suite
 
 from . import __version__
 from .contract import Factory
 from .errors import ConfigurationError
-from .registry import contract, resolve_adapter
+from .registry import adapter_options, contract, resolve_adapter
 
 
 def new_seed() -> int:
@@ -83,6 +84,7 @@ def check(
     if concurrent_ops is not None:
         chosen = attrs.evolve(chosen, concurrent_ops=concurrent_ops)
     factory, name = resolve_adapter(contract_name, adapter)
+    options = {**adapter_options(contract_name, adapter), **(options or {})}
     suite = entry.suite
     seed = new_seed() if seed is None else seed
     run = functools.partial(

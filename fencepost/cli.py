@@ -19,8 +19,10 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
+from . import arguments
 from .ending import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, abrupt, guarded, signals_raise
 from .errors import ConfigurationError
+from .progress import progress_printer
 
 
 def _default_call_timeout() -> float:
@@ -34,111 +36,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"fencepost: error: {message} (see fencepost --help)\n")
 
 
-def _progress(enabled: bool) -> Any:
-    """Progress on stderr: one rewritten line on a terminal, phase changes otherwise."""
-    tty = sys.stderr.isatty()
-    last_phase = [""]
-
-    from .supervisor import STATUS
-
-    def show(message: str) -> None:
-        STATUS.say("phase", message)
-        if not enabled:
-            return
-        if tty:
-            sys.stderr.write("\r\033[K" + message[:150])
-            sys.stderr.flush()
-            return
-        phase = message.split(":")[0].split(" ")[0]
-        if phase != last_phase[0]:
-            last_phase[0] = phase
-            print(f"... {message}", file=sys.stderr, flush=True)
-
-    def done() -> None:
-        if enabled and tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-    show.done = done  # type: ignore[attr-defined]
-    return show
-
-
-def _options(pairs: Sequence[str]) -> dict[str, str]:
-    from fencepost.registry import parse_options
-
-    return parse_options(pairs)
-
-
-def _contract_options(contract_name: str, pairs: Sequence[str]) -> dict[str, str]:
-    """The ``--option`` pairs, validated against the contract before anything runs."""
-    from fencepost.registry import validate_options
-
-    return validate_options(contract_name, _options(pairs))
-
-
-def _writable_parent(path: str, flag: str) -> None:
-    """The nearest existing ancestor of ``path`` must be a directory this process may write."""
-    ancestor = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(ancestor):
-        ancestor = os.path.dirname(ancestor)
-    if not os.path.isdir(ancestor):
-        raise ConfigurationError(f"{flag} {path}: {ancestor} is a file, not a directory; "
-                                 "name a path under a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ConfigurationError(f"{flag} {path}: directory {ancestor} is not writable; "
-                                 "name a writable place")
-
-
-def _report_dir(path: str | None, flag: str, files: Sequence[str]) -> None:
-    """Fail before the run when ``flag DIR`` could not receive ``files`` at its end."""
-    if path is None:
-        return
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ConfigurationError(f"{flag} {path} is a file; name a directory (it is created "
-                                 "if missing)")
-    if os.path.isdir(path):
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise ConfigurationError(f"{flag} {path}: the directory is not writable")
-        for name in files:
-            target = os.path.join(path, name)
-            if os.path.isdir(target) or (os.path.exists(target)
-                                         and not os.access(target, os.W_OK)):
-                raise ConfigurationError(f"{flag} {path}: {target} cannot be overwritten; "
-                                         "remove it or name another directory")
-        return
-    _writable_parent(path, flag)
-
-
-def _output_file(path: str | None, flag: str) -> None:
-    """Fail before the run when ``flag FILE`` could not be written at its end."""
-    if path is None:
-        return
-    if os.path.isdir(path):
-        raise ConfigurationError(f"{flag} {path} is a directory; name a file")
-    if os.path.exists(path):
-        if not os.access(path, os.W_OK):
-            raise ConfigurationError(f"{flag} {path}: the file is not writable")
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ConfigurationError(f"{flag} {path}: directory {directory} does not exist; "
-                                 "create it first")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
-
-
-REPORT_FILES = ("report.json", "report.md", "junit.xml", "history.jsonl")
+REPORT_FILES = ("report.json", "report.md", "report.html", "junit.xml", "history.jsonl")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    _report_dir(args.report, "--report", REPORT_FILES)
-    options = _contract_options(args.contract, args.option)
-    _output_file(args.summary, "--summary")
+    arguments.report_dir(args.report, "--report", REPORT_FILES)
+    options = arguments.contract_options(args.contract, args.option)
+    arguments.output_file(args.summary, "--summary")
     baseline = _baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
+    from fencepost.registry import contract
     from fencepost.reports.render import headline, render_failures, summary_table, write_reports
 
-    progress = _progress(not args.quiet)
+    progress = progress_printer(not args.quiet)
     report = check(
         args.contract,
         args.adapter,
@@ -159,7 +69,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print(headline(report))
     if args.report:
-        for path in write_reports(report, args.report):
+        pure = contract(args.contract).suite.model.pure
+        for path in write_reports(report, args.report, pure):
             print(f"wrote {path}")
             if path.endswith("history.jsonl"):
                 print(f"  re-check it: fencepost analyze {path}")
@@ -247,11 +158,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_coverage(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ConfigurationError(f"--seeds must be 1 or more, not {args.seeds}")
-    _output_file(args.json, "--json")
-    options = _contract_options(args.contract, args.option)
+    arguments.output_file(args.json, "--json")
+    options = arguments.contract_options(args.contract, args.option)
     from fencepost.coverage import run_coverage
 
-    progress = _progress(not args.quiet)
+    progress = progress_printer(not args.quiet)
     table = run_coverage(args.contract, args.adapter, profile=args.profile, seeds=args.seeds,
                          first_seed=args.seed, options=options,
                          progress=progress)
@@ -278,10 +189,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    _report_dir(args.report, "--report", ("mutants.json",))
+    arguments.report_dir(args.report, "--report", ("mutants.json", "mutants.html"))
     from fencepost.mutants import elsewhere, run_mutants
 
-    progress = _progress(not args.quiet)
+    progress = progress_printer(not args.quiet)
     rows = run_mutants(
         args.contract,
         base=args.adapter,
@@ -305,11 +216,18 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     for base, names in elsewhere(args.contract, args.adapter, args.only or None).items():
         print(f"{len(names)} more need --adapter {base}: {', '.join(names)}")
     if args.report:
+        from fencepost.reports.html import mutants_html
+
         os.makedirs(args.report, exist_ok=True)
         path = os.path.join(args.report, "mutants.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump([attrs.asdict(r) for r in rows], f, indent=2)
             f.write("\n")
+        print(f"wrote {path}")
+        path = os.path.join(args.report, "mutants.html")
+        meta = {"base": args.adapter, "profile": args.profile, "seed": str(args.seed)}
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(mutants_html(args.contract, rows, meta))
         print(f"wrote {path}")
     return EXIT_OK if caught == len(rows) else EXIT_FAIL
 
@@ -347,7 +265,7 @@ def cmd_wire_check(args: argparse.Namespace) -> int:
     from fencepost.registry import contract, exec_argv, probe_call, wire_timeout
 
     entry = contract(args.contract)
-    options = _contract_options(args.contract, args.option)
+    options = arguments.contract_options(args.contract, args.option)
     from fencepost.model.base import options_with_defaults
 
     options = options_with_defaults(entry.choices, options, entry.settings)
@@ -402,7 +320,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
     model = contract(history.contract).suite.model
     options = validate_options(history.contract,
-                               {**history.options, **_options(args.option or ())})
+                               {**history.options, **arguments.options(args.option or ())})
     capabilities = history.capabilities | validate_capabilities(history.contract,
                                                                 args.capability or ())
     verdict = check_history(model, history, budget_s=args.budget, clock=time.perf_counter,
@@ -417,14 +335,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Measure and print the kit's figures on this machine (``--json FILE`` saves them)."""
-    _output_file(args.json, "--json")
+    arguments.output_file(args.json, "--json")
     from fencepost.bench import FULL, QUICK, run_bench
     from fencepost.bench_render import render, to_json
 
     sizes = QUICK if args.quick else FULL
     if args.seeds is not None:
         sizes = attrs.evolve(sizes, seeds=args.seeds)
-    progress = _progress(not args.quiet)
+    progress = progress_printer(not args.quiet)
     result = run_bench(args.contract or None, sizes=sizes, postgres=args.postgres,
                        progress=progress)
     progress.done()
@@ -465,12 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a contract's name (fencepost list shows them)")
     p.add_argument("--adapter", default="sqlite",
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
-                        "postgresql://..., MODULE:FACTORY, or exec:COMMAND (a store in any "
-                        "language speaking fencepost-wire/1, docs/protocol.md)")
+                        "postgresql://..., MODULE:FACTORY, exec:COMMAND (a store in any "
+                        "language speaking fencepost-wire/1, docs/protocol.md), or "
+                        "faulty:NAME[@sqlite] (a known-faulty store: every clause its bug "
+                        "breaks)")
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
     p.add_argument("--report", metavar="DIR",
-                   help="write DIR/report.json, DIR/report.md and DIR/junit.xml")
+                   help="write DIR/report.json, report.md, report.html and junit.xml "
+                        "(and history.jsonl after a concurrent run)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
     p.add_argument("--concurrency", type=int, metavar="N",
@@ -535,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", action="append", metavar="NAME", help="run just these mutants")
-    p.add_argument("--report", metavar="DIR", help="write DIR/mutants.json")
+    p.add_argument("--report", metavar="DIR", help="write DIR/mutants.json and mutants.html")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_mutants)
 

@@ -67,6 +67,7 @@ ADAPTER_FORMS = (
     "postgresql+psycopg://...",
     "MODULE:FACTORY",
     "exec:COMMAND [ARGS...]",
+    "faulty:NAME[@memory|@sqlite|@exec]",
 )
 
 
@@ -147,6 +148,11 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
         return entry.sql_factory(spec), spec
     if spec.startswith("exec:"):
         return exec_factory(entry, spec[len("exec:"):]), spec
+    if spec.startswith(FAULTY):
+        from .mutants import mutant_factory
+
+        mutant, base = faulty_store(entry, spec)
+        return mutant_factory(entry, mutant, base), spec
     if "://" not in spec and ":" in spec:
         return _import_factory(spec), spec
     raise ConfigurationError(
@@ -340,6 +346,39 @@ def _probe(url: str) -> None:
         raise ConfigurationError(f"cannot reach the database at {url}: {reason}") from None
     except Exception as e:  # noqa: BLE001 - bad URL, missing driver, ...
         raise ConfigurationError(f"cannot use the database URL {url}: {e}") from None
+
+
+FAULTY = "faulty:"
+"""The adapter form of a known-faulty store: ``faulty:NAME`` (on memory) or ``faulty:NAME@BASE``."""
+
+
+def faulty_store(entry: Contract, spec: str) -> tuple[Any, str]:
+    """The known-faulty store ``faulty:NAME[@BASE]`` names, and its base (default memory)."""
+    from .mutants import BASES, runs_on
+
+    name, _, base = spec[len(FAULTY):].partition("@")
+    base = base or "memory"
+    by_name = {m.name: m for m in entry.mutants}
+    if name not in by_name:
+        raise ConfigurationError(
+            f"{entry.name} has no known-faulty store {name!r} (see fencepost mutants "
+            f"{entry.name} for the {len(by_name)} there are)")
+    if base not in BASES:
+        raise ConfigurationError(f"{spec}: a faulty store is built on {', '.join(BASES)}, "
+                                 f"not {base!r}")
+    mutant = by_name[name]
+    if not runs_on(mutant, base):
+        raise ConfigurationError(f"{spec}: {name} runs only on {', '.join(mutant.bases)}")
+    return mutant, base
+
+
+def adapter_options(contract_name: str, spec: str | Factory) -> dict[str, str]:
+    """The options an adapter spec brings: a faulty store's (its bug shows under them), none
+    for any other adapter."""
+    if isinstance(spec, str) and spec.startswith(FAULTY):
+        mutant, _ = faulty_store(contract(contract_name), spec)
+        return dict(mutant.options)
+    return {}
 
 
 def _import_factory(spec: str) -> Factory:

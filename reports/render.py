@@ -1,5 +1,5 @@
-"""Render a :class:`RunReport`: terminal text here; JSON, Markdown and JUnit XML in their own
-modules, re-exported; :func:`write_reports` writes them all.
+"""Render a :class:`RunReport`: terminal text here; JSON, Markdown, HTML and JUnit XML in their
+own modules, re-exported; :func:`write_reports` writes them all.
 
 Every string a renderer emits passes through :mod:`fencepost.reports.text` (secrets masked,
 invisible characters escaped, long strings cut), so what a store says cannot break a report,
@@ -9,9 +9,12 @@ move the terminal's cursor, or leak the password of a database URL.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from tabulate import tabulate
 
+from .html import mutants_html, to_html
 from .json_report import dumps, load_report, report_from_json, to_json
 from .junit import junit_suite, to_junit, write_junit
 from .markdown import to_markdown
@@ -76,12 +79,15 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def write_reports(report: RunReport, directory: str) -> list[str]:
-    """Write report.json, report.md and junit.xml into ``directory`` (created if missing), and
-    history.jsonl when the run was concurrent (``fencepost analyze`` re-checks it)."""
+def write_reports(report: RunReport, directory: str,
+                  pure: Callable[[Any, Any], bool] | None = None) -> list[str]:
+    """Write report.json, report.md, report.html and junit.xml into ``directory`` (created if
+    missing), and history.jsonl when the run was concurrent (``fencepost analyze`` re-checks
+    it). ``pure`` is the contract model's (see :func:`~fencepost.reports.html.to_html`)."""
     os.makedirs(directory, exist_ok=True)
     paths = []
-    for name, text in (("report.json", dumps(report)), ("report.md", to_markdown(report))):
+    for name, text in (("report.json", dumps(report)), ("report.md", to_markdown(report)),
+                       ("report.html", to_html(report, pure))):
         path = os.path.join(directory, name)
         # Cleaned text encodes; backslashreplace is the last guard that a report is written.
         with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -99,6 +105,7 @@ def write_reports(report: RunReport, directory: str) -> list[str]:
 
 __all__ = [
     "MARK", "clean", "headline", "junit_suite", "load_report", "mark", "mask_secrets",
+    "mutants_html", "to_html",
     "reason_of", "render_failures", "render_trace", "replay_code", "report_from_json",
     "summary_table", "to_json", "to_junit", "to_markdown", "write_junit", "write_reports",
 ]

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import attrs
 
+from fencepost.model.linearizability_verdict import Counterexample
+
 from .trace import TraceStep, render_trace
 
 
 @attrs.frozen
 class Failure:
-    """The shrunk counterexample of a broken clause."""
+    """The shrunk counterexample of a broken clause. ``intervals`` is, for a concurrent run
+    that is not linearizable, the checker's counterexample (the failing partition's events per
+    process, the longest linearizable prefix, the event that could not be placed): what the
+    HTML report draws."""
 
     check: str
     message: str
     trace: tuple[TraceStep, ...]
+    intervals: Counterexample | None = attrs.field(default=None, eq=False, repr=False)
 
     def render(self) -> str:
         return f"{self.message}\n{render_trace(self.trace)}"

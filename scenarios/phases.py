@@ -87,7 +87,8 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
             message = (f"a concurrent run of {len(run.history.events)} calls by "
                        f"{profile.concurrency} workers is not linearizable\n\n"
                        + render_counterexample(verdict))
-            world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict)))
+            world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict),
+                                                verdict.counterexample))
         elif verdict.result == UNKNOWN:
             world.evidence.lost(clause, f"{CONCURRENT}: {verdict.summary()}")
         elif starved is not None:

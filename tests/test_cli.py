@@ -79,7 +79,7 @@ def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) ->
                               env=dict(os.environ, PYTHONPATH=str(EXTERNAL)))
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     last = replayed.stderr.strip().splitlines()[-1]
-    assert last == ("fencepost.scenarios.harness.Violation_ADK_FENCE_001: ADK-FENCE-001: "
+    assert last == ("fencepost.scenarios.world.Violation_ADK_FENCE_001: ADK-FENCE-001: "
                     "checkpoint answered ok; the contract requires error stale_owner"), last
 
 

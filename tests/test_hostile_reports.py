@@ -8,6 +8,7 @@ import re
 import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,36 @@ def hostile_report(message: str = "boom", crash: str = "boom", adapter: str = "m
 def _written(report: RunReport) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as directory:
         return {Path(p).name: Path(p).read_bytes() for p in write_reports(report, directory)}
+
+
+TEMPLATE_TAGS = frozenset({
+    "html", "head", "meta", "title", "style", "body", "header", "footer", "h1", "h2", "h3",
+    "h4", "p", "span", "b", "br", "dl", "dt", "dd", "div", "code", "pre", "button", "table",
+    "thead", "tbody", "tr", "th", "td", "a", "section", "details", "summary", "ol", "li",
+    "svg", "g", "line", "rect", "circle", "text", "script"})
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
+
+
+def _assert_safe_html(page: str) -> None:
+    """``report.html`` holds only the template's own markup, whatever the store said: no tag
+    it does not write, no event-handler attribute, one script (its own, with the page's nonce),
+    no invisible character."""
+    _no_hidden(page)
+    parser = _Tags()
+    parser.feed(page)
+    tags = [tag for tag, _ in parser.tags]
+    assert set(tags) <= TEMPLATE_TAGS, set(tags) - TEMPLATE_TAGS
+    assert tags.count("script") == 1
+    assert not [(tag, name) for tag, attrs in parser.tags for name, _ in attrs
+                if name.startswith("on")]
 
 
 def _untimed(xml: str) -> str:
@@ -181,7 +212,8 @@ def test_every_writer_gives_valid_output_for_any_adapter_text(
         message: str, crash: str, adapter: str, option: str, reason: str) -> None:
     report = hostile_report(message, crash, adapter, option, reason)
     files = _written(report)
-    assert sorted(files) == ["junit.xml", "report.json", "report.md"]
+    assert sorted(files) == ["junit.xml", "report.html", "report.json", "report.md"]
+    _assert_safe_html(files["report.html"].decode("utf-8"))
 
     data = json.loads(files["report.json"].decode("utf-8"))
     assert data["adapter"] == clean_value(adapter)
@@ -409,8 +441,12 @@ def test_a_real_run_of_a_store_crashing_with_hostile_text_writes_valid_reports(
 
     report = check("adk-ledger", MemoryLedgerFactory(Hostile), seed=3, concurrency=0)
     paths = write_reports(report, str(tmp_path))
-    assert [Path(p).name for p in paths] == ["report.json", "report.md", "junit.xml"]
+    assert [Path(p).name for p in paths] == ["report.json", "report.md", "report.html",
+                                             "junit.xml"]
     assert report.exit_code == 1
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    _assert_safe_html(page)
+    assert "&lt;script&gt;x&lt;/script&gt;" in page
     outputs = [Path(p).read_text(encoding="utf-8") for p in paths]
     outputs += [summary_table(report), render_failures(report), headline(report)]
     assert not any("s3cret" in text or "\x1b" in text for text in outputs)

@@ -33,7 +33,7 @@ from fencepost.spec.adk_ledger import CLAUSES, Checkpoint, Claim
 from fencepost.spec.clauses import Clause
 from fencepost.spec.outcome import Err, Ok
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 BY_ID = {c.id: c for c in CLAUSES}
 OLD = Clause("ADK-OLD-001", "a clause since removed", "old.", ("machine",))
 TRACE = (

@@ -1,0 +1,239 @@
+"""``report.html`` and ``mutants.html``: self-contained, the counterexample drawn as a timeline
+(lanes, leases, the differing step), a non-linearizable run as intervals per process, the
+store's text shown and never run; checked in a real browser (headless Chromium) from the DOM.
+
+The screenshot of the browser test is kept under ``$FENCEPOST_ARTIFACTS`` when that is set
+(``.ci/run`` sets it), with the report it shows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from conftest import require_program
+
+from fencepost.api import check
+from fencepost.cli import main
+from fencepost.registry import contract
+from fencepost.reports.html import to_html
+from fencepost.reports.render import write_reports
+
+PAYLOAD = ("<script>document.body.dataset.pwned='script'</script>"
+           "<img src=x onerror=\"document.body.dataset.pwned='img'\">")
+
+
+def _stop_at(clause: str) -> Callable[[Any], bool]:
+    return lambda evidence: clause in evidence.failures
+
+
+@pytest.fixture(scope="module")
+def fenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a store that skips checkpoint's token check (its first fence failure,
+    a scripted scenario: c1's lease taken over by c2, then c1's checkpoint accepted)."""
+    report = check("adk-ledger", "faulty:zombie_checkpoint", seed=1, concurrency=0,
+                   first=contract("adk-ledger").clauses["ADK-FENCE-001"].checks,
+                   stop_when=_stop_at("ADK-FENCE-001"))
+    assert [v.clause.id for v in report.failed()] == ["ADK-FENCE-001"]
+    directory = tmp_path_factory.mktemp("fenced")
+    write_reports(report, str(directory), contract("adk-ledger").suite.model.pure)
+    return directory / "report.html"
+
+
+class Dom(HTMLParser):
+    """The elements of a page, each as (tag, attributes, text directly inside it)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str], list[str]]] = []
+        self._open: list[tuple[str, dict[str, str], list[str]]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attributes: list[tuple[str, str | None]]) -> None:
+        element = (tag, {k: v or "" for k, v in attributes}, [])
+        self.elements.append(element)
+        if tag not in {"meta", "br", "img", "input", "link", "circle", "rect", "line"}:
+            self._open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self._open[-1][2].append(data)
+
+    def find(self, tag: str, **attrs_: str) -> list[tuple[str, dict[str, str], list[str]]]:
+        return [e for e in self.elements if e[0] == tag
+                and all(_has(e[1], k, v) for k, v in attrs_.items())]
+
+    def text(self) -> str:
+        return "".join("".join(e[2]) for e in self.elements)
+
+
+def _has(attributes: dict[str, str], key: str, value: str) -> bool:
+    key = key.rstrip("_").replace("_", "-")
+    if key == "class":
+        return value in attributes.get("class", "").split()
+    return attributes.get(key) == value
+
+
+def _browser() -> str:
+    for name in ("chromium", "chromium-browser"):
+        if shutil.which(name):
+            return name
+    return require_program("chromium", "Chromium (Debian's chromium package)")
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", "--user-data-dir=" + str(Path(args[-1][len("file://"):]).parent
+                                                      / ".chromium"), *args],
+        capture_output=True, text=True, timeout=120, check=True)
+
+
+def test_the_browser_draws_the_lanes_and_highlights_the_differing_step(fenced: Path) -> None:
+    """Headless Chromium loads the report from disk and runs its script (the page marks itself
+    ready); the timeline of ADK-FENCE-001 has one lane per actor, the leases of c1 and c2,
+    the clock move, and step 5 (c1's checkpoint the store accepted) highlighted with both
+    answers. A screenshot is taken, and kept as a CI artifact."""
+    dumped = _chromium("--dump-dom", f"file://{fenced}").stdout
+    dom = Dom(dumped)
+    assert dom.find("body", data_ready="1"), "the page's script did not run"
+    (svg,) = dom.find("svg", class_="timeline-timeline")
+    section_start = dumped.index('id="failure-ADK-FENCE-001"')
+    section = Dom(dumped[section_start:dumped.index("</section>", section_start)])
+    assert [e[1]["data-lane"] for e in section.find("g", class_="lane")] == ["client", "c1",
+                                                                             "c2"]
+    (highlighted,) = section.find("g", class_="differs")
+    assert highlighted[1]["data-step"] == "5"
+    callout = "".join("".join(e[2]) for e in section.find("text", class_="callout"))
+    assert callout == "#5 model: error stale_owner#5 store: ok"
+    leases = [e for e in section.find("g", class_="bar") if e[1]["data-kind"] == "lease"]
+    assert len(leases) == 3  # c1's claim, c2's claim, and c1's checkpoint the store accepted
+    assert [e[1]["data-kind"] for e in section.find("g", class_="tick")] == ["clock"]
+    steps = section.find("li")
+    assert [e[1].get("data-differs") for e in steps] == [None, None, None, None, "1"]
+    assert svg[1]["width"].isdigit()
+
+    shot = fenced.with_name("report.png")
+    _chromium(f"--screenshot={shot}", "--window-size=1280,1600", f"file://{fenced}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000  # a page with text and a picture, not a blank one
+    keep = os.environ.get("FENCEPOST_ARTIFACTS")
+    if keep:
+        target = Path(keep) / "report-html"
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fenced, target / "report.html")
+        shutil.copy(shot, target / "report.png")
+
+
+class MarkupInMessages:
+    """The correct memory store whose checkpoint raises with markup in its message."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.capabilities = getattr(store, "capabilities", frozenset())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def checkpoint(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(PAYLOAD)
+
+
+def test_markup_from_the_store_is_shown_as_text_and_never_run(tmp_path: Path) -> None:
+    """A store whose error message is a script and an image with an onerror handler: the
+    report shows the text; in the browser neither ran (the page's own script did), and the
+    adapter's name with markup is text too."""
+    memory = contract("adk-ledger").memory_factory()
+    report = check("adk-ledger", lambda env: MarkupInMessages(memory(env)), seed=1,
+                   concurrency=0, stop_when=lambda evidence: bool(evidence.failures))
+    assert report.failed()
+    report = attrs.evolve(report, adapter="<b id=adapter-markup>mine</b>")
+    page = to_html(report)
+    assert PAYLOAD not in page and "<b id=adapter-markup>" not in page
+    assert "&lt;script&gt;document.body.dataset.pwned" in page
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    dom = Dom(_chromium("--dump-dom", f"file://{path}").stdout)
+    (body,) = dom.find("body")
+    assert body[1].get("data-ready") == "1" and "data-pwned" not in body[1]
+    assert len(dom.find("script")) == 1  # the page's own, nothing the store said
+    assert not dom.find("img") and not dom.find("b", id="adapter-markup")
+    assert "<script>document.body.dataset.pwned='script'</script>" in dom.text()
+    assert "<b id=adapter-markup>mine</b>" in dom.text()
+
+
+def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(tmp_path: Path) -> None:
+    """renew accepted after expiry, caught by the concurrent run: the intervals picture has a
+    lane per process drawn, the linearized calls numbered 1..n in order, and the call that
+    could not be placed next numbered n + 1 with what the model allowed and what the store
+    said."""
+    report = check("adk-ledger", "faulty:renew_revives_expired_lease", seed=1,
+                   first=("concurrent",), stop_when=_stop_at("ADK-LIN-001"))
+    (failed,) = report.failed()
+    assert failed.clause.id == "ADK-LIN-001" and failed.failure is not None
+    cx = failed.failure.intervals
+    assert cx is not None
+    dom = Dom(to_html(report))
+    (svg,) = dom.find("svg", class_="timeline-intervals")
+    lanes = [e[1]["data-lane"] for e in dom.find("g", class_="lane")]
+    drawn = {e.process for e in (*cx.before[-10:], *cx.events)}
+    assert sorted(lanes) == sorted(drawn)
+    placed = sorted(int(e[1]["data-order"]) for e in dom.find("g", class_="bar")
+                    if e[1]["data-kind"] in {"placed", "earlier"})
+    n = min(len(cx.before), 10) + len(cx.prefix)
+    assert placed == list(range(1, n + 1))
+    (blocked,) = [e for e in dom.find("g", class_="bar") if e[1]["data-kind"] == "blocked"]
+    assert blocked[1]["data-order"] == str(n + 1)
+    (highlighted,) = dom.find("g", class_="differs")
+    assert highlighted[1]["data-step"] == str(n + 1)
+    callout = "".join("".join(e[2]) for e in dom.find("text", class_="callout"))
+    assert callout == f"#{n + 1} model allows: error lease_expired#{n + 1} store: ok"
+    assert svg[1]["aria-label"].startswith("real time")
+
+
+def test_check_writes_report_html_and_mutants_writes_mutants_html(tmp_path: Path,
+                                                                  capsys: Any) -> None:
+    """``--report DIR`` writes report.html beside the others; ``mutants --report`` writes
+    mutants.html with a row per faulty store, caught or escaped, and how to see it."""
+    assert main(["check", "adk-ledger", "--adapter", "memory", "--profile", "quick", "--seed",
+                 "1", "--concurrency", "0", "--quiet", "--report", str(tmp_path / "r")]) == 0
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    dom = Dom(page)
+    rows = dom.find("tr")[1:]
+    assert len(rows) == len(contract("adk-ledger").clauses)
+    assert {r[1]["data-status"] for r in rows} == {"pass", "unsupported"}
+    assert not dom.find("section")  # nothing failed: no failure sections
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing external
+    assert main(["mutants", "adk-ledger", "--only", "zombie_checkpoint", "--only",
+                 "expiry_before_token", "--quiet", "--report", str(tmp_path / "m")]) == 0
+    dom = Dom((tmp_path / "m" / "mutants.html").read_text(encoding="utf-8"))
+    rows = dom.find("tr")[1:]
+    assert [r[1]["data-status"] for r in rows] == ["caught", "caught"]
+    text = dom.text()
+    assert "fencepost check adk-ledger --adapter faulty:zombie_checkpoint" in text
+    assert "2 of 2 known-faulty stores caught" in text
+    capsys.readouterr()
+
+
+def test_the_report_of_a_run_is_the_report_of_its_data(fenced: Path) -> None:
+    """The page is UTF-8 HTML, opens from disk, and carries the copy button for the replay
+    command and one filter button per verdict present."""
+    dom = Dom(fenced.read_text(encoding="utf-8"))
+    (replay,) = dom.find("code", id="replay")
+    assert "".join(replay[2]).startswith("fencepost check adk-ledger --adapter "
+                                         "faulty:zombie_checkpoint")
+    assert dom.find("button", class_="copy", data_target="replay")
+    filters = [e[1]["data-status"] for e in dom.find("button", class_="filter")]
+    assert filters[0] == "all" and set(filters[1:]) == {"fail", "unknown", "unsupported", "pass"}
