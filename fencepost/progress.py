@@ -1,9 +1,9 @@
 """Progress on stderr for long runs.
 
-On a terminal, one line rewritten in place: the time since the run began, the phase, the
-check done of the phase's total and the current check (``[  12.3 s] scenario 7/40:
-stale_token_cannot_commit_after_takeover``). Elsewhere (a CI log, a pipe) one line per phase,
-when it begins. Nothing with ``--quiet``.
+On a terminal, one line rewritten in place: the phase, the check done of the phase's total, the
+current check and the time since the run began (``scenario 7/40:
+stale_token_cannot_commit_after_takeover (12.3 s)``). Elsewhere (a CI log, a pipe) one line per
+phase, when it begins, after ``... ``. Nothing with ``--quiet``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def progress_printer(enabled: bool) -> Any:
         STATUS.say("phase", message)
         if not enabled:
             return
-        line = f"[{time.monotonic() - began:7.1f} s] {message}"
+        line = f"{message} ({time.monotonic() - began:.1f} s)"
         if tty:
             sys.stderr.write("\r\033[K" + line[:150])
             sys.stderr.flush()
