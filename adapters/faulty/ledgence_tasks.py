@@ -112,7 +112,14 @@ class KeysAcrossScopes(LedgenceCore):
 
 
 class SubmissionCheckThenInsert(LedgenceCore):
-    """Looks the key up in one transaction and inserts in another."""
+    """Looks the key up in one transaction and inserts in another, and does not expect the
+    insert to lose: on SQL the unique index refuses the second insert, and the store answers
+    that refusal instead of replaying the winner (the core's submission, past the SQL store's
+    handling of a lost race)."""
+
+    def accept_resolved_submission(self, command: spec.SubmitCommand,
+                                   descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
+        return LedgenceCore.accept_resolved_submission(self, command, descriptor)
 
     def _look_up_then_insert(
         self,
