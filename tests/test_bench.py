@@ -11,6 +11,9 @@ from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
 from fencepost.errors import ConfigurationError
 
+# One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
+pytestmark = pytest.mark.xdist_group("bench")
+
 TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
              seeds=1, mutants=1)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1

@@ -20,6 +20,9 @@ from typing import Any
 
 import pytest
 
+# One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
+pytestmark = pytest.mark.xdist_group("cli_baseline")
+
 BASE = ["--profile", "quick", "--seed", "1", "--quiet"]
 STORES = '''\
 from fencepost.registry import contract

@@ -26,6 +26,9 @@ from fencepost.registry import contract
 from fencepost.reports.html import to_html
 from fencepost.reports.render import write_reports
 
+# One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
+pytestmark = pytest.mark.xdist_group("reports_html")
+
 PAYLOAD = ("<script>document.body.dataset.pwned='script'</script>"
            "<img src=x onerror=\"document.body.dataset.pwned='img'\">")
 

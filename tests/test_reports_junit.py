@@ -17,6 +17,9 @@ from fencepost.reports.junit import junit_suite, to_junit, write_junit
 from fencepost.reports.verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
 from fencepost.reports.views import render_trace
 
+# One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
+pytestmark = pytest.mark.xdist_group("reports_junit")
+
 SCHEMA = xmlschema.XMLSchema(Path(__file__).resolve().parent / "data" / "junit.xsd")
 NOON = datetime(2024, 5, 6, 12, 34, 56, 789000, tzinfo=UTC)
 

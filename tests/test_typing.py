@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
+pytestmark = pytest.mark.xdist_group("typing")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
