@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
-from . import arguments
+from . import arguments, gate
 from .ending import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, abrupt, guarded, signals_raise
 from .errors import ConfigurationError
 from .progress import progress_printer
@@ -43,7 +43,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     arguments.report_dir(args.report, "--report", REPORT_FILES)
     options = arguments.contract_options(args.contract, args.option)
     arguments.output_file(args.summary, "--summary")
-    baseline = _baseline(args.baseline, args.contract) if args.baseline else None
+    baseline = gate.read_baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
     from fencepost.registry import contract
     from fencepost.reports.render import headline, render_failures, summary_table, write_reports
@@ -74,48 +74,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
             if path.endswith("history.jsonl"):
                 print(f"  re-check it: fencepost analyze {path}")
-    return _gate(args, report, baseline)
-
-
-def _baseline(path: str, contract_name: str) -> Any:
-    """The ``--baseline`` report, read and found comparable before the run starts."""
-    from fencepost.registry import contract
-    from fencepost.reports.baseline import comparable, load_baseline
-
-    baseline = load_baseline(path, "--baseline")
-    comparable(baseline, contract_name, contract(contract_name).catalogue_version,
-               what=f"--baseline {path}")
-    return baseline
-
-
-def _gate(args: argparse.Namespace, report: Any, baseline: Any) -> int:
-    """After the run: the comparison with the baseline and the summary file, if asked for;
-    the exit code (with a baseline, the gate's: see ``fencepost check --help``)."""
-    from fencepost.reports.baseline import compare, gate_exit_code, render
-    from fencepost.reports.summary import to_summary, write_summary
-
-    comparison = compare(baseline, report) if baseline is not None else None
-    if args.summary:
-        write_summary(args.summary, to_summary(report, comparison))
-        print(f"wrote {args.summary}")
-    if comparison is None:
-        return int(report.exit_code)
-    print()
-    print(render(comparison))
-    return gate_exit_code(report, comparison)
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    """Compare two saved reports: exit 1 on a regression, 0 otherwise, 2 when refused."""
-    from fencepost.reports.baseline import comparable, compare, load_baseline, render
-
-    old = load_baseline(args.old, "baseline")
-    new = load_baseline(args.new, "report")
-    comparable(old, new.contract, new.catalogue_version, what=f"baseline {args.old}",
-               now=f"report {args.new}")
-    comparison = compare(old, new)
-    print(render(comparison))
-    return comparison.exit_code
+    return gate.finish(args, report, baseline)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -427,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "contract, another catalogue MAJOR version, none at all)")
     p.add_argument("old", metavar="OLD", help="the baseline's report.json")
     p.add_argument("new", metavar="NEW", help="the report.json to gate")
-    p.set_defaults(run=cmd_diff)
+    p.set_defaults(run=gate.cmd_diff)
 
     p = sub.add_parser("coverage", help="which situations of each clause a profile reaches, "
                        "over several seeds")

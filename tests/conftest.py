@@ -89,3 +89,10 @@ def race(n: int, work: Callable[[int], Any]) -> list[Any]:
     for t in threads:
         t.join(timeout=60)
     return answers
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``long`` (a whole check on a server or through the command) run first:
+    under ``-n`` the workers then end together, short tests filling in, instead of one worker
+    waiting on a long test that began last. The order of the rest stays."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

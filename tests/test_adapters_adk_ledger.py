@@ -35,6 +35,7 @@ def test_sqlite_ledger_passes_every_clause() -> None:
     assert_all_pass("sqlite")
 
 
+@pytest.mark.long
 def test_postgresql_ledger_passes_every_clause(pg_url: str) -> None:
     assert_all_pass(pg_url)
 

@@ -125,6 +125,7 @@ def test_a_non_atomic_claim_is_caught_with_the_two_winning_claims() -> None:
     assert run.verdict.summary().startswith("not_linearizable")
 
 
+@pytest.mark.long
 def test_check_reports_a_non_linearizable_run_and_saves_its_history(
         tmp_path: Path, unbounded_checker: None) -> None:
     mutant = ADK.mutant("claim_race_in_history")
@@ -173,6 +174,7 @@ def test_bad_concurrency_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "concurrency must be 0 or more, not -2" in capsys.readouterr().err
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["adk-ledger", "snodo-tasks", "ledgence-tasks"])
 def test_eight_workers_5000_calls_on_postgresql_are_linearizable(pg_url: str,
                                                                  name: str) -> None:

@@ -30,6 +30,7 @@ def _external_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).parent / "external"))
 
 
+@pytest.mark.long
 def test_same_seed_gives_the_same_trace() -> None:
     first, second = _run(1234), _run(1234)
     assert first == second

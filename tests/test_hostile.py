@@ -83,6 +83,7 @@ def test_an_always_unavailable_store_gets_no_pass_at_all(tmp_path: Path,
     assert "calls answered nothing" in reason and "backend_unavailable" in reason
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("contract_name", sorted(MODULES))
 def test_a_concurrent_run_nothing_answered_proves_nothing(tmp_path: Path,
                                                           contract_name: str) -> None:
@@ -182,6 +183,7 @@ def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
     return [n for n in names if any(ns in n for ns in namespaces)]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
                                                             signum: int, code: int) -> None:
@@ -289,6 +291,7 @@ def test_the_timeout_must_be_positive(tmp_path: Path) -> None:
         "fencepost: error: --call-timeout must be more than 0 seconds, not 0"]
 
 
+@pytest.mark.long
 def test_a_password_in_the_database_url_appears_in_no_output(tmp_path: Path,
                                                              pg_url: str) -> None:
     import sqlalchemy as sa

@@ -67,6 +67,7 @@ def test_faulty_sqlite_store_is_caught_by_its_clause(name: str) -> None:
     assert row.caught, f"{name} escaped on SQLite; failed clauses: {row.caught_by}"
 
 
+@pytest.mark.long
 def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
     report = check("ledgence-tasks", pg_url, seed=3)
     assert {v.clause.id: v.status for v in report.verdicts} == {c: "pass" for c in ALL}
@@ -79,6 +80,7 @@ def test_non_string_json_keys_are_invalid_input() -> None:
         canonical_json({1: "x", None: "y"})
 
 
+@pytest.mark.long
 def test_the_sqlite_store_passes_every_clause_through_the_command(tmp_path: Path) -> None:
     """The main command on its default adapter (SQLite): every clause, the fault clauses too."""
     result = subprocess.run(

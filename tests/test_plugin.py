@@ -40,6 +40,7 @@ def test_plugin_reports_one_test_per_clause(tmp_path: Path) -> None:
     assert "adapter lacks capability owner_liveness" in result.stdout
 
 
+@pytest.mark.long
 def test_plugin_fails_the_broken_clause_with_its_counterexample(tmp_path: Path) -> None:
     result = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
                         "--fencepost-adapter", "my_ledger:make_zombie_ledger",
@@ -163,6 +164,7 @@ def test_plugin_on_sqlite_leaves_no_temporary_directory(tmp_path: Path) -> None:
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+@pytest.mark.long
 def test_assert_conforms_from_a_users_own_test() -> None:
     import fencepost
 
@@ -182,6 +184,7 @@ def test_assert_conforms_from_a_users_own_test() -> None:
         sys.path.remove(EXTERNAL)
 
 
+@pytest.mark.long
 def test_plugin_checks_a_store_over_the_wire_protocol(tmp_path: Path) -> None:
     """``--fencepost-adapter exec:COMMAND``: the same tests, the store in another process."""
     command = f"exec:{sys.executable} -m fencepost.cli serve adk-ledger --mutant claim_completed"

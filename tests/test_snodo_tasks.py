@@ -40,10 +40,12 @@ def test_memory_store_passes_every_clause() -> None:
     assert_all_pass("memory", unsupported=FAULT)  # no SQLAlchemy engine to inject faults into
 
 
+@pytest.mark.long
 def test_sqlite_store_passes_every_clause() -> None:
     assert_all_pass("sqlite")
 
 
+@pytest.mark.long
 def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
     assert_all_pass(pg_url)
 
