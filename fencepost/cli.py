@@ -474,8 +474,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
     ``coverage`` and ``mutants`` run in a supervised child (see :mod:`fencepost.supervisor`);
     called with ``argv``, in this process."""
-    from .supervisor import STATUS, run_child, wants_supervision
+    from .supervisor import STATUS, SUPERVISE_ENV, run_child, wants_supervision
 
+    if os.environ.get(SUPERVISE_ENV) == "child" and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())  # last: adapter modules here are found, never shadowing
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(words)
     if argv is None and wants_supervision(words):

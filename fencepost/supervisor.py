@@ -93,8 +93,11 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     when it ended without saying it was done."""
     read_fd, write_fd = os.pipe()
     env = {**os.environ, STATUS_FD_ENV: str(write_fd), SUPERVISE_ENV: "child"}
+    # -P: the working directory is not put first on the child's path, where a folder named
+    # fencepost (this repository's root) would hide the installed package; the child appends
+    # it last instead (see cli.main), so an adapter module there is still found.
     child = subprocess.Popen(
-        [sys.executable, "-m", "fencepost.cli", *argv], env=env, pass_fds=(write_fd,),
+        [sys.executable, "-P", "-m", "fencepost.cli", *argv], env=env, pass_fds=(write_fd,),
         process_group=0, preexec_fn=_die_with_parent)
     os.close(write_fd)
     said: dict[str, str] = {"phase": "starting"}

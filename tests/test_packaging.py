@@ -40,3 +40,23 @@ def test_wheel_holds_only_the_fencepost_package(tmp_path: Path) -> None:
                  "fencepost/adapters/adk_ledger/sql.py", "fencepost/py.typed",
                  "fencepost/scenarios/adk_ledger/machine.py", "fencepost/reports/render.py"):
         assert must in names
+
+
+def test_a_fencepost_folder_in_the_working_directory_hides_nothing(tmp_path: Path) -> None:
+    """The README's first line installs the package (not editable) and runs ``fencepost check``
+    in the repository's root, whose folder ``fencepost`` is not the installed package (setuptools
+    maps ``spec`` and the others into it). The supervised child must import the installed kit,
+    not a ``fencepost`` folder of its working directory: here one that cannot be imported. A
+    usage error the child finds is then one line, exit 2 (with the folder first on the child's
+    path, the child died importing it: a traceback, and the run 'ended abruptly', exit 3)."""
+    (tmp_path / "fencepost").mkdir()
+    (tmp_path / "fencepost" / "__init__.py").write_text(
+        "raise ImportError('the working directory shadowed the installed fencepost')\n")
+    (tmp_path / "R").write_text("a file")
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys; from fencepost.cli import main; "
+         "sys.exit(main())", "check", "adk-ledger", "--report", "R", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "fencepost: error: --report R is a file; name a directory (it is created if "
+        "missing)\n")
