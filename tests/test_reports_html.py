@@ -230,7 +230,7 @@ def test_check_writes_report_html_and_mutants_writes_mutants_html(tmp_path: Path
     capsys.readouterr()
 
 
-def test_the_report_of_a_run_is_the_report_of_its_data(fenced: Path) -> None:
+def test_the_page_has_the_replay_command_to_copy_and_a_filter_per_verdict(fenced: Path) -> None:
     """The page is UTF-8 HTML, opens from disk, and carries the copy button for the replay
     command and one filter button per verdict present."""
     dom = Dom(fenced.read_text(encoding="utf-8"))
