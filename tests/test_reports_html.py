@@ -66,9 +66,11 @@ class Dom(HTMLParser):
             self._open.append(element)
 
     def handle_endtag(self, tag: str) -> None:
-        while self._open:
-            if self._open.pop()[0] == tag:
-                break
+        # Close up to the innermost open element of this tag; an end tag of an element not
+        # open (an SVG shape, written with its end tag, or a void element) closes nothing.
+        if any(e[0] == tag for e in self._open):
+            while self._open.pop()[0] != tag:
+                pass
 
     def handle_data(self, data: str) -> None:
         if self._open:
