@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
+from hypothesis.database import ExampleDatabase
 
 from fencepost.reports.verdict import RunReport, judge
 from fencepost.scenarios.concurrent import ConcurrentRun
@@ -25,11 +26,13 @@ from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.shrinking import Shrinking
 from fencepost.scenarios.runner import RunResult, run_suite
 
 from . import __version__
 from .contract import Factory
 from .errors import ConfigurationError
+from .example_db import example_database
 from .registry import adapter_options, contract, resolve_adapter
 
 
@@ -50,6 +53,8 @@ def check(
     strict: bool = False,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     first: Collection[str] = (),
+    shrink_budget: str | Shrinking | None = None,
+    example_db: str | ExampleDatabase | None = None,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -60,7 +65,12 @@ def check(
     ``unknown`` rather than a weak pass. A store call that does not return within
     ``call_timeout_s`` stops the run: the clauses at stake are ``unknown``, the verdicts
     reached so far stay. The checks named in ``first`` (a clause's ``checks``) run before the
-    others; with ``stop_when`` this finds one clause's failure soonest. Ctrl-C raises
+    others; with ``stop_when`` this finds one clause's failure soonest. ``shrink_budget``
+    (``"3"``, ``"3/10"``: seconds per clause / in all, ``"none"``, ``"0"``: no shrinking; by
+    default the profile's) bounds how long a broken clause's counterexample is shrunk: one cut
+    short is still a failure, marked not minimal. ``example_db`` (a directory, a ``redis://``
+    URL or a Hypothesis ``ExampleDatabase``) is where the state machine replays earlier
+    failures from first and saves the ones it finds. Ctrl-C raises
     :class:`~fencepost.scenarios.runner.Interrupted`, whose ``report`` holds the partial
     report, after the run's data was dropped. Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
@@ -79,6 +89,14 @@ def check(
     if not call_timeout_s > 0:
         raise ConfigurationError(
             f"--call-timeout must be more than 0 seconds, not {call_timeout_s:g}")
+    if shrink_budget is not None:
+        try:
+            shrink = (shrink_budget if isinstance(shrink_budget, Shrinking)
+                      else Shrinking.parse(shrink_budget))
+        except ValueError as e:
+            raise ConfigurationError(str(e)) from None
+        chosen = attrs.evolve(chosen, shrink=shrink)
+    database = example_database(example_db) if example_db is not None else None
     if concurrency is not None:
         chosen = attrs.evolve(chosen, concurrency=concurrency)
     if concurrent_ops is not None:
@@ -90,7 +108,7 @@ def check(
     run = functools.partial(
         run_suite, suite, factory, profile=chosen, seed=seed, options=options,
         progress=progress or (lambda _: None), stop_when=stop_when,
-        call_timeout_s=call_timeout_s, first=first)
+        call_timeout_s=call_timeout_s, first=first, example_db=database)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):
@@ -99,6 +117,8 @@ def check(
         replay += [f"--{flag}", str(count)]
     if strict:
         replay.append("--strict")
+    if chosen.shrink != PROFILES[profile].shrink:
+        replay += ["--shrink-budget", chosen.shrink.describe()]
     if call_timeout_s != DEFAULT_CALL_TIMEOUT_S:
         replay += ["--call-timeout", f"{call_timeout_s:g}"]
 

@@ -75,3 +75,17 @@ def output_file(path: str | None, flag: str) -> None:
                                  "create it first")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
+
+
+def shrink_budget(text: str | None, no_shrink: bool) -> None:
+    """``--shrink-budget`` must read as a budget, and not be given with ``--no-shrink``."""
+    if text is None:
+        return
+    if no_shrink:
+        raise ConfigurationError("give --shrink-budget or --no-shrink, not both")
+    from fencepost.scenarios.shrinking import Shrinking
+
+    try:
+        Shrinking.parse(text)
+    except ValueError as e:
+        raise ConfigurationError(f"--shrink-budget: {e}") from None

@@ -43,6 +43,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     arguments.report_dir(args.report, "--report", REPORT_FILES)
     options = arguments.contract_options(args.contract, args.option)
     arguments.output_file(args.summary, "--summary")
+    arguments.shrink_budget(args.shrink_budget, args.no_shrink)
     baseline = gate.read_baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
     from fencepost.registry import contract
@@ -60,6 +61,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         concurrent_ops=args.ops,
         strict=args.strict,
         call_timeout_s=args.call_timeout,
+        shrink_budget="0" if args.no_shrink else args.shrink_budget,
+        example_db=args.example_db,
     )
     progress.done()
     print(summary_table(report))
@@ -367,6 +370,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long one store call may take; a call that does not return stops "
                         "the run, the clauses at stake unknown (default %(default)g; "
                         "FENCEPOST_CALL_TIMEOUT sets it)")
+    p.add_argument("--shrink-budget", metavar="SECONDS[/TOTAL]",
+                   help="how long the state machine may shrink each broken clause's "
+                        "counterexample, and all of them (default: the profile's, quick 3/10, "
+                        "standard 20/120, thorough none); 'none' for no limit. One cut short "
+                        "is still a failure, marked not minimal")
+    p.add_argument("--no-shrink", action="store_true",
+                   help="report each broken clause's first counterexample at once, unshrunk "
+                        "(as --shrink-budget 0)")
+    p.add_argument("--example-db", metavar="DIR|redis://HOST:PORT/DB",
+                   help="Hypothesis' example database: failures found are saved there and "
+                        "replayed first by every later run (default: none, nothing written)")
     p.add_argument("--baseline", metavar="REPORT_JSON",
                    help="gate on a saved report.json of the same contract: after the run, "
                         "print each clause that regressed, still fails (known), or improved; "

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from fencepost.scenarios.evidence import NOT_MINIMAL
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.outcome import agrees
 
@@ -137,6 +138,7 @@ def _failure(v: ClauseVerdict, report: RunReport, pure: Pure | None) -> dict[str
         "steps": _steps(failure.trace),
         "code": replay_code(v, report),
         "full": clean_block(failure.message) if "\n" in failure.message else "",
+        "not_minimal": "" if failure.minimal else NOT_MINIMAL.strip(),
     }
     picture: Picture | None
     if cx is not None:

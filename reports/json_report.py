@@ -25,7 +25,7 @@ from fencepost.spec.outcome import Outcome, agrees, outcome_from_json
 
 from .text import LIMIT, clean_data, clean_value
 from .verdict import PASS, ClauseVerdict, RunReport, Status
-from .views import reason_of, render_trace, replay_code
+from .views import reason_of, replay_code
 
 STATUSES = tuple(Status)
 
@@ -90,7 +90,8 @@ def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | Non
         "steps": [clean_data(_step_json(s)) for s in trace],
         "expected": _shown(last.expected if last else None),
         "actual": _shown(last.actual if last else None),
-        "rendered": render_trace(trace),
+        "rendered": v.failure.rendered_trace(),
+        "minimal": v.failure.minimal,
         "code": replay_code(v, report),
         "reproduce": clean_value(report.replay),
     }
@@ -176,7 +177,8 @@ def _verdict_from_json(contract: str, data: Mapping[str, Any]) -> ClauseVerdict:
     cx = data.get("counterexample")
     failure = None if cx is None else Failure(
         str(cx["check"]), str(cx["message"]),
-        tuple(_step_from_json(contract, s) for s in cx["steps"]))
+        tuple(_step_from_json(contract, s) for s in cx["steps"]),
+        minimal=bool(cx.get("minimal", True)))
     # A pass's reason is always empty; what report.json shows for a weak one is derived.
     reason = "" if status == PASS else str(data["reason"])
     return ClauseVerdict(clause, status, reason, int(data["evidence"]), failure, situations)

@@ -60,7 +60,7 @@ def render_failures(report: RunReport) -> str:
             parts.append(
                 f"\n{clean_line(v.clause.id)} FAILED ({clean_line(v.clause.title)}) in "
                 f"{clean_line(v.failure.check)}\n  rule: {clean(v.clause.text)}\n"
-                f"  {clean(v.failure.message)}\n{render_trace(v.failure.trace)}"
+                f"  {clean(v.failure.message)}\n{v.failure.rendered_trace()}"
             )
             code = replay_code(v, report)
             if code:

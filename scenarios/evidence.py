@@ -11,18 +11,29 @@ from .trace import TraceStep, render_trace
 
 @attrs.frozen
 class Failure:
-    """The shrunk counterexample of a broken clause. ``intervals`` is, for a concurrent run
-    that is not linearizable, the checker's counterexample (the failing partition's events per
-    process, the longest linearizable prefix, the event that could not be placed): what the
-    HTML report draws."""
+    """The counterexample of a broken clause, shrunk unless ``minimal`` is False (the state
+    machine's shrinking was cut short by its budget, or turned off: the failure stands, a
+    shorter example may exist). ``intervals`` is, for a concurrent run that is not
+    linearizable, the checker's counterexample (the failing partition's events per process,
+    the longest linearizable prefix, the event that could not be placed): what the HTML report
+    draws."""
 
     check: str
     message: str
     trace: tuple[TraceStep, ...]
     intervals: Counterexample | None = attrs.field(default=None, eq=False, repr=False)
+    minimal: bool = True
 
     def render(self) -> str:
-        return f"{self.message}\n{render_trace(self.trace)}"
+        return f"{self.message}\n{self.rendered_trace()}"
+
+    def rendered_trace(self) -> str:
+        """The numbered steps, after a line saying so when they are not minimal."""
+        return ("" if self.minimal else NOT_MINIMAL) + render_trace(self.trace)
+
+
+NOT_MINIMAL = "(not minimal: shrinking was stopped by its budget; --shrink-budget none shrinks "\
+    "it fully)\n"
 
 
 @attrs.define

@@ -12,9 +12,11 @@ import attrs
 import hypothesis
 import hypothesis.configuration as hypothesis_configuration
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from .harness import ClauseViolation, Harness, StoreLost, World
+from .shrinking import UNLIMITED, Shrinking, budgeted
 
 
 class WorldMachine(RuleBasedStateMachine):
@@ -51,11 +53,14 @@ class WorldMachine(RuleBasedStateMachine):
 
 @attrs.frozen
 class MachineRun:
-    """What one state-machine run found: shrunk violations (one per clause) or a lost store."""
+    """What one state-machine run found: violations (one per clause; those of ``unshrunk``
+    not shrunk to the minimum: a budget stopped it, or there was no shrinking) or a lost
+    store."""
 
     violations: tuple[ClauseViolation, ...]
     lost: StoreLost | None
     examples: int
+    unshrunk: frozenset[str] = frozenset()
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
@@ -80,35 +85,48 @@ def _private_hypothesis_home() -> Iterator[None]:
 
 
 def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
-                progress: Callable[[str], None] | None = None) -> MachineRun:
+                progress: Callable[[str], None] | None = None,
+                shrinking: Shrinking = UNLIMITED,
+                database: ExampleDatabase | None = None) -> MachineRun:
     """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded;
     ``progress`` is told as each example starts (past ``examples``, the runs that shrink a
-    failure).
+    failure) and as each broken clause's shrinking begins.
 
     Hypothesis shrinks each failure separately (one exception class per clause), so one run can
-    report several broken clauses, each with its own minimal trace. Nothing is written to disk.
+    report several broken clauses, each with its own trace, minimal unless ``shrinking`` cut
+    it short (see :mod:`.shrinking`). With a ``database`` (Hypothesis' example database), the
+    failures it holds are replayed first and those found are saved to it; without one nothing
+    is written to disk.
     """
+    phases = [Phase.generate, Phase.shrink]
+    if database is not None:
+        phases.insert(0, Phase.reuse)
     config = settings(
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,
-        database=None,
+        database=database,
         report_multiple_bugs=True,
         print_blob=False,
-        phases=(Phase.generate, Phase.shrink),
+        phases=phases,
         suppress_health_check=list(HealthCheck),
     )
+    shrink_started = None
     if progress is not None:
         def started(k: int) -> None:
             progress(f"state machine: example {k}/{examples}" if k <= examples else
                      f"state machine: shrinking, run {k - examples} after {examples} examples")
+
+        def shrink_started(clause: str) -> None:
+            progress(f"state machine: shrinking the counterexample of {clause}")
 
         machine.started = started
     seeded = hypothesis.seed(seed)(machine)
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None
     try:
-        with _private_hypothesis_home(), hypothesis.reporting.with_reporter(lambda _t: None):
+        with (_private_hypothesis_home(), hypothesis.reporting.with_reporter(lambda _t: None),
+              budgeted(shrinking, shrink_started) as cut):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
         for leaf in _leaves(error):
@@ -118,4 +136,5 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
                 lost = leaf
             else:
                 raise
-    return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)))
+    return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)),
+                      frozenset(cut.clauses))

@@ -21,6 +21,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 import attrs
+from hypothesis.database import ExampleDatabase
 
 from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
@@ -163,6 +164,7 @@ def run_suite(
     stop_when: Callable[[Evidence], bool] | None = None,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     first: Collection[str] = (),
+    example_db: ExampleDatabase | None = None,
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -172,12 +174,14 @@ def run_suite(
     caller turns into :class:`Interrupted`) raises :class:`Interrupted` holding the partial
     result. ``stop_when(evidence)``, checked between checks, ends the run early once it is
     true (the mutants command stops as soon as the expected clause has failed); the checks named
-in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others."""
+in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others. The
+    state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
+    it finds there."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
-               frozenset(first))
+               frozenset(first), example_db=example_db)
     ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
         _stopped(suite, world, ended.abandoned)
@@ -211,6 +215,7 @@ class _Run:
     examples: int = 0
     gated_off: dict[str, str] = attrs.Factory(dict)
     history: History | None = None
+    example_db: ExampleDatabase | None = None
 
     def checks(self) -> None:
         suite, world = self.suite, self.world
@@ -251,10 +256,12 @@ class _Run:
                       "steps")
         world.check = "machine"
         run = run_machine(self.suite.machine_for(world), examples=profile.examples,
-                          steps=profile.steps, seed=self.seed, progress=self.progress)
+                          steps=profile.steps, seed=self.seed, progress=self.progress,
+                          shrinking=profile.shrink, database=self.example_db)
         self.examples = run.examples
         for v in run.violations:
-            world.evidence.fail(v.clause, Failure("machine", v.message, v.trace))
+            world.evidence.fail(v.clause, Failure("machine", v.message, v.trace,
+                                                  minimal=v.clause not in run.unshrunk))
         if run.lost is not None:
             lost_check(self.suite, world.evidence, "machine", str(run.lost))
             world.forget_store()
