@@ -1,9 +1,9 @@
 """``--jobs``: a run's parts in parallel processes give what one process gives.
 
-The comparison leaves out what real threads decide (how often a race or the concurrent run
-exercised a clause, the concurrent run's counterexample), as two runs in one process differ
-there too; shrinking runs without a time budget (a budget cuts where the machine's speed puts
-it)."""
+The comparison leaves out what real threads decide, as two runs in one process differ there
+too: the concurrent run is off (whether a history is linearizable depends on how the threads
+interleaved), and how often a race exercised a clause is not compared. Shrinking runs without
+a time budget (a budget cuts where the machine's speed puts it)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _seen(report: RunReport) -> list[tuple[Any, ...]]:
 
 @pytest.mark.long
 def test_the_same_seed_gives_the_same_verdicts_and_counterexamples_at_jobs_1_and_2() -> None:
-    kwargs: dict[str, Any] = {"seed": 11, "shrink_budget": "none"}
+    kwargs: dict[str, Any] = {"seed": 11, "shrink_budget": "none", "concurrency": 0}
     one = check("adk-ledger", "faulty:claim_completed", jobs=1, **kwargs)
     two = check("adk-ledger", "faulty:claim_completed", jobs=2, **kwargs)
     assert _seen(one) == _seen(two)
