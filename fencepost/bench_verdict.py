@@ -174,7 +174,7 @@ class TrivialMachine(RuleBasedStateMachine):
 def ceiling_rate(examples: int, steps: int, seed: int = 1) -> tuple[int, float]:
     """(steps, seconds) of :class:`TrivialMachine` under the settings the contracts' machines
     run with (see :func:`fencepost.scenarios.machine.run_machine`)."""
-    machine = type("TrivialMachine", (TrivialMachine,), {"steps": 0})
+    machine: type[TrivialMachine] = type("TrivialMachine", (TrivialMachine,), {"steps": 0})
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       database=None, phases=(Phase.generate,),
                       suppress_health_check=list(HealthCheck))

@@ -25,11 +25,7 @@ class Failure:
     minimal: bool = True
 
     def render(self) -> str:
-        return f"{self.message}\n{self.rendered_trace()}"
-
-    def rendered_trace(self) -> str:
-        """The numbered steps, after a line saying so when they are not minimal."""
-        return ("" if self.minimal else NOT_MINIMAL) + render_trace(self.trace)
+        return f"{self.message}\n{'' if self.minimal else NOT_MINIMAL}{render_trace(self.trace)}"
 
 
 NOT_MINIMAL = "(not minimal: shrinking was stopped by its budget; --shrink-budget none shrinks "\
