@@ -273,8 +273,37 @@ def guard_edges(op: Op, options: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(f for f in found if f is not None)
 
 
+def _text_ok(value: Any, non_empty: bool = False) -> bool:
+    return isinstance(value, str) and not (non_empty and value == "")
+
+
+def admits(op: Op, options: Mapping[str, str]) -> bool:
+    """``not guard_edges(op, options)``, without building the reasons: every step asks, and
+    nearly every op is admitted (tests/test_model_adk_ledger.py holds the two to each other)."""
+    refuse_empty = options.get("empty_strings", "refused") == "refused"
+    o: Any = op
+    kind = type(o)
+    if kind is spec.Get or kind is spec.Delete:
+        return isinstance(o.invocation_id, str)
+    if kind is spec.Create:
+        return (_text_ok(o.invocation_id, refuse_empty) and isinstance(o.metadata, Mapping)
+                and isinstance(o.checkpoint, Mapping))
+    if kind not in _TIMED or not (isinstance(o.invocation_id, str) and integer(o.now_ms)):
+        return not guard_edges(op, options)
+    if kind is spec.Claim:
+        return (isinstance(o.owner, str) and _text_ok(o.owner_token, refuse_empty)
+                and _lease(o.lease_ms) is None)
+    if not isinstance(o.owner_token, str):
+        return False
+    if kind is spec.Renew:
+        return _lease(o.lease_ms) is None
+    if kind is spec.Checkpoint:
+        return _lease(o.lease_ms) is None and isinstance(o.checkpoint, Mapping)
+    return isinstance(o.checkpoint, Mapping) and isinstance(o.phase, str)
+
+
 def _malformed(state: State, op: Op, ctx: Ctx) -> Step | None:
-    if not guard_edges(op, ctx.options):
+    if admits(op, ctx.options):
         return None
     return _refuse(state, spec.ARGUMENT_ERRORS[op.name].code, ARGUMENT_CLAUSES[op.name])
 

@@ -18,6 +18,7 @@ from fencepost.spec.ops import Op
 from .adk_ledger import (
     ARGUMENT_CLAUSES,
     State,
+    admits,
     guard_edges,
     integer,
     valid_finish_phase,
@@ -48,7 +49,7 @@ def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
     """The (clause, situation) pairs the agreed ``step`` of ``op`` on ``before`` reached."""
     key = op.key()
     rec = before.get(key) if key is not None else None
-    edges = guard_edges(op, ctx.options)
+    edges = () if admits(op, ctx.options) else guard_edges(op, ctx.options)
     yield from _arguments(op, edges, ctx.options, missing=key is not None and rec is None)
     if edges:
         return

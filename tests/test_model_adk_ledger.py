@@ -7,9 +7,12 @@ outcome, the exact next state or view, and the clause the model names for it.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fencepost.model.adk_ledger import EMPTY, answer_clause, default_options, step, view
 from fencepost.model.adk_ledger_situations import situations
@@ -556,3 +559,45 @@ def test_step_does_not_mutate_input_state():
     state = ok(EMPTY, Create("i1", META, given), now=CREATED_AT)
     given["k"] = "changed"
     assert state["i1"].checkpoint == {"k": "v"}
+
+
+# -- the fast test of the guards is the guards ---------------------------------------------------
+
+_ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2),
+                       st.sampled_from(["", "x"]), st.dictionaries(st.just("k"), st.just(1)),
+                       st.lists(st.just(1), max_size=1))
+_FITTING = {"metadata": {}, "checkpoint": {}, "now_ms": 5, "lease_ms": 10,
+            "phase": "completed", "outcome": None}
+
+
+def _field(name: str) -> st.SearchStrategy[Any]:
+    """Mostly a value the guard takes (so that one wrong argument is often the only one)."""
+    return st.one_of(st.just(_FITTING.get(name, "x")), st.just(_FITTING.get(name, "x")),
+                     _ANY_VALUE)
+
+
+_OPS = st.one_of(*(st.builds(kind, *[_field(f.name) for f in attrs.fields(kind)])
+                   for kind in (Create, Get, Claim, Renew, Checkpoint, Finish, Delete)))
+
+
+@pytest.mark.parametrize("empty", ["refused", "accepted"])
+def test_admits_is_exactly_an_empty_list_of_guard_edges_on_the_edge_calls(empty: str) -> None:
+    from fencepost.model.adk_ledger import admits, guard_edges
+    from fencepost.scenarios.adk_ledger.edges import empty_strings, malformed
+
+    options = {**default_options(), "empty_strings": empty}
+    calls = [*malformed(options, "i", "o", "t", 5), *empty_strings("i", "o", 5),
+             Claim("i", "o", "t", 5, 10), Finish("i", "t", "completed", None, {}, 5)]
+    assert [admits(op, options) for op in calls] == [not guard_edges(op, options)
+                                                     for op in calls]
+    assert any(admits(op, options) for op in calls)
+    assert not all(admits(op, options) for op in calls)
+
+
+@settings(max_examples=500)
+@given(op=_OPS, empty=st.sampled_from(["refused", "accepted"]))
+def test_admits_is_exactly_an_empty_list_of_guard_edges(op: Any, empty: str) -> None:
+    from fencepost.model.adk_ledger import admits, guard_edges
+
+    options = {**default_options(), "empty_strings": empty}
+    assert admits(op, options) == (not guard_edges(op, options))
