@@ -25,12 +25,6 @@ from .errors import ConfigurationError
 from .progress import progress_printer
 
 
-def _default_call_timeout() -> float:
-    from fencepost.scenarios.guard import default_call_timeout
-
-    return default_call_timeout()
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"fencepost: error: {message} (see fencepost --help)\n")
@@ -343,41 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
                "at all) is exit 2 before the run; a run ended abruptly is still 3.")
     p.add_argument("contract",
                    help="a contract's name (fencepost list shows them)")
-    p.add_argument("--adapter", default="sqlite",
-                   help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
-                        "postgresql://..., MODULE:FACTORY, exec:COMMAND (a store in any "
-                        "language speaking fencepost-wire/1, docs/protocol.md), or "
-                        "faulty:NAME[@sqlite] (a known-faulty store: every clause its bug "
-                        "breaks)")
-    p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
+    arguments.add_run_options(p)
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
     p.add_argument("--report", metavar="DIR",
                    help="write DIR/report.json, report.md, report.html and junit.xml "
                         "(and history.jsonl after a concurrent run)")
-    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                   help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
-    p.add_argument("--concurrency", type=int, metavar="N",
-                   help="workers in the concurrent run (each with its own connection); 0: no "
-                        "concurrent run (default: the profile's, quick 4, standard 8)")
-    p.add_argument("--ops", type=int, metavar="M",
-                   help="calls in the concurrent run (default: the profile's, quick 300, "
-                        "standard 2000, thorough 6000)")
-    p.add_argument("--strict", action="store_true",
-                   help="a clause that passed without reaching each of its situations is "
-                        "unknown (exit 3) instead of a weak pass")
-    p.add_argument("--call-timeout", type=float, default=_default_call_timeout(),
-                   metavar="SECONDS",
-                   help="how long one store call may take; a call that does not return stops "
-                        "the run, the clauses at stake unknown (default %(default)g; "
-                        "FENCEPOST_CALL_TIMEOUT sets it)")
-    p.add_argument("--shrink-budget", metavar="SECONDS[/TOTAL]",
-                   help="how long the state machine may shrink each broken clause's "
-                        "counterexample, and all of them (default: the profile's, quick 3/10, "
-                        "standard 20/120, thorough none); 'none' for no limit. One cut short "
-                        "is still a failure, marked not minimal")
-    p.add_argument("--no-shrink", action="store_true",
-                   help="report each broken clause's first counterexample at once, unshrunk "
-                        "(as --shrink-budget 0)")
     p.add_argument("--example-db", metavar="DIR|redis://HOST:PORT/DB",
                    help="Hypothesis' example database: failures found are saved there and "
                         "replayed first by every later run (default: none, nothing written)")
