@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
-from . import arguments, gate
+from . import arguments, campaign, gate
 from .ending import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, abrupt, guarded, signals_raise
 from .errors import ConfigurationError
 from .progress import progress_printer
@@ -357,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
 
+    campaign.add_parser(sub)
+
     p = sub.add_parser("diff", help="compare two saved report.json files clause by clause: "
                        "regressions, known failures, improvements, new and removed clauses",
                        epilog="exit codes: 1 a clause regressed, 0 otherwise, 2 a file that "
@@ -450,8 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
-    ``coverage`` and ``mutants`` run in a supervised child (see :mod:`fencepost.supervisor`);
-    called with ``argv``, in this process."""
+    ``coverage``, ``mutants`` and ``campaign`` run in a supervised child (see
+    :mod:`fencepost.supervisor`); called with ``argv``, in this process."""
     from .supervisor import STATUS, SUPERVISE_ENV, run_child, wants_supervision
 
     if os.environ.get(SUPERVISE_ENV) == "child" and os.getcwd() not in sys.path:

@@ -49,7 +49,7 @@ CHILD_GRACE_S = child_grace()
 WAIT_SLICE_S = 0.5
 """The supervisor waits for its child in slices this long (see :func:`_wait`)."""
 
-SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants"})
+SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants", "campaign"})
 
 
 class _Status:
@@ -98,7 +98,7 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     # it last instead (see cli.main), so an adapter module there is still found.
     child = subprocess.Popen(
         [sys.executable, "-P", "-m", "fencepost.cli", *argv], env=env, pass_fds=(write_fd,),
-        process_group=0, preexec_fn=_die_with_parent)
+        process_group=0, preexec_fn=die_with_parent)
     os.close(write_fd)
     said: dict[str, str] = {"phase": "starting"}
     reader = threading.Thread(target=_read_status, args=(read_fd, said), daemon=True)
@@ -134,9 +134,10 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     return on_abrupt(how, said["phase"])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before it runs: SIGTERM when the parent dies (Linux), so that even a
-    supervisor killed outright leaves no run behind (the child cleans up on SIGTERM)."""
+    supervisor killed outright leaves no run behind (the child cleans up on SIGTERM). A
+    campaign's worker processes call it too."""
     try:
         import ctypes
 
