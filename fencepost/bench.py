@@ -16,6 +16,8 @@ Four figures per contract (see :func:`run_bench`):
 5. **The wire protocol**: steps per second and the per-call round trip (median, p99) of each
    store behind ``fencepost-wire/1``, beside the in-process memory store (see
    :mod:`fencepost.bench_wire`).
+6. **Campaign throughput**: seeds per minute of one campaign on 1 and 2 local worker
+   processes and through a Dask scheduler with 2 workers (see :mod:`fencepost.bench_campaign`).
 
 Example::
 
@@ -35,6 +37,7 @@ from typing import Any
 
 import attrs
 
+from fencepost.bench_campaign import CampaignRate, bench_campaign
 from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
@@ -62,7 +65,8 @@ class Sizes:
     """How much to measure: state-machine examples x steps, overhead rounds (the fastest
     counts), history sizes and process counts, the checker's budget per partition, the seeds
     each known-faulty adapter is run with, and how many of a contract's known-faulty adapters
-    (None: all)."""
+    (None: all); the wire protocol's calls; the seeds of each campaign (0: no campaign
+    section)."""
 
     examples: int = 100
     steps: int = 50
@@ -73,10 +77,12 @@ class Sizes:
     seeds: int = 5
     mutants: int | None = None
     wire_calls: int = 2_000
+    campaign_seeds: int = 8
 
 
 FULL = Sizes()
-QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500)
+QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500,
+              campaign_seeds=4)
 
 
 @attrs.frozen
@@ -184,6 +190,8 @@ class BenchResult:
     detection: tuple[Detection, ...]
     seconds: float
     wire: tuple[WireRow, ...] = ()
+    campaign: tuple[CampaignRate, ...] = ()
+    """Section 6, for the first contract."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -473,5 +481,8 @@ def run_bench(
     wire = [row for name in names for row in bench_wire(
         name, lambda n, target, factory: machine_rate(n, target, factory, sizes),
         sizes.wire_calls, progress)]
+    campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
+        if sizes.campaign_seeds > 0 else []
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
-                       tuple(detection), time.perf_counter() - started, tuple(wire))
+                       tuple(detection), time.perf_counter() - started, tuple(wire),
+                       tuple(campaign))

@@ -28,7 +28,8 @@ _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreS
 def render(result: BenchResult) -> str:
     """Every table of ``result``, each with its target and how its figures were measured."""
     parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
-             _wire(result), f"total wall time {result.seconds:.0f} s"]
+             _wire(result), *([_campaign(result)] if result.campaign else []),
+             f"total wall time {result.seconds:.0f} s"]
     return "\n\n".join(parts)
 
 
@@ -62,6 +63,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
         "wire": [{**attrs.asdict(w), "added_us": w.added_us, "added_target_us": ADDED_TARGET_US,
                   "target_met": w.added_us is not None and w.added_us <= ADDED_TARGET_US}
                  for w in result.wire],
+        "campaign": [{**attrs.asdict(c), "per_minute": c.per_minute} for c in result.campaign],
     }
 
 
@@ -122,6 +124,23 @@ def _wire(result: BenchResult) -> str:
         "memory served: the in-process memory store behind `fencepost serve` (same store, same "
         "calls: 'added' is what the protocol costs); the others are stores in other languages "
         "(examples/), measured where their toolchain is installed"
+    )
+
+
+def _campaign(result: BenchResult) -> str:
+    one = result.campaign[0].per_minute
+    rows = [(c.how, c.seeds, _num(c.seconds, 1) if not c.note else "-",
+             c.note or _num(c.per_minute, 1),
+             "-" if c.per_minute is None or not one else f"{c.per_minute / one:.2f}x")
+            for c in result.campaign]
+    headers = ["how", "seeds", "seconds", "seeds/min", "vs --jobs 1"]
+    return (
+        f"Campaign throughput ({result.contracts[0]} on memory, profile quick, seeds "
+        f"1..{result.sizes.campaign_seeds}, no example database)\n"
+        f"{_table(rows, headers, 'lrrrr')}\n"
+        "each: `fencepost campaign` from its start to its end, worker start-up included; the "
+        "Dask scheduler and its 2 single-threaded workers run on loopback, started by the "
+        "bench before the clock starts"
     )
 
 

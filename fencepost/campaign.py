@@ -36,6 +36,7 @@ from . import arguments
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from .campaign_dir import CampaignDir
     from .campaign_report import CampaignSummary
 
 SEEDS_LIMIT = 100_000
@@ -186,15 +187,39 @@ Runner = Callable[[Sequence[SeedTask], Callable[[SeedResult], None]], None]
 """Runs tasks somewhere and hands each result over as it arrives (in the calling thread)."""
 
 
-class _Tally:
-    """Counts finished seeds for the progress line."""
+class _Arrivals:
+    """The results of this invocation's seeds, as they arrive: each report saved at once,
+    each seed said on the progress line; the lost and failed ones kept for the summary."""
 
-    def __init__(self, total: int, skipped: int, progress: Callable[[str], None]) -> None:
+    def __init__(self, directory: CampaignDir, total: int, skipped: int,
+                 progress: Callable[[str], None]) -> None:
+        self.directory, self.progress = directory, progress
         self.total, self.finished, self.ran = total, skipped, 0
-        self.progress = progress
+        self.lost: dict[int, str] = {}
+        self.errors: dict[int, str] = {}
+        self.workers: dict[int, str] = {}
         self.started = time.monotonic()
 
-    def seed_done(self, result: SeedResult, outcome: str) -> None:
+    def __call__(self, result: SeedResult) -> None:
+        if result.configuration:  # the same on every seed: stop rather than fail them all
+            raise ConfigurationError(f"seed {result.seed} on {result.worker}: "
+                                     f"{result.configuration}")
+        if result.interrupted:
+            from fencepost.scenarios.interrupt import Interrupted
+
+            raise Interrupted(result.interrupted)
+        if result.lost:
+            self.lost[result.seed] = result.lost
+            self._said(result, f"lost: {result.lost}")
+        elif result.error:
+            self.errors[result.seed] = result.error
+            self._said(result, f"error: {result.error.splitlines()[-1]}")
+        else:
+            counts = self.directory.save(result.seed, result.report)
+            self.workers[result.seed] = result.worker
+            self._said(result, _outcome(counts))
+
+    def _said(self, result: SeedResult, outcome: str) -> None:
         self.finished += 1
         self.ran += 1
         minutes = (time.monotonic() - self.started) / 60
@@ -226,7 +251,10 @@ def run_campaign(
     ``example_db`` (a directory or ``redis://`` URL; None: none) is the Hypothesis example
     database every seed shares. ``progress`` is told one line per seed. Raises
     ConfigurationError for bad settings, an output directory of another campaign, a scheduler
-    that cannot be reached, or a seed that cannot start on a worker."""
+    that cannot be reached, or a seed that cannot start on a worker.
+
+    Local workers are started with ``spawn``, which imports the caller's main module again:
+    from a script, call this under ``if __name__ == "__main__":``."""
     from .campaign_dir import CampaignDir
     from .campaign_report import summarize
 
@@ -235,41 +263,21 @@ def run_campaign(
     directory = CampaignDir(out)
     directory.claim(settings.identity())
     saved = directory.saved(seeds)
-    todo = [seed for seed in seeds if seed not in saved]
     if saved:
         shown = ", ".join(map(str, sorted(saved)[:20])) + (", ..." if len(saved) > 20 else "")
         progress(f"skipped {len(saved)} seeds already saved in {directory.seeds_dir}: {shown}")
-    tally = _Tally(len(seeds), len(saved), progress)
-    lost: dict[int, str] = {}
-    errors: dict[int, str] = {}
-
-    def arrived(result: SeedResult) -> None:
-        if result.configuration:
-            raise ConfigurationError(f"seed {result.seed} on {result.worker}: "
-                                     f"{result.configuration}")
-        if result.interrupted:
-            from fencepost.scenarios.interrupt import Interrupted
-
-            raise Interrupted(result.interrupted)
-        if result.lost or result.error:
-            (lost if result.lost else errors)[result.seed] = result.lost or result.error
-            tally.seed_done(result, f"lost: {result.lost}" if result.lost else
-                            f"error: {result.error.splitlines()[-1]}")
-            return
-        counts = directory.save(result.seed, result.report)
-        tally.seed_done(result, _outcome(counts))
-
-    tasks = [SeedTask(settings, seed, example_db) for seed in todo]
-    began = time.monotonic()
+    arrivals = _Arrivals(directory, len(seeds), len(saved), progress)
+    tasks = [SeedTask(settings, seed, example_db) for seed in seeds if seed not in saved]
     complete = False
     try:
         if tasks:
-            runner(tasks, arrived)
+            runner(tasks, arrivals)
         complete = True
     finally:
-        summary = summarize(settings.identity(), seeds, directory.saved(seeds), lost, errors,
-                            seconds=time.monotonic() - began, ran=tally.ran,
-                            example_db=example_db, complete=complete)
+        summary = summarize(
+            settings.identity(), seeds, directory.saved(seeds), arrivals.lost, arrivals.errors,
+            seconds=time.monotonic() - arrivals.started, ran=arrivals.ran,
+            example_db=example_db, complete=complete, workers=arrivals.workers)
         directory.write_summary(summary)
     return summary
 

@@ -86,6 +86,9 @@ class CampaignSummary:
     """Seeds run by this invocation (the others were saved by an earlier one)."""
     example_db: str | None
     complete: bool
+    workers: Mapping[int, str] = attrs.field(factory=dict)
+    """Where each seed run by this invocation ran: a local worker's pid, a Dask worker's
+    address."""
 
     @property
     def not_run(self) -> tuple[int, ...]:
@@ -118,7 +121,8 @@ class CampaignSummary:
 def summarize(settings: Mapping[str, Any], planned: Sequence[int],
               reports: Mapping[int, RunReport], lost: Mapping[int, str],
               errors: Mapping[int, str], *, seconds: float, ran: int,
-              example_db: str | None, complete: bool) -> CampaignSummary:
+              example_db: str | None, complete: bool,
+              workers: Mapping[int, str] | None = None) -> CampaignSummary:
     """Gather the saved ``reports`` (seed -> report) of a campaign planned over ``planned``."""
     done = tuple(sorted(reports))
     return CampaignSummary(
@@ -127,7 +131,7 @@ def summarize(settings: Mapping[str, Any], planned: Sequence[int],
         lost=dict(sorted(lost.items())), errors=dict(sorted(errors.items())),
         failing=_failing(reports, example_db), unknown=_unknown(reports),
         situations=_situations(reports), seconds=seconds, ran=ran, example_db=example_db,
-        complete=complete)
+        complete=complete, workers=dict(sorted((workers or {}).items())))
 
 
 def _failing(reports: Mapping[int, RunReport], example_db: str | None
@@ -207,6 +211,7 @@ def to_json(summary: CampaignSummary) -> dict[str, Any]:
             "lost": {str(s): clean_value(why) for s, why in summary.lost.items()},
             "errors": {str(s): clean_value(why) for s, why in summary.errors.items()},
             "not_run": list(summary.not_run),
+            "workers": {str(s): clean_value(w) for s, w in summary.workers.items()},
         },
         "failing": [
             {"clause": clean_value(f.clause), "title": clean_value(f.title),

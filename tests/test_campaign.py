@@ -183,8 +183,12 @@ def test_every_seed_is_accounted_for_and_the_fault_found(
     assert result.returncode == 1, result.stderr
     data = read_json(out / "campaign.json")
     assert data["complete"] is True and data["exit_code"] == 1
+    workers = data["seeds"].pop("workers")
     assert data["seeds"] == {"planned": [1, 2, 3, 4], "done": [1, 2, 3, 4],
                              "failed": [1, 2, 3, 4], "lost": {}, "errors": {}, "not_run": []}
+    assert sorted(workers) == ["1", "2", "3", "4"]
+    assert len(set(workers.values())) <= 2  # --jobs 2: two worker processes at most
+    assert all(re.fullmatch(r"pid \d+", w) for w in workers.values())
     counts = data["counts"]
     assert {k: counts[k] for k in ("planned", "done", "ran", "failed_seeds", "lost", "errors",
                                    "not_run", "failing_clauses", "unknown_clauses")} == {
@@ -479,6 +483,19 @@ def test_a_failure_found_in_one_campaign_is_replayed_first_in_the_next(
     assert {v.clause.id for v in two.failed()} == {v.clause.id for v in one.failed()}
     assert "ADK-DELETE-003" in {v.clause.id for v in two.failed()}
     assert read_json(tmp_path / "b" / "campaign.json")["example_db"] == url
+
+
+def test_a_redis_example_database_that_cannot_be_reached_is_one_line() -> None:
+    from fencepost.example_db import example_database, redis_prefix
+
+    with pytest.raises(ConfigurationError, match=r"^--example-db redis://127\.0\.0\.1:1/0\?"
+                       r"prefix=x: cannot reach Redis \("):
+        example_database("redis://127.0.0.1:1/0?prefix=x")
+    assert redis_prefix("redis://h:1/0?prefix=ci-7&socket_timeout=2") == (
+        "redis://h:1/0?socket_timeout=2", b"ci-7:")
+    assert redis_prefix("redis://h:1/0") == ("redis://h:1/0", b"hypothesis-example:")
+    with pytest.raises(ConfigurationError, match="give one non-empty prefix=NAME"):
+        redis_prefix("redis://h:1/0?prefix=")
 
 
 # --- stopping -------------------------------------------------------------------------------
