@@ -26,7 +26,7 @@ from typing import Any
 
 from .campaign import Runner, SeedResult, SeedTask, run_seed
 
-LOST = ("its worker process ended abruptly, once beside other seeds and again alone (a store "
+LOST = ("its worker process ended abruptly twice, the second time checking it alone (a store "
         "that ends the process: os._exit, a crash in native code, the out-of-memory killer)")
 
 _running = False

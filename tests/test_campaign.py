@@ -5,6 +5,7 @@ The Dask cluster is tests/test_campaign_dask.py."""
 from __future__ import annotations
 
 import fcntl
+import importlib
 import json
 import os
 import re
@@ -46,6 +47,14 @@ Local = tuple[Path, "subprocess.CompletedProcess[str]"]
 LOCAL_GROUP = pytest.mark.xdist_group("campaign-local")
 """The tests of the module's campaign run on one worker, so that it runs once (pyproject's
 --dist loadgroup); the others spread."""
+
+
+def required(module: str) -> Any:
+    """``module``, from the campaign extra; missing: skip, or fail under CI=true."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(f"{module} is not installed (pip install 'fencepost[campaign]')", "toolchain")
 
 
 def read_json(path: Path) -> Any:
@@ -129,7 +138,7 @@ def _free_port() -> int:
 
 def test_a_scheduler_nobody_listens_at_is_one_line(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("distributed")
+    required("distributed")
     address = f"tcp://127.0.0.1:{_free_port()}"
     code = main(["campaign", "adk-ledger", "--scheduler", address, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err.splitlines()
@@ -445,7 +454,7 @@ def test_exit_codes_follow_check() -> None:
 @pytest.fixture
 def redis_url() -> Any:
     """A Redis URL with a prefix of this test's own; its keys are removed afterwards."""
-    redis = pytest.importorskip("redis")
+    redis = required("redis")
     client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     try:
         client.ping()
@@ -498,12 +507,35 @@ def test_a_redis_example_database_that_cannot_be_reached_is_one_line() -> None:
         redis_prefix("redis://h:1/0?prefix=")
 
 
+def test_a_seed_whose_store_ends_its_process_is_lost_and_every_seed_accounted_for(
+        tmp_path: Path) -> None:
+    from fencepost.campaign_local import LOST
+
+    out = tmp_path / "c"
+    external = str(Path(__file__).parent / "external")
+    result = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "campaign", "adk-ledger", "--adapter",
+         "hostile:adk_ledger__os_exit", "--seeds", "1..2", "--jobs", "2", "--out", str(out),
+         *FAST], capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": external})
+    assert result.returncode == 3, result.stderr
+    data = read_json(out / "campaign.json")
+    # both broke the pool together, then each broke it alone
+    assert data["seeds"] == {"planned": [1, 2], "done": [], "failed": [],
+                             "lost": {"1": LOST, "2": LOST}, "errors": {}, "not_run": [],
+                             "workers": {}}
+    assert data["complete"] is True and data["exit_code"] == 3
+    assert not list((out / "seeds").iterdir())
+    assert sorted(line.split(" lost: ")[0] for line in result.stderr.splitlines()) == [
+        "... seed 1", "... seed 2"]
+
+
 # --- stopping -------------------------------------------------------------------------------
 
 
 @pytest.mark.long
 def test_ctrl_c_stops_the_workers_and_keeps_the_seeds_that_finished(tmp_path: Path) -> None:
-    psutil = pytest.importorskip("psutil")
+    psutil = required("psutil")  # installed with Dask distributed
     out = tmp_path / "c"
     process = subprocess.Popen(
         [sys.executable, "-m", "fencepost.cli", "campaign", "adk-ledger", "--adapter", FAULTY,
