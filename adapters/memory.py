@@ -6,10 +6,13 @@ capability); the shelf is where they live, with the one lock every operation hol
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any
 
 import attrs
+
+from fencepost.spec.opaque import evolve_fields, init_fields
 
 
 @attrs.define
@@ -34,3 +37,31 @@ def forget(contract: str, namespace: str) -> None:
     """Drop a namespace's records (the end of a run, or of one check)."""
     with _SHELVES_LOCK:
         _SHELVES.pop((contract, namespace), None)
+
+
+_IMMUTABLE = frozenset({str, int, float, bool, bytes, type(None)})
+_FROZEN_SETATTR = getattr(attrs.frozen(type("_Probe", (), {})), "__setattr__", None)
+"""What a frozen attrs class's ``__setattr__`` is (attrs has no public test of frozenness)."""
+
+
+def detached(value: Any) -> Any:
+    """``value`` sharing nothing mutable with what it was: its dicts, lists and mutable attrs
+    values copied, a frozen attrs value or tuple rebuilt only when something inside it was
+    (``copy.deepcopy`` rebuilds everything; a memory store copies every record in and out, so
+    this is its hot path). Anything else is deep-copied."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is dict:
+        return {k: detached(v) for k, v in value.items()}
+    if kind is list:
+        return [detached(v) for v in value]
+    if kind is tuple:
+        items = tuple(detached(v) for v in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    names = init_fields(kind)
+    if names is None or len(names) != len(attrs.fields(kind)):
+        return copy.deepcopy(value)
+    if getattr(kind, "__setattr__", None) is _FROZEN_SETATTR:
+        return evolve_fields(value, names, detached)
+    return attrs.evolve(value, **{name: detached(getattr(value, name)) for name in names})

@@ -26,8 +26,8 @@ from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import PROFILES
-from fencepost.scenarios.shrinking import Shrinking
 from fencepost.scenarios.runner import RunResult, run_suite
+from fencepost.scenarios.shrinking import Shrinking
 
 from . import __version__
 from .contract import Factory
@@ -55,6 +55,7 @@ def check(
     first: Collection[str] = (),
     shrink_budget: str | Shrinking | None = None,
     example_db: str | ExampleDatabase | None = None,
+    jobs: int = 1,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -70,7 +71,10 @@ def check(
     default the profile's) bounds how long a broken clause's counterexample is shrunk: one cut
     short is still a failure, marked not minimal. ``example_db`` (a directory, a ``redis://``
     URL or a Hypothesis ``ExampleDatabase``) is where the state machine replays earlier
-    failures from first and saves the ones it finds. Ctrl-C raises
+    failures from first and saves the ones it finds. ``jobs`` > 1 runs the run's independent
+    parts in that many processes (an adapter given as a spec string; a factory object, or a
+    run with ``first`` or ``stop_when``, runs in this process), with the same verdicts and
+    counterexamples as ``jobs=1`` (see :mod:`fencepost.parallel`). Ctrl-C raises
     :class:`~fencepost.scenarios.runner.Interrupted`, whose ``report`` holds the partial
     report, after the run's data was dropped. Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
@@ -105,10 +109,22 @@ def check(
     options = {**adapter_options(contract_name, adapter), **(options or {})}
     suite = entry.suite
     seed = new_seed() if seed is None else seed
-    run = functools.partial(
-        run_suite, suite, factory, profile=chosen, seed=seed, options=options,
-        progress=progress or (lambda _: None), stop_when=stop_when,
-        call_timeout_s=call_timeout_s, first=first, example_db=database)
+    if jobs < 1:
+        raise ConfigurationError(f"--jobs must be 1 or more, not {jobs}")
+    run: Callable[[], RunResult]
+    if (jobs > 1 and isinstance(adapter, str) and stop_when is None and not first
+            and not isinstance(example_db, ExampleDatabase)):
+        from .parallel import run_parts
+
+        run = functools.partial(
+            run_parts, contract_name, adapter, jobs=jobs, profile=chosen, seed=seed,
+            options=options, progress=progress or (lambda _: None),
+            call_timeout_s=call_timeout_s, example_db=example_db)
+    else:
+        run = functools.partial(
+            run_suite, suite, factory, profile=chosen, seed=seed, options=options,
+            progress=progress or (lambda _: None), stop_when=stop_when,
+            call_timeout_s=call_timeout_s, first=first, example_db=database)
     replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
               "--seed", str(seed)]
     for key, value in sorted((options or {}).items()):

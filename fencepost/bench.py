@@ -16,7 +16,11 @@ Four figures per contract (see :func:`run_bench`):
 5. **The wire protocol**: steps per second and the per-call round trip (median, p99) of each
    store behind ``fencepost-wire/1``, beside the in-process memory store (see
    :mod:`fencepost.bench_wire`).
-6. **Campaign throughput**: seeds per minute of one campaign on 1 and 2 local worker
+6. **Time to verdict**: the known-faulty stores run as plain ``check`` on memory and SQLite,
+   median, p90 and max per contract; and the ceiling the first table's memory figures are
+   measured against: a trivial state machine's steps per second (see
+   :mod:`fencepost.bench_verdict`).
+7. **Campaign throughput**: seeds per minute of one campaign on 1 and 2 local worker
    processes and through a Dask scheduler with 2 workers (see :mod:`fencepost.bench_campaign`).
 
 Example::
@@ -38,6 +42,7 @@ from typing import Any
 import attrs
 
 from fencepost.bench_campaign import CampaignRate, bench_campaign
+from fencepost.bench_verdict import VerdictTime, bench_verdicts, ceiling_rate
 from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
@@ -77,12 +82,14 @@ class Sizes:
     seeds: int = 5
     mutants: int | None = None
     wire_calls: int = 2_000
+    verdict_mutants: int | None = 12
+    verdict_bases: tuple[str, ...] = ("memory", "sqlite")
     campaign_seeds: int = 8
 
 
 FULL = Sizes()
 QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500,
-              campaign_seeds=4)
+              verdict_mutants=4, campaign_seeds=4)
 
 
 @attrs.frozen
@@ -190,8 +197,10 @@ class BenchResult:
     detection: tuple[Detection, ...]
     seconds: float
     wire: tuple[WireRow, ...] = ()
+    verdicts: tuple[VerdictTime, ...] = ()
+    ceiling: Rate | None = None
     campaign: tuple[CampaignRate, ...] = ()
-    """Section 6, for the first contract."""
+    """Section 7, for the first contract."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -469,6 +478,8 @@ def run_bench(
     started = time.perf_counter()
     progress(f"postgres: probing {postgres}")
     pg = postgres if reachable(postgres) else None
+    progress("machine: the ceiling (a trivial 10-rule state machine)")
+    ceiling = Rate("ceiling", *ceiling_rate(sizes.examples, sizes.steps))
     machine, overhead = [], []
     for name in names:
         progress(f"machine/{name}: recording the operation sequences on memory")
@@ -481,8 +492,10 @@ def run_bench(
     wire = [row for name in names for row in bench_wire(
         name, lambda n, target, factory: machine_rate(n, target, factory, sizes),
         sizes.wire_calls, progress)]
+    verdicts = [t for name in names for t in bench_verdicts(
+        name, sizes.verdict_bases, sizes.verdict_mutants, progress=progress)]
     campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
         if sizes.campaign_seeds > 0 else []
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
                        tuple(detection), time.perf_counter() - started, tuple(wire),
-                       tuple(campaign))
+                       tuple(verdicts), ceiling, tuple(campaign))

@@ -20,6 +20,7 @@ from .bench import (
     Detection,
     checker_target,
 )
+from .bench_verdict import CEILING_TARGET, VERDICT_MAX_S, VERDICT_MEDIAN_S, summarize
 from .bench_wire import ADDED_TARGET_US
 
 _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreSQL"}
@@ -28,7 +29,7 @@ _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreS
 def render(result: BenchResult) -> str:
     """Every table of ``result``, each with its target and how its figures were measured."""
     parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
-             _wire(result), *([_campaign(result)] if result.campaign else []),
+             _wire(result), _verdicts(result), *([_campaign(result)] if result.campaign else []),
              f"total wall time {result.seconds:.0f} s"]
     return "\n\n".join(parts)
 
@@ -63,8 +64,25 @@ def to_json(result: BenchResult) -> dict[str, Any]:
         "wire": [{**attrs.asdict(w), "added_us": w.added_us, "added_target_us": ADDED_TARGET_US,
                   "target_met": w.added_us is not None and w.added_us <= ADDED_TARGET_US}
                  for w in result.wire],
+        "ceiling": None if result.ceiling is None else {
+            **attrs.asdict(result.ceiling), "per_second": result.ceiling.per_second,
+            "ratios": {m.contract: _ratio(result, m.contract) for m in result.machine},
+            "target": CEILING_TARGET},
+        "time_to_verdict": {
+            "runs": [attrs.asdict(t) for t in result.verdicts],
+            "summary": [{**attrs.asdict(v), "target_met": v.met}
+                        for v in summarize(result.verdicts)],
+            "target": {"max_s": VERDICT_MAX_S, "median_s": VERDICT_MEDIAN_S}},
         "campaign": [{**attrs.asdict(c), "per_minute": c.per_minute} for c in result.campaign],
     }
+
+
+def _ratio(result: BenchResult, name: str) -> float | None:
+    """The contract's memory steps/s over the ceiling's, measured in the same run."""
+    ceiling = result.ceiling.per_second if result.ceiling is not None else None
+    memory = next((r.per_second for m in result.machine if m.contract == name
+                   for r in m.rates if r.target == "memory"), None)
+    return None if not ceiling or memory is None else memory / ceiling
 
 
 # --- the four tables ----------------------------------------------------------------------------
@@ -76,15 +94,21 @@ def _machine(result: BenchResult) -> str:
         by_target = {r.target: r for r in m.rates}
         cells = [m.contract, f"{m.steps:,}", _rate(by_target["model"].per_second)]
         cells += [by_target[t].note or _rate(by_target[t].per_second) for t in STORES]
+        ratio = _ratio(result, m.contract)
+        cells += ["-" if ratio is None else f"{ratio:.2f}",
+                  "-" if ratio is None else "yes" if ratio >= CEILING_TARGET else "NO"]
         rows.append(cells)
     s = result.sizes
-    headers = ["contract", "steps", "model alone", *(_STORE_TITLES[t] for t in STORES)]
+    ceiling = result.ceiling.per_second if result.ceiling is not None else None
+    headers = ["contract", "steps", "model alone", *(_STORE_TITLES[t] for t in STORES),
+               "memory/ceiling", f">= {CEILING_TARGET}"]
     return (
         f"State-machine steps per second ({s.examples} examples of up to {s.steps} steps, "
-        f"seed 1)\n{_table(rows, headers, 'lrrrrr')}\n"
+        f"seed 1)\n{_table(rows, headers, 'lrrrrrrl')}\n"
         "model alone: the reference model stepping the recorded operation sequences (no store, "
         "no checks); stores: the Hypothesis state machine as `check` runs it (generation, "
-        "harness with read-backs, store)"
+        "harness with read-backs, store); ceiling: a trivial 10-rule state machine under the "
+        f"same settings in this run, {_rate(ceiling)} steps/s"
     )
 
 
@@ -124,6 +148,22 @@ def _wire(result: BenchResult) -> str:
         "memory served: the in-process memory store behind `fencepost serve` (same store, same "
         "calls: 'added' is what the protocol costs); the others are stores in other languages "
         "(examples/), measured where their toolchain is installed"
+    )
+
+
+def _verdicts(result: BenchResult) -> str:
+    rows = [
+        (v.contract, v.base, v.runs, _num(v.median_s, 1), _num(v.p90_s, 1), _num(v.max_s, 1),
+         v.slowest, "yes" if v.met else "NO")
+        for v in summarize(result.verdicts)
+    ]
+    headers = ["contract", "base", "faulty stores", "median s", "p90 s", "max s", "slowest",
+               "met"]
+    return (
+        "Time to verdict (each known-faulty store as a plain `check`: profile quick, seed 1, "
+        f"the command's shrink budget and --jobs)\n{_table(rows, headers, 'llrrrrll')}\n"
+        f"target: every store under {VERDICT_MAX_S:g} s, the median under "
+        f"{VERDICT_MEDIAN_S:g} s"
     )
 
 

@@ -119,7 +119,7 @@ class TapeHarness(Harness):
 
     def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
         """As :meth:`Harness.apply`; writes down the op, what the model read and answered."""
-        model_op, ctx = resolve(op, self._model_side), self.ctx()
+        model_op, ctx = self.for_model(op), self.ctx()
         actual = super().apply(actor, op, bind)
         checked = self.trace[-1]
         assert checked.op is op and checked.expected is not None

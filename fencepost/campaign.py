@@ -244,7 +244,9 @@ def run_campaign(
     example_db: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> CampaignSummary:
-    """Check ``seeds`` under ``settings``: on ``jobs`` local processes (default: every core),
+    """Check ``seeds`` under ``settings``: on ``jobs`` local processes (default:
+    ``FENCEPOST_JOBS``, else every core; each seed's check runs in one of them, its parts not
+    spread further),
     or on the Dask cluster at ``scheduler`` (``tcp://HOST:8786``); each seed's report is saved
     under ``out/seeds/`` as it finishes and seeds already saved there are skipped; at the end
     (and when interrupted) ``out/campaign.json`` and ``campaign.md`` are written.
@@ -321,7 +323,9 @@ def _runner(jobs: int | None, scheduler: str | None) -> Runner:
         from .campaign_dask import dask_runner
 
         return dask_runner(scheduler)
-    count = (os.cpu_count() or 1) if jobs is None else jobs
+    from .parallel import default_jobs
+
+    count = default_jobs() if jobs is None else jobs
     if count < 1:
         raise ConfigurationError(f"--jobs must be 1 or more, not {count}")
     from .campaign_local import local_runner
@@ -352,8 +356,8 @@ def add_parser(sub: Any) -> None:
                    help="only the I-th of N slices of the seeds (the seeds at positions k with "
                         "k %% N == I-1): N CI jobs with I = 1..N run every seed once")
     p.add_argument("--jobs", type=int, metavar="N",
-                   help="seeds checked at once, each in a process of its own (default: the "
-                        "machine's cores)")
+                   help="seeds checked at once, each in a process of its own, its check's parts "
+                        "in that process (default: FENCEPOST_JOBS, else the machine's cores)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run each seed as a task on this Dask distributed scheduler "
                         "(dask scheduler / dask worker, started by you) instead of locally")

@@ -24,6 +24,7 @@ from fencepost.reports.json_report import to_json as report_json
 from fencepost.reports.markdown import md_cell, md_code, md_fenced
 from fencepost.reports.text import clean, clean_block, clean_line, clean_value
 from fencepost.reports.verdict import UNKNOWN, UNSUPPORTED, RunReport
+from fencepost.reports.views import failure_steps
 
 from . import __version__
 
@@ -151,7 +152,7 @@ def _failing(reports: Mapping[int, RunReport], example_db: str | None
         out.append(FoundClause(
             clause, verdict.clause.title, tuple(sorted(s for _, s in seen)), seed, steps,
             verdict.failure.minimal, verdict.failure.check, verdict.failure.message,
-            verdict.failure.rendered_trace(), replay_command(report, example_db),
+            failure_steps(verdict.failure), replay_command(report, example_db),
             data["counterexample"]))
     return tuple(sorted(out, key=lambda f: f.clause))
 

@@ -40,6 +40,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     arguments.shrink_budget(args.shrink_budget, args.no_shrink)
     baseline = gate.read_baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
+    from fencepost.parallel import default_jobs
     from fencepost.registry import contract
     from fencepost.reports.render import headline, render_failures, summary_table, write_reports
 
@@ -57,6 +58,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         call_timeout_s=args.call_timeout,
         shrink_budget="0" if args.no_shrink else args.shrink_budget,
         example_db=args.example_db,
+        jobs=default_jobs() if args.jobs is None else args.jobs,
     )
     progress.done()
     print(summary_table(report))
@@ -342,6 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR",
                    help="write DIR/report.json, report.md, report.html and junit.xml "
                         "(and history.jsonl after a concurrent run)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="run the run's independent parts (scenarios and fault cases, state "
+                        "machine, races, concurrent run) in N processes, each on a store "
+                        "namespace of its own; the verdicts and counterexamples are the same "
+                        "at any N (default: FENCEPOST_JOBS, else the machine's cores)")
     p.add_argument("--example-db", metavar="DIR|redis://HOST:PORT/DB",
                    help="Hypothesis' example database: failures found are saved there and "
                         "replayed first by every later run (default: none, nothing written)")

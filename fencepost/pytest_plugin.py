@@ -90,11 +90,12 @@ class ClauseFailed(AssertionError):
 
 def _verdict_text(verdict: Any, report: Any) -> str:
     """What a clause's failure says: its counterexample, or why it is unknown or unsupported."""
+    from fencepost.reports.views import failure_steps
 
     if verdict.status == "fail" and verdict.failure is not None:
         return (f"{verdict.clause.id} ({verdict.clause.title}) failed in "
                 f"{verdict.failure.check}\n  rule: {verdict.clause.text}\n  "
-                f"{verdict.failure.message}\n{verdict.failure.rendered_trace()}\n"
+                f"{verdict.failure.message}\n{failure_steps(verdict.failure)}\n"
                 f"replay: {report.replay}")
     return f"{verdict.clause.id}: verdict {verdict.status}: {verdict.reason}"
 

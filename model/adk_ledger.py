@@ -241,6 +241,11 @@ def _lease(value: Any) -> str | None:
     return "a lease_ms of 0" if value == 0 else "a negative lease_ms"
 
 
+_TIMED = (spec.Claim, spec.Renew, spec.Checkpoint, spec.Finish)
+_LEASED = (spec.Claim, spec.Renew, spec.Checkpoint)
+_CHECKPOINTED = (spec.Create, spec.Checkpoint, spec.Finish)
+
+
 def guard_edges(op: Op, options: Mapping[str, str]) -> tuple[str, ...]:
     """What the seed's guard for ``op`` refuses in its arguments, as the ADK-ARG clauses'
     situations name them; empty when the guard admits every argument (mnesia.erl: create
@@ -254,13 +259,13 @@ def guard_edges(op: Op, options: Mapping[str, str]) -> tuple[str, ...]:
         found += [_text("owner", op.owner), _text("token", op.owner_token, refuse_empty)]
     elif isinstance(op, spec.WRITES):
         found.append(_text("token", op.owner_token))
-    if isinstance(op, spec.Claim | spec.Renew | spec.Checkpoint | spec.Finish):
+    if isinstance(op, _TIMED):
         found.append(None if integer(op.now_ms) else "a now_ms that is no integer")
-    if isinstance(op, spec.Claim | spec.Renew | spec.Checkpoint):
+    if isinstance(op, _LEASED):
         found.append(_lease(op.lease_ms))
     if isinstance(op, spec.Create) and not isinstance(op.metadata, Mapping):
         found.append("metadata that is no mapping")
-    if (isinstance(op, spec.Create | spec.Checkpoint | spec.Finish)
+    if (isinstance(op, _CHECKPOINTED)
             and not isinstance(op.checkpoint, Mapping)):
         found.append("a checkpoint that is no mapping")
     if isinstance(op, spec.Finish) and not isinstance(op.phase, str):

@@ -25,7 +25,7 @@ from fencepost.spec.outcome import Outcome, agrees, outcome_from_json
 
 from .text import LIMIT, clean_data, clean_value
 from .verdict import PASS, ClauseVerdict, RunReport, Status
-from .views import reason_of, replay_code
+from .views import failure_steps, reason_of, replay_code
 
 STATUSES = tuple(Status)
 
@@ -90,7 +90,7 @@ def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | Non
         "steps": [clean_data(_step_json(s)) for s in trace],
         "expected": _shown(last.expected if last else None),
         "actual": _shown(last.actual if last else None),
-        "rendered": v.failure.rendered_trace(),
+        "rendered": failure_steps(v.failure),
         "minimal": v.failure.minimal,
         "code": replay_code(v, report),
         "reproduce": clean_value(report.replay),

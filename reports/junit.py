@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import reason_of
+from .views import failure_steps, reason_of
 
 
 def classname(report: RunReport) -> str:
@@ -82,7 +82,7 @@ def _case(v: ClauseVerdict, report: RunReport) -> ET.Element:
     replay = f"replay: {clean(report.replay)}"
     if v.status == FAIL:
         message = v.failure.message if v.failure is not None else v.reason
-        trace = f"{v.failure.rendered_trace()}\n" if v.failure is not None else ""
+        trace = f"{failure_steps(v.failure)}\n" if v.failure is not None else ""
         failure = ET.SubElement(case, "failure", {"type": "fail", "message": clean(message)})
         failure.text = clean_block(trace + replay)
     elif v.status == UNKNOWN:

@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, ClauseVerdict, RunReport
-from .views import mark, reason_of
+from .views import failure_steps, mark, reason_of
 
 CELL = 160
 """Characters of a reason shown in the clause table; the whole reason has its own section."""
@@ -101,7 +101,7 @@ def _section(v: ClauseVerdict, report: RunReport) -> list[str]:
             f"Found by {md_code(clean_line(v.failure.check))}:", "",
             md_fenced(clean(v.failure.message)), "",
             "Steps:", "",
-            md_fenced(v.failure.rendered_trace()), "",
+            md_fenced(failure_steps(v.failure)), "",
             f"Reproduce: {md_code(clean_line(report.replay))}",
         ]
     reason = reason_of(v)

@@ -20,7 +20,15 @@ from .junit import junit_suite, to_junit, write_junit
 from .markdown import to_markdown
 from .text import clean, clean_block, clean_line, mask_secrets
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, RunReport
-from .views import MARK, examples_words, mark, reason_of, render_trace, replay_code
+from .views import (
+    MARK,
+    examples_words,
+    failure_steps,
+    mark,
+    reason_of,
+    render_trace,
+    replay_code,
+)
 
 REASON_WIDTH = 90
 """Characters of a reason in the terminal's summary table (its first line only)."""
@@ -60,7 +68,7 @@ def render_failures(report: RunReport) -> str:
             parts.append(
                 f"\n{clean_line(v.clause.id)} FAILED ({clean_line(v.clause.title)}) in "
                 f"{clean_line(v.failure.check)}\n  rule: {clean(v.clause.text)}\n"
-                f"  {clean(v.failure.message)}\n{v.failure.rendered_trace()}"
+                f"  {clean(v.failure.message)}\n{failure_steps(v.failure)}"
             )
             code = replay_code(v, report)
             if code:

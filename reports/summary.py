@@ -14,6 +14,7 @@ from .baseline import Change, Comparison, Kind, moved
 from .markdown import md_cell, md_code, md_fenced
 from .text import clean_line
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
+from .views import failure_steps
 
 TRACE_LINES = 5
 """Lines of each failed clause's counterexample shown (the whole one is in report.md)."""
@@ -109,7 +110,7 @@ def _failure(v: ClauseVerdict, comparison: Comparison | None) -> list[str]:
     if v.failure is not None:
         found = md_code(clean_line(v.failure.check, 200))
         head[-1:] = ["", f"Found by {found}:", ""]
-        steps = v.failure.rendered_trace().splitlines()
+        steps = failure_steps(v.failure).splitlines()
         shown += [clean_line(line, 300) for line in steps[:TRACE_LINES]]
         if len(steps) > TRACE_LINES:
             shown.append(f"... {len(steps) - TRACE_LINES} more lines in report.md")

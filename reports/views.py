@@ -3,6 +3,7 @@ each already cleaned (:mod:`fencepost.reports.text`), so no writer emits a raw a
 
 from __future__ import annotations
 
+from fencepost.scenarios.evidence import NOT_MINIMAL, Failure
 from fencepost.scenarios.trace import TraceStep, trace_to_code
 from fencepost.scenarios.trace import render_trace as _render_trace
 
@@ -28,6 +29,12 @@ def render_trace(steps: tuple[TraceStep, ...] | list[TraceStep]) -> str:
     """The numbered steps of a counterexample, cleaned (secrets masked, invisible characters
     escaped, each line and the whole cut to their limits)."""
     return clean_block(_render_trace(steps))
+
+
+def failure_steps(failure: Failure) -> str:
+    """The numbered steps of ``failure``'s counterexample, cleaned as :func:`render_trace`
+    cleans them, after a line saying so when they are not minimal."""
+    return ("" if failure.minimal else NOT_MINIMAL) + render_trace(failure.trace)
 
 
 def replay_code(v: ClauseVerdict, report: RunReport) -> str | None:

@@ -25,11 +25,7 @@ class Failure:
     minimal: bool = True
 
     def render(self) -> str:
-        return f"{self.message}\n{self.rendered_trace()}"
-
-    def rendered_trace(self) -> str:
-        """The numbered steps, after a line saying so when they are not minimal."""
-        return ("" if self.minimal else NOT_MINIMAL) + render_trace(self.trace)
+        return f"{self.message}\n{'' if self.minimal else NOT_MINIMAL}{render_trace(self.trace)}"
 
 
 NOT_MINIMAL = "(not minimal: shrinking was stopped by its budget; --shrink-budget none shrinks "\
@@ -63,3 +59,28 @@ class Evidence:
 
     def lost(self, clause: str, reason: str) -> None:
         self.unknown.setdefault(clause, reason)
+
+
+def merged(parts: list[Evidence]) -> Evidence:
+    """The evidence of a run made of ``parts`` (in the run's order), as if one run had found
+    it all in that order: the first failure, reason and ending of each clause or check kept,
+    counts summed."""
+    whole = Evidence()
+    for part in parts:
+        for clause, n in part.exercised.items():
+            whole.exercised[clause] = whole.exercised.get(clause, 0) + n
+        for clause, failure in part.failures.items():
+            whole.fail(clause, failure)
+        for clause, reason in part.unknown.items():
+            whole.lost(clause, reason)
+        whole.checks_run |= part.checks_run
+        whole.steps += part.steps
+        for clause, counts in part.situations.items():
+            mine = whole.situations.setdefault(clause, {})
+            for situation, n in counts.items():
+                mine[situation] = mine.get(situation, 0) + n
+        for check, how in part.ended.items():
+            whole.ended.setdefault(check, how)
+        whole.stopped = whole.stopped or part.stopped
+        whole.faults.extend(part.faults)
+    return whole

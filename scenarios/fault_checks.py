@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from fencepost.model.base import OneOf, Step, attribute_outcome
-from fencepost.spec.opaque import known, resolve
+from fencepost.spec.opaque import known
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
@@ -257,7 +257,7 @@ def _shown(h: Harness, target: Target, before: Any, states: list[Any]) -> list[A
     answers = [h.run(h.world.open(), read) for read in reads]
 
     def expected(state: Any, read: Op) -> Outcome:
-        step = h.model.step(state, resolve(read, h._model_side), h.ctx())
+        step = h.model.step(state, h.for_model(read), h.ctx())
         assert isinstance(step, Step), f"{read.name} has several allowed answers"
         outcome: Outcome = known(step.outcome, h._minted)
         return outcome

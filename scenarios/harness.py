@@ -119,7 +119,7 @@ class Harness:
 
     def expect(self, op: Op) -> Step | OneOf:
         """The model's answer to ``op`` now, without applying it."""
-        model_op = resolve(op, self._model_side)
+        model_op = self.for_model(op)
         answer: Step | OneOf = self.model.step(self.state, model_op, self.ctx())
         return answer
 
@@ -128,6 +128,12 @@ class Harness:
         answer = self.expect(op)
         assert isinstance(answer, Step), f"{op.name} has several allowed answers"
         return answer
+
+    def for_model(self, op: Op) -> Op:
+        """``op`` as the model reads it: references replaced by their meanings (nothing is
+        copied: the model changes nothing it is given)."""
+        resolved: Op = resolve(op, self._model_side, copy=False)
+        return resolved
 
     def _model_side(self, ref: Ref | Forged) -> Any:
         if isinstance(ref, Forged):
@@ -174,7 +180,7 @@ class Harness:
 
         With ``bind``, the first opaque value of the answer (an access, a lease) is bound to
         that name for later ops to use as ``Ref(name)``."""
-        model_op, ctx = resolve(op, self._model_side), self.ctx()
+        model_op, ctx = self.for_model(op), self.ctx()
         answer: Step | OneOf = self.model.step(self.state, model_op, ctx)
         actual = self.run(self.world.open(), op)
         step = self._choose(actor, op, answer, actual) if isinstance(answer, OneOf) else answer
@@ -275,7 +281,7 @@ class Harness:
         store as in ``state``?"""
         for key in dict.fromkeys([*self._changed(self.state, state), *keys]):
             for observe in self._observations(key, state):
-                expected = self.model.step(state, resolve(observe, self._model_side), self.ctx())
+                expected = self.model.step(state, self.for_model(observe), self.ctx())
                 if not agrees(self._known(expected.outcome),
                               self.run(self.world.open(), observe)):
                     return False

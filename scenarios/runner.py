@@ -165,6 +165,7 @@ def run_suite(
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     first: Collection[str] = (),
     example_db: ExampleDatabase | None = None,
+    units: Collection[int] | None = None,
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -176,15 +177,15 @@ def run_suite(
     true (the mutants command stops as soon as the expected clause has failed); the checks named
 in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others. The
     state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
-    it finds there."""
+    it finds there. ``units`` (indexes of :data:`UNITS`; default all) runs only those parts."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
-               frozenset(first), example_db=example_db)
+               frozenset(first), example_db=example_db, units=units)
     ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
-        _stopped(suite, world, ended.abandoned)
+        _stopped(suite, run.current or world, ended.abandoned)
         # Interrupted: the user is waiting (and the command's supervisor kills a child that
         # takes more than CHILD_GRACE_S); a drop held up longer is noted as such.
         _drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
@@ -200,9 +201,25 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
     return result
 
 
+UNITS: tuple[tuple[str, ...], ...] = (("scenario", "fault"), ("machine",), ("race",),
+                                      (CONCURRENT,))
+"""The independent parts of a run, in order: each runs on a store namespace of its own under a
+clock of its own that starts at :data:`CLOCK_START`, so what a part finds does not depend on
+which parts ran before it, nor where (``--jobs``: parts in parallel processes, their evidence
+merged in this order)."""
+
+
+def units_in_order(first: AbstractSet[str]) -> list[int]:
+    """The indexes of :data:`UNITS`, those holding a check named in ``first`` first."""
+    kinds = {c.split(":")[0] for c in first}
+    return sorted(range(len(UNITS)), key=lambda k: not kinds & set(UNITS[k]))
+
+
 @attrs.define
 class _Run:
-    """The checks of one run, in order, on the run's own thread (see :func:`run_suite`)."""
+    """The checks of one run, in order, on the run's own thread (see :func:`run_suite`):
+    ``world`` is the root world (the store opened once to check it, the evidence), ``current``
+    the world of the part running now."""
 
     suite: Suite
     world: World
@@ -216,27 +233,35 @@ class _Run:
     gated_off: dict[str, str] = attrs.Factory(dict)
     history: History | None = None
     example_db: ExampleDatabase | None = None
+    units: Collection[int] | None = None
+    current: World | None = None
 
     def checks(self) -> None:
-        suite, world = self.suite, self.world
+        suite, root = self.suite, self.world
         try:
-            open_checked(suite, world)
+            open_checked(suite, root)
             phases = {"scenario": self._scenarios, "fault": self._faults,
                       "machine": self._machine, "race": self._races,
                       CONCURRENT: self._concurrent}
-            for kind in first_of(phases, {c.split(":")[0] for c in self.first}):
-                phase = phases[kind]
-                t0 = time.perf_counter()
-                phase()
-                self.timings[phase.__name__.strip("_")] = time.perf_counter() - t0
-                if self.done(world.evidence):
-                    return
+            first = {c.split(":")[0] for c in self.first}
+            for k in units_in_order(self.first):
+                if self.units is not None and k not in self.units:
+                    continue
+                self.current = root.fork(f"u{k}", clock=SimClock(CLOCK_START))
+                for kind in first_of(UNITS[k], first):
+                    phase = phases[kind]
+                    t0 = time.perf_counter()
+                    phase()
+                    self.timings[phase.__name__.strip("_")] = time.perf_counter() - t0
+                    if self.done(root.evidence):
+                        return
+                self.current.discard()
         except RunAbandoned:
             raise
         except RunStopped as stop:
-            _stopped(suite, world, str(stop))
+            _stopped(suite, self.current or root, str(stop))
         finally:
-            drop_live(world)
+            drop_live(root)
 
     def result(self) -> RunResult:
         w = self.world
@@ -244,14 +269,20 @@ class _Run:
         return RunResult(w.evidence, w.capabilities, w.options, dict(self.gated_off),
                          dict(self.timings), w.evidence.steps, self.examples, self.history)
 
+    @property
+    def part(self) -> World:
+        """The world the running part's checks run on."""
+        assert self.current is not None
+        return self.current
+
     def _scenarios(self) -> None:
-        run_scenarios(self.suite, self.world, self.progress, self.done, self.first)
+        run_scenarios(self.suite, self.part, self.progress, self.done, self.first)
 
     def _faults(self) -> None:
-        run_faults(self.suite, self.world, self.progress, self.done, self.first)
+        run_faults(self.suite, self.part, self.progress, self.done, self.first)
 
     def _machine(self) -> None:
-        profile, world = self.profile, self.world
+        profile, world = self.profile, self.part
         self.progress(f"state machine: {profile.examples} examples of up to {profile.steps} "
                       "steps")
         world.check = "machine"
@@ -268,11 +299,11 @@ class _Run:
         world.evidence.ended.setdefault("machine", _ending(run))
 
     def _races(self) -> None:
-        self.gated_off.update(run_races(self.suite, self.world, self.profile, self.progress,
+        self.gated_off.update(run_races(self.suite, self.part, self.profile, self.progress,
                                          self.done, self.first))
 
     def _concurrent(self) -> None:
-        self.history = run_concurrent_check(self.suite, self.world, self.profile, self.seed,
+        self.history = run_concurrent_check(self.suite, self.part, self.profile, self.seed,
                                        self.progress)
         if self.history is None and self.profile.concurrency < 1:
             for clause in self.suite.clauses:

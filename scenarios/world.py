@@ -150,14 +150,15 @@ class World:
             self.evidence.faults.append(f"{self.namespace}: {e}")
         self.store = None
 
-    def fork(self, suffix: str, options: Mapping[str, str] | None = None) -> World:
-        """A world with a store of its own (namespace + ``suffix``), sharing the clock, the
-        guard and the evidence: for checks that must not see each other's records (capacity,
-        reap)."""
+    def fork(self, suffix: str, options: Mapping[str, str] | None = None,
+             clock: SimClock | None = None) -> World:
+        """A world with a store of its own (namespace + ``suffix``), sharing the clock (unless
+        given one), the guard and the evidence: for checks that must not see each other's
+        records (capacity, reap), and for each part of a run."""
         world = World(
             model=self.model,
             factory=self.factory,
-            clock=self.clock,
+            clock=self.clock if clock is None else clock,
             namespace=f"{self.namespace}{suffix}",
             options=dict(options if options is not None else self.options),
             capabilities=self.capabilities,

@@ -214,8 +214,12 @@ _PROGRAM_PART = re.compile(r"[a-z0-9._-]+")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-def _noncharacter(cp: int) -> bool:
-    return 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFF) in (0xFFFE, 0xFFFF)
+_REFUSED_CHARACTERS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ufdd0-\ufdef"
+    + "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(17))
+    + "]")
+"""The control characters (C0, DEL, C1) and the Unicode noncharacters (U+FDD0..U+FDEF and the
+last two code points of every plane)."""
 
 
 def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
@@ -228,10 +232,8 @@ def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
         raise InvalidInput(f"{what} must not be empty")
     if len(value.encode("utf-8")) > max_bytes:
         raise InvalidInput(f"{what} is longer than {max_bytes} bytes")
-    for ch in value:
-        cp = ord(ch)
-        if cp < 0x20 or 0x7F <= cp < 0xA0 or _noncharacter(cp):
-            raise InvalidInput(f"{what} contains a control or noncharacter code point")
+    if _REFUSED_CHARACTERS.search(value):
+        raise InvalidInput(f"{what} contains a control or noncharacter code point")
     return value
 
 

@@ -209,11 +209,13 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
     return value
 
 
-def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
+def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any:
     """Rebuild ``value`` with every :class:`Ref`/:class:`Forged` replaced by ``replace(it)``.
 
     Lists and dicts are always copied (a store may keep or change what it is given, never the
     kit's op); frozen values and tuples with nothing to replace inside are passed as they are.
+    With ``copy`` False (for the model, which changes nothing it is given) lists and dicts with
+    nothing to replace inside are passed as they are too.
     """
     kind = type(value)
     if kind in _LEAVES:
@@ -222,14 +224,20 @@ def resolve(value: Any, replace: Callable[[Any], Any]) -> Any:
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return evolve_fields(value, names, lambda v: resolve(v, replace))
+        return evolve_fields(value, names, lambda v: resolve(v, replace, copy))
     if kind is tuple:
-        items = tuple(resolve(v, replace) for v in value)
+        items = tuple(resolve(v, replace, copy) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     if isinstance(value, tuple):
-        return tuple(resolve(v, replace) for v in value)
+        return tuple(resolve(v, replace, copy) for v in value)
     if isinstance(value, list):
-        return [resolve(v, replace) for v in value]
+        listed = [resolve(v, replace, copy) for v in value]
+        if not copy and all(new is old for new, old in zip(listed, value, strict=True)):
+            return value
+        return listed
     if isinstance(value, dict):
-        return {k: resolve(v, replace) for k, v in value.items()}
+        mapped = {k: resolve(v, replace, copy) for k, v in value.items()}
+        if not copy and all(mapped[k] is v for k, v in value.items()):
+            return value
+        return mapped
     return value

@@ -19,6 +19,9 @@ os.environ.setdefault("FENCEPOST_STOP_GRACE", "60")
 # And one request of an exec: adapter (a child process, itself slowed by the load); the wire
 # timeout is tested with explicit values (tests/test_adapters_wire.py).
 os.environ.setdefault("FENCEPOST_WIRE_TIMEOUT", "45")
+# The suite already runs on every core (pytest -n auto): a command under test runs its parts in
+# one process unless the test says otherwise (--jobs is tested with explicit values).
+os.environ.setdefault("FENCEPOST_JOBS", "1")
 
 PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

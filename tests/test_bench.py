@@ -9,13 +9,15 @@ import pytest
 
 from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
+from fencepost.bench_verdict import VerdictTime, summarize
 from fencepost.errors import ConfigurationError
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
 pytestmark = pytest.mark.xdist_group("bench")
 
 TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
-             seeds=1, mutants=1, campaign_seeds=2)
+             seeds=1, mutants=1, verdict_mutants=1, verdict_bases=("memory",),
+             campaign_seeds=2)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
 CONTRACTS = ["adk-ledger", "snodo-tasks"]
 
@@ -72,10 +74,40 @@ def test_detection_gives_a_median_per_adapter(result: BenchResult) -> None:
         assert d.median_steps is not None and d.median_steps >= 1
 
 
+def test_time_to_verdict_runs_each_chosen_faulty_store_as_a_check(
+        result: BenchResult) -> None:
+    assert [(t.contract, t.base) for t in result.verdicts] == [
+        (c, "memory") for c in CONTRACTS]
+    for t in result.verdicts:
+        assert t.seconds > 0 and t.failed >= 1, t  # its bug was seen
+    [adk, snodo] = summarize(result.verdicts)
+    assert (adk.contract, adk.runs, adk.median_s, adk.max_s) == (
+        "adk-ledger", 1, result.verdicts[0].seconds, result.verdicts[0].seconds)
+
+
+def test_the_ceiling_is_measured_and_each_memory_rate_set_against_it(
+        result: BenchResult) -> None:
+    assert result.ceiling is not None and result.ceiling.per_second is not None
+    data = json.loads(json.dumps(to_json(result)))
+    memory = {m.contract: next(r.per_second for r in m.rates if r.target == "memory")
+              for m in result.machine}
+    assert data["ceiling"]["ratios"] == pytest.approx(
+        {c: rate / result.ceiling.per_second for c, rate in memory.items()})
+
+
+def test_the_p90_is_the_nearest_rank() -> None:
+    times = [VerdictTime("c", f"m{k}", "memory", float(k), 1) for k in range(1, 11)]
+    [summary] = summarize(times)
+    assert (summary.median_s, summary.p90_s, summary.max_s, summary.slowest) == (
+        5.5, 9.0, 10.0, "m10")
+    assert summary.met
+
+
 def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
     text = render(result)
     for title in ("State-machine steps per second", "Kit overhead on SQLite",
-                  "Linearizability checker", "Detection of the known-faulty adapters"):
+                  "Linearizability checker", "Detection of the known-faulty adapters",
+                  "Time to verdict", "memory/ceiling"):
         assert title in text
     assert "unreachable" in text and "<= 1.5x" in text
     assert "target: 10,000 operations, 8 processes" in text

@@ -184,13 +184,17 @@ def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
 
 
 @pytest.mark.long
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("signum", "code", "jobs"), [
+    (signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "1"), (signal.SIGINT, 130, "2")])
 def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
-                                                            signum: int, code: int) -> None:
+                                                            signum: int, code: int,
+                                                            jobs: str) -> None:
+    """With --jobs 2 the signal reaches every process of the run: each drops its part's
+    data, the verdicts they reached are merged into the partial report."""
     adapter = "hostile:adk_ledger__hang_in_concurrent__postgres"
     child = subprocess.Popen(
         [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", adapter,
-         "--seed", "3", "--report", "R", "--call-timeout", "600"],
+         "--seed", "3", "--report", "R", "--call-timeout", "600", "--jobs", jobs],
         cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None

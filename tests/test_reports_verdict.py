@@ -128,3 +128,24 @@ def test_a_weak_pass_is_shown_as_such_in_every_report() -> None:
     assert junit.findtext("system-out") == (
         "T-S-001: weak pass: situations never reached: one ms before\n")
     assert report.exit_code == 0
+
+
+def test_a_counterexample_cut_short_says_so_in_every_writer_and_round_trips() -> None:
+    from fencepost.reports.json_report import report_from_json, to_json
+    from fencepost.reports.junit import to_junit
+    from fencepost.reports.markdown import to_markdown
+    from fencepost.reports.render import render_failures
+    from fencepost.scenarios.evidence import NOT_MINIMAL
+
+    evidence = Evidence(exercised={"T-A-001": 1, "T-C-001": 1})
+    evidence.fail("T-A-001", Failure("machine", "boom", (), minimal=False))
+    evidence.fail("T-C-001", Failure("machine", "bang", ()))
+    report = _report(evidence)
+    note = NOT_MINIMAL.strip()
+    data = to_json(report)
+    assert [c["counterexample"]["minimal"] for c in data["clauses"] if c["counterexample"]] == [
+        False, True]
+    assert [v.failure.minimal for v in report_from_json(data).verdicts if v.failure] == [
+        False, True]
+    for text in (render_failures(report), to_markdown(report), to_junit(report)):
+        assert text.count(note) == 1, text

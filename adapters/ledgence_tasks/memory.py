@@ -5,18 +5,17 @@ sessions, tasks, attempts, acquisition cursors, dispatch claim receipts and hist
 what lets the kit check the ``durable`` clauses without a database. Every operation holds the
 namespace's one lock (``expire_batch`` takes it once for its shortlist and once per candidate;
 a ``list_tasks`` page is one read under it), and task, attempt and receipt records are copied
-in and out so that no caller can change stored data by mutating a value
+in and out (:func:`detached`) so that no caller can change stored data by mutating a value
 (``data`` is any JSON value).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fencepost.adapters.memory import forget, shelf
+from fencepost.adapters.memory import detached, forget, shelf
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.env import AdapterEnv
 
@@ -67,17 +66,17 @@ class _MemoryTxn:
 
     def load_task(self, task_id: str) -> TaskRecord | None:
         found = self.tasks.get(task_id)
-        return copy.deepcopy(found) if found is not None else None
+        return detached(found) if found is not None else None
 
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
         return self.load_task(task_id)
 
     def insert_task(self, record: TaskRecord) -> None:
-        self.tasks[record.task_id] = copy.deepcopy(record)
+        self.tasks[record.task_id] = detached(record)
         self.submissions[(record.scope, record.snapshot.idempotency_key)] = record.task_id
 
     def save_task(self, record: TaskRecord) -> None:
-        self.tasks[record.task_id] = copy.deepcopy(record)
+        self.tasks[record.task_id] = detached(record)
 
     def next_candidate(self, query: CandidateQuery,
                        passed_over: Collection[str]) -> TaskRecord | None:
@@ -85,7 +84,7 @@ class _MemoryTxn:
                     if r.task_id not in passed_over and query.matches(r)]
         if not matching:
             return None
-        return copy.deepcopy(min(matching, key=query.sort_key))
+        return detached(min(matching, key=query.sort_key))
 
     def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
         due: list[tuple[int, str, str]] = []
@@ -102,13 +101,13 @@ class _MemoryTxn:
     def list_page(self, query: PageQuery) -> list[TaskRecord]:
         matching = [r for r in self.tasks.values() if query.matches(r)]
         matching.sort(key=query.sort_key, reverse=True)
-        return copy.deepcopy(matching[query.offset:query.offset + query.limit])
+        return detached(matching[query.offset:query.offset + query.limit])
 
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
         found = self.attempts.get((task_id, attempt_id))
-        return copy.deepcopy(found) if found is not None else None
+        return detached(found) if found is not None else None
 
     def peek_assignment(self, task_id: str,
                         attempt_id: str) -> tuple[TaskRecord, StoredAttempt] | None:
@@ -116,10 +115,10 @@ class _MemoryTxn:
         return (task, attempt) if task is not None and attempt is not None else None
 
     def insert_attempt(self, record: StoredAttempt) -> None:
-        self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
+        self.attempts[(record.task_id, record.attempt_id)] = detached(record)
 
     def save_attempt(self, record: StoredAttempt) -> None:
-        self.attempts[(record.task_id, record.attempt_id)] = copy.deepcopy(record)
+        self.attempts[(record.task_id, record.attempt_id)] = detached(record)
 
     # cursors
 
@@ -134,11 +133,11 @@ class _MemoryTxn:
     def load_receipt(self, worker_session_id: str, consumer_id: int,
                      sequence: int) -> ClaimReceipt | None:
         found = self.receipts.get((worker_session_id, consumer_id, sequence))
-        return copy.deepcopy(found) if found is not None else None
+        return detached(found) if found is not None else None
 
     def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
                        receipt: ClaimReceipt) -> None:
-        self.receipts[(worker_session_id, consumer_id, sequence)] = copy.deepcopy(receipt)
+        self.receipts[(worker_session_id, consumer_id, sequence)] = detached(receipt)
 
     # history
 

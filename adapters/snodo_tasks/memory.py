@@ -8,13 +8,12 @@ aggregates are copied in and out so that no caller can change stored data by mut
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import attrs
 
-from fencepost.adapters.memory import forget, shelf
+from fencepost.adapters.memory import detached, forget, shelf
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.env import AdapterEnv
 
@@ -28,15 +27,15 @@ class _MemoryTxn:
 
     def load(self, task_id: str) -> Aggregate | None:
         found = self.tasks.get(task_id)
-        return copy.deepcopy(found) if found is not None else None
+        return detached(found) if found is not None else None
 
     def insert(self, aggregate: Aggregate) -> None:
         if aggregate.task_id in self.tasks:
             raise spec.AlreadyExists(aggregate.task_id)
-        self.tasks[aggregate.task_id] = copy.deepcopy(aggregate)
+        self.tasks[aggregate.task_id] = detached(aggregate)
 
     def save(self, aggregate: Aggregate) -> None:
-        self.tasks[aggregate.task_id] = copy.deepcopy(aggregate)
+        self.tasks[aggregate.task_id] = detached(aggregate)
 
     def delete(self, task_id: str) -> None:
         self.tasks.pop(task_id, None)

@@ -1,0 +1,207 @@
+"""``--jobs N``: the independent parts of one run in parallel processes.
+
+A run is made of parts (:data:`~fencepost.scenarios.runner.UNITS`: the scripted scenarios and
+fault cases, the state machine, the races, the concurrent run), each on a store namespace of
+its own under a clock of its own, so a part finds the same things wherever it runs. With
+``jobs`` > 1 each part runs in a process of a pool (the adapter spec resolved there: a store
+per process), and the parts' results are merged in the run's order, never in the order they
+finish: a seed's verdicts and counterexamples are the same at any ``jobs``.
+
+Progress lines come back from the processes on a queue (each names its check). Ctrl-C
+(or a signal the command turns into :class:`Interrupted`) reaches the processes as SIGTERM:
+each stops its part, drops its data and returns what it found, which is merged and raised as
+the run's :class:`Interrupted`.
+
+Example::
+
+    result = run_parts("adk-ledger", "sqlite", jobs=2, profile=PROFILES["quick"], seed=7,
+                       options={})
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from fencepost.scenarios.evidence import merged
+from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
+from fencepost.scenarios.interrupt import Interrupted
+from fencepost.scenarios.profiles import Profile
+from fencepost.scenarios.runner import UNITS, RunResult, run_suite
+
+from .errors import ConfigurationError
+
+Progress = Callable[[str], None]
+
+JOBS_ENV = "FENCEPOST_JOBS"
+
+
+def default_jobs() -> int:
+    """``FENCEPOST_JOBS`` when set to a whole number of 1 or more, else the machine's cores."""
+    text = os.environ.get(JOBS_ENV, "")
+    if text.strip().isdigit() and int(text) >= 1:
+        return int(text)
+    return os.cpu_count() or 1
+
+_progress_queue: Any = None
+_running = threading.Event()
+_stopping = threading.Event()
+
+
+def _start_process(progress_queue: Any) -> None:
+    """In each pool process: Ctrl-C is the parent's to handle; SIGTERM stops the part running
+    (which drops its data and returns what it found), or ends a process between parts."""
+    from .supervisor import die_with_parent
+
+    global _progress_queue
+    _progress_queue = progress_queue
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def stop(signum: int, _frame: Any) -> None:
+        _stopping.set()
+        if not _running.is_set():
+            os._exit(128 + signum)
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, Any],
+              example_db: str | None) -> tuple[str, RunResult | str]:
+    """One part in a pool process: ``("ok", result)``, ``("interrupted", partial result)``,
+    ``("config", message)``, or ``("skipped", "")`` for a part taken after the run was
+    stopped."""
+    from .example_db import example_database
+    from .registry import contract, resolve_adapter
+
+    q = _progress_queue
+
+    def progress(line: str) -> None:
+        if q is not None:
+            q.put(line)
+
+    if _stopping.is_set():
+        return "skipped", ""
+    _running.set()
+    try:
+        factory, _ = resolve_adapter(contract_name, adapter)
+        database = example_database(example_db) if example_db is not None else None
+        result = run_suite(contract(contract_name).suite, factory, units=(unit,),
+                           progress=progress, example_db=database, **kwargs)
+    except ConfigurationError as e:
+        return "config", str(e)
+    except Interrupted as stop:
+        return ("interrupted", stop.result) if stop.result is not None else ("config", "")
+    finally:
+        _running.clear()
+    return "ok", result
+
+
+def run_parts(
+    contract_name: str,
+    adapter: str,
+    *,
+    jobs: int,
+    profile: Profile,
+    seed: int,
+    options: Mapping[str, str],
+    progress: Progress = lambda _: None,
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    example_db: str | None = None,
+) -> RunResult:
+    """Every part of a run of ``adapter`` (a spec, resolved in each process) on up to ``jobs``
+    processes; the merged result. Raises ConfigurationError as a run in this process would,
+    and :class:`Interrupted` (holding the merged partial result) on Ctrl-C."""
+    started = time.perf_counter()
+    ctx = multiprocessing.get_context("spawn")
+    lines = ctx.Queue()
+    kwargs = {"profile": profile, "seed": seed, "options": dict(options),
+              "call_timeout_s": call_timeout_s}
+    done = threading.Event()
+    relay = threading.Thread(target=_relay, args=(lines, progress, done), daemon=True,
+                             name="fencepost-progress")
+    relay.start()
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(UNITS)), mp_context=ctx,
+                               initializer=_start_process, initargs=(lines,))
+    try:
+        futures = [pool.submit(_run_part, contract_name, adapter, k, kwargs, example_db)
+                   for k in range(len(UNITS))]
+        try:
+            wait(futures)
+        except KeyboardInterrupt as stop:
+            signum = getattr(stop, "signum", signal.SIGINT)
+            for future in futures:
+                future.cancel()
+            _stop_processes(pool)
+            wait(futures)
+            partial = _merge([f for f in futures if not f.cancelled()], started,
+                             interrupted=True)
+            raise Interrupted(signum, partial) from None
+        return _merge(futures, started, interrupted=False)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        lines.close()
+        done.set()
+        relay.join(timeout=2)
+
+
+def _relay(lines: Any, progress: Progress, done: threading.Event) -> None:
+    while not done.is_set():
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        except (EOFError, OSError):
+            return
+        progress(line)
+
+
+def _stop_processes(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM to every process of ``pool``: each stops its part and drops its data."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        if process.pid is not None and process.is_alive():
+            try:
+                os.kill(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def _merge(futures: list[Future[tuple[str, RunResult | str]]], started: float, *,
+           interrupted: bool) -> RunResult:
+    """The parts' results merged in the run's order (see :func:`merged`); each phase's time
+    summed over the parts, ``total`` the wall time since ``started``."""
+    results: list[RunResult] = []
+    for future in futures:
+        if future.exception() is not None:
+            if interrupted:
+                continue
+            raise future.exception()  # type: ignore[misc]
+        kind, value = future.result()
+        if kind == "config" and value:
+            raise ConfigurationError(str(value))
+        if isinstance(value, RunResult):
+            results.append(value)
+    if not results:
+        raise ConfigurationError("no part of the run reported a result")
+    first = results[0]
+    timings: dict[str, float] = {}
+    for r in results:
+        for key, seconds in r.timings.items():
+            if key != "total":
+                timings[key] = timings.get(key, 0.0) + seconds
+    timings["total"] = time.perf_counter() - started
+    gated: dict[str, str] = {}
+    for r in results:
+        gated.update(r.gated_off)
+    evidence = merged([r.evidence for r in results])
+    history = next((r.history for r in results if r.history is not None), None)
+    return RunResult(evidence, first.capabilities, first.options, gated, timings,
+                     evidence.steps, sum(r.examples for r in results), history)

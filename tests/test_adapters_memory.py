@@ -1,0 +1,53 @@
+"""The memory stores' shelves and the copy they make of every record going in and out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from fencepost.adapters.memory import detached
+
+
+@attrs.frozen
+class Frozen:
+    data: Any
+    n: int = 0
+
+
+@attrs.define
+class Mutable:
+    data: Any
+    n: int = 0
+
+
+def test_a_detached_value_shares_nothing_mutable() -> None:
+    original = Frozen({"a": [1, {"b": 2}]}, 3)
+    copy = detached(original)
+    assert copy == original and copy is not original
+    copy.data["a"][1]["b"] = 99
+    copy.data["a"].append(4)
+    assert original == Frozen({"a": [1, {"b": 2}]}, 3)
+
+
+def test_frozen_values_with_nothing_mutable_inside_are_not_copied() -> None:
+    inner = Frozen("text", 1)
+    outer = Frozen((inner, "x", 2.5, None, b"raw"))
+    assert detached(outer) is outer
+
+
+def test_a_mutable_attrs_value_is_always_copied() -> None:
+    original = Mutable({"k": [1]}, 2)
+    copy = detached(original)
+    assert copy == original and copy is not original and copy.data is not original.data
+    copy.n = 5
+    copy.data["k"].append(2)
+    assert original == Mutable({"k": [1]}, 2)
+
+
+def test_a_tuple_is_rebuilt_only_when_something_inside_was() -> None:
+    plain = (1, "a", Frozen(None))
+    assert detached(plain) is plain
+    holding = (1, [2])
+    copy = detached(holding)
+    assert copy == holding and copy is not holding and copy[1] is not holding[1]

@@ -1,0 +1,74 @@
+"""``--jobs``: a run's parts in parallel processes give what one process gives.
+
+The comparison leaves out what real threads decide, as two runs in one process differ there
+too: the concurrent run is off (whether a history is linearizable depends on how the threads
+interleaved), and how often a race exercised a clause is not compared. Shrinking runs without
+a time budget (a budget cuts where the machine's speed puts it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from fencepost.api import check
+from fencepost.reports.verdict import RunReport
+from fencepost.scenarios.evidence import Evidence, Failure, merged
+from fencepost.scenarios.runner import UNITS
+
+
+def _seen(report: RunReport) -> list[tuple[Any, ...]]:
+    return [
+        (v.clause.id, str(v.status), v.failure.check if v.failure else None,
+         tuple(s.render(i) for i, s in enumerate(v.failure.trace))
+         if v.failure and not v.failure.check.startswith(("race:", "concurrent")) else None)
+        for v in report.verdicts
+    ]
+
+
+@pytest.mark.long
+def test_the_same_seed_gives_the_same_verdicts_and_counterexamples_at_jobs_1_and_2() -> None:
+    kwargs: dict[str, Any] = {"seed": 11, "shrink_budget": "none", "concurrency": 0}
+    one = check("adk-ledger", "faulty:claim_completed", jobs=1, **kwargs)
+    two = check("adk-ledger", "faulty:claim_completed", jobs=2, **kwargs)
+    assert _seen(one) == _seen(two)
+    assert (one.steps, one.examples) == (two.steps, two.examples)
+    failed = {v.clause.id for v in two.failed()}
+    assert "ADK-CLAIM-002" in failed
+    assert one.timings.keys() == two.timings.keys()
+
+
+def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
+    a, b = Evidence(), Evidence()
+    a.fail("X-1", Failure("scenario:a", "first", ()))
+    b.fail("X-1", Failure("machine", "second", ()))
+    b.fail("X-2", Failure("machine", "only", ()))
+    a.exercised["X-1"], b.exercised["X-1"] = 2, 3
+    a.reach("X-1", "s"), b.reach("X-1", "s"), b.reach("X-1", "t")
+    a.steps, b.steps = 5, 7
+    b.lost("X-3", "why")
+    a.ended["scenario:a"], b.ended["machine"] = "failed X-1", "failed X-1, X-2"
+    whole = merged([a, b])
+    assert {c: f.message for c, f in whole.failures.items()} == {"X-1": "first", "X-2": "only"}
+    assert whole.exercised == {"X-1": 5}
+    assert whole.situations == {"X-1": {"s": 2, "t": 1}}
+    assert whole.steps == 12
+    assert whole.unknown == {"X-3": "why"}
+    assert whole.ended == {"scenario:a": "failed X-1", "machine": "failed X-1, X-2"}
+
+
+def test_every_kind_of_check_is_in_exactly_one_part() -> None:
+    kinds = [kind for unit in UNITS for kind in unit]
+    assert sorted(kinds) == sorted({"scenario", "fault", "machine", "race", "concurrent"})
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "two"])
+def test_a_bad_jobs_count_is_one_line_and_exit_2(jobs: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", "memory",
+         "--jobs", jobs], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "--jobs" in done.stderr

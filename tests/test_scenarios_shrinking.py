@@ -1,0 +1,72 @@
+"""The state machine's shrink budget: every broken clause reported, none hidden by the budget,
+the ones cut short marked. Budgets of 0 and none only: what a budget in seconds cuts depends on
+the machine's speed, which no test here may depend on."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from fencepost.scenarios.machine import run_machine
+from fencepost.scenarios.shrinking import Shrinking
+from fencepost.scenarios.world import violation
+
+
+class TwoBugs(RuleBasedStateMachine):
+    """X-1 breaks in most examples from the first; X-2 only from the 30th example on, long
+    after Hypothesis on its own would have stopped generating to shrink X-1."""
+
+    examples = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        type(self).examples += 1
+
+    @rule(n=st.integers(0, 3))
+    def step(self, n: int) -> None:
+        if n == 1:
+            raise violation("X-1", "one", ())
+        if n == 2 and type(self).examples >= 30:
+            raise violation("X-2", "two", ())
+
+
+def _fresh() -> type[TwoBugs]:
+    return type("TwoBugs", (TwoBugs,), {"examples": 0})
+
+
+def test_no_shrinking_still_reports_every_broken_clause_each_marked_not_minimal() -> None:
+    run = run_machine(_fresh(), examples=60, steps=5, seed=1, shrinking=Shrinking.parse("0"))
+    assert sorted(v.clause for v in run.violations) == ["X-1", "X-2"]
+    assert run.unshrunk == frozenset({"X-1", "X-2"})
+
+
+def test_without_a_budget_every_clause_is_shrunk_to_its_minimum() -> None:
+    run = run_machine(_fresh(), examples=60, steps=5, seed=1, shrinking=Shrinking.parse("none"))
+    assert sorted(v.clause for v in run.violations) == ["X-1", "X-2"]
+    assert run.unshrunk == frozenset()
+
+
+def test_progress_says_which_clause_is_being_shrunk() -> None:
+    said: list[str] = []
+    run_machine(_fresh(), examples=60, steps=5, seed=1, progress=said.append,
+                shrinking=Shrinking.parse("none"))
+    shrinking = [line for line in said if "shrinking the counterexample" in line]
+    assert sorted(shrinking) == ["state machine: shrinking the counterexample of X-1",
+                                 "state machine: shrinking the counterexample of X-2"]
+
+
+@pytest.mark.parametrize(("text", "per", "total", "back"), [
+    ("3", 3.0, None, "3"), ("3/10", 3.0, 10.0, "3/10"), ("none", None, None, "none"),
+    ("0", 0.0, None, "0"), ("2.5/0", 2.5, 0.0, "2.5/0")])
+def test_a_budget_reads_and_reads_back(text: str, per: float | None, total: float | None,
+                                       back: str) -> None:
+    budget = Shrinking.parse(text)
+    assert (budget.per_clause_s, budget.total_s) == (per, total)
+    assert budget.describe() == back
+
+
+@pytest.mark.parametrize("text", ["", "fast", "3/x", "-1", "1/-2"])
+def test_a_bad_budget_is_refused_with_what_to_write(text: str) -> None:
+    with pytest.raises(ValueError, match="shrink budget"):
+        Shrinking.parse(text)
