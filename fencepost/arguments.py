@@ -1,11 +1,14 @@
 """The command line's inputs checked before a run starts: ``--option`` pairs against the
-contract, and every output path (a report directory, a file) that must be writable at the end.
+contract, and every output path (a report directory, a file) that must be writable at the end;
+and the options that say how one run goes, which ``check`` and ``campaign`` share
+(:func:`add_run_options`).
 
 Each failure is a :class:`~fencepost.errors.ConfigurationError`: one line, exit 2.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Sequence
 
@@ -89,3 +92,42 @@ def shrink_budget(text: str | None, no_shrink: bool) -> None:
         Shrinking.parse(text)
     except ValueError as e:
         raise ConfigurationError(f"--shrink-budget: {e}") from None
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of one run, the same words and defaults for ``check`` and ``campaign`` (a
+    campaign is many checks): adapter, profile, options, concurrent run, strictness, call
+    timeout, shrinking."""
+    from fencepost.scenarios.guard import default_call_timeout
+
+    p.add_argument("--adapter", default="sqlite",
+                   help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
+                        "postgresql://..., MODULE:FACTORY, exec:COMMAND (a store in any "
+                        "language speaking fencepost-wire/1, docs/protocol.md), or "
+                        "faulty:NAME[@sqlite] (a known-faulty store: every clause its bug "
+                        "breaks)")
+    p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
+    p.add_argument("--concurrency", type=int, metavar="N",
+                   help="workers in the concurrent run (each with its own connection); 0: no "
+                        "concurrent run (default: the profile's, quick 4, standard 8)")
+    p.add_argument("--ops", type=int, metavar="M",
+                   help="calls in the concurrent run (default: the profile's, quick 300, "
+                        "standard 2000, thorough 6000)")
+    p.add_argument("--strict", action="store_true",
+                   help="a clause that passed without reaching each of its situations is "
+                        "unknown (exit 3) instead of a weak pass")
+    p.add_argument("--call-timeout", type=float, default=default_call_timeout(),
+                   metavar="SECONDS",
+                   help="how long one store call may take; a call that does not return stops "
+                        "the run, the clauses at stake unknown (default %(default)g; "
+                        "FENCEPOST_CALL_TIMEOUT sets it)")
+    p.add_argument("--shrink-budget", metavar="SECONDS[/TOTAL]",
+                   help="how long the state machine may shrink each broken clause's "
+                        "counterexample, and all of them (default: the profile's, quick 3/10, "
+                        "standard 20/120, thorough none); 'none' for no limit. One cut short "
+                        "is still a failure, marked not minimal")
+    p.add_argument("--no-shrink", action="store_true",
+                   help="report each broken clause's first counterexample at once, unshrunk "
+                        "(as --shrink-budget 0)")

@@ -20,6 +20,8 @@ Four figures per contract (see :func:`run_bench`):
    median, p90 and max per contract; and the ceiling the first table's memory figures are
    measured against: a trivial state machine's steps per second (see
    :mod:`fencepost.bench_verdict`).
+7. **Campaign throughput**: seeds per minute of one campaign on 1 and 2 local worker
+   processes and through a Dask scheduler with 2 workers (see :mod:`fencepost.bench_campaign`).
 
 Example::
 
@@ -39,6 +41,7 @@ from typing import Any
 
 import attrs
 
+from fencepost.bench_campaign import CampaignRate, bench_campaign
 from fencepost.bench_verdict import VerdictTime, bench_verdicts, ceiling_rate
 from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
@@ -67,7 +70,8 @@ class Sizes:
     """How much to measure: state-machine examples x steps, overhead rounds (the fastest
     counts), history sizes and process counts, the checker's budget per partition, the seeds
     each known-faulty adapter is run with, and how many of a contract's known-faulty adapters
-    (None: all)."""
+    (None: all); the wire protocol's calls; the seeds of each campaign (0: no campaign
+    section)."""
 
     examples: int = 100
     steps: int = 50
@@ -80,11 +84,12 @@ class Sizes:
     wire_calls: int = 2_000
     verdict_mutants: int | None = 12
     verdict_bases: tuple[str, ...] = ("memory", "sqlite")
+    campaign_seeds: int = 8
 
 
 FULL = Sizes()
 QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500,
-              verdict_mutants=4)
+              verdict_mutants=4, campaign_seeds=4)
 
 
 @attrs.frozen
@@ -194,6 +199,8 @@ class BenchResult:
     wire: tuple[WireRow, ...] = ()
     verdicts: tuple[VerdictTime, ...] = ()
     ceiling: Rate | None = None
+    campaign: tuple[CampaignRate, ...] = ()
+    """Section 7, for the first contract."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -487,6 +494,8 @@ def run_bench(
         sizes.wire_calls, progress)]
     verdicts = [t for name in names for t in bench_verdicts(
         name, sizes.verdict_bases, sizes.verdict_mutants, progress=progress)]
+    campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
+        if sizes.campaign_seeds > 0 else []
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
                        tuple(detection), time.perf_counter() - started, tuple(wire),
-                       tuple(verdicts), ceiling)
+                       tuple(verdicts), ceiling, tuple(campaign))

@@ -29,7 +29,8 @@ _STORE_TITLES = {"memory": "memory", "sqlite": "SQLite", "postgresql": "PostgreS
 def render(result: BenchResult) -> str:
     """Every table of ``result``, each with its target and how its figures were measured."""
     parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
-             _wire(result), _verdicts(result), f"total wall time {result.seconds:.0f} s"]
+             _wire(result), _verdicts(result), *([_campaign(result)] if result.campaign else []),
+             f"total wall time {result.seconds:.0f} s"]
     return "\n\n".join(parts)
 
 
@@ -72,6 +73,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
             "summary": [{**attrs.asdict(v), "target_met": v.met}
                         for v in summarize(result.verdicts)],
             "target": {"max_s": VERDICT_MAX_S, "median_s": VERDICT_MEDIAN_S}},
+        "campaign": [{**attrs.asdict(c), "per_minute": c.per_minute} for c in result.campaign],
     }
 
 
@@ -162,6 +164,23 @@ def _verdicts(result: BenchResult) -> str:
         f"the command's shrink budget and --jobs)\n{_table(rows, headers, 'llrrrrll')}\n"
         f"target: every store under {VERDICT_MAX_S:g} s, the median under "
         f"{VERDICT_MEDIAN_S:g} s"
+    )
+
+
+def _campaign(result: BenchResult) -> str:
+    one = result.campaign[0].per_minute
+    rows = [(c.how, c.seeds, _num(c.seconds, 1) if not c.note else "-",
+             c.note or _num(c.per_minute, 1),
+             "-" if c.per_minute is None or not one else f"{c.per_minute / one:.2f}x")
+            for c in result.campaign]
+    headers = ["how", "seeds", "seconds", "seeds/min", "vs --jobs 1"]
+    return (
+        f"Campaign throughput ({result.contracts[0]} on memory, profile quick, seeds "
+        f"1..{result.sizes.campaign_seeds}, no example database)\n"
+        f"{_table(rows, headers, 'lrrrr')}\n"
+        "each: `fencepost campaign` from its start to its end, worker start-up included; the "
+        "Dask scheduler and its 2 single-threaded workers run on loopback, started by the "
+        "bench before the clock starts"
     )
 
 

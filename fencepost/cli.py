@@ -19,16 +19,10 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
-from . import arguments, gate
+from . import arguments, campaign, gate
 from .ending import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, abrupt, guarded, signals_raise
 from .errors import ConfigurationError
 from .progress import progress_printer
-
-
-def _default_call_timeout() -> float:
-    from fencepost.scenarios.guard import default_call_timeout
-
-    return default_call_timeout()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -345,46 +339,16 @@ def build_parser() -> argparse.ArgumentParser:
                "at all) is exit 2 before the run; a run ended abruptly is still 3.")
     p.add_argument("contract",
                    help="a contract's name (fencepost list shows them)")
-    p.add_argument("--adapter", default="sqlite",
-                   help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
-                        "postgresql://..., MODULE:FACTORY, exec:COMMAND (a store in any "
-                        "language speaking fencepost-wire/1, docs/protocol.md), or "
-                        "faulty:NAME[@sqlite] (a known-faulty store: every clause its bug "
-                        "breaks)")
-    p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
+    arguments.add_run_options(p)
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
     p.add_argument("--report", metavar="DIR",
                    help="write DIR/report.json, report.md, report.html and junit.xml "
                         "(and history.jsonl after a concurrent run)")
-    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                   help="a documented doc-versus-implementation choice (fencepost list CONTRACT)")
-    p.add_argument("--concurrency", type=int, metavar="N",
-                   help="workers in the concurrent run (each with its own connection); 0: no "
-                        "concurrent run (default: the profile's, quick 4, standard 8)")
-    p.add_argument("--ops", type=int, metavar="M",
-                   help="calls in the concurrent run (default: the profile's, quick 300, "
-                        "standard 2000, thorough 6000)")
-    p.add_argument("--strict", action="store_true",
-                   help="a clause that passed without reaching each of its situations is "
-                        "unknown (exit 3) instead of a weak pass")
-    p.add_argument("--call-timeout", type=float, default=_default_call_timeout(),
-                   metavar="SECONDS",
-                   help="how long one store call may take; a call that does not return stops "
-                        "the run, the clauses at stake unknown (default %(default)g; "
-                        "FENCEPOST_CALL_TIMEOUT sets it)")
-    p.add_argument("--shrink-budget", metavar="SECONDS[/TOTAL]",
-                   help="how long the state machine may shrink each broken clause's "
-                        "counterexample, and all of them (default: the profile's, quick 3/10, "
-                        "standard 20/120, thorough none); 'none' for no limit. One cut short "
-                        "is still a failure, marked not minimal")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="run the run's independent parts (scenarios and fault cases, state "
                         "machine, races, concurrent run) in N processes, each on a store "
                         "namespace of its own; the verdicts and counterexamples are the same "
                         "at any N (default: FENCEPOST_JOBS, else the machine's cores)")
-    p.add_argument("--no-shrink", action="store_true",
-                   help="report each broken clause's first counterexample at once, unshrunk "
-                        "(as --shrink-budget 0)")
     p.add_argument("--example-db", metavar="DIR|redis://HOST:PORT/DB",
                    help="Hypothesis' example database: failures found are saved there and "
                         "replayed first by every later run (default: none, nothing written)")
@@ -399,6 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "steps, the replay command")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_check)
+
+    campaign.add_parser(sub)
 
     p = sub.add_parser("diff", help="compare two saved report.json files clause by clause: "
                        "regressions, known failures, improvements, new and removed clauses",
@@ -493,8 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
-    ``coverage`` and ``mutants`` run in a supervised child (see :mod:`fencepost.supervisor`);
-    called with ``argv``, in this process."""
+    ``coverage``, ``mutants`` and ``campaign`` run in a supervised child (see
+    :mod:`fencepost.supervisor`); called with ``argv``, in this process."""
     from .supervisor import STATUS, SUPERVISE_ENV, run_child, wants_supervision
 
     if os.environ.get(SUPERVISE_ENV) == "child" and os.getcwd() not in sys.path:

@@ -5,40 +5,39 @@
 that every later run, on this machine or another, replays them first. Without one nothing is
 written to disk.
 
+A Redis URL may end in ``?prefix=NAME``: the database's keys then start with ``NAME:``
+instead of Hypothesis' ``hypothesis-example:``, so that runs which must not see each other's
+failures (two teams, two tests running at once) can share one server.
+
 Example::
 
-    db = example_database("redis://127.0.0.1:6379/0")
+    db = example_database("redis://127.0.0.1:6379/0?prefix=nightly")
     fencepost.check("adk-ledger", "memory", example_db=db)
 """
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from .errors import ConfigurationError
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+CAMPAIGN_EXTRA = "pip install 'fencepost[campaign]'"
+"""What to run when an optional dependency of campaigns (dask, redis) is missing."""
+
 
 def example_database(where: str | ExampleDatabase) -> ExampleDatabase:
-    """The example database ``where`` names: a ``redis://`` URL or a directory (made when
-    missing); an ``ExampleDatabase`` is taken as it is. Raises ConfigurationError."""
+    """The example database ``where`` names: a ``redis://`` URL (optionally with
+    ``?prefix=NAME``) or a directory (made when missing); an ``ExampleDatabase`` is taken as it
+    is. Raises ConfigurationError."""
     if isinstance(where, ExampleDatabase):
         return where
     if not where:
         raise ConfigurationError("--example-db needs a directory or a redis:// URL")
-    if where.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            import redis
-            from hypothesis.extra.redis import RedisExampleDatabase
-        except ImportError:
-            raise ConfigurationError(
-                f"--example-db {where}: the redis package is not installed "
-                "(pip install 'fencepost[campaign]')") from None
-        client = redis.Redis.from_url(where)
-        try:
-            client.ping()
-        except redis.RedisError as e:
-            raise ConfigurationError(f"--example-db {where}: cannot reach Redis ({e})") from None
-        return RedisExampleDatabase(client)
+    if where.startswith(REDIS_SCHEMES):
+        return _redis_database(where)
     if "://" in where:
         raise ConfigurationError(
             f"--example-db {where!r}: use a directory or a redis://HOST:PORT/DB URL")
@@ -46,3 +45,36 @@ def example_database(where: str | ExampleDatabase) -> ExampleDatabase:
         return DirectoryBasedExampleDatabase(where)
     except OSError as e:
         raise ConfigurationError(f"--example-db {where}: {e.strerror or e}") from None
+
+
+def redis_prefix(url: str) -> tuple[str, bytes]:
+    """``url`` without its ``prefix`` query parameter, and the key prefix it names
+    (``b"NAME:"``; Hypothesis' ``b"hypothesis-example:"`` when there is none).
+
+    >>> redis_prefix("redis://127.0.0.1:6379/0?prefix=ci-42")
+    ('redis://127.0.0.1:6379/0', b'ci-42:')
+    """
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    names = [value for key, value in query if key == "prefix"]
+    if len(names) > 1 or (names and not names[0]):
+        raise ConfigurationError(f"--example-db {url}: give one non-empty prefix=NAME")
+    rest = urlencode([(key, value) for key, value in query if key != "prefix"])
+    bare = urlunsplit(parts._replace(query=rest))
+    return bare, (names[0] + ":").encode() if names else b"hypothesis-example:"
+
+
+def _redis_database(where: str) -> ExampleDatabase:
+    try:
+        import redis
+        from hypothesis.extra.redis import RedisExampleDatabase
+    except ImportError:
+        raise ConfigurationError(f"--example-db {where}: the redis package is not installed "
+                                 f"({CAMPAIGN_EXTRA})") from None
+    url, prefix = redis_prefix(where)
+    try:
+        client = redis.Redis.from_url(url)
+        client.ping()
+    except (redis.RedisError, ValueError) as e:
+        raise ConfigurationError(f"--example-db {where}: cannot reach Redis ({e})") from None
+    return RedisExampleDatabase(client, key_prefix=prefix)

@@ -49,7 +49,7 @@ CHILD_GRACE_S = child_grace()
 WAIT_SLICE_S = 0.5
 """The supervisor waits for its child in slices this long (see :func:`_wait`)."""
 
-SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants"})
+SUPERVISED_COMMANDS = frozenset({"check", "coverage", "mutants", "campaign"})
 
 
 class _Status:
@@ -136,7 +136,8 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
 
 def die_with_parent() -> None:
     """In the child, before it runs: SIGTERM when the parent dies (Linux), so that even a
-    supervisor killed outright leaves no run behind (the child cleans up on SIGTERM)."""
+    supervisor killed outright leaves no run behind (the child cleans up on SIGTERM). A
+    campaign's worker processes call it too."""
     try:
         import ctypes
 

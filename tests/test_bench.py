@@ -16,7 +16,8 @@ from fencepost.errors import ConfigurationError
 pytestmark = pytest.mark.xdist_group("bench")
 
 TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
-             seeds=1, mutants=1, verdict_mutants=1, verdict_bases=("memory",))
+             seeds=1, mutants=1, verdict_mutants=1, verdict_bases=("memory",),
+             campaign_seeds=2)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
 CONTRACTS = ["adk-ledger", "snodo-tasks"]
 
@@ -114,6 +115,21 @@ def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
     assert [o["ratio"] for o in data["overhead"]] == [o.ratio for o in result.overhead]
     assert data["checker"]["target_met"] is None  # no 10,000-operation history this time
     assert {d["name"] for d in data["detection"]} == {d.name for d in result.detection}
+
+
+def test_campaign_throughput_is_measured_three_ways_for_the_first_contract(
+        result: BenchResult) -> None:
+    assert [(c.how, c.seeds, c.note) for c in result.campaign] == [
+        ("local, --jobs 1", 2, ""), ("local, --jobs 2", 2, ""),
+        ("Dask scheduler, 2 workers", 2, "")]
+    for c in result.campaign:
+        assert c.seconds > 0 and c.per_minute == pytest.approx(2 * 60 / c.seconds)
+    text = render(result)
+    assert "Campaign throughput (adk-ledger on memory, profile quick, seeds 1..2" in text
+    assert "Dask scheduler, 2 workers" in text
+    data = json.loads(json.dumps(to_json(result)))
+    assert [c["per_minute"] for c in data["campaign"]] == [
+        c.per_minute for c in result.campaign]
 
 
 def test_an_unknown_contract_is_refused() -> None:
