@@ -1,7 +1,7 @@
 """``--jobs N``: the independent parts of one run in parallel processes.
 
-A run is made of parts (:data:`~fencepost.scenarios.runner.UNITS`: the scripted scenarios and
-fault cases, the state machine, the races, the concurrent run), each on a store namespace of
+A run is made of parts (:func:`~fencepost.scenarios.runner.units_of`: the scripted scenarios
+and fault cases, the state machine, each race, the concurrent run), each on a store namespace of
 its own under a clock of its own, so a part finds the same things wherever it runs. With
 ``jobs`` > 1 each part runs in a process of a pool (the adapter spec resolved there: a store
 per process), and the parts' results are merged in the run's order, never in the order they
@@ -34,7 +34,7 @@ from fencepost.scenarios.evidence import merged
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.profiles import Profile
-from fencepost.scenarios.runner import UNITS, RunResult, run_suite
+from fencepost.scenarios.runner import RunResult, run_suite, units_of
 
 from .errors import ConfigurationError
 
@@ -129,11 +129,14 @@ def run_parts(
     relay = threading.Thread(target=_relay, args=(lines, progress, done), daemon=True,
                              name="fencepost-progress")
     relay.start()
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(UNITS)), mp_context=ctx,
+    from .registry import contract
+
+    parts = len(units_of(contract(contract_name).suite))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, parts), mp_context=ctx,
                                initializer=_start_process, initargs=(lines,))
     try:
         futures = [pool.submit(_run_part, contract_name, adapter, k, kwargs, example_db)
-                   for k in range(len(UNITS))]
+                   for k in range(parts)]
         try:
             wait(futures)
         except KeyboardInterrupt as stop:

@@ -251,7 +251,11 @@ def run_races(
     progress: Progress,
     done: Callable[[Evidence], bool],
     first: AbstractSet[str] = frozenset(),
+    only: str | None = None,
 ) -> dict[str, str]:
+    """Each race of ``suite`` (``only`` that one) for the profile's rounds, a race stopping at
+    its first failing round; the clauses whose race an option of the run turns off, with
+    why."""
     gated_off: dict[str, str] = {}
     for clause in suite.clauses:
         for check in clause.checks:
@@ -262,7 +266,8 @@ def run_races(
     if "concurrency" not in world.capabilities:
         return gated_off
     index = {name: k for k, name in enumerate(suite.races)}
-    for name in first_of(list(suite.races), {c.removeprefix("race:") for c in first}):
+    names = list(suite.races) if only is None else [only]
+    for name in first_of(names, {c.removeprefix("race:") for c in first}):
         fn = suite.races[name]
         gate = suite.race_gates.get(name)
         if gate and world.options.get(gate[0]) != gate[1]:

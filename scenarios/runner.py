@@ -177,7 +177,8 @@ def run_suite(
     true (the mutants command stops as soon as the expected clause has failed); the checks named
 in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others. The
     state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
-    it finds there. ``units`` (indexes of :data:`UNITS`; default all) runs only those parts."""
+    it finds there. ``units`` (indexes of :func:`units_of`; default all) runs only those
+    parts."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
@@ -201,18 +202,26 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
     return result
 
 
-UNITS: tuple[tuple[str, ...], ...] = (("scenario", "fault"), ("machine",), ("race",),
-                                      (CONCURRENT,))
-"""The independent parts of a run, in order: each runs on a store namespace of its own under a
-clock of its own that starts at :data:`CLOCK_START`, so what a part finds does not depend on
-which parts ran before it, nor where (``--jobs``: parts in parallel processes, their evidence
-merged in this order)."""
+def units_of(suite: Suite) -> tuple[tuple[str, ...], ...]:
+    """The independent parts of a run of ``suite``, in order: the scenarios with the fault
+    cases, the state machine, each race, the concurrent run. Each runs on a store namespace of
+    its own under a clock of its own that starts at :data:`CLOCK_START`, so what a part finds
+    does not depend on which parts ran before it, nor where (``--jobs``: parts in parallel
+    processes, their evidence merged in this order)."""
+    races = tuple((f"race:{name}",) for name in suite.races)
+    return (("scenario", "fault"), ("machine",), *races, (CONCURRENT,))
 
 
-def units_in_order(first: AbstractSet[str]) -> list[int]:
-    """The indexes of :data:`UNITS`, those holding a check named in ``first`` first."""
-    kinds = {c.split(":")[0] for c in first}
-    return sorted(range(len(UNITS)), key=lambda k: not kinds & set(UNITS[k]))
+def _wanted(kind: str, first: AbstractSet[str]) -> bool:
+    """Is the part's check kind (``scenario``, ``race:NAME``) named in ``first``
+    (``scenario:NAME``, ``race:NAME``, ``race``, ``machine``)?"""
+    return any(kind == f or kind == f.split(":")[0] or f == kind.split(":")[0] for f in first)
+
+
+def units_in_order(units: tuple[tuple[str, ...], ...], first: AbstractSet[str]) -> list[int]:
+    """The indexes of ``units``, those holding a check named in ``first`` first."""
+    return sorted(range(len(units)),
+                  key=lambda k: not any(_wanted(kind, first) for kind in units[k]))
 
 
 @attrs.define
@@ -241,18 +250,20 @@ class _Run:
         try:
             open_checked(suite, root)
             phases = {"scenario": self._scenarios, "fault": self._faults,
-                      "machine": self._machine, "race": self._races,
-                      CONCURRENT: self._concurrent}
-            first = {c.split(":")[0] for c in self.first}
-            for k in units_in_order(self.first):
+                      "machine": self._machine, CONCURRENT: self._concurrent}
+            units = units_of(suite)
+            for k in units_in_order(units, self.first):
                 if self.units is not None and k not in self.units:
                     continue
                 self.current = root.fork(f"u{k}", clock=SimClock(CLOCK_START))
-                for kind in first_of(UNITS[k], first):
-                    phase = phases[kind]
+                wanted = [kind for kind in units[k] if _wanted(kind, self.first)]
+                for kind in first_of(units[k], set(wanted)):
+                    name, _, race = kind.partition(":")
                     t0 = time.perf_counter()
-                    phase()
-                    self.timings[phase.__name__.strip("_")] = time.perf_counter() - t0
+                    self._races(race) if name == "race" else phases[kind]()
+                    timing = "races" if name == "race" else phases[kind].__name__.strip("_")
+                    self.timings[timing] = (self.timings.get(timing, 0.0)
+                                            + time.perf_counter() - t0)
                     if self.done(root.evidence):
                         return
                 self.current.discard()
@@ -298,9 +309,9 @@ class _Run:
             world.forget_store()
         world.evidence.ended.setdefault("machine", _ending(run))
 
-    def _races(self) -> None:
+    def _races(self, name: str) -> None:
         self.gated_off.update(run_races(self.suite, self.part, self.profile, self.progress,
-                                         self.done, self.first))
+                                         self.done, only=name))
 
     def _concurrent(self) -> None:
         self.history = run_concurrent_check(self.suite, self.part, self.profile, self.seed,

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from fencepost.api import check
+from fencepost.registry import contract
 from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Evidence, Failure, merged
-from fencepost.scenarios.runner import UNITS
+from fencepost.scenarios.runner import units_in_order, units_of
 
 
 def _seen(report: RunReport) -> list[tuple[Any, ...]]:
@@ -59,9 +60,19 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
     assert whole.ended == {"scenario:a": "failed X-1", "machine": "failed X-1, X-2"}
 
 
-def test_every_kind_of_check_is_in_exactly_one_part() -> None:
-    kinds = [kind for unit in UNITS for kind in unit]
-    assert sorted(kinds) == sorted({"scenario", "fault", "machine", "race", "concurrent"})
+def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:
+    suite = contract("ledgence-tasks").suite
+    kinds = [kind for unit in units_of(suite) for kind in unit]
+    assert kinds == ["scenario", "fault", "machine",
+                     *(f"race:{name}" for name in suite.races), "concurrent"]
+
+
+def test_the_parts_holding_the_checks_named_first_go_first() -> None:
+    units = (("scenario", "fault"), ("machine",), ("race:a",), ("race:b",), ("concurrent",))
+    assert units_in_order(units, {"race:b"}) == [3, 0, 1, 2, 4]
+    assert units_in_order(units, {"scenario:x", "concurrent"}) == [0, 4, 1, 2, 3]
+    assert units_in_order(units, {"race"}) == [2, 3, 0, 1, 4]
+    assert units_in_order(units, set()) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2", "two"])

@@ -26,6 +26,7 @@ from fencepost.adapters.sql import (
     reader,
     table_name,
     unavailable_on_disconnect,
+    writing,
 )
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
@@ -100,7 +101,7 @@ class SqlLedger(LedgerCore):
 
     @contextmanager
     def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:
-        with unavailable_on_disconnect(), self.engine.begin() as conn:
+        with unavailable_on_disconnect(), writing(self.engine) as conn:
             found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
             row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)

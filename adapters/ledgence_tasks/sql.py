@@ -49,6 +49,7 @@ from fencepost.adapters.sql import (
     lock_row,
     reader,
     unavailable_on_disconnect,
+    writing,
 )
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.env import AdapterEnv
@@ -412,7 +413,7 @@ class SqlLedgence(LedgenceCore):
 
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
-        with _refusal_is_unavailable(), self.engine.begin() as conn:
+        with _refusal_is_unavailable(), writing(self.engine) as conn:
             yield _SqlTxn(conn, self.engine, self.tables)
 
     @contextmanager

@@ -34,6 +34,7 @@ from fencepost.adapters.sql import (
     reader,
     table_name,
     unavailable_on_disconnect,
+    writing,
 )
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.env import AdapterEnv
@@ -219,7 +220,7 @@ class SqlTasks(TasksCore):
 
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
-        with unavailable_on_disconnect(), self.engine.begin() as conn:
+        with unavailable_on_disconnect(), writing(self.engine) as conn:
             yield _SqlTxn(conn, self.engine, self.table)
 
     @contextmanager
