@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -300,6 +300,11 @@ def validate_submission(command: Any, descriptor: Any) -> None:
 # --- canonical form --------------------------------------------------------------------------
 
 
+_quoted: Callable[[str], str] = json.encoder.encode_basestring
+"""A string as JSON writes it with ``ensure_ascii=False`` (what ``json.dumps`` calls for one,
+without building an encoder each time)."""
+
+
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys that keeps number classes apart: ``1`` is not ``1.0``
     and ``-0.0`` is not ``0.0`` (floats are written with ``repr``)."""
@@ -314,13 +319,12 @@ def canonical_json(value: Any) -> str:
             raise InvalidInput("data must not hold NaN or infinity")
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _quoted(value)
     if isinstance(value, Mapping):
         if not all(isinstance(k, str) for k in value):
             raise InvalidInput("JSON object keys must be strings")
         items = sorted(value.items())
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{canonical_json(v)}"
-                              for k, v in items) + "}"
+        return "{" + ",".join(f"{_quoted(str(k))}:{canonical_json(v)}" for k, v in items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(canonical_json(v) for v in value) + "]"
     raise InvalidInput(f"data must be JSON, not {type(value).__name__}")
