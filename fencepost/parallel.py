@@ -78,7 +78,7 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
               example_db: str | None) -> tuple[str, RunResult | str]:
     """One part in a pool process: ``("ok", result)``, ``("interrupted", partial result)``,
     ``("config", message)``, or ``("skipped", "")`` for a part taken after the run was
-    stopped."""
+    stopped (or stopped before it had a result)."""
     from .example_db import example_database
     from .registry import contract, resolve_adapter
 
@@ -99,7 +99,7 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
     except ConfigurationError as e:
         return "config", str(e)
     except Interrupted as stop:
-        return ("interrupted", stop.result) if stop.result is not None else ("config", "")
+        return ("interrupted", stop.result) if stop.result is not None else ("skipped", "")
     finally:
         _running.clear()
     return "ok", result
@@ -188,7 +188,7 @@ def _merge(futures: list[Future[tuple[str, RunResult | str]]], started: float, *
                 continue
             raise future.exception()  # type: ignore[misc]
         kind, value = future.result()
-        if kind == "config" and value:
+        if kind == "config":
             raise ConfigurationError(str(value))
         if isinstance(value, RunResult):
             results.append(value)
