@@ -43,6 +43,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fencepost-call-timeout", type=float, default=None, metavar="SECONDS",
                     help="how long one store call may take before the run stops with the "
                          "clauses at stake unknown (default 10, or FENCEPOST_CALL_TIMEOUT)")
+    group.addoption("--fencepost-shrink-budget", metavar="SECONDS[/TOTAL]", default=None,
+                    help="how long each broken clause's counterexample is shrunk, and all of "
+                         "them (default: the profile's; none: no limit; 0: no shrinking)")
+    group.addoption("--fencepost-jobs", type=int, default=None, metavar="N",
+                    help="run the check's independent parts in N processes (default 1: the "
+                         "verdicts are the same at any N)")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
     group.addoption("--fencepost-baseline", metavar="PATH", default=None,
@@ -150,6 +156,8 @@ def _report(config: pytest.Config) -> Any:
                 options=config.stash[_OPTIONS_KEY],
                 strict=config.getoption("fencepost_strict"),
                 call_timeout_s=_timeout(config),
+                shrink_budget=config.getoption("fencepost_shrink_budget"),
+                jobs=config.getoption("fencepost_jobs") or 1,
             )
         except Exception as e:
             config.stash[_ERROR_KEY] = e
@@ -183,6 +191,8 @@ _GIVEN_ONLY_WITH_A_CONTRACT = (
     ("fencepost_option", "--fencepost-option"),
     ("fencepost_strict", "--fencepost-strict"),
     ("fencepost_call_timeout", "--fencepost-call-timeout"),
+    ("fencepost_shrink_budget", "--fencepost-shrink-budget"),
+    ("fencepost_jobs", "--fencepost-jobs"),
     ("fencepost_only", "--fencepost-only"),
     ("fencepost_baseline", "--fencepost-baseline"),
 )
@@ -209,12 +219,30 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         options = validate_options(
             name, parse_options(config.getoption("fencepost_option"), "--fencepost-option"))
+        _shrink_budget_and_jobs(config)
         baseline = config.getoption("fencepost_baseline", None)
         if baseline:
             config.stash[_BASELINE_KEY] = _baseline(name, baseline)
     except ConfigurationError as e:
         raise pytest.UsageError(f"fencepost: {e}") from None
     config.stash[_OPTIONS_KEY] = options
+
+
+def _shrink_budget_and_jobs(config: pytest.Config) -> None:
+    """``--fencepost-shrink-budget`` must read as a budget, ``--fencepost-jobs`` be 1 or more
+    (a ConfigurationError otherwise)."""
+    from fencepost.errors import ConfigurationError
+    from fencepost.scenarios.shrinking import Shrinking
+
+    budget = config.getoption("fencepost_shrink_budget", None)
+    if budget is not None:
+        try:
+            Shrinking.parse(budget)
+        except ValueError as e:
+            raise ConfigurationError(f"--fencepost-shrink-budget: {e}") from None
+    jobs = config.getoption("fencepost_jobs", None)
+    if jobs is not None and jobs < 1:
+        raise ConfigurationError(f"--fencepost-jobs must be 1 or more, not {jobs}")
 
 
 def _baseline(contract_name: str, path: str) -> Any:

@@ -50,6 +50,18 @@ def test_plugin_fails_the_broken_clause_with_its_counterexample(tmp_path: Path) 
     assert "model: error stale_owner" in result.stdout
 
 
+def test_plugin_passes_the_shrink_budget_and_runs_the_parts_in_processes(
+        tmp_path: Path) -> None:
+    result = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
+                        "--fencepost-adapter", "my_ledger:make_zombie_ledger",
+                        "--fencepost-seed", "5", "--fencepost-shrink-budget", "0",
+                        "--fencepost-jobs", "2")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAILED fencepost::adk-ledger::ADK-FENCE-001" in result.stdout
+    assert "--fencepost-seed" not in result.stdout  # the replay is the command's
+    assert "--seed 5 --shrink-budget 0" in result.stdout, result.stdout
+
+
 def test_plugin_only_deselects_the_projects_own_tests(tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert True\n")
     both = run_pytest(tmp_path, "--fencepost-contract", "adk-ledger",
@@ -83,6 +95,10 @@ def assert_one_usage_error(result: subprocess.CompletedProcess[str], message: st
      "option finish_phases='sometimes' is not supported; use one of strict, any"),
     (["--fencepost-option", "finish_phases"],
      "--fencepost-option takes NAME=VALUE, not 'finish_phases'"),
+    (["--fencepost-shrink-budget", "fast"],
+     "--fencepost-shrink-budget: a shrink budget is SECONDS or SECONDS/TOTAL_SECONDS (or "
+     "none), not 'fast'"),
+    (["--fencepost-jobs", "0"], "--fencepost-jobs must be 1 or more, not 0"),
 ])
 def test_plugin_bad_option_is_one_usage_error_before_collection(
         tmp_path: Path, args: list[str], message: str) -> None:
