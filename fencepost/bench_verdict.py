@@ -116,59 +116,29 @@ def summarize(times: Sequence[VerdictTime]) -> list[VerdictSummary]:
     return out
 
 
-class TrivialMachine(RuleBasedStateMachine):
-    """Ten rules, each drawing one small integer and adding it to a total: nearly all of a
-    step's cost is Hypothesis choosing the rule and drawing its argument."""
-
+class _Adder(RuleBasedStateMachine):
     steps = 0
 
     def __init__(self) -> None:
         super().__init__()
         self.total = 0
 
-    def _add(self, n: int) -> None:
+    def add(self, n: int) -> None:
         self.total += n
         type(self).steps += 1
 
-    @rule(n=st.integers(0, 9))
-    def r0(self, n: int) -> None:
-        self._add(n)
 
-    @rule(n=st.integers(0, 9))
-    def r1(self, n: int) -> None:
-        self._add(n)
+def _adding_rule() -> object:
+    def add_one(self: _Adder, n: int) -> None:
+        self.add(n)
 
-    @rule(n=st.integers(0, 9))
-    def r2(self, n: int) -> None:
-        self._add(n)
+    return rule(n=st.integers(0, 9))(add_one)
 
-    @rule(n=st.integers(0, 9))
-    def r3(self, n: int) -> None:
-        self._add(n)
 
-    @rule(n=st.integers(0, 9))
-    def r4(self, n: int) -> None:
-        self._add(n)
-
-    @rule(n=st.integers(0, 9))
-    def r5(self, n: int) -> None:
-        self._add(n)
-
-    @rule(n=st.integers(0, 9))
-    def r6(self, n: int) -> None:
-        self._add(n)
-
-    @rule(n=st.integers(0, 9))
-    def r7(self, n: int) -> None:
-        self._add(n)
-
-    @rule(n=st.integers(0, 9))
-    def r8(self, n: int) -> None:
-        self._add(n)
-
-    @rule(n=st.integers(0, 9))
-    def r9(self, n: int) -> None:
-        self._add(n)
+TrivialMachine: type[_Adder] = type(
+    "TrivialMachine", (_Adder,), {f"r{k}": _adding_rule() for k in range(10)})
+"""Ten rules, each drawing one small integer and adding it to a total: nearly all of a
+step's cost is Hypothesis choosing the rule and drawing its argument."""
 
 
 def ceiling_rate(examples: int, steps: int, seed: int = 1, runs: int = 3
@@ -182,7 +152,7 @@ def ceiling_rate(examples: int, steps: int, seed: int = 1, runs: int = 3
                       suppress_health_check=list(HealthCheck))
     measured: list[tuple[int, float]] = []
     for k in range(runs + 1):
-        machine: type[TrivialMachine] = type("TrivialMachine", (TrivialMachine,), {"steps": 0})
+        machine: type[_Adder] = type("TrivialMachine", (TrivialMachine,), {"steps": 0})
         started = time.perf_counter()
         run_state_machine_as_test(hypothesis.seed(seed)(machine), settings=config)
         if k > 0:  # the first run warms up
