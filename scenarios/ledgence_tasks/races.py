@@ -21,7 +21,7 @@ from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees
 
 from ..checks import Races
-from ..guard import Guarded
+from ..guard import Guarded, RunStopped
 from ..harness import Harness, StoreLost, violation
 from ..races import release_together, settle_race
 from .calls import (
@@ -280,6 +280,8 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
                     written.notify_all()
         except Exception as e:  # noqa: BLE001 - reported as a broken walk
             errors.append(f"writer {w}: {type(e).__name__}: {e}")
+        except RunStopped:
+            pass  # the run was stopped: the reader's next call says so, this thread just ends
         finally:
             with written:
                 progress["writers"] -= 1
