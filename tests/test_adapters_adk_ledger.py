@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from fencepost.api import check
@@ -42,7 +44,9 @@ def test_postgresql_ledger_passes_every_clause(pg_url: str) -> None:
 
 def _race_rounds(adapter: str, race: str, rounds: int) -> list[str]:
     factory, _ = resolve_adapter("adk-ledger", adapter)
-    world = World(MODEL, factory, SimClock(1_000_000), "racetest", default_options())
+    # A namespace of its own: the suite runs on several workers against one PostgreSQL.
+    world = World(MODEL, factory, SimClock(1_000_000), f"race{uuid.uuid4().hex[:10]}",
+                  default_options())
     world.capabilities = frozenset({"concurrency"})
     failures = []
     try:
