@@ -155,11 +155,29 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
     names = _field_names(kind, _ALL_FIELDS, _any)
     if names is not None and kind is type(actual):
         for name in names:
-            out += harvest(getattr(expected, name), getattr(actual, name))
+            field = getattr(expected, name)
+            if type(field) not in _LEAVES:
+                out += harvest(field, getattr(actual, name))
     elif isinstance(expected, tuple | list) and isinstance(actual, tuple | list):
         for e, a in zip(expected, actual, strict=False):
             out += harvest(e, a)
     return out
+
+
+_ALIASES: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def evolved(value: Any, changes: Mapping[str, Any]) -> Any:
+    """``attrs.evolve(value, **changes)`` (``changes`` by field name), with the class's init
+    fields looked up once per class: ``attrs.evolve`` looks them up on every call, and the
+    walks here rebuild thousands of values per run."""
+    cls = type(value)
+    try:
+        pairs = _ALIASES[cls]
+    except KeyError:
+        pairs = _ALIASES[cls] = tuple((f.name, f.alias) for f in attrs.fields(cls) if f.init)
+    return cls(**{alias: changes[name] if name in changes else getattr(value, name)
+                  for name, alias in pairs})
 
 
 def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any]) -> Any:
@@ -171,7 +189,7 @@ def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], A
         new = rebuild(old)
         if new is not old:
             changes[name] = new
-    return attrs.evolve(value, **changes) if changes else value
+    return evolved(value, changes) if changes else value
 
 
 def known(value: Any, minted: Callable[[str], Any]) -> Any:
@@ -182,7 +200,7 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
     kind = type(value)
     if kind in _LEAVES:
         return value
-    if isinstance(value, Opaque):
+    if kind is Opaque or isinstance(value, Opaque):
         if isinstance(value.meaning, str):
             try:
                 return minted(value.meaning)
@@ -191,14 +209,26 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return evolve_fields(value, names, lambda v: known(v, minted))
+        # The fields inline (not through evolve_fields): this walk runs on every answer the
+        # kit compares, and most fields are leaves.
+        changes = None
+        for name in names:
+            old = getattr(value, name)
+            if type(old) in _LEAVES:
+                continue
+            new = known(old, minted)
+            if new is not old:
+                if changes is None:
+                    changes = {}
+                changes[name] = new
+        return value if changes is None else evolved(value, changes)
     if kind is tuple or kind is list:
-        items = [known(v, minted) for v in value]
+        items = [v if type(v) in _LEAVES else known(v, minted) for v in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return tuple(items) if kind is tuple else items
     if kind is dict:
-        pairs = {k: known(v, minted) for k, v in value.items()}
+        pairs = {k: v if type(v) in _LEAVES else known(v, minted) for k, v in value.items()}
         return value if all(pairs[k] is v for k, v in value.items()) else pairs
     if isinstance(value, tuple):
         return tuple(known(v, minted) for v in value)
@@ -224,9 +254,19 @@ def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return evolve_fields(value, names, lambda v: resolve(v, replace, copy))
+        changes = None
+        for name in names:  # inline, as in known
+            old = getattr(value, name)
+            if type(old) in _LEAVES:
+                continue
+            new = resolve(old, replace, copy)
+            if new is not old:
+                if changes is None:
+                    changes = {}
+                changes[name] = new
+        return value if changes is None else evolved(value, changes)
     if kind is tuple:
-        items = tuple(resolve(v, replace, copy) for v in value)
+        items = tuple(v if type(v) in _LEAVES else resolve(v, replace, copy) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     if isinstance(value, tuple):
         return tuple(resolve(v, replace, copy) for v in value)

@@ -1,5 +1,6 @@
 """The SQL stores' shared plumbing: a write transaction on SQLite first waits, in this
-process, for the database's other writers of this process."""
+process, for the database's other writers of this process; reads run on a connection kept per
+thread that holds nothing between reads; SQLite databases are in WAL mode."""
 
 from __future__ import annotations
 
@@ -58,3 +59,120 @@ def test_writers_of_another_database_do_not_wait(tmp_path: Path) -> None:
     finally:
         one.dispose()
         two.dispose()
+
+
+# --- ReadConnections: a store's read connections, one per thread, kept between reads ----------
+
+
+def _backend_pid(conn: sa.Connection) -> object:
+    return conn.execute(sa.text("select pg_backend_pid()")).scalar_one()
+
+
+def test_a_thread_reads_on_one_kept_connection_and_each_thread_on_its_own(pg_url: str) -> None:
+    from fencepost.adapters.sql import ReadConnections
+
+    engine = make_engine(pg_url)
+    reads = ReadConnections(engine)
+    try:
+        with reads.connection() as conn:
+            first = _backend_pid(conn)
+        with reads.connection() as conn:
+            assert _backend_pid(conn) == first
+        other: list[object] = []
+
+        def read_elsewhere() -> None:
+            with reads.connection() as conn:
+                other.append(_backend_pid(conn))
+
+        thread = threading.Thread(target=read_elsewhere)
+        thread.start()
+        thread.join()
+        assert other and other[0] != first
+    finally:
+        reads.close()
+        engine.dispose()
+
+
+def test_a_kept_read_connection_holds_no_transaction_between_reads(pg_url: str) -> None:
+    """Between reads the connection is idle, not idle in a transaction: a transaction kept open
+    would hold its locks (a dropped table would wait for it) and its snapshot."""
+    from fencepost.adapters.sql import ReadConnections
+
+    engine = make_engine(pg_url)
+    reads = ReadConnections(engine)
+    try:
+        with reads.connection() as conn:
+            pid = _backend_pid(conn)
+        with engine.connect() as watcher:
+            state = watcher.execute(sa.text("select state from pg_stat_activity where pid = :p"),
+                                    {"p": pid}).scalar_one()
+        assert state == "idle"
+    finally:
+        reads.close()
+        engine.dispose()
+
+
+def test_a_refusal_keeps_the_connection_and_a_lost_one_is_replaced(pg_url: str) -> None:
+    """The store's own refusal inside a read keeps the connection; a connection the server
+    dropped fails its read, and the next read connects afresh."""
+    from fencepost.adapters.sql import ReadConnections
+
+    engine = make_engine(pg_url)
+    reads = ReadConnections(engine)
+    try:
+        with reads.connection() as conn:
+            first = _backend_pid(conn)
+        try:
+            with reads.connection() as conn:
+                raise LookupError("the store's own refusal (not found)")
+        except LookupError:
+            pass
+        with reads.connection() as conn:
+            assert _backend_pid(conn) == first
+        with engine.connect() as admin:
+            admin.execute(sa.text("select pg_terminate_backend(:p)"), {"p": first})
+        try:
+            with reads.connection() as conn:
+                conn.execute(sa.text("select 1"))
+            raise AssertionError("a read on a terminated connection succeeded")
+        except sa.exc.OperationalError:
+            pass
+        with reads.connection() as conn:
+            assert _backend_pid(conn) != first
+    finally:
+        reads.close()
+        engine.dispose()
+
+
+def test_close_closes_every_threads_read_connection(tmp_path: Path) -> None:
+    from fencepost.adapters.sql import ReadConnections
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    reads = ReadConnections(engine)
+    kept: list[sa.Connection] = []
+
+    def read() -> None:
+        with reads.connection() as conn:
+            conn.execute(sa.text("select 1"))
+            kept.append(conn)
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    read()
+    assert len({id(c) for c in kept}) == 4 and not any(c.closed for c in kept)
+    reads.close()
+    assert all(c.closed for c in kept)
+    engine.dispose()
+
+
+def test_sqlite_databases_are_opened_in_wal_mode(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar_one() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar_one() == 1  # NORMAL
+    finally:
+        engine.dispose()

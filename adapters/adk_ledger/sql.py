@@ -21,9 +21,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
     TABLES_CACHED,
+    ReadConnections,
     SqlStoreFactory,
     lock_row,
-    reader,
     table_name,
     unavailable_on_disconnect,
     writing,
@@ -93,7 +93,7 @@ class SqlLedger(LedgerCore):
         super().__init__(env)
         self.engine = engine
         self.table = ledger_table(env.namespace)
-        self._reader = reader(engine)
+        self._reads = ReadConnections(engine)
         self._read = sa.select(self.table).where(self.table.c.invocation_id == sa.bindparam("id"))
         self._lock = lock_row(engine, self._read)
         with unavailable_on_disconnect():
@@ -110,12 +110,13 @@ class SqlLedger(LedgerCore):
     def _reading(self, invocation_id: str) -> Iterator[_SqlSlot]:
         # One SELECT, no lock and (SQLite) no write lock: a get neither waits for nor holds
         # up a claim. The slot is read-only (get writes nothing).
-        with unavailable_on_disconnect(), self._reader.connect() as conn:
+        with unavailable_on_disconnect(), self._reads.connection() as conn:
             found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
             row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
             yield _SqlSlot(conn, self.table, invocation_id, row)
 
     def close(self) -> None:
+        self._reads.close()
         self.engine.dispose()
 
 

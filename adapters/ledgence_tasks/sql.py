@@ -45,9 +45,9 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
+    ReadConnections,
     SqlStoreFactory,
     lock_row,
-    reader,
     unavailable_on_disconnect,
     writing,
 )
@@ -403,7 +403,7 @@ class SqlLedgence(LedgenceCore):
         super().__init__(env)
         self.engine = engine
         self.tables = ledgence_tables(env.namespace)
-        self._reader = reader(engine)
+        self._reads = ReadConnections(engine)
         # Stores of one run may open at once: serialize the check-then-create of the tables
         # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
         # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
@@ -419,7 +419,7 @@ class SqlLedgence(LedgenceCore):
     @contextmanager
     def _reading(self) -> Iterator[_SqlTxn]:
         # The reads: one statement at a time, no locks, no BEGIN IMMEDIATE (see reader).
-        with _refusal_is_unavailable(), self._reader.connect() as conn:
+        with _refusal_is_unavailable(), self._reads.connection() as conn:
             yield _SqlTxn(conn, self.engine, self.tables, locking=False)
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
@@ -432,6 +432,7 @@ class SqlLedgence(LedgenceCore):
             return self._replay(lost.winner, command)
 
     def close(self) -> None:
+        self._reads.close()
         self.engine.dispose()
 
 

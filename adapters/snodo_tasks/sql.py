@@ -29,9 +29,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
     TABLES_CACHED,
+    ReadConnections,
     SqlStoreFactory,
     lock_row,
-    reader,
     table_name,
     unavailable_on_disconnect,
     writing,
@@ -206,7 +206,7 @@ class SqlTasks(TasksCore):
         self.engine = engine
         super().__init__(env)
         self.table = tasks_table(env.namespace)
-        self._reader = reader(engine)
+        self._reads = ReadConnections(engine)
         # Stores of one run may open at once: serialize the check-then-create of the table
         # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
         # transactional there, so the second opener sees the table).
@@ -227,10 +227,11 @@ class SqlTasks(TasksCore):
     def _reading(self) -> Iterator[_SqlTxn]:
         # get and worker_snapshot load one row: one SELECT, no lock and (SQLite) no write
         # lock, so reads neither wait for nor hold up claims.
-        with unavailable_on_disconnect(), self._reader.connect() as conn:
+        with unavailable_on_disconnect(), self._reads.connection() as conn:
             yield _SqlTxn(conn, self.engine, self.table, locking=False)
 
     def close(self) -> None:
+        self._reads.close()
         self.engine.dispose()
 
 
