@@ -175,7 +175,12 @@ class ReadConnections:
 
 def lock_row(engine: Engine, select: sa.Select[Any]) -> sa.Select[Any]:
     """Lock the selected row for the transaction. SQLite's BEGIN IMMEDIATE already did."""
-    if engine.dialect.name == "sqlite":
+    return backend_lock_row(engine.dialect.name, select)
+
+
+def backend_lock_row(backend: str, select: sa.Select[Any]) -> sa.Select[Any]:
+    """:func:`lock_row` for the backend named ``backend`` (a dialect name)."""
+    if backend == "sqlite":
         return select
     return select.with_for_update()
 

@@ -17,7 +17,10 @@ Hypothesis stops looking at the first failure, and the run would report one clau
 A second hook (``ConjectureRunner.should_generate_more``) makes a run generate all of its
 examples even after a failure (Hypothesis stops soon after the first ones, to start
 shrinking): which clauses a run puts to the test must not depend on how early another clause
-broke, and every broken clause found by generation is reported at once.
+broke, and every broken clause found by generation is reported at once. Two more
+(``ConjectureRunner.reuse_existing_test_cases`` and ``generate_new_test_cases``) do the same
+after failures replayed from an example database, where Hypothesis would not generate at all: the seeds of a campaign share
+one database, and each must put the store to the test, not only replay what another found.
 
 Example::
 
@@ -149,6 +152,46 @@ def _should_generate_more(self: Any) -> bool:
 
 
 _engine.ConjectureRunner.should_generate_more = _should_generate_more  # type: ignore[method-assign]
+
+_original_generate_new_test_cases = _engine.ConjectureRunner.generate_new_test_cases
+
+
+def _generate_new_test_cases(self: Any) -> None:
+    replayed = self.interesting_test_cases
+    if getattr(_active, "cut", None) is None or not replayed:
+        _original_generate_new_test_cases(self)
+        return
+    # Failures the example database replayed: Hypothesis would skip generating and report
+    # them. Generate as if none had been found, then keep, per clause, the smaller of the
+    # replayed and the generated counterexample (as Hypothesis keeps the smaller of two).
+    self.interesting_test_cases = {}
+    try:
+        _original_generate_new_test_cases(self)
+    finally:
+        found = self.interesting_test_cases
+        for origin, result in replayed.items():
+            new = found.get(origin)
+            if new is None or _shrinker.sort_key(result.nodes) <= _shrinker.sort_key(new.nodes):
+                found[origin] = result
+        self.interesting_test_cases = found
+
+
+_engine.ConjectureRunner.generate_new_test_cases = (  # type: ignore[method-assign]
+    _generate_new_test_cases)
+
+_original_reuse = _engine.ConjectureRunner.reuse_existing_test_cases
+
+
+def _reuse_existing_test_cases(self: Any) -> None:
+    _original_reuse(self)
+    if getattr(_active, "cut", None) is not None:
+        # Hypothesis ends the run at once when a replayed failure had been shrunk before;
+        # this run goes on to generate (see _generate_new_test_cases).
+        self.reused_previously_shrunk_test_case = False
+
+
+_engine.ConjectureRunner.reuse_existing_test_cases = (  # type: ignore[method-assign]
+    _reuse_existing_test_cases)
 
 
 @contextmanager

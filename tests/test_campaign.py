@@ -484,13 +484,13 @@ def test_a_failure_found_in_one_campaign_is_replayed_first_in_the_next(
     assert second == 1
     one = load_report(tmp_path / "a" / "seeds" / "1" / "report.json")
     two = load_report(tmp_path / "b" / "seeds" / "9" / "report.json")
-    quick_examples = 60
-    # Without stored failures a quick run makes all its 60 examples (and more to shrink); the
-    # second made fewer: it replayed the stored ones first, found them failing, and stopped
-    # there (Hypothesis' reuse phase).
-    assert one.examples >= quick_examples > two.examples
+    # The second replayed the stored failures (what replaying does to a state machine is shown
+    # exactly in test_scenarios_shrinking) and then still made all its 60 examples: a
+    # campaign's later seeds put the store to the test, they do not only replay.
+    assert two.examples >= 60
     assert {v.clause.id for v in two.failed()} == {v.clause.id for v in one.failed()}
     assert "ADK-DELETE-003" in {v.clause.id for v in two.failed()}
+    assert sorted(client.scan_iter(match=f"{prefix}:*")) == keys
     assert read_json(tmp_path / "b" / "campaign.json")["example_db"] == url
 
 

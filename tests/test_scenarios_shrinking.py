@@ -18,6 +18,7 @@ class TwoBugs(RuleBasedStateMachine):
     after Hypothesis on its own would have stopped generating to shrink X-1."""
 
     examples = 0
+    x2_from = 30
 
     def __init__(self) -> None:
         super().__init__()
@@ -27,7 +28,7 @@ class TwoBugs(RuleBasedStateMachine):
     def step(self, n: int) -> None:
         if n == 1:
             raise violation("X-1", "one", ())
-        if n == 2 and type(self).examples >= 30:
+        if n == 2 and type(self).examples >= type(self).x2_from:
             raise violation("X-2", "two", ())
 
 
@@ -70,3 +71,36 @@ def test_a_budget_reads_and_reads_back(text: str, per: float | None, total: floa
 def test_a_bad_budget_is_refused_with_what_to_write(text: str) -> None:
     with pytest.raises(ValueError, match="shrink budget"):
         Shrinking.parse(text)
+
+
+class Recorded(TwoBugs):
+    """TwoBugs writing down the first example's steps."""
+
+    first: list[int] | None = None
+
+    @rule(n=st.integers(0, 3))
+    def step(self, n: int) -> None:
+        if type(self).examples == 1 and type(self).first is not None:
+            type(self).first.append(n)
+        super().step(n)
+
+
+def test_a_failure_replayed_from_the_example_database_does_not_stop_generation() -> None:
+    """The stored failure runs first; then, where Hypothesis would skip its generate phase to
+    report the replay soonest, the run still makes all its examples (a campaign's later seeds
+    share one database, and each must put the store to the test, not only replay): X-2, which
+    only examples from the 30th on can break, is found too."""
+    from hypothesis.database import InMemoryExampleDatabase
+
+    db = InMemoryExampleDatabase()
+    # Only X-1 is stored, shrunk: Hypothesis then takes the replay as final and ends the run.
+    first = run_machine(type("Recorded", (Recorded,), {"examples": 0, "x2_from": 10**9}),
+                        examples=60, steps=5, seed=1, database=db,
+                        shrinking=Shrinking.parse("none"))
+    assert [v.clause for v in first.violations] == ["X-1"]
+    machine = type("Recorded", (Recorded,), {"examples": 0, "first": []})
+    again = run_machine(machine, examples=60, steps=5, seed=2, database=db,
+                        shrinking=Shrinking.parse("0"))
+    assert machine.first == [1]  # the stored, shrunk counterexample of X-1
+    assert machine.examples >= 60
+    assert sorted(v.clause for v in again.violations) == ["X-1", "X-2"]

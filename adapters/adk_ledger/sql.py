@@ -58,32 +58,36 @@ def ledger_table(namespace: str) -> sa.Table:
     )
 
 
+@functools.lru_cache(maxsize=TABLES_CACHED)
+def _writes(namespace: str) -> tuple[sa.Insert, sa.Update, sa.Delete]:
+    """The namespace's insert, update and delete, built once with the key as a parameter
+    (``b_id``: a column's own name is reserved for its SET value)."""
+    t = ledger_table(namespace)
+    key = t.c.invocation_id == sa.bindparam("b_id")
+    return t.insert(), t.update().where(key), t.delete().where(key)
+
+
 @attrs.define
 class _SqlSlot:
     conn: Connection
-    table: sa.Table
+    namespace: str
     invocation_id: str
     row: StoredInvocation | None
 
     def insert(self, row: StoredInvocation) -> None:
         try:
             with self.conn.begin_nested():
-                self.conn.execute(self.table.insert().values(**attrs.asdict(row)))
+                self.conn.execute(_writes(self.namespace)[0], attrs.asdict(row))
         except exc.IntegrityError as e:
             raise spec.AlreadyExists(self.invocation_id) from e
 
     def update(self, row: StoredInvocation) -> None:
         values = attrs.asdict(row)
         del values["invocation_id"]
-        self.conn.execute(
-            self.table.update().where(self.table.c.invocation_id == self.invocation_id),
-            values,
-        )
+        self.conn.execute(_writes(self.namespace)[1], {**values, "b_id": self.invocation_id})
 
     def remove(self) -> None:
-        self.conn.execute(
-            self.table.delete().where(self.table.c.invocation_id == self.invocation_id)
-        )
+        self.conn.execute(_writes(self.namespace)[2], {"b_id": self.invocation_id})
 
 
 class SqlLedger(LedgerCore):
@@ -104,7 +108,7 @@ class SqlLedger(LedgerCore):
         with unavailable_on_disconnect(), writing(self.engine) as conn:
             found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
             row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
-            yield _SqlSlot(conn, self.table, invocation_id, row)
+            yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
 
     @contextmanager
     def _reading(self, invocation_id: str) -> Iterator[_SqlSlot]:
@@ -113,7 +117,7 @@ class SqlLedger(LedgerCore):
         with unavailable_on_disconnect(), self._reads.connection() as conn:
             found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
             row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
-            yield _SqlSlot(conn, self.table, invocation_id, row)
+            yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
 
     def close(self) -> None:
         self._reads.close()

@@ -35,6 +35,7 @@ answers ``unavailable``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,8 +46,10 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from fencepost.adapters.sql import (
+    TABLES_CACHED,
     ReadConnections,
     SqlStoreFactory,
+    backend_lock_row,
     lock_row,
     unavailable_on_disconnect,
     writing,
@@ -101,15 +104,64 @@ class LostSubmissionRace(Exception):
         self.winner = winner
 
 
+def _bound(name: str) -> sa.BindParameter[Any]:
+    return sa.bindparam(name)
+
+
+@attrs.frozen
+class Statements:
+    """The statements the store runs most, built once per namespace and backend with their
+    values as parameters: a statement built per call is built and keyed for SQLAlchemy's
+    compiled cache on every call, which cost more than running it. ``*_locked``: the same
+    read locking its row for the transaction (see :func:`~fencepost.adapters.sql.lock_row`)."""
+
+    task: sa.Select[Any]
+    task_locked: sa.Select[Any]
+    attempt: sa.Select[Any]
+    attempt_locked: sa.Select[Any]
+    session_shared: sa.Select[Any]
+    submission: sa.Select[Any]
+    last_sequence: sa.Select[Any]
+    history: sa.Select[Any]
+    save_task: sa.Update
+    save_attempt: sa.Update
+
+
+@functools.lru_cache(maxsize=TABLES_CACHED)
+def statements(namespace: str, backend: str) -> Statements:
+    """The namespace's :class:`Statements` for ``backend`` (a dialect name)."""
+    tables = ledgence_tables(namespace)
+    t, a, h, s = tables.tasks, tables.attempts, tables.history, tables.sessions
+    task = sa.select(t.c.record).where(t.c.task_id == _bound("task_id"))
+    attempt = sa.select(a.c.record).where(a.c.task_id == _bound("task_id"),
+                                          a.c.attempt_id == _bound("attempt_id"))
+    session = sa.select(s.c.session).where(s.c.id == _bound("id"))
+    return Statements(
+        task=task,
+        task_locked=backend_lock_row(backend, task),
+        attempt=attempt,
+        attempt_locked=backend_lock_row(backend, attempt),
+        session_shared=SHARE_LOCK.get(backend, no_row_lock)(session),
+        submission=sa.select(t.c.task_id).where(t.c.scope == _bound("scope"),
+                                                t.c.idempotency_key == _bound("key")),
+        last_sequence=sa.select(sa.func.max(h.c.sequence)).where(h.c.task_id == _bound("task_id")),
+        history=(sa.select(h.c.sequence, h.c.event)
+                 .where(h.c.task_id == _bound("task_id"), h.c.sequence > _bound("after"))
+                 .order_by(h.c.sequence).limit(_bound("limit"))),
+        # The key as b_*: a column's own name is reserved for its SET value.
+        save_task=t.update().where(t.c.task_id == _bound("b_task_id")),
+        save_attempt=a.update().where(a.c.task_id == _bound("b_task_id"),
+                                      a.c.attempt_id == _bound("b_attempt_id")),
+    )
+
+
 @attrs.define
 class _SqlTxn:
     conn: Connection
     engine: Engine
     tables: Tables
+    sql: Statements
     locking: bool = True  # False: a read-only unit of work (see LedgenceCore._reading)
-
-    def _lock(self, select: sa.Select[Any]) -> sa.Select[Any]:
-        return lock_row(self.engine, select) if self.locking else select
 
     @property
     def _backend(self) -> str:
@@ -127,10 +179,7 @@ class _SqlTxn:
         return loads(text) if text is not None else None
 
     def read_session(self, worker_session_id: str) -> spec.WorkerSession | None:
-        t = self.tables.sessions
-        query = sa.select(t.c.session).where(t.c.id == worker_session_id)
-        query = SHARE_LOCK.get(self._backend, no_row_lock)(query)
-        text = self.conn.execute(query).scalar()
+        text = self.conn.execute(self.sql.session_shared, {"id": worker_session_id}).scalar()
         return loads(text) if text is not None else None
 
     def save_session(self, session: spec.WorkerSession) -> None:
@@ -144,17 +193,13 @@ class _SqlTxn:
     # tasks and their bindings
 
     def find_submission(self, scope: spec.Scope, idempotency_key: str) -> str | None:
-        t = self.tables.tasks
-        query = sa.select(t.c.task_id).where(
-            t.c.scope == dump_scope(scope), t.c.idempotency_key == idempotency_key
-        )
-        found: str | None = self.conn.execute(query).scalar()
+        found: str | None = self.conn.execute(
+            self.sql.submission, {"scope": dump_scope(scope), "key": idempotency_key}).scalar()
         return found
 
     def load_task(self, task_id: str) -> TaskRecord | None:
-        t = self.tables.tasks
-        query = sa.select(t.c.record).where(t.c.task_id == task_id)
-        text = self.conn.execute(self._lock(query)).scalar()
+        query = self.sql.task_locked if self.locking else self.sql.task
+        text = self.conn.execute(query, {"task_id": task_id}).scalar()
         return loads(text) if text is not None else None
 
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
@@ -180,10 +225,8 @@ class _SqlTxn:
             raise LostSubmissionRace(winner) from None
 
     def save_task(self, record: TaskRecord) -> None:
-        t = self.tables.tasks
-        self.conn.execute(
-            t.update().where(t.c.task_id == record.task_id).values(**task_columns(record))
-        )
+        self.conn.execute(self.sql.save_task,
+                          {**task_columns(record), "b_task_id": record.task_id})
 
     def _candidates(self, query: CandidateQuery,
                     passed_over: Collection[str]) -> sa.Select[Any]:
@@ -287,9 +330,8 @@ class _SqlTxn:
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
-        a = self.tables.attempts
-        query = sa.select(a.c.record).where(a.c.task_id == task_id, a.c.attempt_id == attempt_id)
-        text = self.conn.execute(self._lock(query)).scalar()
+        query = self.sql.attempt_locked if self.locking else self.sql.attempt
+        text = self.conn.execute(query, {"task_id": task_id, "attempt_id": attempt_id}).scalar()
         return loads(text) if text is not None else None
 
     def insert_attempt(self, record: StoredAttempt) -> None:
@@ -297,12 +339,9 @@ class _SqlTxn:
             task_id=record.task_id, attempt_id=record.attempt_id, **attempt_columns(record)))
 
     def save_attempt(self, record: StoredAttempt) -> None:
-        a = self.tables.attempts
-        self.conn.execute(
-            a.update()
-            .where(a.c.task_id == record.task_id, a.c.attempt_id == record.attempt_id)
-            .values(**attempt_columns(record))
-        )
+        self.conn.execute(self.sql.save_attempt, {
+            **attempt_columns(record),
+            "b_task_id": record.task_id, "b_attempt_id": record.attempt_id})
 
     # acquisition cursors
 
@@ -356,28 +395,21 @@ class _SqlTxn:
     # history
 
     def last_sequence(self, task_id: str) -> int:
-        t = self.tables.history
-        query = sa.select(sa.func.max(t.c.sequence)).where(t.c.task_id == task_id)
-        last = self.conn.execute(query).scalar()
+        last = self.conn.execute(self.sql.last_sequence, {"task_id": task_id}).scalar()
         return int(last) if last is not None else 0
 
     def append_history(self, recorded: spec.RecordedHistoryEvent) -> None:
-        self.conn.execute(self.tables.history.insert().values(
-            task_id=recorded.event.task_id, sequence=recorded.sequence,
-            event=dumps(recorded.event),
-        ))
+        self.conn.execute(self.tables.history.insert(), {
+            "task_id": recorded.event.task_id, "sequence": recorded.sequence,
+            "event": dumps(recorded.event),
+        })
 
     def history(self, task_id: str, after_sequence: int,
                 limit: int) -> list[spec.RecordedHistoryEvent]:
-        t = self.tables.history
-        query = (
-            sa.select(t.c.sequence, t.c.event)
-            .where(t.c.task_id == task_id, t.c.sequence > after_sequence)
-            .order_by(t.c.sequence)
-            .limit(limit)
-        )
+        query = self.conn.execute(self.sql.history,
+                                  {"task_id": task_id, "after": after_sequence, "limit": limit})
         return [spec.RecordedHistoryEvent(int(sequence), loads(event))
-                for sequence, event in self.conn.execute(query)]
+                for sequence, event in query]
 
 
 # --- the store -----------------------------------------------------------------------------------
@@ -403,6 +435,7 @@ class SqlLedgence(LedgenceCore):
         super().__init__(env)
         self.engine = engine
         self.tables = ledgence_tables(env.namespace)
+        self.sql = statements(env.namespace, engine.dialect.name)
         self._reads = ReadConnections(engine)
         # Stores of one run may open at once: serialize the check-then-create of the tables
         # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
@@ -414,13 +447,13 @@ class SqlLedgence(LedgenceCore):
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
         with _refusal_is_unavailable(), writing(self.engine) as conn:
-            yield _SqlTxn(conn, self.engine, self.tables)
+            yield _SqlTxn(conn, self.engine, self.tables, self.sql)
 
     @contextmanager
     def _reading(self) -> Iterator[_SqlTxn]:
         # The reads: one statement at a time, no locks, no BEGIN IMMEDIATE (see reader).
         with _refusal_is_unavailable(), self._reads.connection() as conn:
-            yield _SqlTxn(conn, self.engine, self.tables, locking=False)
+            yield _SqlTxn(conn, self.engine, self.tables, self.sql, locking=False)
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:

@@ -31,6 +31,7 @@ from fencepost.adapters.sql import (
     TABLES_CACHED,
     ReadConnections,
     SqlStoreFactory,
+    backend_lock_row,
     lock_row,
     table_name,
     unavailable_on_disconnect,
@@ -105,11 +106,34 @@ def _columns(aggregate: Aggregate) -> dict[str, Any]:
     }
 
 
+@attrs.frozen
+class Statements:
+    """The statements every call runs, built once per namespace and backend with their values
+    as parameters (built per call, each was built and keyed for SQLAlchemy's compiled cache
+    every time): load a task, the same locking its row (see
+    :func:`~fencepost.adapters.sql.lock_row`), save it."""
+
+    load: sa.Select[Any]
+    load_locked: sa.Select[Any]
+    save: sa.Update
+
+
+@functools.lru_cache(maxsize=TABLES_CACHED)
+def statements(namespace: str, backend: str) -> Statements:
+    """The namespace's :class:`Statements` for ``backend`` (a dialect name)."""
+    t = tasks_table(namespace)
+    load = sa.select(t.c.aggregate).where(t.c.task_id == sa.bindparam("task_id"))
+    # The key as b_task_id: a column's own name is reserved for its SET value.
+    return Statements(load, backend_lock_row(backend, load),
+                      t.update().where(t.c.task_id == sa.bindparam("b_task_id")))
+
+
 @attrs.define
 class _SqlTxn:
     conn: Connection
     engine: Engine
     table: sa.Table
+    sql: Statements
     locking: bool = True  # False: a read-only unit of work (load only, no lock)
 
     @property
@@ -117,8 +141,8 @@ class _SqlTxn:
         return self.engine.dialect.name
 
     def load(self, task_id: str) -> Aggregate | None:
-        query = sa.select(self.table.c.aggregate).where(self.table.c.task_id == task_id)
-        text = self.conn.execute(lock_row(self.engine, query) if self.locking else query).scalar()
+        query = self.sql.load_locked if self.locking else self.sql.load
+        text = self.conn.execute(query, {"task_id": task_id}).scalar()
         return load_aggregate(text) if text is not None else None
 
     def insert(self, aggregate: Aggregate) -> None:
@@ -131,10 +155,7 @@ class _SqlTxn:
             raise spec.AlreadyExists(aggregate.task_id) from e
 
     def save(self, aggregate: Aggregate) -> None:
-        self.conn.execute(
-            self.table.update().where(self.table.c.task_id == aggregate.task_id),
-            _columns(aggregate),
-        )
+        self.conn.execute(self.sql.save, {**_columns(aggregate), "b_task_id": aggregate.task_id})
 
     def delete(self, task_id: str) -> None:
         self.conn.execute(self.table.delete().where(self.table.c.task_id == task_id))
@@ -206,6 +227,7 @@ class SqlTasks(TasksCore):
         self.engine = engine
         super().__init__(env)
         self.table = tasks_table(env.namespace)
+        self.sql = statements(env.namespace, engine.dialect.name)
         self._reads = ReadConnections(engine)
         # Stores of one run may open at once: serialize the check-then-create of the table
         # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
@@ -221,14 +243,14 @@ class SqlTasks(TasksCore):
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
         with unavailable_on_disconnect(), writing(self.engine) as conn:
-            yield _SqlTxn(conn, self.engine, self.table)
+            yield _SqlTxn(conn, self.engine, self.table, self.sql)
 
     @contextmanager
     def _reading(self) -> Iterator[_SqlTxn]:
         # get and worker_snapshot load one row: one SELECT, no lock and (SQLite) no write
         # lock, so reads neither wait for nor hold up claims.
         with unavailable_on_disconnect(), self._reads.connection() as conn:
-            yield _SqlTxn(conn, self.engine, self.table, locking=False)
+            yield _SqlTxn(conn, self.engine, self.table, self.sql, locking=False)
 
     def close(self) -> None:
         self._reads.close()
