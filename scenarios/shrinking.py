@@ -19,8 +19,9 @@ examples even after a failure (Hypothesis stops soon after the first ones, to st
 shrinking): which clauses a run puts to the test must not depend on how early another clause
 broke, and every broken clause found by generation is reported at once. Two more
 (``ConjectureRunner.reuse_existing_test_cases`` and ``generate_new_test_cases``) do the same
-after failures replayed from an example database, where Hypothesis would not generate at all: the seeds of a campaign share
-one database, and each must put the store to the test, not only replay what another found.
+after failures replayed from an example database, where Hypothesis would not generate at
+all: the seeds of a campaign share one database, and each must put the store to the test,
+not only replay what another found.
 
 Example::
 
