@@ -94,6 +94,13 @@ def race(n: int, work: Callable[[int], Any]) -> list[Any]:
     return answers
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores this process may use. A third of the suite's
+    time is spent waiting (on PostgreSQL, Redis, child processes and subprocess commands), and
+    a worker per core leaves that time idle (84% of 2 cores busy over a run)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``long`` (a whole check on a server or through the command) run first:
     under ``-n`` the workers then end together, short tests filling in, instead of one worker
