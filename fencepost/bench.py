@@ -63,6 +63,9 @@ DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 OVERHEAD_TARGET = 1.2  # kit / direct on SQLite (issue 16; it was 1.5)
 CHECKER_TARGET = (10_000, 8, 2.0)  # operations, processes, seconds (partitioned)
 STORES = ("memory", "sqlite", "postgresql")
+MEMORY_RUNS = 3
+"""The memory figure is the fastest of this many runs, as the ceiling it is divided by is (the
+same seed each time: the same steps)."""
 
 
 @attrs.frozen
@@ -278,7 +281,8 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate
 def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str | None,
                   progress: Progress = _quiet) -> MachineRates:
     """Steps per second of ``name``'s state machine: the model alone on ``tapes``, then
-    memory, SQLite and (``postgres`` a URL, None: unreachable) PostgreSQL."""
+    memory (the fastest of :data:`MEMORY_RUNS` runs), SQLite and (``postgres`` a URL, None:
+    unreachable) PostgreSQL."""
     progress(f"machine/{name}: the model alone")
     rates = [model_rate(name, tapes)]
     for target in STORES:
@@ -293,7 +297,9 @@ def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str 
         except ConfigurationError:  # the server went away after the probe
             rates.append(Rate(target, 0, 0.0, "unreachable"))
             continue
-        rates.append(machine_rate(name, target, factory, sizes))
+        runs = MEMORY_RUNS if target == "memory" else 1
+        measured = [machine_rate(name, target, factory, sizes) for _ in range(runs)]
+        rates.append(max(measured, key=lambda r: r.per_second or 0.0))
     return MachineRates(name, sizes.examples, sum(t.steps for t in tapes), tuple(rates))
 
 

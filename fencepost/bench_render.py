@@ -108,7 +108,8 @@ def _machine(result: BenchResult) -> str:
         "model alone: the reference model stepping the recorded operation sequences (no store, "
         "no checks); stores: the Hypothesis state machine as `check` runs it (generation, "
         "harness with read-backs, store); ceiling: a trivial 10-rule state machine under the "
-        f"same settings in this run (warm, the fastest of 3), {_rate(ceiling)} steps/s"
+        f"same settings in this run (warm, the fastest of 3), {_rate(ceiling)} steps/s; memory: "
+        "the fastest of 3 runs as well"
     )
 
 

@@ -135,3 +135,22 @@ def test_campaign_throughput_is_measured_three_ways_for_the_first_contract(
 def test_an_unknown_contract_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="unknown contract"):
         run_bench(["nope"], sizes=TINY, postgres=NOWHERE)
+
+
+def test_the_memory_rate_is_the_fastest_of_its_runs_as_the_ceiling_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fencepost import bench
+
+    seconds = iter([3.0, 1.0, 2.0, 5.0])  # memory's three runs, then SQLite's one
+    calls: list[str] = []
+
+    def timed(name: str, target: str, factory: object, sizes: Sizes) -> bench.Rate:
+        calls.append(target)
+        return bench.Rate(target, 100, next(seconds))
+
+    monkeypatch.setattr(bench, "machine_rate", timed)
+    monkeypatch.setattr(bench, "model_rate", lambda name, tapes: bench.Rate("model", 1, 1.0))
+    rates = bench.bench_machine("adk-ledger", [], TINY, None).rates
+    assert calls == ["memory"] * bench.MEMORY_RUNS + ["sqlite"]
+    assert [(r.target, r.seconds) for r in rates] == [
+        ("model", 1.0), ("memory", 1.0), ("sqlite", 5.0), ("postgresql", 0.0)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import attrs
 import sqlalchemy as sa
@@ -58,13 +59,19 @@ def ledger_table(namespace: str) -> sa.Table:
     )
 
 
+class _Writes(NamedTuple):
+    insert: sa.Insert
+    update: sa.Update
+    delete: sa.Delete
+
+
 @functools.lru_cache(maxsize=TABLES_CACHED)
-def _writes(namespace: str) -> tuple[sa.Insert, sa.Update, sa.Delete]:
+def _writes(namespace: str) -> _Writes:
     """The namespace's insert, update and delete, built once with the key as a parameter
     (``b_id``: a column's own name is reserved for its SET value)."""
     t = ledger_table(namespace)
     key = t.c.invocation_id == sa.bindparam("b_id")
-    return t.insert(), t.update().where(key), t.delete().where(key)
+    return _Writes(t.insert(), t.update().where(key), t.delete().where(key))
 
 
 @attrs.define
@@ -77,17 +84,17 @@ class _SqlSlot:
     def insert(self, row: StoredInvocation) -> None:
         try:
             with self.conn.begin_nested():
-                self.conn.execute(_writes(self.namespace)[0], attrs.asdict(row))
+                self.conn.execute(_writes(self.namespace).insert, attrs.asdict(row))
         except exc.IntegrityError as e:
             raise spec.AlreadyExists(self.invocation_id) from e
 
     def update(self, row: StoredInvocation) -> None:
         values = attrs.asdict(row)
         del values["invocation_id"]
-        self.conn.execute(_writes(self.namespace)[1], {**values, "b_id": self.invocation_id})
+        self.conn.execute(_writes(self.namespace).update, {**values, "b_id": self.invocation_id})
 
     def remove(self) -> None:
-        self.conn.execute(_writes(self.namespace)[2], {"b_id": self.invocation_id})
+        self.conn.execute(_writes(self.namespace).delete, {"b_id": self.invocation_id})
 
 
 class SqlLedger(LedgerCore):

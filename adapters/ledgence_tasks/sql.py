@@ -104,10 +104,6 @@ class LostSubmissionRace(Exception):
         self.winner = winner
 
 
-def _bound(name: str) -> sa.BindParameter[Any]:
-    return sa.bindparam(name)
-
-
 @attrs.frozen
 class Statements:
     """The statements the store runs most, built once per namespace and backend with their
@@ -132,26 +128,28 @@ def statements(namespace: str, backend: str) -> Statements:
     """The namespace's :class:`Statements` for ``backend`` (a dialect name)."""
     tables = ledgence_tables(namespace)
     t, a, h, s = tables.tasks, tables.attempts, tables.history, tables.sessions
-    task = sa.select(t.c.record).where(t.c.task_id == _bound("task_id"))
-    attempt = sa.select(a.c.record).where(a.c.task_id == _bound("task_id"),
-                                          a.c.attempt_id == _bound("attempt_id"))
-    session = sa.select(s.c.session).where(s.c.id == _bound("id"))
+    task = sa.select(t.c.record).where(t.c.task_id == sa.bindparam("task_id"))
+    attempt = sa.select(a.c.record).where(a.c.task_id == sa.bindparam("task_id"),
+                                          a.c.attempt_id == sa.bindparam("attempt_id"))
+    session = sa.select(s.c.session).where(s.c.id == sa.bindparam("id"))
     return Statements(
         task=task,
         task_locked=backend_lock_row(backend, task),
         attempt=attempt,
         attempt_locked=backend_lock_row(backend, attempt),
         session_shared=SHARE_LOCK.get(backend, no_row_lock)(session),
-        submission=sa.select(t.c.task_id).where(t.c.scope == _bound("scope"),
-                                                t.c.idempotency_key == _bound("key")),
-        last_sequence=sa.select(sa.func.max(h.c.sequence)).where(h.c.task_id == _bound("task_id")),
+        submission=sa.select(t.c.task_id).where(t.c.scope == sa.bindparam("scope"),
+                                                t.c.idempotency_key == sa.bindparam("key")),
+        last_sequence=(sa.select(sa.func.max(h.c.sequence))
+                       .where(h.c.task_id == sa.bindparam("task_id"))),
         history=(sa.select(h.c.sequence, h.c.event)
-                 .where(h.c.task_id == _bound("task_id"), h.c.sequence > _bound("after"))
-                 .order_by(h.c.sequence).limit(_bound("limit"))),
+                 .where(h.c.task_id == sa.bindparam("task_id"),
+                        h.c.sequence > sa.bindparam("after"))
+                 .order_by(h.c.sequence).limit(sa.bindparam("limit"))),
         # The key as b_*: a column's own name is reserved for its SET value.
-        save_task=t.update().where(t.c.task_id == _bound("b_task_id")),
-        save_attempt=a.update().where(a.c.task_id == _bound("b_task_id"),
-                                      a.c.attempt_id == _bound("b_attempt_id")),
+        save_task=t.update().where(t.c.task_id == sa.bindparam("b_task_id")),
+        save_attempt=a.update().where(a.c.task_id == sa.bindparam("b_task_id"),
+                                      a.c.attempt_id == sa.bindparam("b_attempt_id")),
     )
 
 
