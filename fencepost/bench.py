@@ -91,7 +91,7 @@ class Sizes:
 
 
 FULL = Sizes()
-QUICK = Sizes(examples=25, steps=30, rounds=1, budget_s=2.0, seeds=2, wire_calls=500,
+QUICK = Sizes(examples=25, steps=30, rounds=3, budget_s=2.0, seeds=2, wire_calls=500,
               verdict_mutants=4, campaign_seeds=4)
 
 
