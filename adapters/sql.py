@@ -107,14 +107,16 @@ _READER_OPTIONS: dict[str, Callable[[Engine], Engine]] = {"postgresql": _postgre
 
 
 class ReadConnections:
-    """A store's :func:`reader` connections, one per thread, kept open between reads until
-    :meth:`close`. A read then costs its statement only: checking a connection out of the pool
-    and back in (which rolls it back: a round trip on a server) cost more than the read itself.
+    """A store's :func:`reader` connections, kept open between reads until :meth:`close`: a
+    read takes an idle one (or connects) and gives it back. A read then costs its statement
+    only: checking a connection out of the pool and back in (which rolls it back: a round trip
+    on a server) cost more than the read itself. There are never more connections than reads
+    that ran at once.
 
-    A connection that raised a database error is closed and replaced at the next read (after
-    a lost server, the next read connects afresh); a refusal the store raises inside the
-    ``with`` keeps it. Each read ends its implicit transaction, so a kept connection holds no
-    lock and no snapshot between reads.
+    A connection that raised a database error is closed, not given back (after a lost server
+    the next read connects afresh); a refusal the store raises inside the ``with`` gives it
+    back. Each read ends its implicit transaction, so an idle connection holds no lock and no
+    snapshot.
 
     Example::
 
@@ -126,51 +128,58 @@ class ReadConnections:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = reader(engine)
-        self._local = threading.local()
         self._lock = threading.Lock()
-        self._open: list[Connection] = []
+        self._idle: list[Connection] = []
+        self._closed = False
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:
-        """The calling thread's read connection, for one read."""
-        conn: Connection | None = getattr(self._local, "conn", None)
+        """A read connection, for one read."""
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
         if conn is None or conn.closed or conn.invalidated:
             conn = self._engine.connect()
-            self._local.conn = conn
-            with self._lock:
-                self._open.append(conn)
         try:
             yield conn
+            conn.rollback()
         except exc.SQLAlchemyError:
-            self._drop(conn)
+            _close_quietly(conn)
+            raise
+        except BaseException:
+            try:
+                conn.rollback()
+            except exc.SQLAlchemyError:
+                _close_quietly(conn)
             raise
         finally:
-            if not conn.closed:
-                try:
-                    conn.rollback()
-                except exc.SQLAlchemyError:
-                    self._drop(conn)
-                    raise
+            self._give_back(conn)
 
-    def _drop(self, conn: Connection) -> None:
-        self._local.conn = None
+    def _give_back(self, conn: Connection) -> None:
+        if conn.closed:
+            return
+        if conn.invalidated:
+            _close_quietly(conn)
+            return
         with self._lock:
-            if conn in self._open:
-                self._open.remove(conn)
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 - a broken connection is let go either way
-            pass
+            if not self._closed:
+                self._idle.append(conn)
+                return
+        _close_quietly(conn)
 
     def close(self) -> None:
-        """Close every thread's connection (a read still running on one fails)."""
+        """Close the idle connections; one still in a read closes when the read ends."""
         with self._lock:
-            kept, self._open = self._open, []
-        for conn in kept:
-            try:
-                conn.close()
-            except Exception:  # noqa: BLE001 - closing is best effort: reads hold no data
-                pass
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            _close_quietly(conn)
+
+
+def _close_quietly(conn: Connection) -> None:
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - letting a connection go is best effort: reads hold no data
+        pass
 
 
 def lock_row(engine: Engine, select: sa.Select[Any]) -> sa.Select[Any]:
