@@ -5,8 +5,11 @@ between reads that hold nothing between them; SQLite databases are in WAL mode."
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from fencepost.adapters.sql import make_engine, writing
@@ -68,84 +71,70 @@ def _backend_pid(conn: sa.Connection) -> object:
     return conn.execute(sa.text("select pg_backend_pid()")).scalar_one()
 
 
-def test_a_read_reuses_the_connection_the_last_one_gave_back_and_two_at_once_use_two(
-        pg_url: str) -> None:
+@pytest.fixture
+def pg_reads(pg_url: str) -> Iterator[tuple[sa.Engine, Any]]:
+    """An engine on PostgreSQL and its ReadConnections, closed afterwards."""
     from fencepost.adapters.sql import ReadConnections
 
     engine = make_engine(pg_url)
     reads = ReadConnections(engine)
-    try:
+    yield engine, reads
+    reads.close()
+    engine.dispose()
+
+
+def test_a_read_reuses_the_connection_the_last_one_gave_back_and_two_at_once_use_two(
+        pg_reads: tuple[sa.Engine, Any]) -> None:
+    _, reads = pg_reads
+    with reads.connection() as conn:
+        first = _backend_pid(conn)
+    with reads.connection() as conn:
+        assert _backend_pid(conn) == first
+        with reads.connection() as inner:  # a read while another runs
+            second = _backend_pid(inner)
+    assert second != first
+    other: list[object] = []
+
+    def read_elsewhere() -> None:  # another thread takes an idle one
         with reads.connection() as conn:
-            first = _backend_pid(conn)
-        with reads.connection() as conn:
-            assert _backend_pid(conn) == first
-            with reads.connection() as inner:  # a read while another runs
-                second = _backend_pid(inner)
-        assert second != first
-        other: list[object] = []
+            other.append(_backend_pid(conn))
 
-        def read_elsewhere() -> None:  # another thread takes an idle one
-            with reads.connection() as conn:
-                other.append(_backend_pid(conn))
-
-        thread = threading.Thread(target=read_elsewhere)
-        thread.start()
-        thread.join()
-        assert other[0] in (first, second)
-    finally:
-        reads.close()
-        engine.dispose()
+    thread = threading.Thread(target=read_elsewhere)
+    thread.start()
+    thread.join()
+    assert other[0] in (first, second)
 
 
-def test_a_kept_read_connection_holds_no_transaction_between_reads(pg_url: str) -> None:
+def test_a_kept_read_connection_holds_no_transaction_between_reads(
+        pg_reads: tuple[sa.Engine, Any]) -> None:
     """Between reads the connection is idle, not idle in a transaction: a transaction kept open
     would hold its locks (a dropped table would wait for it) and its snapshot."""
-    from fencepost.adapters.sql import ReadConnections
-
-    engine = make_engine(pg_url)
-    reads = ReadConnections(engine)
-    try:
-        with reads.connection() as conn:
-            pid = _backend_pid(conn)
-        with engine.connect() as watcher:
-            state = watcher.execute(sa.text("select state from pg_stat_activity where pid = :p"),
-                                    {"p": pid}).scalar_one()
-        assert state == "idle"
-    finally:
-        reads.close()
-        engine.dispose()
+    engine, reads = pg_reads
+    with reads.connection() as conn:
+        pid = _backend_pid(conn)
+    with engine.connect() as watcher:
+        state = watcher.execute(sa.text("select state from pg_stat_activity where pid = :p"),
+                                {"p": pid}).scalar_one()
+    assert state == "idle"
 
 
-def test_a_refusal_keeps_the_connection_and_a_lost_one_is_replaced(pg_url: str) -> None:
+def test_a_refusal_keeps_the_connection_and_a_lost_one_is_replaced(
+        pg_reads: tuple[sa.Engine, Any]) -> None:
     """The store's own refusal inside a read keeps the connection; a connection the server
     dropped fails its read, and the next read connects afresh."""
-    from fencepost.adapters.sql import ReadConnections
-
-    engine = make_engine(pg_url)
-    reads = ReadConnections(engine)
-    try:
-        with reads.connection() as conn:
-            first = _backend_pid(conn)
-        try:
-            with reads.connection() as conn:
-                raise LookupError("the store's own refusal (not found)")
-        except LookupError:
-            pass
-        with reads.connection() as conn:
-            assert _backend_pid(conn) == first
-        with engine.connect() as admin:
-            admin.execute(sa.text("select pg_terminate_backend(:p)"), {"p": first})
-        try:
-            with reads.connection() as conn:
-                conn.execute(sa.text("select 1"))
-            raise AssertionError("a read on a terminated connection succeeded")
-        except sa.exc.OperationalError:
-            pass
-        with reads.connection() as conn:
-            assert _backend_pid(conn) != first
-    finally:
-        reads.close()
-        engine.dispose()
+    engine, reads = pg_reads
+    with reads.connection() as conn:
+        first = _backend_pid(conn)
+    with pytest.raises(LookupError), reads.connection():
+        raise LookupError("the store's own refusal (not found)")
+    with reads.connection() as conn:
+        assert _backend_pid(conn) == first
+    with engine.connect() as admin:
+        admin.execute(sa.text("select pg_terminate_backend(:p)"), {"p": first})
+    with pytest.raises(sa.exc.OperationalError), reads.connection() as conn:
+        conn.execute(sa.text("select 1"))
+    with reads.connection() as conn:
+        assert _backend_pid(conn) != first
 
 
 def test_close_closes_the_idle_connections_and_a_busy_one_when_its_read_ends(
