@@ -64,9 +64,24 @@ def _detached(value: Any) -> Any:
     if kind is tuple:
         items = tuple(_detached(v) for v in value)
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    names = init_fields(kind)
-    if names is None or len(names) != len(attrs.fields(kind)):
+    try:
+        names, frozen = _SHAPES[kind]
+    except KeyError:
+        names, frozen = _SHAPES[kind] = _shape(kind)
+    if names is None:
         return copy.deepcopy(value)
-    if getattr(kind, "__setattr__", None) is _FROZEN_SETATTR:
+    if frozen:
         return evolve_fields(value, names, _detached)
     return attrs.evolve(value, **{name: _detached(getattr(value, name)) for name in names})
+
+
+_SHAPES: dict[type, tuple[tuple[str, ...] | None, bool]] = {}
+"""Per class: its fields when all are init fields (None: deep-copy it), and whether it is a
+frozen attrs class; looked up once per class (this runs on every record a store copies)."""
+
+
+def _shape(kind: type) -> tuple[tuple[str, ...] | None, bool]:
+    names = init_fields(kind)
+    if names is None or len(names) != len(attrs.fields(kind)):
+        return None, False
+    return names, getattr(kind, "__setattr__", None) is _FROZEN_SETATTR
