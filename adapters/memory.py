@@ -71,7 +71,7 @@ def _detached(value: Any) -> Any:
     if names is None:
         return copy.deepcopy(value)
     if frozen:
-        return evolve_fields(value, names, _detached)
+        return evolve_fields(value, names, _detached, _IMMUTABLE)
     return attrs.evolve(value, **{name: _detached(getattr(value, name)) for name in names})
 
 

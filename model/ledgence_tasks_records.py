@@ -19,7 +19,7 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the schema, shared
-from fencepost.spec.opaque import Opaque, evolved, init_fields
+from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
 from fencepost.spec.outcome import Err, Ok
 
 from .base import Step
@@ -122,17 +122,7 @@ def _opaque_ids(value: Any) -> Any:
         return Opaque(value) if _NAME.fullmatch(value) else value
     names = init_fields(kind)
     if names is not None:
-        changes = None
-        for name in names:  # inline (not evolve_fields): most fields are plain
-            old = getattr(value, name)
-            if type(old) in _PLAIN:
-                continue
-            new = _opaque_ids(old)
-            if new is not old:
-                if changes is None:
-                    changes = {}
-                changes[name] = new
-        return value if changes is None else evolved(value, changes)
+        return evolve_fields(value, names, _opaque_ids, _PLAIN)
     if isinstance(value, tuple):
         return tuple(_opaque_ids(v) for v in value)
     if isinstance(value, list):

@@ -180,16 +180,23 @@ def evolved(value: Any, changes: Mapping[str, Any]) -> Any:
                   for name, alias in pairs})
 
 
-def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any]) -> Any:
-    """``value`` with ``rebuild`` applied to its fields ``names``; ``value`` itself when no
-    field changed (values are frozen: an unchanged copy would be equal, only slower)."""
-    changes = {}
+def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any],
+                  keep: frozenset[object] = frozenset()) -> Any:
+    """``value`` with ``rebuild`` applied to its fields ``names`` (a field whose type is in
+    ``keep`` is kept as it is, without a call); ``value`` itself when no field changed (values
+    are frozen: an unchanged copy would be equal, only slower). The walks below run on every
+    answer and operation the kit compares, and most fields are leaves."""
+    changes = None
     for name in names:
         old = getattr(value, name)
+        if type(old) in keep:
+            continue
         new = rebuild(old)
         if new is not old:
+            if changes is None:
+                changes = {}
             changes[name] = new
-    return evolved(value, changes) if changes else value
+    return value if changes is None else evolved(value, changes)
 
 
 def known(value: Any, minted: Callable[[str], Any]) -> Any:
@@ -209,19 +216,7 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        # The fields inline (not through evolve_fields): this walk runs on every answer the
-        # kit compares, and most fields are leaves.
-        changes = None
-        for name in names:
-            old = getattr(value, name)
-            if type(old) in _LEAVES:
-                continue
-            new = known(old, minted)
-            if new is not old:
-                if changes is None:
-                    changes = {}
-                changes[name] = new
-        return value if changes is None else evolved(value, changes)
+        return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
     if kind is tuple or kind is list:
         items = [v if type(v) in _LEAVES else known(v, minted) for v in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
@@ -254,17 +249,7 @@ def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        changes = None
-        for name in names:  # inline, as in known
-            old = getattr(value, name)
-            if type(old) in _LEAVES:
-                continue
-            new = resolve(old, replace, copy)
-            if new is not old:
-                if changes is None:
-                    changes = {}
-                changes[name] = new
-        return value if changes is None else evolved(value, changes)
+        return evolve_fields(value, names, lambda v: resolve(v, replace, copy), _LEAVES)
     if kind is tuple:
         items = tuple(v if type(v) in _LEAVES else resolve(v, replace, copy) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
