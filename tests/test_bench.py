@@ -17,7 +17,7 @@ pytestmark = pytest.mark.xdist_group("bench")
 
 TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
              seeds=1, mutants=1, verdict_mutants=1, verdict_bases=("memory",),
-             campaign_seeds=2)
+             campaign_seeds=2, wire_calls=20)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
 CONTRACTS = ["adk-ledger", "snodo-tasks"]
 
@@ -115,6 +115,21 @@ def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
     assert [o["ratio"] for o in data["overhead"]] == [o.ratio for o in result.overhead]
     assert data["checker"]["target_met"] is None  # no 10,000-operation history this time
     assert {d["name"] for d in data["detection"]} == {d.name for d in result.detection}
+
+
+def test_the_wire_protocol_is_measured_for_each_contract_beside_the_memory_store(
+        result: BenchResult) -> None:
+    for name in CONTRACTS:
+        rows = {w.store: w for w in result.wire if w.contract == name}
+        floor, served = rows["protocol floor (answers at once)"], rows["memory served"]
+        assert (floor.calls, served.calls) == (TINY.wire_calls, TINY.wire_calls)
+        assert floor.steps_per_s is None and floor.note == "-"  # it stores nothing
+        assert served.note == "" and served.steps_per_s is not None and served.steps_per_s > 0
+        for row in (floor, served):
+            assert row.median_us is not None and row.p99_us is not None
+            assert 0 < row.median_us <= row.p99_us
+            assert row.added_us == row.median_us - row.memory_median_us
+    assert "The wire protocol" in render(result)
 
 
 def test_campaign_throughput_is_measured_three_ways_for_the_first_contract(
