@@ -88,8 +88,8 @@ def reader(engine: Engine) -> Engine:
     statement runs without ``BEGIN IMMEDIATE``, in its own implicit transaction under a shared
     lock (it neither takes nor waits for the write lock); on PostgreSQL in autocommit, each
     statement with its own snapshot as at READ COMMITTED. One statement sees one snapshot, so
-    such a read is atomic either way. Never write
-    through it: nothing would make two writes one transaction."""
+    such a read is atomic either way. Never write through it: nothing would make two writes
+    one transaction."""
     return _READER_OPTIONS.get(engine.dialect.name, _read_only)(engine)
 
 
@@ -137,6 +137,8 @@ class ReadConnections:
         """A read connection, for one read."""
         with self._lock:
             conn = self._idle.pop() if self._idle else None
+        if conn is not None and conn.invalidated:  # its server went away while it was idle
+            _close_quietly(conn)
         if conn is None or conn.closed or conn.invalidated:
             conn = self._engine.connect()
         try:
