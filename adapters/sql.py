@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
@@ -196,6 +197,31 @@ def backend_lock_row(backend: str, select: sa.Select[Any]) -> sa.Select[Any]:
     return select.with_for_update()
 
 
+_TABLES_MADE: weakref.WeakKeyDictionary[Engine, set[str]] = weakref.WeakKeyDictionary()
+_TABLES_MADE_LOCK = threading.Lock()
+
+
+def ensure_tables(engine: Engine, namespace: str, create: Callable[[], None]) -> None:
+    """Run ``create`` (make ``namespace``'s tables where missing) unless a store of ``engine``
+    already made sure of them and they were not dropped since (:func:`tables_dropped`). A
+    reopened store then costs no catalog reads: on SQLite one PRAGMA per table, and the write
+    lock, on every reopen, which the state machines do hundreds of times a run. A store opened
+    by another process (another engine) still looks for itself."""
+    with _TABLES_MADE_LOCK:
+        if namespace in _TABLES_MADE.get(engine, ()):
+            return
+    create()
+    with _TABLES_MADE_LOCK:
+        _TABLES_MADE.setdefault(engine, set()).add(namespace)
+
+
+def tables_dropped(engine: Engine, namespace: str) -> None:
+    """``namespace``'s tables were dropped through ``engine``: the next store opened makes them
+    again (see :func:`ensure_tables`)."""
+    with _TABLES_MADE_LOCK:
+        _TABLES_MADE.get(engine, set()).discard(namespace)
+
+
 def table_name(namespace: str, name: str) -> str:
     """A table name private to one run: ``fp_<namespace>_<name>``, safe on every backend."""
     base = re.sub(r"[^a-z0-9_]", "_", f"fp_{namespace}_{name}".lower())
@@ -279,8 +305,11 @@ class SqlStoreFactory:
 
     def discard(self, env: Any) -> None:
         """Drop the tables of ``env.namespace`` (those of other namespaces stay)."""
-        with unavailable_on_disconnect():
-            self.drop(self.engine, env.namespace)
+        try:
+            with unavailable_on_disconnect():
+                self.drop(self.engine, env.namespace)
+        finally:
+            tables_dropped(self.engine, env.namespace)
 
     def drop(self, engine: Engine, namespace: str) -> None:
         """Drop ``namespace``'s tables through ``engine``."""

@@ -184,3 +184,33 @@ def test_sqlite_databases_are_opened_in_wal_mode(tmp_path: Path) -> None:
             assert conn.exec_driver_sql("PRAGMA synchronous").scalar_one() == 1  # NORMAL
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("contract_name", ["adk-ledger", "snodo-tasks", "ledgence-tasks"])
+def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespace_is_made_again(
+        tmp_path: Path, contract_name: str) -> None:
+    """A store of a namespace this engine already made sure of opens without a statement; one
+    of a namespace discarded since makes its tables again (and works)."""
+    from fencepost.registry import resolve_adapter
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.spec.env import AdapterEnv
+
+    factory, _ = resolve_adapter(contract_name, f"sqlite:///{tmp_path / 'db.sqlite'}")
+    env = AdapterEnv(clock=SimClock(1000).now, namespace="reopen")
+    statements: list[str] = []
+    sa.event.listen(factory.engine, "before_cursor_execute",
+                    lambda _c, _cur, statement, *_a: statements.append(statement))
+    try:
+        factory(env).close()
+        made = len(statements)
+        assert any(s.lstrip().upper().startswith("CREATE TABLE") for s in statements)
+        factory(env).close()
+        assert len(statements) == made, statements[made:]
+        factory.discard(env)
+        dropped = len(statements)
+        store = factory(env)
+        assert any(s.lstrip().upper().startswith("CREATE TABLE") for s in statements[dropped:])
+        store.close()
+    finally:
+        factory.discard(env)
+        factory.close()

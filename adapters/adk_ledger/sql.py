@@ -24,6 +24,7 @@ from fencepost.adapters.sql import (
     TABLES_CACHED,
     ReadConnections,
     SqlStoreFactory,
+    ensure_tables,
     lock_row,
     table_name,
     unavailable_on_disconnect,
@@ -107,8 +108,11 @@ class SqlLedger(LedgerCore):
         self._reads = ReadConnections(engine)
         self._read = sa.select(self.table).where(self.table.c.invocation_id == sa.bindparam("id"))
         self._lock = lock_row(engine, self._read)
+        ensure_tables(engine, env.namespace, self._create_table)
+
+    def _create_table(self) -> None:
         with unavailable_on_disconnect():
-            self.table.create(engine, checkfirst=True)
+            self.table.create(self.engine, checkfirst=True)
 
     @contextmanager
     def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:

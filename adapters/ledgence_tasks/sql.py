@@ -50,6 +50,7 @@ from fencepost.adapters.sql import (
     ReadConnections,
     SqlStoreFactory,
     backend_lock_row,
+    ensure_tables,
     lock_row,
     unavailable_on_disconnect,
     writing,
@@ -121,6 +122,18 @@ class Statements:
     history: sa.Select[Any]
     save_task: sa.Update
     save_attempt: sa.Update
+    session_locked: sa.Select[Any]
+    save_session: sa.Update
+    insert_session: sa.Insert
+    insert_task: sa.Insert
+    insert_attempt: sa.Insert
+    append_history: sa.Insert
+    cursor_placeholder: sa.Executable
+    cursor_locked: sa.Select[Any]
+    save_cursor: sa.Update
+    insert_cursor: sa.Insert
+    receipt: sa.Select[Any]
+    insert_receipt: sa.Insert
 
 
 @functools.lru_cache(maxsize=TABLES_CACHED)
@@ -128,6 +141,9 @@ def statements(namespace: str, backend: str) -> Statements:
     """The namespace's :class:`Statements` for ``backend`` (a dialect name)."""
     tables = ledgence_tables(namespace)
     t, a, h, s = tables.tasks, tables.attempts, tables.history, tables.sessions
+    c, r = tables.cursors, tables.receipts
+    cursor_key = (c.c.session_id == sa.bindparam("b_session_id"),
+                  c.c.consumer_id == sa.bindparam("b_consumer_id"))
     task = sa.select(t.c.record).where(t.c.task_id == sa.bindparam("task_id"))
     attempt = sa.select(a.c.record).where(a.c.task_id == sa.bindparam("task_id"),
                                           a.c.attempt_id == sa.bindparam("attempt_id"))
@@ -150,6 +166,24 @@ def statements(namespace: str, backend: str) -> Statements:
         save_task=t.update().where(t.c.task_id == sa.bindparam("b_task_id")),
         save_attempt=a.update().where(a.c.task_id == sa.bindparam("b_task_id"),
                                       a.c.attempt_id == sa.bindparam("b_attempt_id")),
+        session_locked=backend_lock_row(backend, session),
+        save_session=s.update().where(s.c.id == sa.bindparam("b_id")),
+        insert_session=s.insert(),
+        insert_task=t.insert(),
+        insert_attempt=a.insert(),
+        append_history=h.insert(),
+        cursor_placeholder=INSERT_IGNORE[backend](c, {
+            "session_id": sa.bindparam("b_session_id"),
+            "consumer_id": sa.bindparam("b_consumer_id"), "sequence": 0}),
+        cursor_locked=backend_lock_row(backend, sa.select(
+            c.c.sequence, c.c.task_id, c.c.attempt_id).where(*cursor_key)),
+        save_cursor=c.update().where(*cursor_key),
+        insert_cursor=c.insert(),
+        receipt=sa.select(r.c.command, r.c.disposition).where(
+            r.c.session_id == sa.bindparam("session_id"),
+            r.c.consumer_id == sa.bindparam("consumer_id"),
+            r.c.sequence == sa.bindparam("sequence")),
+        insert_receipt=r.insert(),
     )
 
 
@@ -171,9 +205,7 @@ class _SqlTxn:
     # sessions
 
     def load_session(self, worker_session_id: str) -> spec.WorkerSession | None:
-        t = self.tables.sessions
-        query = sa.select(t.c.session).where(t.c.id == worker_session_id)
-        text = self.conn.execute(lock_row(self.engine, query)).scalar()
+        text = self.conn.execute(self.sql.session_locked, {"id": worker_session_id}).scalar()
         return loads(text) if text is not None else None
 
     def read_session(self, worker_session_id: str) -> spec.WorkerSession | None:
@@ -181,12 +213,11 @@ class _SqlTxn:
         return loads(text) if text is not None else None
 
     def save_session(self, session: spec.WorkerSession) -> None:
-        t = self.tables.sessions
         text = dumps(session)
         # An update of an extended (locked) session, else the insert of a newly minted id.
-        updated = self.conn.execute(t.update().where(t.c.id == session.id).values(session=text))
+        updated = self.conn.execute(self.sql.save_session, {"session": text, "b_id": session.id})
         if updated.rowcount == 0:
-            self.conn.execute(t.insert().values(id=session.id, session=text))
+            self.conn.execute(self.sql.insert_session, {"id": session.id, "session": text})
 
     # tasks and their bindings
 
@@ -207,12 +238,11 @@ class _SqlTxn:
         return loads(text) if text is not None else None
 
     def insert_task(self, record: TaskRecord) -> None:
-        t = self.tables.tasks
         scope, key = record.scope, record.snapshot.idempotency_key
         try:
             with self.conn.begin_nested():
-                self.conn.execute(t.insert().values(task_id=record.task_id,
-                                                    **task_columns(record)))
+                self.conn.execute(self.sql.insert_task,
+                                  {"task_id": record.task_id, **task_columns(record)})
         except exc.IntegrityError:
             # PostgreSQL: another submission of the key committed while this one was deciding
             # (the insert waited for it). Read its task here, as the core reads a binding.
@@ -333,8 +363,9 @@ class _SqlTxn:
         return loads(text) if text is not None else None
 
     def insert_attempt(self, record: StoredAttempt) -> None:
-        self.conn.execute(self.tables.attempts.insert().values(
-            task_id=record.task_id, attempt_id=record.attempt_id, **attempt_columns(record)))
+        self.conn.execute(self.sql.insert_attempt, {
+            "task_id": record.task_id, "attempt_id": record.attempt_id,
+            **attempt_columns(record)})
 
     def save_attempt(self, record: StoredAttempt) -> None:
         self.conn.execute(self.sql.save_attempt, {
@@ -344,32 +375,28 @@ class _SqlTxn:
     # acquisition cursors
 
     def lock_cursor(self, worker_session_id: str, consumer_id: int) -> Cursor | None:
-        c = self.tables.cursors
         # Insert-or-lock: a placeholder (sequence 0, "no cursor") makes the row exist, so that
         # FOR UPDATE has a row to lock; a concurrent first acquisition's insert waits for this
         # transaction and then finds the row. A transaction that writes no cursor rolls back
         # or committed a replay (which found the row), so placeholders do not outlive it.
-        key = {"session_id": worker_session_id, "consumer_id": consumer_id}
-        self.conn.execute(INSERT_IGNORE[self._backend](c, {**key, "sequence": 0}))
-        query = sa.select(c.c.sequence, c.c.task_id, c.c.attempt_id).where(
-            c.c.session_id == worker_session_id, c.c.consumer_id == consumer_id)
-        sequence, task_id, attempt_id = self.conn.execute(lock_row(self.engine, query)).one()
+        key = {"b_session_id": worker_session_id, "b_consumer_id": consumer_id}
+        self.conn.execute(self.sql.cursor_placeholder, key)
+        sequence, task_id, attempt_id = self.conn.execute(self.sql.cursor_locked, key).one()
         if sequence == 0:
             return None
         ref = spec.AttemptRef(task_id, attempt_id) if task_id is not None else None
         return Cursor(int(sequence), ref)
 
     def save_cursor(self, worker_session_id: str, consumer_id: int, cursor: Cursor) -> None:
-        c = self.tables.cursors
         ref = cursor.attempt
         values = {"sequence": cursor.sequence,
                   "task_id": ref.task_id if ref is not None else None,
                   "attempt_id": ref.attempt_id if ref is not None else None}
-        updated = self.conn.execute(c.update().where(
-            c.c.session_id == worker_session_id, c.c.consumer_id == consumer_id).values(**values))
+        updated = self.conn.execute(self.sql.save_cursor, {
+            **values, "b_session_id": worker_session_id, "b_consumer_id": consumer_id})
         if updated.rowcount == 0:
-            self.conn.execute(c.insert().values(session_id=worker_session_id,
-                                                consumer_id=consumer_id, **values))
+            self.conn.execute(self.sql.insert_cursor, {
+                **values, "session_id": worker_session_id, "consumer_id": consumer_id})
 
     # dispatch claim receipts
 
@@ -377,18 +404,16 @@ class _SqlTxn:
                      sequence: int) -> ClaimReceipt | None:
         if consumer_id not in BIGINT or sequence not in BIGINT:
             return None  # never stored: no cursor reaches such a sequence
-        r = self.tables.receipts
-        query = sa.select(r.c.command, r.c.disposition).where(
-            r.c.session_id == worker_session_id, r.c.consumer_id == consumer_id,
-            r.c.sequence == sequence)
-        row = self.conn.execute(query).one_or_none()
+        row = self.conn.execute(self.sql.receipt, {
+            "session_id": worker_session_id, "consumer_id": consumer_id,
+            "sequence": sequence}).one_or_none()
         return ClaimReceipt(loads(row.command), loads(row.disposition)) if row else None
 
     def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
                        receipt: ClaimReceipt) -> None:
-        self.conn.execute(self.tables.receipts.insert().values(
-            session_id=worker_session_id, consumer_id=consumer_id, sequence=sequence,
-            command=dumps(receipt.command), disposition=dumps(receipt.disposition)))
+        self.conn.execute(self.sql.insert_receipt, {
+            "session_id": worker_session_id, "consumer_id": consumer_id, "sequence": sequence,
+            "command": dumps(receipt.command), "disposition": dumps(receipt.disposition)})
 
     # history
 
@@ -397,7 +422,7 @@ class _SqlTxn:
         return int(last) if last is not None else 0
 
     def append_history(self, recorded: spec.RecordedHistoryEvent) -> None:
-        self.conn.execute(self.tables.history.insert(), {
+        self.conn.execute(self.sql.append_history, {
             "task_id": recorded.event.task_id, "sequence": recorded.sequence,
             "event": dumps(recorded.event),
         })
@@ -438,8 +463,12 @@ class SqlLedgence(LedgenceCore):
         # Stores of one run may open at once: serialize the check-then-create of the tables
         # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
         # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
-        with unavailable_on_disconnect(), engine.begin() as conn:
-            CREATE_LOCK.get(engine.dialect.name, no_create_lock)(conn, self.tables.tasks.name)
+        ensure_tables(engine, env.namespace, self._create_tables)
+
+    def _create_tables(self) -> None:
+        with unavailable_on_disconnect(), self.engine.begin() as conn:
+            lock = CREATE_LOCK.get(self.engine.dialect.name, no_create_lock)
+            lock(conn, self.tables.tasks.name)
             self.tables.metadata.create_all(conn, checkfirst=True)
 
     @contextmanager

@@ -32,6 +32,7 @@ from fencepost.adapters.sql import (
     ReadConnections,
     SqlStoreFactory,
     backend_lock_row,
+    ensure_tables,
     lock_row,
     table_name,
     unavailable_on_disconnect,
@@ -232,8 +233,11 @@ class SqlTasks(TasksCore):
         # Stores of one run may open at once: serialize the check-then-create of the table
         # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
         # transactional there, so the second opener sees the table).
-        with unavailable_on_disconnect(), engine.begin() as conn:
-            _CREATE_LOCK.get(engine.dialect.name, _no_create_lock)(conn, self.table)
+        ensure_tables(engine, env.namespace, self._create_table)
+
+    def _create_table(self) -> None:
+        with unavailable_on_disconnect(), self.engine.begin() as conn:
+            _CREATE_LOCK.get(self.engine.dialect.name, _no_create_lock)(conn, self.table)
             self.table.create(conn, checkfirst=True)
 
     def _identity(self) -> str:
