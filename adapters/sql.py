@@ -6,16 +6,18 @@ dialect suite does), not in if-chains spread over the stores.
 
 from __future__ import annotations
 
+import collections
+import functools
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Compiled, Connection, Engine
 
 from fencepost.spec.errors import BackendUnavailable
 
@@ -45,13 +47,19 @@ def _sqlite_engine(url: str) -> Engine:
         url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=16
     )
 
+    wal = threading.Event()
+
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         # WAL, synced at checkpoints (SQLite's advice for applications): a commit survives the
         # process (what reopening checks), and readers neither wait for nor block the writer.
         # A commit in the default rollback journal waits for two fsyncs, most of a write's time.
-        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+        # WAL mode stays with the file: set it on the engine's first connection only (a store
+        # reopened connects again, and the pragma cost more than a read).
+        if not wal.is_set():
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            wal.set()
         dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
     @event.listens_for(engine, "begin")
@@ -107,6 +115,156 @@ def _postgresql_reader(engine: Engine) -> Engine:
 _READER_OPTIONS: dict[str, Callable[[Engine], Engine]] = {"postgresql": _postgresql_reader}
 
 
+class _Prepared(NamedTuple):
+    """A statement compiled once for a dialect, run on the DBAPI connection itself."""
+
+    sql: str
+    compiled: Compiled
+    positions: tuple[str, ...] | None  # the parameters' order (positional paramstyles)
+    row: type[tuple[Any, ...]]  # a row: a tuple whose columns are attributes too
+    processors: tuple[Callable[[Any], Any] | None, ...] | None  # per column (None: none)
+
+
+_PREPARED: weakref.WeakKeyDictionary[Any, dict[str, _Prepared | None]] = \
+    weakref.WeakKeyDictionary()
+_PREPARED_LOCK = threading.Lock()
+
+_DRIVER_TYPED = (sa.String, sa.Integer)
+"""Column types whose values a server driver returns as SQLAlchemy would (no processing)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _row_class(keys: tuple[str, ...]) -> type[tuple[Any, ...]]:
+    """A row of columns ``keys``: a tuple whose columns are attributes too (one class per set
+    of column names: making one costs more than many reads)."""
+    return collections.namedtuple("Row", keys, rename=True)  # type: ignore[misc, return-value]
+
+
+def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
+    """``statement`` compiled for ``dialect``, or None when SQLAlchemy must run it: not a
+    SELECT, a parameter with a type processor, an expanding or post-compiled parameter, or (on a
+    server) a column type other than text and integers. On SQLite the driver reports no column
+    types, so a column's result processor (JSON's) is the one SQLAlchemy itself applies."""
+    if not isinstance(statement, sa.Select):
+        return None
+    compiled = statement.compile(dialect=dialect)
+    columns = compiled._result_columns
+    if (compiled._bind_processors or compiled.literal_execute_params
+            or compiled.post_compile_params
+            or any(b.expanding for b in compiled.binds.values())):
+        return None
+    if dialect.name != "sqlite" and not all(isinstance(c.type, _DRIVER_TYPED) for c in columns):
+        return None
+    processors = tuple(c.type._cached_result_processor(dialect, None) for c in columns)
+    row = _row_class(tuple(c.keyname for c in columns))
+    positions = tuple(compiled.positiontup or ()) if compiled.positional else None
+    return _Prepared(compiled.string, compiled, positions, row,
+                     processors if any(p is not None for p in processors) else None)
+
+
+def _prepared(statement: Any, dialect: Any) -> _Prepared | None:
+    with _PREPARED_LOCK:
+        found = _PREPARED.get(statement)
+        if found is not None and dialect.name in found:
+            return found[dialect.name]
+    prepared = _prepare(statement, dialect)
+    with _PREPARED_LOCK:
+        _PREPARED.setdefault(statement, {})[dialect.name] = prepared
+    return prepared
+
+
+class _Answer:
+    """The rows of one read on the driver, with the parts of SQLAlchemy's ``Result`` the
+    stores' reads use."""
+
+    def __init__(self, rows: list[Any], keys: tuple[str, ...]) -> None:
+        self._rows = rows
+        self._keys = keys
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalars(self) -> _Column:
+        return _Column(r[0] for r in self._rows)
+
+    def one(self) -> Any:
+        if len(self._rows) != 1:
+            raise (exc.NoResultFound if not self._rows else exc.MultipleResultsFound)(
+                f"{len(self._rows)} rows where one was required")
+        return self._rows[0]
+
+    def one_or_none(self) -> Any:
+        if len(self._rows) > 1:
+            raise exc.MultipleResultsFound(f"{len(self._rows)} rows where at most one was")
+        return self._rows[0] if self._rows else None
+
+    def mappings(self) -> _Answer:
+        return _Answer([dict(zip(self._keys, r, strict=True)) for r in self._rows], self._keys)
+
+
+class _Column(list[Any]):
+    """The first column of an :class:`_Answer` (SQLAlchemy's ``ScalarResult``)."""
+
+    def all(self) -> list[Any]:
+        return list(self)
+
+    def first(self) -> Any:
+        return self[0] if self else None
+
+
+class ReadConnection:
+    """A :class:`ReadConnections` connection: ``execute`` runs a prebuilt SELECT on the
+    driver's own connection, compiled once per statement and dialect (SQLAlchemy's execution
+    of a cached statement cost several times the driver's); anything else goes to the
+    SQLAlchemy ``Connection``, as do all other attributes. A read is one statement in
+    autocommit either way (see :func:`reader`), so the driver runs it as SQLAlchemy would.
+    Driver errors are raised as SQLAlchemy's, and a lost connection is invalidated."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+    def execute(self, statement: Any, parameters: Mapping[str, Any] | None = None) -> Any:
+        dialect = self.conn.dialect
+        prepared = _prepared(statement, dialect)
+        if prepared is None:
+            return self.conn.execute(statement, parameters or {})
+        values = prepared.compiled.construct_params(parameters or {})
+        arguments: Any = (tuple(values[name] for name in prepared.positions)
+                          if prepared.positions is not None else values)
+        driver = self.conn.connection.dbapi_connection
+        assert driver is not None
+        cursor = driver.cursor()
+        try:
+            cursor.execute(prepared.sql, arguments)
+            rows = cursor.fetchall()
+        except dialect.loaded_dbapi.Error as e:
+            lost = bool(dialect.is_disconnect(e, driver, cursor))
+            if lost:
+                self.conn.invalidate(e)
+            raise exc.DBAPIError.instance(prepared.sql, arguments, e, dialect.loaded_dbapi.Error,
+                                          connection_invalidated=lost,
+                                          dialect=dialect) from e
+        finally:
+            cursor.close()
+        processors = prepared.processors
+        if processors is not None:
+            rows = [[v if p is None else p(v) for p, v in zip(processors, r, strict=True)]
+                    for r in rows]
+        return _Answer([prepared.row(*r) for r in rows], prepared.row._fields)
+
+
 class ReadConnections:
     """A store's :func:`reader` connections, kept open between reads until :meth:`close`: a
     read takes an idle one (or connects) and gives it back. A read then costs its statement
@@ -130,18 +288,18 @@ class ReadConnections:
     def __init__(self, engine: Engine) -> None:
         self._engine = reader(engine)
         self._lock = threading.Lock()
-        self._idle: list[Connection] = []
+        self._idle: list[ReadConnection] = []
         self._closed = False
 
     @contextmanager
-    def connection(self) -> Iterator[Connection]:
+    def connection(self) -> Iterator[ReadConnection]:
         """A read connection, for one read."""
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is not None and conn.invalidated:  # its server went away while it was idle
             _close_quietly(conn)
         if conn is None or conn.closed or conn.invalidated:
-            conn = self._engine.connect()
+            conn = ReadConnection(self._engine.connect())
         try:
             yield conn
             conn.rollback()
@@ -157,7 +315,7 @@ class ReadConnections:
         finally:
             self._give_back(conn)
 
-    def _give_back(self, conn: Connection) -> None:
+    def _give_back(self, conn: ReadConnection) -> None:
         if conn.closed:
             return
         if conn.invalidated:
@@ -178,7 +336,7 @@ class ReadConnections:
             _close_quietly(conn)
 
 
-def _close_quietly(conn: Connection) -> None:
+def _close_quietly(conn: Connection | ReadConnection) -> None:
     try:
         conn.close()
     except Exception:  # noqa: BLE001 - letting a connection go is best effort: reads hold no data
