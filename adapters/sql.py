@@ -13,7 +13,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
@@ -122,6 +122,7 @@ class _Prepared(NamedTuple):
     compiled: Compiled
     positions: tuple[str, ...] | None  # the parameters' order (positional paramstyles)
     row: type[tuple[Any, ...]]  # a row: a tuple whose columns are attributes too
+    keys: tuple[str, ...]
     processors: tuple[Callable[[Any], Any] | None, ...] | None  # per column (None: none)
 
 
@@ -137,7 +138,7 @@ _DRIVER_TYPED = (sa.String, sa.Integer)
 def _row_class(keys: tuple[str, ...]) -> type[tuple[Any, ...]]:
     """A row of columns ``keys``: a tuple whose columns are attributes too (one class per set
     of column names: making one costs more than many reads)."""
-    return collections.namedtuple("Row", keys, rename=True)  # type: ignore[misc, return-value]
+    return collections.namedtuple("Row", keys, rename=True)
 
 
 def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
@@ -156,9 +157,9 @@ def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
     if dialect.name != "sqlite" and not all(isinstance(c.type, _DRIVER_TYPED) for c in columns):
         return None
     processors = tuple(c.type._cached_result_processor(dialect, None) for c in columns)
-    row = _row_class(tuple(c.keyname for c in columns))
+    keys = tuple(c.keyname for c in columns)
     positions = tuple(compiled.positiontup or ()) if compiled.positional else None
-    return _Prepared(compiled.string, compiled, positions, row,
+    return _Prepared(compiled.string, compiled, positions, _row_class(keys), keys,
                      processors if any(p is not None for p in processors) else None)
 
 
@@ -240,7 +241,7 @@ class ReadConnection:
         prepared = _prepared(statement, dialect)
         if prepared is None:
             return self.conn.execute(statement, parameters or {})
-        values = prepared.compiled.construct_params(parameters or {})
+        values = prepared.compiled.construct_params(parameters or {}) or {}
         arguments: Any = (tuple(values[name] for name in prepared.positions)
                           if prepared.positions is not None else values)
         driver = self.conn.connection.dbapi_connection
@@ -262,7 +263,7 @@ class ReadConnection:
         if processors is not None:
             rows = [[v if p is None else p(v) for p, v in zip(processors, r, strict=True)]
                     for r in rows]
-        return _Answer([prepared.row(*r) for r in rows], prepared.row._fields)
+        return _Answer([prepared.row(*r) for r in rows], prepared.keys)
 
 
 class ReadConnections:
@@ -292,8 +293,9 @@ class ReadConnections:
         self._closed = False
 
     @contextmanager
-    def connection(self) -> Iterator[ReadConnection]:
-        """A read connection, for one read."""
+    def connection(self) -> Iterator[Connection]:
+        """A read connection, for one read: a :class:`ReadConnection`, which stands in for a
+        SQLAlchemy ``Connection`` in a read (typed as one)."""
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is not None and conn.invalidated:  # its server went away while it was idle
@@ -301,7 +303,7 @@ class ReadConnections:
         if conn is None or conn.closed or conn.invalidated:
             conn = ReadConnection(self._engine.connect())
         try:
-            yield conn
+            yield cast(Connection, conn)
             conn.rollback()
         except exc.SQLAlchemyError:
             _close_quietly(conn)

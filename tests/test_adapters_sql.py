@@ -1,9 +1,11 @@
 """The SQL stores' shared plumbing: a write transaction on SQLite first waits, in this
 process, for the database's other writers of this process; reads run on connections kept
-between reads that hold nothing between them; SQLite databases are in WAL mode."""
+between reads that hold nothing between them, a prebuilt SELECT on the driver itself;
+SQLite databases are in WAL mode; a reopened store reads no catalog."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,10 +120,12 @@ def test_a_kept_read_connection_holds_no_transaction_between_reads(
     assert state == "idle"
 
 
+@pytest.mark.parametrize("lost_read", ["through SQLAlchemy", "on the driver"])
 def test_a_refusal_keeps_the_connection_and_a_lost_one_is_replaced(
-        pg_reads: tuple[sa.Engine, Any]) -> None:
+        pg_reads: tuple[sa.Engine, Any], lost_read: str) -> None:
     """The store's own refusal inside a read keeps the connection; a connection the server
-    dropped fails its read, and the next read connects afresh."""
+    dropped fails its read (SQLAlchemy's error, whichever way the read ran), and the next read
+    connects afresh."""
     engine, reads = pg_reads
     with reads.connection() as conn:
         first = _backend_pid(conn)
@@ -131,8 +135,10 @@ def test_a_refusal_keeps_the_connection_and_a_lost_one_is_replaced(
         assert _backend_pid(conn) == first
     with engine.connect() as admin:
         admin.execute(sa.text("select pg_terminate_backend(:p)"), {"p": first})
+    read = (sa.text("select 1") if lost_read == "through SQLAlchemy"
+            else sa.select(sa.cast(sa.bindparam("one", 1), sa.Integer)))
     with pytest.raises(sa.exc.OperationalError), reads.connection() as conn:
-        conn.execute(sa.text("select 1"))
+        conn.execute(read)
     with reads.connection() as conn:
         assert _backend_pid(conn) != first
 
@@ -214,3 +220,83 @@ def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespace_is_made_aga
     finally:
         factory.discard(env)
         factory.close()
+
+
+# --- reads on the driver -------------------------------------------------------------------------
+
+
+def _engine_for(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> sa.Engine:
+    if backend == "sqlite":
+        return make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    return make_engine(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sample(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[sa.Engine, sa.Table]]:
+    """A table with text, integer and JSON columns and two rows, on each backend."""
+    engine = _engine_for(request.param, request, tmp_path)
+    table = sa.Table(f"fp_test_reads_{os.getpid()}", sa.MetaData(),
+                     sa.Column("id", sa.String(20), primary_key=True),
+                     sa.Column("n", sa.BigInteger), sa.Column("doc", sa.JSON))
+    table.drop(engine, checkfirst=True)
+    table.create(engine)
+    with engine.begin() as conn:
+        conn.execute(table.insert(), [{"id": "a", "n": 1, "doc": {"k": [1, 2.5, None, "x"]}},
+                                      {"id": "b", "n": 2, "doc": None}])
+    yield engine, table
+    table.drop(engine)
+    engine.dispose()
+
+
+def test_a_prebuilt_select_runs_on_the_driver_and_answers_as_sqlalchemy(
+        sample: tuple[sa.Engine, sa.Table]) -> None:
+    """Text and integer columns are read on the driver everywhere, a JSON column on SQLite
+    (decoded by the JSON type's own processor); on a server a JSON column goes through
+    SQLAlchemy. Each answer equals SQLAlchemy's: rows, mappings, scalar, a column by name."""
+    from fencepost.adapters.sql import ReadConnections
+
+    engine, t = sample
+    by_id = sa.select(t).where(t.c.id == sa.bindparam("id"))
+    plain = sa.select(t.c.id, t.c.n).where(t.c.n >= sa.bindparam("least")).order_by(t.c.n)
+    reads = ReadConnections(engine)
+    through_sqlalchemy: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        through_sqlalchemy.append(statement)
+
+    for stmt, params in ((by_id, {"id": "a"}), (by_id, {"id": "b"}), (plain, {"least": 1})):
+        with engine.connect() as conn:
+            expected = [tuple(r) for r in conn.execute(stmt, params)]
+            first = dict(conn.execute(stmt, params).mappings().first() or {})
+        sa.event.listen(engine, "before_cursor_execute", seen)
+        try:
+            with reads.connection() as conn:
+                assert [tuple(r) for r in conn.execute(stmt, params)] == expected
+                assert conn.execute(stmt, params).mappings().first() == first
+                assert conn.execute(stmt, params).scalar() == expected[0][0]
+                assert conn.execute(stmt, params).first().n == expected[0][1]
+        finally:
+            sa.event.remove(engine, "before_cursor_execute", seen)
+    reads.close()
+    assert expected == [("a", 1), ("b", 2)]
+    on_server = engine.dialect.name != "sqlite"
+    assert len(through_sqlalchemy) == (2 * 4 if on_server else 0), through_sqlalchemy
+
+
+def test_a_driver_error_is_sqlalchemys_and_its_connection_is_not_kept(tmp_path: Path) -> None:
+    from fencepost.adapters.sql import ReadConnections, unavailable_on_disconnect
+    from fencepost.spec.errors import BackendUnavailable
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    missing = sa.Table("fp_nowhere", sa.MetaData(), sa.Column("id", sa.String, primary_key=True))
+    reads = ReadConnections(engine)
+    with pytest.raises(BackendUnavailable, match="no such table: fp_nowhere"), \
+            unavailable_on_disconnect(), reads.connection() as conn:
+        kept = conn
+        conn.execute(sa.select(missing.c.id).where(missing.c.id == sa.bindparam("id")),
+                     {"id": "x"})
+    assert kept.closed
+    with reads.connection() as conn:
+        assert conn is not kept
+    reads.close()
+    engine.dispose()
