@@ -126,8 +126,12 @@ class _Prepared(NamedTuple):
     processors: tuple[Callable[[Any], Any] | None, ...] | None  # per column (None: none)
 
 
-_PREPARED: weakref.WeakKeyDictionary[Any, dict[str, _Prepared | None]] = \
+_PREPARED: weakref.WeakKeyDictionary[Any, dict[str, _Prepared | str]] = \
     weakref.WeakKeyDictionary()
+"""Per statement and dialect name: its :class:`_Prepared`, or where it stands (see
+:func:`_prepared`)."""
+_SEEN_ONCE = "seen once"
+_NOT_ON_DRIVER = "not on the driver"
 _PREPARED_LOCK = threading.Lock()
 
 _DRIVER_TYPED = (sa.String, sa.Integer)
@@ -164,13 +168,22 @@ def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
 
 
 def _prepared(statement: Any, dialect: Any) -> _Prepared | None:
+    """``statement``'s :class:`_Prepared` for ``dialect`` from its second read on (None the
+    first time, and when SQLAlchemy must run it): a statement built for one call is run once,
+    and SQLAlchemy's compiled cache serves it better than compiling it here."""
     with _PREPARED_LOCK:
-        found = _PREPARED.get(statement)
-        if found is not None and dialect.name in found:
-            return found[dialect.name]
+        states = _PREPARED.setdefault(statement, {})
+        state = states.get(dialect.name)
+        if state is None:
+            states[dialect.name] = _SEEN_ONCE
+            return None
+        if isinstance(state, _Prepared):
+            return state
+        if state == _NOT_ON_DRIVER:
+            return None
     prepared = _prepare(statement, dialect)
     with _PREPARED_LOCK:
-        _PREPARED.setdefault(statement, {})[dialect.name] = prepared
+        states[dialect.name] = prepared if prepared is not None else _NOT_ON_DRIVER
     return prepared
 
 
