@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.spec.opaque import agree
+from fencepost.spec.opaque import agree, all_fields
 from fencepost.spec.outcome import Outcome
 
 
@@ -81,12 +81,16 @@ def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
 
 def leaf_fields(value: Any) -> set[str]:
     """Every innermost attrs field name of ``value`` (what :func:`field_diff` can report)."""
-    if not attrs.has(type(value)):
+    names = all_fields(type(value))
+    if names is None:
         return set()
     out: set[str] = set()
-    for a in attrs.fields(type(value)):
-        inner = getattr(value, a.name)
-        out |= leaf_fields(inner) if attrs.has(type(inner)) else {a.name}
+    for name in names:
+        inner = getattr(value, name)
+        if all_fields(type(inner)) is None:
+            out.add(name)
+        else:
+            out |= leaf_fields(inner)
     return out
 
 

@@ -118,8 +118,8 @@ def _opaque_ids(value: Any) -> Any:
     kind = type(value)
     if kind in _PLAIN or kind is Opaque:
         return value
-    if isinstance(value, str):
-        return Opaque(value) if _NAME.fullmatch(value) else value
+    if isinstance(value, str):  # a minted name has a '#' (a cheap test before the pattern)
+        return Opaque(value) if "#" in value and _NAME.fullmatch(value) else value
     names = init_fields(kind)
     if names is not None:
         return evolve_fields(value, names, _opaque_ids, _PLAIN)

@@ -87,6 +87,11 @@ def init_fields(cls: type) -> tuple[str, ...] | None:
     return _field_names(cls, _INIT_FIELDS, _init)
 
 
+def all_fields(cls: type) -> tuple[str, ...] | None:
+    """The names of all of ``cls``'s attrs fields (None: not an attrs class), cached."""
+    return _field_names(cls, _ALL_FIELDS, _any)
+
+
 def _eq(f: Any) -> bool:
     return bool(f.eq)
 
