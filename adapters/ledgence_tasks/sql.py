@@ -460,12 +460,12 @@ class SqlLedgence(LedgenceCore):
         self.tables = ledgence_tables(env.namespace)
         self.sql = statements(env.namespace, engine.dialect.name)
         self._reads = ReadConnections(engine)
-        # Stores of one run may open at once: serialize the check-then-create of the tables
-        # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
-        # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
         ensure_tables(engine, env.namespace, self._create_tables)
 
     def _create_tables(self) -> None:
+        # Stores of one run may open at once: serialize the check-then-create of the tables
+        # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
+        # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
         with unavailable_on_disconnect(), self.engine.begin() as conn:
             lock = CREATE_LOCK.get(self.engine.dialect.name, no_create_lock)
             lock(conn, self.tables.tasks.name)

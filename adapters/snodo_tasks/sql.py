@@ -230,12 +230,12 @@ class SqlTasks(TasksCore):
         self.table = tasks_table(env.namespace)
         self.sql = statements(env.namespace, engine.dialect.name)
         self._reads = ReadConnections(engine)
-        # Stores of one run may open at once: serialize the check-then-create of the table
-        # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
-        # transactional there, so the second opener sees the table).
         ensure_tables(engine, env.namespace, self._create_table)
 
     def _create_table(self) -> None:
+        # Stores of one run may open at once: serialize the check-then-create of the table
+        # (BEGIN IMMEDIATE on SQLite, the table's advisory lock on PostgreSQL; DDL is
+        # transactional there, so the second opener sees the table).
         with unavailable_on_disconnect(), self.engine.begin() as conn:
             _CREATE_LOCK.get(self.engine.dialect.name, _no_create_lock)(conn, self.table)
             self.table.create(conn, checkfirst=True)
