@@ -241,7 +241,8 @@ class ReadConnection:
     of a cached statement cost several times the driver's); anything else goes to the
     SQLAlchemy ``Connection``, as do all other attributes. A read is one statement in
     autocommit either way (see :func:`reader`), so the driver runs it as SQLAlchemy would.
-    Driver errors are raised as SQLAlchemy's, and a lost connection is invalidated."""
+    Driver errors are raised as SQLAlchemy's, and a lost connection is invalidated. While a
+    ``before_cursor_execute`` hook listens (fault injection), SQLAlchemy runs every read."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -251,7 +252,10 @@ class ReadConnection:
 
     def execute(self, statement: Any, parameters: Mapping[str, Any] | None = None) -> Any:
         dialect = self.conn.dialect
-        prepared = _prepared(statement, dialect)
+        # While something listens to SQLAlchemy's statements (the kit's fault injector counts
+        # and fails them there; a user's hook), every read goes through SQLAlchemy.
+        watched = bool(self.conn.dispatch.before_cursor_execute)
+        prepared = None if watched else _prepared(statement, dialect)
         if prepared is None:
             return self.conn.execute(statement, parameters or {})
         values = prepared.compiled.construct_params(parameters or {}) or {}

@@ -251,7 +251,7 @@ def sample(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[sa.
 
 
 def test_a_prebuilt_select_runs_on_the_driver_and_answers_as_sqlalchemy(
-        sample: tuple[sa.Engine, sa.Table]) -> None:
+        sample: tuple[sa.Engine, sa.Table], monkeypatch: pytest.MonkeyPatch) -> None:
     """From a statement's second read on, text and integer columns are read on the driver
     everywhere, a JSON column on SQLite (decoded by the JSON type's own processor); on a server
     a JSON column goes through SQLAlchemy. Each answer equals SQLAlchemy's: rows, mappings,
@@ -262,29 +262,63 @@ def test_a_prebuilt_select_runs_on_the_driver_and_answers_as_sqlalchemy(
     by_id = sa.select(t).where(t.c.id == sa.bindparam("id"))
     plain = sa.select(t.c.id, t.c.n).where(t.c.n >= sa.bindparam("least")).order_by(t.c.n)
     reads = ReadConnections(engine)
-    through_sqlalchemy: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        through_sqlalchemy.append(statement)
-
-    for stmt, params in ((by_id, {"id": "a"}), (by_id, {"id": "b"}), (plain, {"least": 1})):
+    expected: dict[int, tuple[list[tuple[Any, ...]], dict[str, Any]]] = {}
+    cases = ((by_id, {"id": "a"}), (by_id, {"id": "b"}), (plain, {"least": 1}))
+    for k, (stmt, params) in enumerate(cases):
         with engine.connect() as conn:
-            expected = [tuple(r) for r in conn.execute(stmt, params)]
-            first = dict(conn.execute(stmt, params).mappings().first() or {})
-        sa.event.listen(engine, "before_cursor_execute", seen)
-        try:
-            with reads.connection() as conn:
-                assert [tuple(r) for r in conn.execute(stmt, params)] == expected
-                assert conn.execute(stmt, params).mappings().first() == first
-                assert conn.execute(stmt, params).scalar() == expected[0][0]
-                assert conn.execute(stmt, params).first().n == expected[0][1]
-        finally:
-            sa.event.remove(engine, "before_cursor_execute", seen)
+            expected[k] = ([tuple(r) for r in conn.execute(stmt, params)],
+                           dict(conn.execute(stmt, params).mappings().first() or {}))
+    through_sqlalchemy: list[Any] = []
+    execute = sa.Connection.execute
+
+    def counted(self: sa.Connection, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        through_sqlalchemy.append(statement)
+        return execute(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(sa.Connection, "execute", counted)
+    for k, (stmt, params) in enumerate(cases):
+        rows, first = expected[k]
+        with reads.connection() as conn:
+            assert [tuple(r) for r in conn.execute(stmt, params)] == rows
+            assert conn.execute(stmt, params).mappings().first() == first
+            assert conn.execute(stmt, params).scalar() == rows[0][0]
+            assert conn.execute(stmt, params).first().n == rows[0][1]
+    monkeypatch.undo()
     reads.close()
-    assert expected == [("a", 1), ("b", 2)]
-    on_server = engine.dialect.name != "sqlite"
+    assert expected[2][0] == [("a", 1), ("b", 2)]
     # Each statement's first read; on a server every read of the one with a JSON column.
+    on_server = engine.dialect.name != "sqlite"
     assert len(through_sqlalchemy) == (1 + 2 * 4 if on_server else 2), through_sqlalchemy
+
+
+def test_a_read_fails_where_the_fault_injector_arms_it_on_the_driver_path_too(
+        tmp_path: Path) -> None:
+    """The kit's fault injection counts and fails statements in SQLAlchemy's hook: while it
+    listens, a read that would run on the driver goes through SQLAlchemy, so a store's read
+    still meets the injected failure (and answers unavailable)."""
+    from fencepost.registry import resolve_adapter
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.scenarios.injection import STATEMENT, Fault, FaultInjector
+    from fencepost.spec.env import AdapterEnv
+    from fencepost.spec.errors import BackendUnavailable
+
+    factory, _ = resolve_adapter("adk-ledger", f"sqlite:///{tmp_path / 'db.sqlite'}")
+    env = AdapterEnv(clock=SimClock(1000).now, namespace="faults")
+    store = factory(env)
+    try:
+        store.create("i1", {"workflow_id": "wf", "workflow_version": 1, "kind": "agent"}, {})
+        for _ in range(2):  # the read's statement is now one the driver runs
+            assert store.get("i1").invocation_id == "i1"
+        with FaultInjector(store.engine) as injector:
+            with injector.armed(Fault(STATEMENT, 1)) as tally, \
+                    pytest.raises(BackendUnavailable, match="injected by fencepost"):
+                store.get("i1")
+            assert tally.fired and tally.statements == 1
+        assert store.get("i1").invocation_id == "i1"
+    finally:
+        store.close()
+        factory.discard(env)
+        factory.close()
 
 
 def test_a_driver_error_is_sqlalchemys_and_its_connection_is_not_kept(tmp_path: Path) -> None:
