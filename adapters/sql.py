@@ -181,7 +181,10 @@ def _prepared(statement: Any, dialect: Any) -> _Prepared | None:
             return state
         if state == _NOT_ON_DRIVER:
             return None
-    prepared = _prepare(statement, dialect)
+    try:
+        prepared = _prepare(statement, dialect)
+    except AttributeError:  # _prepare reads SQLAlchemy's compiled internals; if they moved,
+        prepared = None     # SQLAlchemy runs the read, as it did before reads on the driver
     with _PREPARED_LOCK:
         states[dialect.name] = prepared if prepared is not None else _NOT_ON_DRIVER
     return prepared
