@@ -6,8 +6,6 @@ dialect suite does), not in if-chains spread over the stores.
 
 from __future__ import annotations
 
-import collections
-import functools
 import re
 import threading
 import weakref
@@ -18,6 +16,7 @@ from typing import Any, NamedTuple, cast
 import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Compiled, Connection, Engine
+from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
 
 from fencepost.spec.errors import BackendUnavailable
 
@@ -121,8 +120,7 @@ class _Prepared(NamedTuple):
     sql: str
     compiled: Compiled
     positions: tuple[str, ...] | None  # the parameters' order (positional paramstyles)
-    row: type[tuple[Any, ...]]  # a row: a tuple whose columns are attributes too
-    keys: tuple[str, ...]
+    columns: SimpleResultMetaData  # the result's columns, for SQLAlchemy's own Result
     processors: tuple[Callable[[Any], Any] | None, ...] | None  # per column (None: none)
 
 
@@ -136,13 +134,6 @@ _PREPARED_LOCK = threading.Lock()
 
 _DRIVER_TYPED = (sa.String, sa.Integer)
 """Column types whose values a server driver returns as SQLAlchemy would (no processing)."""
-
-
-@functools.lru_cache(maxsize=256)
-def _row_class(keys: tuple[str, ...]) -> type[tuple[Any, ...]]:
-    """A row of columns ``keys``: a tuple whose columns are attributes too (one class per set
-    of column names: making one costs more than many reads)."""
-    return collections.namedtuple("Row", keys, rename=True)
 
 
 def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
@@ -161,9 +152,9 @@ def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
     if dialect.name != "sqlite" and not all(isinstance(c.type, _DRIVER_TYPED) for c in columns):
         return None
     processors = tuple(c.type._cached_result_processor(dialect, None) for c in columns)
-    keys = tuple(c.keyname for c in columns)
     positions = tuple(compiled.positiontup or ()) if compiled.positional else None
-    return _Prepared(compiled.string, compiled, positions, _row_class(keys), keys,
+    return _Prepared(compiled.string, compiled, positions,
+                     SimpleResultMetaData(tuple(c.keyname for c in columns)),
                      processors if any(p is not None for p in processors) else None)
 
 
@@ -188,54 +179,6 @@ def _prepared(statement: Any, dialect: Any) -> _Prepared | None:
     with _PREPARED_LOCK:
         states[dialect.name] = prepared if prepared is not None else _NOT_ON_DRIVER
     return prepared
-
-
-class _Answer:
-    """The rows of one read on the driver, with the parts of SQLAlchemy's ``Result`` the
-    stores' reads use."""
-
-    def __init__(self, rows: list[Any], keys: tuple[str, ...]) -> None:
-        self._rows = rows
-        self._keys = keys
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._rows)
-
-    def all(self) -> list[Any]:
-        return list(self._rows)
-
-    def first(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def scalar(self) -> Any:
-        return self._rows[0][0] if self._rows else None
-
-    def scalars(self) -> _Column:
-        return _Column(r[0] for r in self._rows)
-
-    def one(self) -> Any:
-        if len(self._rows) != 1:
-            raise (exc.NoResultFound if not self._rows else exc.MultipleResultsFound)(
-                f"{len(self._rows)} rows where one was required")
-        return self._rows[0]
-
-    def one_or_none(self) -> Any:
-        if len(self._rows) > 1:
-            raise exc.MultipleResultsFound(f"{len(self._rows)} rows where at most one was")
-        return self._rows[0] if self._rows else None
-
-    def mappings(self) -> _Answer:
-        return _Answer([dict(zip(self._keys, r, strict=True)) for r in self._rows], self._keys)
-
-
-class _Column(list[Any]):
-    """The first column of an :class:`_Answer` (SQLAlchemy's ``ScalarResult``)."""
-
-    def all(self) -> list[Any]:
-        return list(self)
-
-    def first(self) -> Any:
-        return self[0] if self else None
 
 
 class ReadConnection:
@@ -281,9 +224,9 @@ class ReadConnection:
             cursor.close()
         processors = prepared.processors
         if processors is not None:
-            rows = [[v if p is None else p(v) for p, v in zip(processors, r, strict=True)]
+            rows = [tuple(v if p is None else p(v) for p, v in zip(processors, r, strict=True))
                     for r in rows]
-        return _Answer([prepared.row(*r) for r in rows], prepared.keys)
+        return IteratorResult(prepared.columns, iter(rows))
 
 
 class ReadConnections:

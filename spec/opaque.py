@@ -157,7 +157,7 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
     kind = type(expected)
     if kind is str or expected is None:
         return out
-    names = _field_names(kind, _ALL_FIELDS, _any)
+    names = all_fields(kind)
     if names is not None and kind is type(actual):
         for name in names:
             field = getattr(expected, name)
