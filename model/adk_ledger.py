@@ -24,7 +24,7 @@ import attrs
 
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
-from fencepost.spec.opaque import Opaque
+from fencepost.spec.opaque import Opaque, Shown
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
@@ -50,7 +50,19 @@ def view(rec: StoredInvocation, ctx: Ctx) -> spec.Invocation:
     owned = rec.token is not None
     if ctx.options.get("owned_view") == "live_lease":
         owned = owned and ctx.now < rec.lease_until
-    return rec.shown(owned)
+    shown = rec.shown(owned)
+    if rec.owner is None or ctx.options.get("owner_view") == "claimant":
+        return shown
+    # The seed shows node(OwnerPid): a value of the store's own, the same on every read for
+    # one claimant (the harness binds the first value read under this name). The model's
+    # answer holds a placeholder where a store's holds text.
+    node: Any = Opaque(owner_node(rec.owner))
+    return attrs.evolve(shown, owner=node)
+
+
+def owner_node(owner: str) -> Shown:
+    """The name the model gives the store's ``owner_node`` for claimant ``owner``."""
+    return Shown(f"owner_node of {owner}")
 
 
 def _put(state: State, rec: StoredInvocation) -> State:
@@ -112,7 +124,9 @@ def _claim(state: State, op: spec.Claim, ctx: Ctx) -> Step:
     return Step(Ok(view(new, ctx)), _put(state, new), decided, "ADK-CLAIM-006")
 
 
-def _write_guard(state: State, invocation_id: str, token: str, now: int) -> Step | StoredInvocation:
+def _write_guard(
+        state: State, invocation_id: str, token: spec.Token, now: int
+) -> Step | StoredInvocation:
     """The guard renew, checkpoint and finish share, in the implementation's order."""
     rec = state.get(invocation_id)
     if rec is None:
@@ -233,6 +247,17 @@ def _text(name: str, value: Any, non_empty: bool = False) -> str | None:
     return f"an empty {name}" if non_empty and value == "" else None
 
 
+def binary(value: Any) -> bool:
+    """An Erlang binary as Python carries it: text or bytes (``is_binary``)."""
+    return isinstance(value, str | bytes)
+
+
+def _token(value: Any, non_empty: bool = False) -> str | None:
+    if not binary(value):
+        return "a token that is no binary"
+    return "an empty token" if non_empty and len(value) == 0 else None
+
+
 def _lease(value: Any) -> str | None:
     if not integer(value):
         return "a lease_ms that is no integer"
@@ -256,9 +281,9 @@ def guard_edges(op: Op, options: Mapping[str, str]) -> tuple[str, ...]:
     found = [_text("id", op.invocation_id,  # type: ignore[attr-defined]
                    non_empty=refuse_empty and isinstance(op, spec.Create))]
     if isinstance(op, spec.Claim):
-        found += [_text("owner", op.owner), _text("token", op.owner_token, refuse_empty)]
+        found += [_text("owner", op.owner), _token(op.owner_token, refuse_empty)]
     elif isinstance(op, spec.WRITES):
-        found.append(_text("token", op.owner_token))
+        found.append(_token(op.owner_token))
     if isinstance(op, _TIMED):
         found.append(None if integer(op.now_ms) else "a now_ms that is no integer")
     if isinstance(op, _LEASED):
@@ -277,6 +302,10 @@ def _text_ok(value: Any, non_empty: bool = False) -> bool:
     return isinstance(value, str) and not (non_empty and value == "")
 
 
+def _token_ok(value: Any, non_empty: bool = False) -> bool:
+    return binary(value) and not (non_empty and len(value) == 0)
+
+
 def admits(op: Op, options: Mapping[str, str]) -> bool:
     """``not guard_edges(op, options)``, without building the reasons: every step asks, and
     nearly every op is admitted (tests/test_model_adk_ledger.py holds the two to each other)."""
@@ -291,9 +320,9 @@ def admits(op: Op, options: Mapping[str, str]) -> bool:
     if kind not in _TIMED or not (isinstance(o.invocation_id, str) and integer(o.now_ms)):
         return not guard_edges(op, options)
     if kind is spec.Claim:
-        return (isinstance(o.owner, str) and _text_ok(o.owner_token, refuse_empty)
+        return (isinstance(o.owner, str) and _token_ok(o.owner_token, refuse_empty)
                 and _lease(o.lease_ms) is None)
-    if not isinstance(o.owner_token, str):
+    if not binary(o.owner_token):
         return False
     if kind is spec.Renew:
         return _lease(o.lease_ms) is None
@@ -332,6 +361,7 @@ FIELD_CLAUSES = {
     "workflow_id": "ADK-CREATE-002",
     "workflow_version": "ADK-CREATE-002",
     "kind": "ADK-CREATE-002",
+    "owner": "ADK-OWNER-001",
 }
 
 

@@ -81,7 +81,8 @@ def _arguments(op: Op, edges: tuple[str, ...], options: Mapping[str, str],
         return
     if getattr(op, "invocation_id", None) == "":
         yield clause, f"{name}an empty id"
-    if getattr(op, "owner_token", None) == "":
+    token = getattr(op, "owner_token", None)
+    if isinstance(token, str | bytes) and len(token) == 0:
         yield clause, "an empty token"
     now = getattr(op, "now_ms", None)
     if isinstance(now, int) and integer(now) and now <= 0:
@@ -103,6 +104,10 @@ def _get(rec: StoredInvocation | None, ctx: Ctx) -> Found:
     if rec is None:
         return
     yield "ADK-GET-002", f"a {state_of(rec)} record"
+    if rec.owner is not None:
+        yield "ADK-OWNER-001", "read after a claim"
+    elif rec.phase in spec.FINISH_PHASES:
+        yield "ADK-OWNER-001", "cleared by finish"
     if rec.token is not None and ctx.now >= rec.lease_until:
         yield "ADK-GET-003", "an expired lease nobody re-claimed"
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref
+from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, Shown
 from fencepost.spec.ops import Op
 
 from .base import Ctx
@@ -120,7 +120,7 @@ class _Bindings:
                     names = dict(self.names)
                 names[meaning] = value
                 h += _name_item(meaning, value, digests)
-                if twin is _MISSING:
+                if twin is _MISSING and not isinstance(meaning, Shown):
                     if meanings is None:
                         meanings = dict(self.meanings)
                     meanings[vkey] = meaning

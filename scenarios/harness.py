@@ -27,6 +27,7 @@ from fencepost.spec.opaque import (
     ForgedMeaning,
     ForgedValue,
     Ref,
+    Shown,
     harvest,
     known,
     resolve,
@@ -233,7 +234,7 @@ class Harness:
         for meaning, value in pairs:
             if not isinstance(meaning, str) or meaning in self.bindings:
                 continue
-            twin = None if unique is None else next(
+            twin = None if unique is None or isinstance(meaning, Shown) else next(
                 (n for n, (_, v) in self.bindings.items() if v == value), None)
             if unique is not None and twin is not None:
                 raise violation(

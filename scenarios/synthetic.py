@@ -45,7 +45,7 @@ def simulate(n: int, processes: int, keys: int, seed: int = 7, lost: float = 0.0
         raise ValueError(f"processes must be at least 4, not {processes}")
     rng = random.Random(seed)
     state: adk.State = adk.EMPTY
-    holders: dict[str, str] = {}  # invocation -> the token of its last successful claim
+    holders: dict[str, spec.Token] = {}  # invocation -> the token of its last successful claim
     free = [-1] * processes  # when each process is free again
     events: list[Event] = []
     for k in range(n):

@@ -42,6 +42,7 @@ __all__ = [
     "CLAUSES",
     "Invocation",
     "InvocationLedger",
+    "Token",
     "ContractError",
     "AlreadyExists",
     "NotFound",
@@ -68,6 +69,12 @@ __all__ = [
 ]
 
 CONTRACT = "adk-ledger"
+
+Token = str | bytes
+"""An owner token: an Erlang binary, which in Python is text or bytes. The seed's caller sends
+``crypto:strong_rand_bytes(32)`` (adk_workflow_run.erl:332): raw bytes, seldom valid UTF-8; the
+ledger takes any binary (mnesia.erl:98, 139, 153, 171). A store compares tokens as values
+(``==``): the kit never sends one token once as text and once as bytes."""
 
 READY, RUNNING, COMPLETED = "ready", "running", "completed"
 FINISH_PHASES = ("completed", "failed", "timed_out", "cancelled", "paused")
@@ -182,9 +189,12 @@ ARGUMENT_ERRORS: Mapping[str, type[ContractError]] = {
 class Invocation:
     """What ``get`` and ``claim`` return: the record without its owner token.
 
-    ``owner`` is the coordinator identity given to the last successful claim (the seed's
-    ``owner_node``), ``None`` once finished. ``owned`` is true while a token is stored, even
-    after the lease expired (choice ``owned_view``).
+    ``owner`` is the seed's ``owner_node`` (choice ``owner_view``): under ``node`` (the seed)
+    a value of the store's own for the claimant (in the seed ``node(OwnerPid)``: the same for
+    every coordinator of one node), present while a token is stored and the same on every
+    read for one claimant; under ``claimant`` exactly the owner given to the last successful
+    claim. ``None`` after create and once finished. ``owned`` is true while a token is stored,
+    even after the lease expired (choice ``owned_view``).
     """
 
     invocation_id: str
@@ -215,7 +225,7 @@ class StoredInvocation:
     checkpoint: Mapping[str, Any]
     phase: str
     outcome: Any
-    token: str | None
+    token: Token | None
     owner: str | None
     lease_until: int
     revision: int
@@ -264,15 +274,17 @@ class InvocationLedger(Protocol):
     def get(self, invocation_id: str) -> Invocation: ...
 
     def claim(
-        self, invocation_id: str, owner: str, owner_token: str, now_ms: int, lease_ms: int
+        self, invocation_id: str, owner: str, owner_token: Token, now_ms: int, lease_ms: int
     ) -> Invocation: ...
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None: ...
+    def renew(
+        self, invocation_id: str, owner_token: Token, now_ms: int, lease_ms: int
+    ) -> None: ...
 
     def checkpoint(
         self,
         invocation_id: str,
-        owner_token: str,
+        owner_token: Token,
         checkpoint: Mapping[str, Any],
         now_ms: int,
         lease_ms: int,
@@ -281,7 +293,7 @@ class InvocationLedger(Protocol):
     def finish(
         self,
         invocation_id: str,
-        owner_token: str,
+        owner_token: Token,
         phase: str,
         outcome: Any,
         checkpoint: Mapping[str, Any],
@@ -324,7 +336,7 @@ class Get(_Keyed):
 class Claim(_Keyed):
     invocation_id: str
     owner: str
-    owner_token: str
+    owner_token: Token
     now_ms: int
     lease_ms: int
 
@@ -333,7 +345,7 @@ class Claim(_Keyed):
 @attrs.frozen
 class Renew(_Keyed):
     invocation_id: str
-    owner_token: str
+    owner_token: Token
     now_ms: int
     lease_ms: int
 
@@ -342,7 +354,7 @@ class Renew(_Keyed):
 @attrs.frozen
 class Checkpoint(_Keyed):
     invocation_id: str
-    owner_token: str
+    owner_token: Token
     checkpoint: Mapping[str, Any]
     now_ms: int
     lease_ms: int
@@ -352,7 +364,7 @@ class Checkpoint(_Keyed):
 @attrs.frozen
 class Finish(_Keyed):
     invocation_id: str
-    owner_token: str
+    owner_token: Token
     phase: str
     outcome: Any
     checkpoint: Mapping[str, Any]
@@ -473,6 +485,23 @@ CHOICES = (
         ),
         source=f"{_MNESIA}:367 (owned => OwnerToken =/= undefined)",
     ),
+    Choice(
+        name="owner_view",
+        doc_says="(the view's owner_node) the coordinator that holds the invocation",
+        implementation_does="claim stores node(OwnerPid) as owner_node: every coordinator on "
+        "one node reads back the same value; it is undefined after create and after finish",
+        default="node",
+        values=(
+            ("node", "default, the seed's reading: owner is a value of the store's own for "
+             "the claimant, present while a token is stored, the same on every read for one "
+             "claimant (reopen included), none after create and finish; which value, and "
+             "whether two claimants share it, is the store's"),
+            ("claimant", "owner is exactly the owner given to the last successful claim"),
+        ),
+        source=f"{_MNESIA}:117 (owner_node = node(OwnerPid)), 185-187 (cleared by finish), "
+        "368 (shown as owner_node), 333-336 (liveness is asked of the pid, not of "
+        "owner_node); src/workflows/core/adk_workflow_run.erl:336 (the caller passes self())",
+    ),
 )
 
 # --- the clause catalogue ----------------------------------------------------------------------
@@ -487,7 +516,7 @@ _WRITE_OPS = ("renew", "checkpoint", "finish")
 
 ARGS = "scenario:arguments_at_their_edges"
 _EDGES = ("a lease_ms of 0", "a negative lease_ms", "a lease_ms that is no integer",
-          "a now_ms that is no integer", "an id that is no string", "a token that is no string")
+          "a now_ms that is no integer", "an id that is no string", "a token that is no binary")
 """The guard's refusals claim, renew and checkpoint share."""
 
 
@@ -510,7 +539,7 @@ def _c(
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "1.0"
+CATALOGUE_VERSION = "2.0"  # 2.0: tokens are binaries (bytes admitted), owner is owner_node
 
 CLAUSES = Catalogue(
     [
@@ -570,9 +599,17 @@ CLAUSES = Catalogue(
         _c("ADK-CLAIM-006", "what a successful claim does",
            "A successful claim sets phase running, clears the outcome, stores the new token and "
            "owner, sets lease_until = now + lease_ms and updated_at = now, keeps the checkpoint, "
-           "and returns the new view.",
+           "and returns the new view (its owner as ADK-OWNER-001 says).",
            M, "scenario:pause_resume_complete",
            situations=("clears a previous outcome",)),
+        _c("ADK-OWNER-001", "owner reads back as the seed's owner_node",
+           "Under owner_view=node (the seed) the view's owner is a value of the store's own "
+           "(in the seed node(OwnerPid)): present while a token is stored, the same on every "
+           "read for one claimant until its record is finished or claimed by another (reopen "
+           "included), none after create and after finish. Under owner_view=claimant it is "
+           "exactly the owner given to the last successful claim.",
+           M, "scenario:pause_resume_complete", choice="owner_view",
+           situations=("read after a claim", "cleared by finish")),
         _c("ADK-CLAIM-007", "a dead owner's lease can be taken early",
            "When env.is_alive(owner) is false, claim succeeds before lease_until.",
            M, "scenario:dead_owner_is_replaced_early", requires=("owner_liveness",)),
@@ -690,7 +727,8 @@ CLAUSES = Catalogue(
            situations=("get of an id that is no string", "delete of an id that is no string",
                        "get of an empty id", "delete of an empty id")),
         _c("ADK-ARG-003", "claim refuses what its guard excludes, first",
-           "claim with an id, owner or token that is no string, a now_ms that is no integer, or "
+           "claim with an id or owner that is no string, a token that is neither text nor bytes "
+           "(an Erlang binary is either), a now_ms that is no integer, or "
            "a lease_ms that is no positive integer (0, negative, a float) answers "
            "invalid_claim_arguments before the record is read (a missing id too) and changes "
            "nothing; so does an empty token under empty_strings=refused (the seed). No other "
@@ -701,28 +739,39 @@ CLAUSES = Catalogue(
            situations=(*_EDGES, "an owner that is no string", "an empty token", "an empty id",
                        "a now_ms of 0 or below", "for a missing id")),
         _c("ADK-ARG-004", "renew and checkpoint refuse what their guards exclude, first",
-           "renew and checkpoint with an id or token that is no string, a now_ms that is no "
-           "integer, a lease_ms that is no positive integer, or (checkpoint) a checkpoint that "
-           "is no mapping answer invalid_renew_arguments and invalid_checkpoint_arguments "
-           "before the record is read (a missing id too), and change nothing. No other "
-           "argument is refused: an empty token is a token nobody holds (stale_owner), an "
-           "empty id is missing (not_found), a now_ms of 0 or below is a time.",
+           "renew and checkpoint with an id that is no string, a token that is no binary (text "
+           "or bytes), a now_ms that is no integer, a lease_ms that is no positive integer, "
+           "or (checkpoint) a checkpoint that is no mapping answer invalid_renew_arguments "
+           "and invalid_checkpoint_arguments before the record is read (a missing id too), "
+           "and change nothing. No other argument is refused: an empty token is a token "
+           "nobody holds (stale_owner), an empty id is missing (not_found), a now_ms of 0 or "
+           "below is a time.",
            M, ARGS,
            situations=(*_EDGES, "a checkpoint that is no mapping", "an empty token", "an empty id",
                        "a now_ms of 0 or below", "for a missing id")),
         _c("ADK-ARG-005", "finish refuses what its guard excludes, before the phase",
            "finish with a phase that is no string, a checkpoint that is no mapping, a now_ms "
-           "that is no integer, or an id or token that is no string answers "
+           "that is no integer, an id that is no string or a token that is no binary answers "
            "invalid_finish_arguments before the phase is validated and the record read, and "
            "changes nothing. An empty phase is a string that names no finish phase "
            "(ADK-FINISH-001); an empty token is a token nobody holds (stale_owner); a now_ms "
            "of 0 or below is a time.",
            M, ARGS,
            situations=("a phase that is no string", "a checkpoint that is no mapping",
-                       "a now_ms that is no integer", "a token that is no string",
+                       "a now_ms that is no integer", "a token that is no binary",
                        "an id that is no string", "with a phase that is no finish phase too",
                        "an empty token", "an empty id", "a now_ms of 0 or below",
                        "for a missing id")),
+        _c("ADK-VALUE-001", "stored values come back exactly",
+           "The checkpoint of create, checkpoint and finish, the metadata values kept and the "
+           "outcome of a finish stored as given read back exactly as given, for any term the "
+           "wire codec carries: 1 and 1.0, tuples and lists, bytes (not UTF-8) and text, "
+           "integers beyond 64 bits, non-ASCII and empty strings, keys that are no strings, "
+           "deep nesting. A store keeps Erlang terms (mnesia.erl:68, 159, 182-184).",
+           "scenario:stored_values_come_back_exactly",
+           situations=("a created checkpoint", "a checkpoint written",
+                       "a finished checkpoint and outcome",
+                       situation("after reopening", "durable"))),
         _c("ADK-LIN-001", "concurrent calls are linearizable",
            "Every answer of a run where several clients call the store at once is the answer "
            "the model gives in one order of the calls that respects real time (a call that "

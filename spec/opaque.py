@@ -26,6 +26,15 @@ class Opaque:
         return f"<store's value: {self.meaning}>"
 
 
+class Shown(str):
+    """An :class:`Opaque` meaning for a value a store shows but the kit never sends back (adk's
+    ``owner_node``): bound like any name, so that it must read back the same, but never taken
+    for the meaning of an argument that happens to equal it (a claimant named ``c1`` whose store
+    shows ``c1`` as its node)."""
+
+    __slots__ = ()
+
+
 @attrs.frozen
 class Ref:
     """In an operation: the value bound earlier under ``name``."""

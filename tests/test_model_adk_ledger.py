@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fencepost.model.adk_ledger import EMPTY, answer_clause, default_options, step, view
+from fencepost.model.adk_ledger import (
+    EMPTY,
+    answer_clause,
+    default_options,
+    owner_node,
+    step,
+    view,
+)
 from fencepost.model.adk_ledger_situations import situations
 from fencepost.model.base import Ctx
 from fencepost.spec.adk_ledger import (
@@ -28,7 +35,7 @@ from fencepost.spec.adk_ledger import (
     Renew,
     StoredInvocation,
 )
-from fencepost.spec.opaque import Opaque
+from fencepost.spec.opaque import Opaque, Shown, agree
 from fencepost.spec.outcome import Err, Ok
 
 META = {"workflow_id": "wf", "workflow_version": 3, "kind": "sequential"}
@@ -147,7 +154,7 @@ def test_get_of_missing_id_is_not_found():
 
 def test_get_returns_view_without_token():
     state = claimed()
-    s = run(state, Get("i1"), now=T0 + 1)
+    s = run(state, Get("i1"), now=T0 + 1, owner_view="claimant")
     assert (s.clause, s.effect_clause) == ("ADK-GET-002", "ADK-GET-002")
     assert s.state == state
     assert s.outcome == Ok(Invocation(
@@ -157,6 +164,29 @@ def test_get_returns_view_without_token():
     ))
     assert "token" not in {a.name for a in attrs.fields(Invocation)}
     assert "t1" not in attrs.astuple(s.outcome.value)
+
+
+def test_owner_reads_as_the_stores_node_value_per_claimant_by_default():
+    # mnesia.erl:117 stores node(OwnerPid): a value of the store's own, one per claimant name
+    # in the model (two claimants of one node may share it), none after create and finish.
+    shown = run(claimed(), Get("i1"), now=T0 + 1).outcome.value.owner
+    assert shown == Opaque(owner_node("c1"))
+    assert isinstance(shown.meaning, Shown)
+    assert run(created(), Get("i1"), now=CREATED_AT).outcome.value.owner is None
+    assert run(finished("paused"), Get("i1"), now=T0 + 5).outcome.value.owner is None
+    assert agree(shown, "nonode@nohost") and agree(shown, "c1") and not agree(shown, None)
+
+
+def test_tokens_are_binaries_text_or_bytes():
+    raw = b"\xff\x00token"
+    state = ok(created(), Claim("i1", "c1", raw, T0, LEASE), now=T0)
+    assert state["i1"].token == raw
+    assert run(state, Renew("i1", raw, T0 + 1, LEASE), now=T0 + 1).outcome == Ok(None)
+    assert run(state, Renew("i1", "t1", T0 + 1, LEASE), now=T0 + 1).outcome == Err("stale_owner")
+    assert_refused(created(), Claim("i1", "c1", b"", T0, LEASE), "invalid_claim_arguments",
+                   "ADK-ARG-003", now=T0)
+    assert_refused(state, Renew("i1", 7, T0 + 1, LEASE), "invalid_renew_arguments",
+                   "ADK-ARG-004", now=T0 + 1)
 
 
 def test_owned_means_token_stored_even_after_expiry():
@@ -525,7 +555,7 @@ def test_situations_name_each_refused_argument_and_each_edge_taken():
         return set(situations(state, op, c, step(state, op, c)))
 
     assert found(EMPTY, Renew("i1", NOT_A_STRING, NOT_AN_INTEGER, 0)) == {
-        ("ADK-ARG-004", "a token that is no string"),
+        ("ADK-ARG-004", "a token that is no binary"),
         ("ADK-ARG-004", "a now_ms that is no integer"),
         ("ADK-ARG-004", "a lease_ms of 0"), ("ADK-ARG-004", "for a missing id")}
     assert found(claimed(), Finish("i1", "t1", "running", None, NOT_A_MAPPING, T0)) == {

@@ -8,7 +8,8 @@ from fencepost.spec import adk_ledger as spec
 def test_each_doc_versus_implementation_difference_is_a_choice() -> None:
     names = {c.name for c in spec.CHOICES}
     assert names == {"store_clock", "finish_phases", "renew_atomic", "delete_completed",
-                     "owned_view", "metadata_keys", "finish_outcome", "empty_strings"}
+                     "owned_view", "metadata_keys", "finish_outcome", "empty_strings",
+                     "owner_view"}
     for choice in spec.CHOICES:
         assert choice.default in dict(choice.values)
     assert {c.choice for c in spec.CLAUSES if c.choice} == names

@@ -71,13 +71,13 @@ class LedgerCore:
     def _claimable(self, row: StoredInvocation, now: int) -> bool:
         return row.token is None or not self._live(row, now) or self._owner_dead(row)
 
-    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if self._stale(row, token):
             raise spec.StaleOwner(row.invocation_id)
         if not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
 
-    def _stale(self, row: StoredInvocation, token: str) -> bool:
+    def _stale(self, row: StoredInvocation, token: spec.Token) -> bool:
         """``token`` is not the running owner's (no owner matches no token)."""
         return row.phase != spec.RUNNING or row.token is None or row.token != token
 
@@ -98,9 +98,11 @@ class LedgerCore:
         return bool(invocation_id) or not (creating and self._empty_refused())
 
     def _valid_token(self, token: Any, claiming: bool = False) -> bool:
-        if not isinstance(token, str):
+        """A binary (text or bytes, as ``is_binary``), non-empty for a claim under
+        ``empty_strings=refused``."""
+        if not isinstance(token, str | bytes):
             return False
-        return bool(token) or not (claiming and self._empty_refused())
+        return len(token) > 0 or not (claiming and self._empty_refused())
 
     def _valid_time(self, now_ms: Any) -> bool:
         return _integer(now_ms)
@@ -123,14 +125,15 @@ class LedgerCore:
                 and self._valid_token(token, claiming=True) and self._valid_time(now_ms)
                 and self._valid_lease(lease_ms)):
             raise spec.InvalidClaimArguments(
-                f"{invocation_id!r}: id, owner and a non-empty token must be strings, now_ms "
-                "an integer, lease_ms a positive integer")
+                f"{invocation_id!r}: id and owner must be strings, the token a non-empty binary "
+                "(text or bytes), now_ms an integer, lease_ms a positive integer")
 
     def _check_write(self, error: type[spec.ContractError], invocation_id: Any, token: Any,
                      now_ms: Any, *lease_ms: Any) -> None:
         if not (self._valid_id(invocation_id) and self._valid_token(token)
                 and self._valid_time(now_ms) and all(map(self._valid_write_lease, lease_ms))):
-            raise error(f"{invocation_id!r}: id and token must be strings, now_ms an integer"
+            raise error(f"{invocation_id!r}: the id must be a string, the token a binary (text "
+                        "or bytes), now_ms an integer"
                         + (", lease_ms a positive integer" if lease_ms else ""))
 
     def _deletable(self, row: StoredInvocation) -> bool:
@@ -166,7 +169,7 @@ class LedgerCore:
             return self._view(self._require(slot))
 
     def claim(
-        self, invocation_id: str, owner: str, owner_token: str, now_ms: int, lease_ms: int
+        self, invocation_id: str, owner: str, owner_token: spec.Token, now_ms: int, lease_ms: int
     ) -> spec.Invocation:
         self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
@@ -174,7 +177,7 @@ class LedgerCore:
             self._check_claimable(row, owner_token, now_ms)
             return self._grant(slot, row, owner, owner_token, now_ms, lease_ms)
 
-    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         """Why ``row`` cannot be claimed at ``now``: completed, or owned. ``token`` is the
         claimant's; the seed does not look at it (a live lease is owned whoever asks)."""
         if row.phase == spec.COMPLETED:
@@ -182,14 +185,14 @@ class LedgerCore:
         if not self._claimable(row, now):
             raise spec.InvocationOwned(row.invocation_id)
 
-    def _grant(self, slot: Slot, row: StoredInvocation, owner: str, token: str, now: int,
+    def _grant(self, slot: Slot, row: StoredInvocation, owner: str, token: spec.Token, now: int,
                lease_ms: int) -> spec.Invocation:
         """Write the claim of ``row`` to ``slot`` and answer the claimed invocation."""
         claimed = self._claimed(row, owner, token, now, lease_ms)
         slot.update(claimed)
         return self._view(claimed)
 
-    def _claimed(self, row: StoredInvocation, owner: str, token: str, now: int,
+    def _claimed(self, row: StoredInvocation, owner: str, token: spec.Token, now: int,
                  lease_ms: int) -> StoredInvocation:
         return attrs.evolve(
             row,
@@ -202,7 +205,9 @@ class LedgerCore:
             updated_at=now,
         )
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(
+            self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
+    ) -> None:
         self._check_write(spec.InvalidRenewArguments, invocation_id, owner_token, now_ms,
                           lease_ms)
         with self._locked(invocation_id) as slot:
@@ -210,7 +215,7 @@ class LedgerCore:
             self._check_renewer(row, owner_token, now_ms)
             slot.update(self._renewed(row, now_ms, lease_ms))
 
-    def _check_renewer(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_renewer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         """renew's fence: the same as every write's (:meth:`_check_writer`)."""
         self._check_writer(row, token, now)
 
@@ -222,7 +227,7 @@ class LedgerCore:
     def checkpoint(
         self,
         invocation_id: str,
-        owner_token: str,
+        owner_token: spec.Token,
         checkpoint: Mapping[str, Any],
         now_ms: int,
         lease_ms: int,
@@ -246,7 +251,7 @@ class LedgerCore:
     def finish(
         self,
         invocation_id: str,
-        owner_token: str,
+        owner_token: spec.Token,
         phase: str,
         outcome: Any,
         checkpoint: Mapping[str, Any],

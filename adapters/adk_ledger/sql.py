@@ -6,6 +6,11 @@ create of one id meets the primary key and answers ``already_exists``. ``get`` w
 and reads the row in one SELECT without a lock (see :func:`~fencepost.adapters.sql.reader`):
 it neither waits for nor holds up a writer. The table lives in the run's namespace and is
 created on first use.
+
+Values the caller gives (metadata values, checkpoint, outcome, token) are Erlang terms in the
+seed, kept exactly (mnesia.erl:68, 159, 182-184): here each is a text column holding the kit's
+exact JSON (:class:`~fencepost.spec.values.Codec`), so 1.0 stays a float, a tuple a tuple,
+bytes bytes and a map's integer keys integers (ADK-VALUE-001).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import attrs
 import sqlalchemy as sa
@@ -33,10 +38,32 @@ from fencepost.adapters.sql import (
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.env import AdapterEnv
+from fencepost.spec.values import Codec
 
 from .core import LedgerCore
 
 _COLUMNS = [a.name for a in attrs.fields(StoredInvocation)]
+_EXACT = ("workflow_id", "workflow_version", "kind", "checkpoint", "outcome", "token")
+"""The columns that hold a caller's value as exact JSON text (none stays SQL NULL)."""
+_CODEC = Codec([])
+
+
+def _stored(row: StoredInvocation) -> dict[str, Any]:
+    """``row`` as column values."""
+    values = attrs.asdict(row, recurse=False)
+    for name in _EXACT:
+        if values[name] is not None:
+            values[name] = _CODEC.dumps(values[name])
+    return values
+
+
+def _loaded(found: sa.RowMapping) -> StoredInvocation:
+    """The record a row holds."""
+    values = {c: found[c] for c in _COLUMNS}
+    for name in _EXACT:
+        if values[name] is not None:
+            values[name] = _CODEC.loads(str(values[name]))
+    return StoredInvocation(**values)
 
 
 @functools.lru_cache(maxsize=TABLES_CACHED)
@@ -45,13 +72,13 @@ def ledger_table(namespace: str) -> sa.Table:
         table_name(namespace, "adk_invocations"),
         sa.MetaData(),
         sa.Column("invocation_id", sa.String(255), primary_key=True),
-        sa.Column("workflow_id", sa.JSON),
-        sa.Column("workflow_version", sa.JSON),
-        sa.Column("kind", sa.JSON),
-        sa.Column("checkpoint", sa.JSON, nullable=False),
+        sa.Column("workflow_id", sa.Text),
+        sa.Column("workflow_version", sa.Text),
+        sa.Column("kind", sa.Text),
+        sa.Column("checkpoint", sa.Text, nullable=False),
         sa.Column("phase", sa.String(64), nullable=False),
-        sa.Column("outcome", sa.JSON),
-        sa.Column("token", sa.String(255)),
+        sa.Column("outcome", sa.Text),
+        sa.Column("token", sa.Text),
         sa.Column("owner", sa.String(255)),
         sa.Column("lease_until", sa.BigInteger, nullable=False),
         sa.Column("revision", sa.BigInteger, nullable=False),
@@ -85,12 +112,12 @@ class _SqlSlot:
     def insert(self, row: StoredInvocation) -> None:
         try:
             with self.conn.begin_nested():
-                self.conn.execute(_writes(self.namespace).insert, attrs.asdict(row))
+                self.conn.execute(_writes(self.namespace).insert, _stored(row))
         except exc.IntegrityError as e:
             raise spec.AlreadyExists(self.invocation_id) from e
 
     def update(self, row: StoredInvocation) -> None:
-        values = attrs.asdict(row)
+        values = _stored(row)
         del values["invocation_id"]
         self.conn.execute(_writes(self.namespace).update, {**values, "b_id": self.invocation_id})
 
@@ -118,7 +145,7 @@ class SqlLedger(LedgerCore):
     def _locked(self, invocation_id: str) -> Iterator[_SqlSlot]:
         with unavailable_on_disconnect(), writing(self.engine) as conn:
             found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
-            row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            row = _loaded(found) if found is not None else None
             yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
 
     @contextmanager
@@ -127,7 +154,7 @@ class SqlLedger(LedgerCore):
         # up a claim. The slot is read-only (get writes nothing).
         with unavailable_on_disconnect(), self._reads.connection() as conn:
             found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
-            row = StoredInvocation(**{c: found[c] for c in _COLUMNS}) if found is not None else None
+            row = _loaded(found) if found is not None else None
             yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ of one-hook classes, long for that reason; the ones for arguments at their edges
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -94,7 +95,7 @@ class OwnedMeansLive(LedgerCore):
 
 
 class ClaimCreatesMissing(LedgerCore):
-    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+    def claim(self, invocation_id: str, owner: str, owner_token: spec.Token, now_ms: int,
               lease_ms: int) -> spec.Invocation:
         try:
             self.create(invocation_id, {}, {})
@@ -104,7 +105,7 @@ class ClaimCreatesMissing(LedgerCore):
 
 
 class ClaimCompleted(LedgerCore):
-    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if row.phase != spec.COMPLETED:
             super()._check_claimable(row, token, now)
 
@@ -117,7 +118,7 @@ class ReadyNotClaimable(LedgerCore):
 
 
 class SameTokenReclaims(LedgerCore):
-    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if not (row.token == token and row.phase == spec.RUNNING):
             super()._check_claimable(row, token, now)
 
@@ -128,7 +129,7 @@ class ClaimBoundaryOffByOne(LedgerCore):
 
 
 class ClaimKeepsOutcome(LedgerCore):
-    def _claimed(self, row: StoredInvocation, owner: str, token: str, now: int,
+    def _claimed(self, row: StoredInvocation, owner: str, token: spec.Token, now: int,
                  lease_ms: int) -> StoredInvocation:
         return attrs.evolve(super()._claimed(row, owner, token, now, lease_ms), outcome=row.outcome)
 
@@ -230,16 +231,18 @@ class ClaimSelectThenUpdate(LedgerCore):
         with self._in_flight():
             return super().get(invocation_id)
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(
+            self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
+    ) -> None:
         with self._in_flight():
             super().renew(invocation_id, owner_token, now_ms, lease_ms)
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Mapping[str, Any],
+    def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Mapping[str, Any],
                    now_ms: int, lease_ms: int) -> None:
         with self._in_flight():
             super().checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
 
-    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Mapping[str, Any], now_ms: int) -> None:
         with self._in_flight():
             super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
@@ -248,7 +251,7 @@ class ClaimSelectThenUpdate(LedgerCore):
         with self._in_flight():
             super().delete(invocation_id)
 
-    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+    def claim(self, invocation_id: str, owner: str, owner_token: spec.Token, now_ms: int,
               lease_ms: int) -> spec.Invocation:
         with self._in_flight():
             self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
@@ -264,7 +267,9 @@ class ClaimSelectThenUpdate(LedgerCore):
 class RenewReadThenWrite(LedgerCore):
     """Checks the token in one transaction and extends the lease in a second one."""
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(
+            self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
+    ) -> None:
         with self._locked(invocation_id) as slot:
             self._check_writer(self._require(slot), owner_token, now_ms)
         round_trip()
@@ -281,16 +286,18 @@ class MissingWriteIsStale(LedgerCore):
             if slot.row is None:
                 raise spec.StaleOwner(invocation_id)
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(
+            self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
+    ) -> None:
         self._stale_if_missing(invocation_id)
         super().renew(invocation_id, owner_token, now_ms, lease_ms)
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Mapping[str, Any],
+    def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Mapping[str, Any],
                    now_ms: int, lease_ms: int) -> None:
         self._stale_if_missing(invocation_id)
         super().checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
 
-    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Mapping[str, Any], now_ms: int) -> None:
         if self._valid_finish_phase(phase):
             self._stale_if_missing(invocation_id)
@@ -298,7 +305,9 @@ class MissingWriteIsStale(LedgerCore):
 
 
 class RefusedWriteBumpsRevision(LedgerCore):
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(
+            self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
+    ) -> None:
         try:
             super().renew(invocation_id, owner_token, now_ms, lease_ms)
         except (spec.StaleOwner, spec.LeaseExpired):
@@ -311,7 +320,7 @@ class RefusedWriteBumpsRevision(LedgerCore):
 class ZombieCheckpoint(LedgerCore):
     """checkpoint checks the lease but not the token."""
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+    def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
         with self._locked(invocation_id) as slot:
             token = self._require(slot).token
@@ -321,19 +330,19 @@ class ZombieCheckpoint(LedgerCore):
 class NullTokenMatchesAnyone(LedgerCore):
     """SQL NULL semantics: ``token <> :t`` is unknown for NULL, so nothing looks stale."""
 
-    def _stale(self, row: StoredInvocation, token: str) -> bool:
+    def _stale(self, row: StoredInvocation, token: spec.Token) -> bool:
         return row.token is not None and row.token != token
 
 
 class ExpiryCheckedBeforeToken(LedgerCore):
-    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if row.token is not None and not self._live(row, now):
             raise spec.LeaseExpired(row.invocation_id)
         super()._check_writer(row, token, now)
 
 
 class RenewRevivesExpiredLease(LedgerCore):
-    def _check_renewer(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_renewer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if not (row.phase == spec.RUNNING and row.token == token):
             super()._check_renewer(row, token, now)
 
@@ -344,7 +353,7 @@ class LeaseBoundaryOffByOne(LedgerCore):
 
 
 class WritesRefusedJustBeforeExpiry(LedgerCore):
-    def _check_writer(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_writer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         super()._check_writer(row, token, now)
         if now >= row.lease_until - 1:
             raise spec.LeaseExpired(row.invocation_id)
@@ -388,7 +397,7 @@ class CheckpointWriteBehind(LedgerCore):
             return attrs.evolve(view, checkpoint=self._cache[row.invocation_id])
         return view
 
-    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Mapping[str, Any], now_ms: int) -> None:
         super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
         self._cache.pop(invocation_id, None)
@@ -409,13 +418,72 @@ class FinishAnyPhase(LedgerCore):
 
 
 class FinishKeepsOwner(LedgerCore):
-    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Any, now_ms: int) -> None:
         with self._locked(invocation_id) as slot:
             owner = self._require(slot).owner
         super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
         with self._locked(invocation_id) as slot:
             slot.update(attrs.evolve(self._require(slot), owner=owner))
+
+
+class OwnerReadAsOfNow(LedgerCore):
+    """Shows the owner with the time it was read (a per-request session id in the place of the
+    node): present, but different on every read."""
+
+    def _view(self, row: StoredInvocation) -> spec.Invocation:
+        view = super()._view(row)
+        if view.owner is None:
+            return view
+        return attrs.evolve(view, owner=f"{view.owner}@{self.env.clock()}")
+
+
+def _lossy(value: Any) -> Any:
+    """``value`` through plain JSON, as a JSON column keeps it: tuples become lists, keys
+    text, bytes text (latin-1), and the JSON dialect's floats with no fraction integers."""
+    def default(v: Any) -> Any:
+        if isinstance(v, bytes):
+            return v.decode("latin-1")
+        raise TypeError(type(v).__name__)
+
+    def ints(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        if isinstance(v, list):
+            return [ints(x) for x in v]
+        if isinstance(v, dict):
+            return {k: ints(x) for k, x in v.items()}
+        return v
+
+    def keys(v: Any) -> Any:
+        if isinstance(v, tuple | list):
+            return [keys(x) for x in v]
+        if isinstance(v, Mapping):
+            return {str(k): keys(x) for k, x in v.items()}
+        return v
+
+    return ints(json.loads(json.dumps(keys(value), default=default)))
+
+
+class ValuesThroughJson(LedgerCore):
+    """Keeps checkpoints, metadata values and outcomes in JSON columns: what JSON cannot say
+    comes back changed."""
+
+    def create(self, invocation_id: str, metadata: Mapping[str, Any],
+               checkpoint: Mapping[str, Any]) -> None:
+        if isinstance(metadata, Mapping) and isinstance(checkpoint, Mapping):
+            metadata, checkpoint = _lossy(metadata), _lossy(checkpoint)
+        super().create(invocation_id, metadata, checkpoint)
+
+    def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
+                      lease_ms: int) -> StoredInvocation:
+        return super()._checkpointed(row, _lossy(checkpoint), now, lease_ms)
+
+    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
+               checkpoint: Any, now_ms: int) -> None:
+        if isinstance(checkpoint, Mapping):
+            outcome, checkpoint = _lossy(outcome), _lossy(checkpoint)
+        super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
 
 
 class FailedOutcomeDropped(LedgerCore):
@@ -458,7 +526,7 @@ class CreateRequiresEveryKey(LedgerCore):
 
 
 class PausedIsFinal(LedgerCore):
-    def _check_claimable(self, row: StoredInvocation, token: str, now: int) -> None:
+    def _check_claimable(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         if row.phase == "paused":
             raise spec.Completed(row.invocation_id)
         super()._check_claimable(row, token, now)
@@ -546,8 +614,13 @@ MUTANTS = (
     Mutant("checkpoint_keeps_lease", "checkpoint does not extend the lease", "ADK-CKPT-001",
            CheckpointKeepsLease),
     Mutant("finish_any_phase", "finish accepts any phase", "ADK-FINISH-001", FinishAnyPhase),
-    Mutant("finish_keeps_owner", "finish leaves the owner set", "ADK-FINISH-002",
-           FinishKeepsOwner),
+    Mutant("finish_keeps_owner", "finish leaves the owner set (one read-back field wrong: "
+           "every other clause still gets its verdict)", "ADK-OWNER-001", FinishKeepsOwner),
+    Mutant("owner_read_as_of_now", "the owner shows a value made at read time, different on "
+           "every read", "ADK-OWNER-001", OwnerReadAsOfNow),
+    Mutant("values_through_json", "checkpoints, metadata and outcomes kept through plain "
+           "JSON: tuples, bytes, integer keys and 1.0 come back changed", "ADK-VALUE-001",
+           ValuesThroughJson),
     Mutant("failed_outcome_dropped", "a failed or cancelled finish stores no outcome at all",
            "ADK-FINISH-002", FailedOutcomeDropped),
     Mutant("normalized_outcome_unstable", "the normalized outcome of a failure is made at read "

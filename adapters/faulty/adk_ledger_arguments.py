@@ -75,7 +75,7 @@ class CheckpointTakesAnyValue(LedgerCore):
     """checkpoint validates everything but the checkpoint, which a JSON column takes as
     given."""
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+    def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
         self._check_write(spec.InvalidCheckpointArguments, invocation_id, owner_token, now_ms,
                           lease_ms)

@@ -82,7 +82,10 @@ choices() ->
      {<<"metadata_keys">>, [<<"required">>, <<"optional">>]},
      {<<"finish_outcome">>, [<<"normalized">>, <<"as_given">>]},
      {<<"empty_strings">>, [<<"refused">>, <<"accepted">>]},
-     {<<"owned_view">>, [<<"token_stored">>, <<"live_lease">>]}].
+     {<<"owned_view">>, [<<"token_stored">>, <<"live_lease">>]},
+     %% The view's owner is the claimant's name: one value per claimant, which both readings
+     %% accept (node: any value, the same on every read; claimant: exactly the name).
+     {<<"owner_view">>, [<<"node">>, <<"claimant">>]}].
 
 %% The bug switches: each mirrors one known-faulty store of the kit (name, expected clause).
 bugs() ->
@@ -489,19 +492,29 @@ admitted(get, #{invocation_id := Id}, _) -> is_binary(Id);
 admitted(delete, #{invocation_id := Id}, _) -> is_binary(Id);
 admitted(claim, #{invocation_id := Id, owner := O, owner_token := T, now_ms := N,
                   lease_ms := L}, NoEmpty) ->
-    is_binary(Id) andalso is_binary(O) andalso is_binary(T)
-        andalso not (NoEmpty andalso T =:= <<>>)
+    is_binary(Id) andalso is_binary(O) andalso token(T)
+        andalso not (NoEmpty andalso empty_token(T))
         andalso is_integer(N) andalso lease(L);
 admitted(renew, #{invocation_id := Id, owner_token := T, now_ms := N, lease_ms := L}, _) ->
-    is_binary(Id) andalso is_binary(T) andalso is_integer(N) andalso lease(L);
+    is_binary(Id) andalso token(T) andalso is_integer(N) andalso lease(L);
 admitted(checkpoint, #{invocation_id := Id, owner_token := T, checkpoint := C, now_ms := N,
                        lease_ms := L}, _) ->
-    is_binary(Id) andalso is_binary(T) andalso is_integer(N) andalso lease(L)
+    is_binary(Id) andalso token(T) andalso is_integer(N) andalso lease(L)
         andalso mapping(C);
 admitted(finish, #{invocation_id := Id, owner_token := T, phase := P, checkpoint := C,
                    now_ms := N}, _) ->
-    is_binary(Id) andalso is_binary(T) andalso is_integer(N) andalso mapping(C)
+    is_binary(Id) andalso token(T) andalso is_integer(N) andalso mapping(C)
         andalso is_binary(P).
+
+%% A token is an Erlang binary: on the wire text (a string) or bytes ({"__bytes__": hex}).
+%% Tokens are compared as they came; the kit never sends one token in both forms.
+token(T) when is_binary(T) -> true;
+token({obj, [{<<"__bytes__">>, Hex}]}) -> is_binary(Hex);
+token(_) -> false.
+
+empty_token(<<>>) -> true;
+empty_token({obj, [{<<"__bytes__">>, <<>>}]}) -> true;
+empty_token(_) -> false.
 
 lease(L) -> is_integer(L) andalso L > 0.
 

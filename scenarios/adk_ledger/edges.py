@@ -26,7 +26,7 @@ NO_PHASE: Any = 5
 LEASE = 10
 
 
-def malformed(options: Mapping[str, str], inv: str, owner: str, token: str,
+def malformed(options: Mapping[str, str], inv: str, owner: str, token: spec.Token,
               now: int) -> tuple[Op, ...]:
     """One call per argument the guards refuse, on the invocation ``inv`` (whichever state it
     is in: the guard comes first) with ``token``: each must be refused and change nothing.

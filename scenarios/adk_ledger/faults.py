@@ -8,6 +8,7 @@ from fencepost.spec import adk_ledger as spec
 
 from ..fault_checks import Faults, Target
 from ..harness import Harness
+from .meta import token
 
 FAULTS = Faults("ADK-FAULT-001", "ADK-FAULT-002", errors=(spec.BackendUnavailable.code,))
 fault = FAULTS.register
@@ -24,7 +25,7 @@ def _created(h: Harness, p: str) -> str:
 
 def _claimed(h: Harness, p: str) -> str:
     inv = _created(h, p)
-    h.apply("c1", spec.Claim(inv, "c1", "t1", h.now, LEASE_MS))
+    h.apply("c1", spec.Claim(inv, "c1", token("t1"), h.now, LEASE_MS))
     h.advance(5)
     return inv
 
@@ -36,22 +37,22 @@ def _create(h: Harness, p: str) -> Target:
 
 @fault("claim")
 def _claim(h: Harness, p: str) -> Target:
-    return Target("c1", spec.Claim(_created(h, p), "c1", "t1", h.now, LEASE_MS))
+    return Target("c1", spec.Claim(_created(h, p), "c1", token("t1"), h.now, LEASE_MS))
 
 
 @fault("renew")
 def _renew(h: Harness, p: str) -> Target:
-    return Target("c1", spec.Renew(_claimed(h, p), "t1", h.now, LEASE_MS))
+    return Target("c1", spec.Renew(_claimed(h, p), token("t1"), h.now, LEASE_MS))
 
 
 @fault("checkpoint")
 def _checkpoint(h: Harness, p: str) -> Target:
-    return Target("c1", spec.Checkpoint(_claimed(h, p), "t1", {"step": 1}, h.now, LEASE_MS))
+    return Target("c1", spec.Checkpoint(_claimed(h, p), token("t1"), {"step": 1}, h.now, LEASE_MS))
 
 
 @fault("finish")
 def _finish(h: Harness, p: str) -> Target:
-    return Target("c1", spec.Finish(_claimed(h, p), "t1", "completed", {"sent": 1},
+    return Target("c1", spec.Finish(_claimed(h, p), token("t1"), "completed", {"sent": 1},
                                     {"step": 2}, h.now))
 
 

@@ -19,7 +19,7 @@ from fencepost.spec import adk_ledger as spec
 
 from ..machine import WorldMachine
 from . import durable, edges
-from .meta import create_metadata
+from .meta import create_metadata, token
 
 INVOCATIONS = 3
 COORDINATORS = ("c0", "c1", "c2")
@@ -44,7 +44,7 @@ class LedgerMachine(WorldMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.issued: dict[tuple[str, int], list[str]] = {}
+        self.issued: dict[tuple[str, int], list[spec.Token]] = {}
         self.tokens = 0
 
     # -- helpers ----------------------------------------------------------------------------
@@ -58,11 +58,12 @@ class LedgerMachine(WorldMachine):
     def metadata(self, drawn: dict[str, Any]) -> dict[str, Any]:
         return create_metadata(self.h.world.options, drawn)
 
-    def token_for(self, coord: str, i: int, choice: int) -> str:
+    def token_for(self, coord: str, i: int, choice: int) -> spec.Token:
         mine = self.issued.get((coord, i), [])
         rec = self.h.state.get(self.inv(i))
         if choice == 0 and rec is not None and rec.token is not None:
-            return str(rec.token)
+            token: spec.Token = rec.token
+            return token
         if choice == 1 and mine:
             return mine[-1]
         if choice == 2 and len(mine) > 1:
@@ -95,7 +96,10 @@ class LedgerMachine(WorldMachine):
         mine = self.issued.setdefault((coord, i), [])
         if not (reuse and mine):
             self.tokens += 1
-            mine.append(f"{self.prefix}-t{self.tokens}")
+            # Tokens are binaries: every other one text, the rest raw bytes as the seed's
+            # caller makes them.
+            label = f"{self.prefix}-t{self.tokens}"
+            mine.append(label if self.tokens % 2 else token(label))
         op = spec.Claim(self.inv(i), self.owner(coord), mine[-1], self.h.now, lease)
         self.h.apply(coord, op)
 

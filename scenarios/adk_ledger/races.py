@@ -7,7 +7,7 @@ from fencepost.spec import adk_ledger as spec
 from ..checks import Races
 from ..harness import Harness
 from ..races import release_together, settle_race
-from .meta import FULL
+from .meta import FULL, token
 
 RACES = Races()
 race = RACES.register
@@ -21,10 +21,10 @@ def concurrent_claimants(h: Harness, p: str, n: int, round_no: int) -> None:
     inv = f"{p}-a"
     h.apply("client", spec.Create(inv, {**FULL, "kind": "race"}, {}))
     if round_no % 2:
-        h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", h.now, 5))
+        h.apply("c0", spec.Claim(inv, "c0", token(f"{p}-t0"), h.now, 5))
         h.advance(5)
     actors = [f"c{k}" for k in range(1, n + 1)]
-    ops = [spec.Claim(inv, a, f"{p}-t{a}", h.now, 10) for a in actors]
+    ops = [spec.Claim(inv, a, token(f"{p}-t{a}"), h.now, 10) for a in actors]
     outcomes = release_together(h.world.open(), ops)
     settle_race(h, "ADK-CLAIM-008", actors, ops, outcomes)
     h.reached("ADK-CLAIM-008", "on an expired lease" if round_no % 2 else "on an unowned record")
@@ -48,7 +48,7 @@ def renew_versus_takeover(h: Harness, p: str, n: int, round_no: int) -> None:
     inv = f"{p}-a"
     h.apply("client", spec.Create(inv, {**FULL, "kind": "race"}, {}))
     start = h.now
-    h.apply("c0", spec.Claim(inv, "c0", f"{p}-t0", start, 10))
+    h.apply("c0", spec.Claim(inv, "c0", token(f"{p}-t0"), start, 10))
     h.set_time(start + 10)
     actors: list[str] = []
     ops: list[spec.Renew | spec.Claim] = []
@@ -56,10 +56,10 @@ def renew_versus_takeover(h: Harness, p: str, n: int, round_no: int) -> None:
     for k in range(max(n, 2)):
         if k != claimant:
             actors.append("c0")
-            ops.append(spec.Renew(inv, f"{p}-t0", start + 9, 10))
+            ops.append(spec.Renew(inv, token(f"{p}-t0"), start + 9, 10))
         else:
             actors.append("c1")
-            ops.append(spec.Claim(inv, "c1", f"{p}-t1", start + 10, 10))
+            ops.append(spec.Claim(inv, "c1", token(f"{p}-t1"), start + 10, 10))
     outcomes = release_together(h.world.open(), ops)
     settle_race(h, "ADK-RENEW-002", actors, ops, outcomes, winners_expected=None)
 

@@ -18,6 +18,7 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
 
+from . import meta
 from .meta import FULL
 
 IN_PLAY = 4
@@ -76,10 +77,10 @@ class AdkWorker:
     def __init__(self, shared: AdkWorkload, index: int) -> None:
         self.shared = shared
         self.owner = f"{shared.prefix}w{index + 1}"
-        self.tokens: dict[str, list[str]] = {}
+        self.tokens: dict[str, list[spec.Token]] = {}
         self.issued = 0
 
-    def _token(self, rng: random.Random, inv: str) -> str:
+    def _token(self, rng: random.Random, inv: str) -> spec.Token:
         mine = self.tokens.get(inv, [])
         if mine and rng.random() < 0.85:
             return mine[-1]
@@ -104,7 +105,7 @@ class AdkWorker:
             if rng.random() < HOT_CLAIMS:  # the burst's claims meet on one invocation
                 inv = self.shared.invocation(rng, new=False, burst=now)
             self.issued += 1
-            token = f"{self.owner}-t{self.issued}"
+            token = meta.token(f"{self.owner}-t{self.issued}")
             return spec.Claim(inv, self.owner, token, now, lease)
         if kind == "renew":
             return spec.Renew(inv, self._token(rng, inv), now, lease)
