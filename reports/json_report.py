@@ -92,6 +92,7 @@ def _counterexample(v: ClauseVerdict, report: RunReport) -> dict[str, Any] | Non
         "actual": _shown(last.actual if last else None),
         "rendered": failure_steps(v.failure),
         "minimal": v.failure.minimal,
+        "repeats": v.failure.repeats,
         "code": replay_code(v, report),
         "reproduce": clean_value(report.replay),
     }
@@ -178,7 +179,7 @@ def _verdict_from_json(contract: str, data: Mapping[str, Any]) -> ClauseVerdict:
     failure = None if cx is None else Failure(
         str(cx["check"]), str(cx["message"]),
         tuple(_step_from_json(contract, s) for s in cx["steps"]),
-        minimal=bool(cx.get("minimal", True)))
+        minimal=bool(cx.get("minimal", True)), repeats=int(cx.get("repeats", 0)))
     # A pass's reason is always empty; what report.json shows for a weak one is derived.
     reason = "" if status == PASS else str(data["reason"])
     return ClauseVerdict(clause, status, reason, int(data["evidence"]), failure, situations)

@@ -23,6 +23,9 @@ class Failure:
     trace: tuple[TraceStep, ...]
     intervals: Counterexample | None = attrs.field(default=None, eq=False, repr=False)
     minimal: bool = True
+    repeats: int = 0
+    """How many later answers of the same check differed again only in the fields this
+    failure named (the check went on from the model's state; see ``Harness.go_on``)."""
 
     def render(self) -> str:
         return f"{self.message}\n{'' if self.minimal else NOT_MINIMAL}{render_trace(self.trace)}"

@@ -4,6 +4,12 @@ The harness is what every check uses: scripted scenarios, the state machines and
 After each operation it compares the outcomes, then reads the touched record back from both
 (``get``) and compares again; the first difference raises :class:`ClauseViolation` naming the
 clause the model says was broken, with the numbered trace so far.
+
+A scripted check goes on past a difference in fields alone (``Harness.go_on``): when store and
+model took the same decision (both ok, or the same error code) and differ only in some fields
+of the answer, that field's clause fails with the trace so far, the check continues from the
+model's state, and later differences in the same fields count as repeats of that failure. A
+different decision still stops the check: what follows it would be guesswork.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from fencepost.model.base import (
     Step,
     attribute_effect,
     attribute_outcome,
+    field_diff,
     leaf_fields,
 )
 from fencepost.spec.opaque import (
@@ -35,6 +42,7 @@ from fencepost.spec.opaque import (
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees, answered
 
+from .evidence import Failure
 from .trace import TraceStep
 from .world import (
     _LOST,
@@ -65,6 +73,20 @@ class Harness:
         self.touched: set[str] = set()
         # name -> (what the model means by it, the value the store minted)
         self.bindings: dict[str, tuple[Any, Any]] = {}
+        # Go on past a difference in fields alone (scripted checks); see the module doc.
+        self.go_on = False
+        # inside blamed_on: the clause a difference breaks (in these fields only, or any)
+        self.blame: tuple[str, frozenset[str] | None] | None = None
+        self.masked: dict[str, str] = {}  # field -> the clause its difference failed
+        self.repeats: dict[str, int] = {}  # clause -> later differences in its fields
+
+    def on(self, world: World) -> Harness:
+        """A harness on ``world`` (a fork: a store of its own) in the same check: it goes on
+        past field differences as this one does, and shares its failed fields and repeats."""
+        other = Harness(world)
+        other.go_on, other.blame = self.go_on, self.blame
+        other.masked, other.repeats = self.masked, self.repeats
+        return other
 
     # -- the world --------------------------------------------------------------------------
 
@@ -188,11 +210,10 @@ class Harness:
         step = self._with_known(step)
         self._record(actor, op, step.outcome, actual, bind or "")
         if not agrees(step.outcome, actual):
-            raise violation(
-                attribute_outcome(self.model, step, actual, op.name, self.real(op)),
-                f"{answered(op.name, actual)}; the contract requires {step.outcome}",
-                tuple(self.trace),
-            )
+            clause = attribute_outcome(self.model, step, actual, op.name, self.real(op))
+            message = f"{answered(op.name, actual)}; the contract requires {step.outcome}"
+            if not self._went_on(step.outcome, actual, clause, message):
+                raise violation(clause, message, tuple(self.trace))
         before, self.state = self.state, step.state
         self.bind_minted(step.outcome, actual)
         if bind is not None:
@@ -203,6 +224,43 @@ class Harness:
             for clause, name in self.model.situations(before, model_op, ctx, step):
                 self.world.evidence.reach(clause, name)
         return actual
+
+    def _went_on(self, expected: Outcome, actual: Outcome, clause: str, message: str) -> bool:
+        """Under ``go_on``, when ``actual`` took the decision ``expected`` did and differs in
+        fields alone: fail ``clause`` for those fields (once; a repeat of masked fields only
+        counts) and go on. False when the check must stop here."""
+        if not self.go_on:
+            return False
+        fields = differing_fields(expected, actual)
+        if not fields:
+            return False
+        new = [f for f in fields if f not in self.masked]
+        if not new:
+            for owner in {self.masked[f] for f in fields}:
+                self.repeats[owner] = self.repeats.get(owner, 0) + 1
+            return True
+        if len(new) < len(fields):  # the known fields are blamed already: name the new ones'
+            narrowed = {self.model.field_clauses.get(f) for f in new}
+            if len(narrowed) == 1 and None not in narrowed:
+                clause = str(narrowed.pop())
+        if self.blame is not None and (self.blame[1] is None or set(new) <= self.blame[1]):
+            clause = self.blame[0]
+        self.world.evidence.fail(clause, Failure(self.world.check, message, tuple(self.trace)))
+        for f in new:
+            self.masked[f] = clause
+        return True
+
+    def settle_repeats(self) -> None:
+        """Write into each failure this check found how often its difference came back."""
+        failures = self.world.evidence.failures
+        for clause, n in self.repeats.items():
+            failure = failures.get(clause)
+            if failure is not None and failure.check == self.world.check:
+                failures[clause] = attrs.evolve(
+                    failure, repeats=failure.repeats + n,
+                    message=f"{failure.message}\n(the same fields differed in {n} later "
+                    f"answer{'s' if n > 1 else ''} of this check, which went on from the "
+                    "contract's state)")
 
     def reached(self, clause: str, situation: str) -> None:
         """Count a situation of ``clause`` a check put to the test and saw held (a race's
@@ -233,6 +291,8 @@ class Harness:
         unique = self.model.mint_clause
         for meaning, value in pairs:
             if not isinstance(meaning, str) or meaning in self.bindings:
+                continue
+            if value is None or isinstance(value, ForgedValue):  # a field that differed
                 continue
             twin = None if unique is None or isinstance(meaning, Shown) else next(
                 (n for n, (_, v) in self.bindings.items() if v == value), None)
@@ -270,11 +330,11 @@ class Harness:
             if _distance(closest, actual) < _FAR:
                 clause = attribute_outcome(self.model, closest, actual, op.name, self.real(op))
             self._record(actor, op, closest.outcome, actual)
-            raise violation(
-                clause,
-                f"{answered(op.name, actual)}; the contract allows {choice.description}",
-                tuple(self.trace),
-            )
+            message = f"{answered(op.name, actual)}; the contract allows {choice.description}"
+            if _distance(closest, actual) < _FAR and self._went_on(
+                    closest.outcome, actual, clause, message):
+                return closest
+            raise violation(clause, message, tuple(self.trace))
         return picked
 
     def _store_shows(self, state: Any, keys: Iterable[str] = ()) -> bool:
@@ -351,12 +411,13 @@ class Harness:
                 self._record("check", observe, expected, actual)
                 named = (self.model.answer_clause(self.real(observe), "", expected, actual)
                          if self.model.answer_clause else None)
-                raise violation(
-                    named or clause(expected, actual),
-                    f"{context}, {answered(observe.name, actual)}; the contract requires "
-                    f"{expected}",
-                    tuple(self.trace),
-                )
+                blamed = named or clause(expected, actual)
+                message = (f"{context}, {answered(observe.name, actual)}; the contract "
+                           f"requires {expected}")
+                if not self._went_on(expected, actual, blamed, message):
+                    raise violation(blamed, message, tuple(self.trace))
+                self.bind_minted(expected, actual)
+                continue
             self.bind_minted(expected, actual)
             agreed.append(expected)
         return agreed
@@ -378,16 +439,21 @@ class Harness:
 
 
 @contextmanager
-def blamed_on(h: Harness, clause: str) -> Iterator[None]:
+def blamed_on(h: Harness, clause: str, fields: Iterable[str] | None = None) -> Iterator[None]:
     """Report any difference inside the block as a violation of ``clause`` (after a reap or a
     reopen, what differs is what did not survive, or survived when it must not); a block that
-    passes is evidence for ``clause``."""
+    passes is evidence for ``clause``. With ``fields``, a check that goes on past differences
+    in fields alone blames ``clause`` only for differences in those fields (a block about
+    stored values does not take the blame for a wrong owner)."""
+    outer, h.blame = h.blame, (clause, None if fields is None else frozenset(fields))
     try:
         yield
     except ClauseViolation as v:
         if v.clause == clause:
             raise
         raise violation(clause, v.message, v.trace) from v
+    finally:
+        h.blame = outer
     h.exercised(clause)
 
 
@@ -410,3 +476,19 @@ def _leaf_distance(expected: Any, actual: Any) -> int:
         return sum(_leaf_distance(getattr(expected, f.name), getattr(actual, f.name))
                    for f in attrs.fields(type(expected)))
     return 0 if agrees(Ok(expected), Ok(actual)) else 1
+
+
+def differing_fields(expected: Outcome, actual: Outcome) -> tuple[str, ...]:
+    """The fields in which ``actual`` differs from ``expected`` when both took the same
+    decision (both ok, or the same error code) and their values are of one attrs class; empty
+    when the decision differs or the values cannot be told apart field by field."""
+    if isinstance(expected, Ok) and isinstance(actual, Ok):
+        left, right = expected.value, actual.value
+    elif isinstance(expected, Err) and isinstance(actual, Err) and expected.code == actual.code:
+        left, right = expected.payload, actual.payload
+    else:
+        return ()
+    if not attrs.has(type(left)) or type(left) is not type(right):
+        return ()
+    fields = field_diff(left, right)
+    return () if not fields or "<value>" in fields else fields

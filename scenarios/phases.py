@@ -181,12 +181,15 @@ def lost_check(suite: Suite, evidence: Evidence, check: str, reason: str) -> Non
             evidence.lost(clause.id, f"{check}: {reason}")
 
 
-def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None]) -> bool:
+def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None],
+             go_on: bool = False) -> bool:
     """Run one check; record its failure, or its loss against every clause it covers.
-    True when it passed."""
+    True when it passed. With ``go_on`` (scripted scenarios) a difference in fields alone
+    fails its clause and the check goes on (see :mod:`.harness`)."""
     world.evidence.checks_run.add(check)
     world.check = check
     h = Harness(world)
+    h.go_on = go_on
     try:
         body(h)
     except ClauseViolation as v:
@@ -198,8 +201,10 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
         world.evidence.ended.setdefault(check, f"lost: {lost}")
         world.forget_store()
         return False
+    finally:
+        h.settle_repeats()
     world.evidence.ended.setdefault(check, "")
-    return True
+    return not h.masked
 
 
 def run_scenarios(
@@ -213,7 +218,8 @@ def run_scenarios(
             return
         k = number[name]
         progress(f"scenario {k}/{len(names)}: {name}")
-        _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"))
+        _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"),
+                 go_on=True)
 
 
 def _scenario_body(fn: Callable[..., None], prefix: str) -> Callable[[Harness], None]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from fencepost.spec.opaque import agree
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome, agrees, outcome_to_json
 
@@ -90,7 +91,7 @@ def _differing_fields(expected: Outcome, actual: Outcome) -> str:
     return ", ".join(
         f"{f.name} (model {getattr(a, f.name)!r}, store {getattr(b, f.name)!r})"
         for f in attrs.fields(type(a))
-        if getattr(a, f.name) != getattr(b, f.name)
+        if not agree(getattr(a, f.name), getattr(b, f.name))  # as the kit compares
     )
 
 

@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from fencepost.adapters.adk_ledger.memory import MemoryLedger
+from fencepost.model.adk_ledger import owner_node
 from fencepost.model.base import Step
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract
@@ -75,8 +76,10 @@ def test_apply_returns_the_stores_answer_and_records_the_step(h: Harness) -> Non
     assert claimed == Ok(adk.Invocation(
         "a", "wf", 1, "k", {"n": 1}, "running", None, True, "node1", START + 100, 1, START,
         START))
+    # the model's answer holds the owner_node as the store's own value (owner_view=node)
+    expected = Ok(attrs.evolve(claimed.value, owner=Opaque(owner_node("node1"))))
     assert [(s.actor, s.op.name, s.expected, s.actual) for s in h.trace] == [
-        ("c1", "create", Ok(None), Ok(None)), ("c1", "claim", claimed, claimed)]
+        ("c1", "create", Ok(None), Ok(None)), ("c1", "claim", expected, claimed)]
     assert h.touched == {"a"}
     assert h.world.evidence.steps == 2
     assert h.world.evidence.exercised["ADK-CLAIM-003"] == 1
@@ -322,3 +325,74 @@ def test_bind_takes_the_first_minted_value_and_every_named_one_is_bound() -> Non
         assert h.world.evidence.exercised["X-1"] == 1
     finally:
         h.world.discard()
+
+
+# --- going on past a difference in fields alone (scripted checks) ----------------------------
+
+
+def _finished_twice(h: Harness) -> None:
+    """Two records claimed and finished, each read back: a store that keeps the owner after
+    finish differs in ``owner`` after each finish, and in nothing else."""
+    for inv in ("a", "b"):
+        h.apply("c1", adk.Create(inv, META, {}))
+        h.apply("c1", adk.Claim(inv, "node1", "t1", h.now, 100))
+        h.apply("c1", adk.Finish(inv, "t1", "paused", None, {}, h.now))
+
+
+def test_a_difference_in_fields_alone_fails_its_clause_once_and_the_check_goes_on() -> None:
+    h = _mutant("finish_keeps_owner")
+    h.world.check = "scenario:t"
+    h.go_on = True
+    _finished_twice(h)  # no violation raised: the check reached its end
+    h.settle_repeats()
+    failure = h.world.evidence.failures["ADK-OWNER-001"]
+    assert list(h.world.evidence.failures) == ["ADK-OWNER-001"]
+    assert (failure.check, failure.repeats) == ("scenario:t", 1)
+    assert failure.message.startswith("after finish, get answered")
+    assert "differed in 1 later answer of this check" in failure.message
+    assert h.masked == {"owner": "ADK-OWNER-001"}
+    assert h.state["b"].phase == "paused"  # went on from the model's state
+
+
+def test_without_go_on_the_first_difference_stops_the_check() -> None:
+    h = _mutant("finish_keeps_owner")
+    with pytest.raises(ClauseViolation) as stopped:
+        _finished_twice(h)
+    assert stopped.value.clause == "ADK-OWNER-001"
+    assert h.world.evidence.failures == {}
+
+
+def test_a_different_decision_stops_the_check_even_when_going_on() -> None:
+    h = _mutant("renew_revives_expired_lease")
+    h.go_on = True
+    h.apply("c1", adk.Create("a", META, {}))
+    h.apply("c1", adk.Claim("a", "node1", "t1", h.now, 10))
+    with pytest.raises(ClauseViolation) as stopped:
+        h.apply("c1", adk.Renew("a", "t1", h.now + 10, 10))  # ok where lease_expired is due
+    assert stopped.value.clause == "ADK-LEASE-001"
+    assert h.world.evidence.failures == {}
+
+
+def test_blamed_on_with_fields_blames_only_those_fields() -> None:
+    h = _mutant("finish_keeps_owner")
+    h.go_on = True
+    with blamed_on(h, "ADK-VALUE-001", ("checkpoint", "outcome")):
+        _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-OWNER-001"]
+    h = _mutant("finish_keeps_owner")
+    h.go_on = True
+    with blamed_on(h, "ADK-DURABLE-001"):
+        _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-DURABLE-001"]
+
+
+def test_a_fork_of_the_check_shares_what_it_failed() -> None:
+    h = _mutant("finish_keeps_owner")
+    h.go_on = True
+    other = h.on(h.world.fork("f"))
+    try:
+        _finished_twice(other)
+    finally:
+        other.world.discard()
+    assert other.go_on and h.masked == {"owner": "ADK-OWNER-001"}
+    assert h.repeats == {"ADK-OWNER-001": 1}

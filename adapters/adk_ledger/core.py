@@ -266,19 +266,22 @@ class LedgerCore:
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_writer(row, owner_token, now_ms)
-            slot.update(
-                attrs.evolve(
-                    row,
-                    phase=phase,
-                    outcome=self._stored_outcome(phase, outcome, checkpoint),
-                    checkpoint=dict(checkpoint),
-                    token=None,
-                    owner=None,
-                    lease_until=0,
-                    revision=row.revision + 1,
-                    updated_at=now_ms,
-                )
-            )
+            slot.update(self._finished(row, phase, outcome, checkpoint, now_ms))
+
+    def _finished(self, row: StoredInvocation, phase: str, outcome: Any,
+                  checkpoint: Mapping[str, Any], now: int) -> StoredInvocation:
+        """What finish stores: the phase, outcome and checkpoint, no owner, no lease."""
+        return attrs.evolve(
+            row,
+            phase=phase,
+            outcome=self._stored_outcome(phase, outcome, checkpoint),
+            checkpoint=dict(checkpoint),
+            token=None,
+            owner=None,
+            lease_until=0,
+            revision=row.revision + 1,
+            updated_at=now,
+        )
 
     def _stored_outcome(self, phase: str, outcome: Any, checkpoint: Mapping[str, Any]) -> Any:
         """What finish stores: like the seed's ledger, under finish_outcome=normalized a failed

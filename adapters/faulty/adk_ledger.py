@@ -418,13 +418,10 @@ class FinishAnyPhase(LedgerCore):
 
 
 class FinishKeepsOwner(LedgerCore):
-    def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
-               checkpoint: Any, now_ms: int) -> None:
-        with self._locked(invocation_id) as slot:
-            owner = self._require(slot).owner
-        super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
-        with self._locked(invocation_id) as slot:
-            slot.update(attrs.evolve(self._require(slot), owner=owner))
+    def _finished(self, row: StoredInvocation, phase: str, outcome: Any,
+                  checkpoint: Mapping[str, Any], now: int) -> StoredInvocation:
+        return attrs.evolve(super()._finished(row, phase, outcome, checkpoint, now),
+                            owner=row.owner)
 
 
 class OwnerReadAsOfNow(LedgerCore):

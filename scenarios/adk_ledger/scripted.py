@@ -87,7 +87,7 @@ def arguments_at_their_edges(outer: Harness, p: str) -> None:
     On a store of its own, as the empty id cannot be prefixed; the run drops it at its end
     with every other (``World.live``), where a failing discard is the adapter's fault, not a
     reason to doubt these verdicts."""
-    _arguments_at_their_edges(Harness(outer.world.fork(f"{p}arg")), p)
+    _arguments_at_their_edges(outer.on(outer.world.fork(f"{p}arg")), p)
 
 
 def _arguments_at_their_edges(h: Harness, p: str) -> None:
@@ -327,6 +327,10 @@ unambiguous), integers beyond 64 bits, non-ASCII and empty strings, keys that ar
 40 levels of nesting."""
 
 
+VALUE_FIELDS = ("checkpoint", "outcome", "workflow_id", "workflow_version", "kind")
+"""The fields that hold what the caller gave."""
+
+
 @scenario()
 def stored_values_come_back_exactly(h: Harness, p: str) -> None:
     """ADK-VALUE-001: the checkpoint, metadata values and outcome read back exactly as given,
@@ -334,7 +338,7 @@ def stored_values_come_back_exactly(h: Harness, p: str) -> None:
     inv, clause = f"{p}-a", "ADK-VALUE-001"
     meta = create_metadata(h.world.options, {"workflow_id": ("wf", b"\xfe"),
                                              "workflow_version": 2**70, "kind": 1.0})
-    with blamed_on(h, clause):
+    with blamed_on(h, clause, VALUE_FIELDS):
         h.apply("client", spec.Create(inv, meta, EXACT))
         h.reached(clause, "a created checkpoint")
         _claimed(h, inv, "c1", token("t1"), 10)

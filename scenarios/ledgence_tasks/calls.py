@@ -41,7 +41,7 @@ def on_own_store(registry: Scenarios) -> Callable[..., Callable[[Scenario], Scen
             def isolated(h: Harness, p: str) -> None:
                 world = h.world.fork(f"{p}{fn.__name__[:3]}")
                 try:
-                    fn(Harness(world), p)
+                    fn(h.on(world), p)
                 finally:
                     world.discard()
 

@@ -82,7 +82,7 @@ def forked(h: Harness, suffix: str, **limits: str) -> Iterator[Harness]:
     for checks that see the whole store: claim_next, reap, capacity. Discarded afterwards."""
     world = h.world.fork(suffix, {**h.world.options, **limits})
     try:
-        yield Harness(world)
+        yield h.on(world)
     finally:
         world.discard()
 
