@@ -99,10 +99,13 @@ class Setting:
     meaning: str
 
     def validate(self, value: str) -> str:
-        if value == "infinity" or (value.isdigit() and int(value) > 0):
+        # ASCII digits without a sign or leading zero: what an adapter in any language parses
+        # (str.isdigit takes "²" and "٣", which int() then refuses).
+        if value == "infinity" or (value.isascii() and value.isdigit() and value[0] != "0"):
             return value
         raise ValueError(
-            f"option {self.name}={value!r} must be a positive integer or 'infinity'"
+            f"option {self.name}={value!r} must be a positive integer (ASCII digits, no sign or "
+            "leading zero) or 'infinity'"
         )
 
 

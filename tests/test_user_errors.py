@@ -207,6 +207,9 @@ def test_a_history_with_valid_header_options_loads_with_them(tmp_path: Path) -> 
     (["check", "adk-ledger", "--option", "finish_phases"],
      "--option takes NAME=VALUE, not 'finish_phases'"),
     (["coverage", "adk-ledger", "--option", "nosuch=1"], "unknown option 'nosuch'"),
+    *((["check", "snodo-tasks", "--option", f"max_tasks={bad}"],
+       f"option max_tasks='{bad}' must be a positive integer (ASCII digits, no sign or leading "
+       "zero) or 'infinity'") for bad in ("\u00b2", "007", "-3", "0", "")),
     (["mutants", "adk-ledger", "--only", ADK_SQLITE_ONLY[0]],
      f"not on --adapter memory: {ADK_SQLITE_ONLY[0]} only on --adapter sqlite"),
 ])
