@@ -253,6 +253,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
     import time
 
+    from fencepost.model.answers import answers_of
     from fencepost.model.history import History
     from fencepost.model.linearizability import (
         LINEARIZABLE,
@@ -284,6 +285,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     verdict = check_history(model, history, budget_s=args.budget, clock=time.perf_counter,
                             options=options, capabilities=capabilities)
     print(verdict.summary())
+    print(answers_of(history.events).describe())
     if verdict.result == NOT_LINEARIZABLE:
         print()
         print(render_counterexample(verdict))

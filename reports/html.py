@@ -25,7 +25,7 @@ from fencepost.spec.outcome import agrees
 from .text import clean_block, clean_line
 from .timeline import EARLIER, Picture, differing, intervals, timeline
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import mark, reason_of, replay_code
+from .views import concurrent_line, evidence_of, mark, reason_of, replay_code
 
 Pure = Callable[[Any, Any], bool]
 
@@ -107,7 +107,13 @@ def _meta(report: RunReport) -> list[tuple[str, str]]:
         ("capabilities", ", ".join(sorted(report.capabilities)) or "none"),
         ("steps", f"{report.steps:,} ({report.examples:,} state-machine runs)"),
         ("timings", timings),
+        *_concurrent(report),
     )]
+
+
+def _concurrent(report: RunReport) -> list[tuple[str, str]]:
+    line = concurrent_line(report)
+    return [] if line is None else [("concurrent run", line)]
 
 
 def _row(v: ClauseVerdict) -> dict[str, Any]:
@@ -120,7 +126,7 @@ def _row(v: ClauseVerdict) -> dict[str, Any]:
         "label": mark(v),
         "failed": v.status == FAIL and v.failure is not None,
         "situations": f"{reached} of {len(situations)}" if situations else "-",
-        "evidence": v.evidence,
+        "evidence": evidence_of(v),
         "reason": clean_line(reason_of(v).split("\n")[0], 400),
     }
 
