@@ -24,9 +24,9 @@ from typing import Any
 
 import attrs
 
-from fencepost.spec.outcome import Crash
+from fencepost.spec.outcome import Crash, Err, Outcome
 
-from .history import Event
+from .history import LOST_CRASHES, LOST_ERRORS, Event
 
 
 def _kinds(kinds: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
@@ -103,6 +103,14 @@ def answers_of(events: Iterable[Event], max_faulted: float | None = None) -> Ans
     return Answers(calls, answered, faulted, crashed, tuple(kinds.most_common()), allowed)
 
 
+def faulted(outcome: Outcome | None) -> bool:
+    """Is ``outcome`` a fault, not an answer (none, ``backend_unavailable``, a lost
+    connection)?"""
+    return (outcome is None
+            or (isinstance(outcome, Crash) and outcome.kind in LOST_CRASHES)
+            or (isinstance(outcome, Err) and outcome.code in LOST_ERRORS))
+
+
 def fault_kind(e: Event) -> str:
     """What a faulted call got: its error code or exception class, or ``without an answer``."""
     if e.outcome is None or e.completed is None:
@@ -110,4 +118,4 @@ def fault_kind(e: Event) -> str:
     return e.outcome.code.removeprefix("crash:")
 
 
-__all__ = ["Answers", "allowed_faults", "answers_of", "fault_kind"]
+__all__ = ["Answers", "allowed_faults", "answers_of", "fault_kind", "faulted"]

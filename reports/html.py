@@ -72,7 +72,8 @@ def mutants_html(contract: str, rows: Sequence[Any], meta: Mapping[str, str]) ->
         options = " ".join(f"--option {k}={v}" for k, v in sorted(row.options.items()))
         shown.append({
             "name": clean_line(row.name, 200), "bug": clean_line(row.bug, 600),
-            "expected": clean_line(row.expected_clause, 100),
+            "expected": clean_line(row.expected_clause + (
+                "" if row.expected == "fail" else f" ({row.expected})"), 100),
             "options": clean_line(options, 600) or "-",
             "caught": row.caught, "status": "caught" if row.caught else "escaped",
             "caught_by": clean_line(", ".join(row.caught_by), 600) or "-",
