@@ -9,7 +9,7 @@ from typing import Any
 
 from fencepost.model.answers import faulted
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Outcome, agrees, answered
+from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
 from .guard import Guard, RunStopped, current_guard
 from .harness import Harness, StoreLost, violation
@@ -42,8 +42,9 @@ def release_together(
         sys.setswitchinterval(switch)
     for op, outcome in zip(ops, outcomes, strict=True):
         if faulted(outcome):
-            raise StoreLost(f"{op.name}: store unavailable ({outcome}): a racing call "
-                            "faulted, so the race shows nothing", ())
+            said = outcome.detail if isinstance(outcome, Err) else ""
+            raise StoreLost(f"{op.name}: store unavailable ({outcome}{': ' + said if said else ''}"
+                            "): a racing call faulted, so the race shows nothing", ())
     return outcomes
 
 
