@@ -4,6 +4,7 @@ the profile allows leaves the linearizability clauses unknown, never pass."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -11,6 +12,7 @@ import pytest
 
 import fencepost
 from fencepost.adapters.faulty.base import Expected
+from fencepost.cli import main
 from fencepost.model.answers import Answers, answers_of, faulted
 from fencepost.model.history import Event
 from fencepost.mutants import caught, run_mutants
@@ -18,6 +20,8 @@ from fencepost.registry import contract
 from fencepost.reports.html import to_html
 from fencepost.reports.json_report import report_from_json, to_json
 from fencepost.reports.markdown import to_markdown
+from fencepost.reports.render import summary_table
+from fencepost.reports.summary import to_summary
 from fencepost.reports.verdict import PASS, UNKNOWN, ClauseVerdict, RunReport
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, merged
 from fencepost.scenarios.harness import StoreLost
@@ -127,6 +131,22 @@ def test_a_flaky_backend_leaves_linearizability_unknown_with_the_faulted_count()
     assert f"| {cell} |" in row
     html = to_html(report)
     assert f"<td>{cell}</td>" in html and f"<dd>{line}</dd>" in html
+    assert f"Concurrent run: {line}" in to_summary(report).replace("\\", "")
+    [row] = [r for r in summary_table(report).splitlines() if r.startswith("ADK-LIN-001")]
+    assert f" {cell} " in row
+
+
+def test_the_checker_alone_would_pass_the_flaky_history(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its faulted calls may each have taken effect or not, so the search explains every answer:
+    only the rule that a faulted call is not an answer keeps LIN-001 from passing."""
+    report = _lin_only("adk-ledger", "faulty:flaky_backend")
+    assert report.concurrent is not None and report.concurrent.exceeded
+    report.history.save(tmp_path / "history.jsonl")
+    assert main(["analyze", str(tmp_path / "history.jsonl"), "--budget", "inf"]) == 0
+    verdict, counts = capsys.readouterr().out.splitlines()
+    assert verdict.startswith(f"linearizable: {report.concurrent.calls} events")
+    assert counts == attrs.evolve(report.concurrent, allowed=None).describe()
 
 
 @pytest.mark.parametrize("name", sorted(LIN))
