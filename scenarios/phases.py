@@ -81,7 +81,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
     verdict = run.verdict
     why = no_evidence(answers, profile)
     if why is None and verdict is not None and verdict.result == UNKNOWN:
-        why = verdict.summary() + (f" ({answers.describe()})" if answers.faulted else "")
+        why = verdict.summary() + (f"; {answers.describe()}" if answers.faulted else "")
     failure = None
     if verdict is not None and verdict.result == NOT_LINEARIZABLE:
         message = (f"a concurrent run of {len(run.history.events)} calls by "

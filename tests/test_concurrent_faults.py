@@ -15,6 +15,8 @@ from fencepost.adapters.faulty.base import Expected
 from fencepost.cli import main
 from fencepost.model.answers import Answers, answers_of, faulted
 from fencepost.model.history import Event
+from fencepost.model.linearizability import UNKNOWN as UNKNOWN_RESULT
+from fencepost.model.linearizability_verdict import PartitionResult, Verdict
 from fencepost.mutants import caught, run_mutants
 from fencepost.registry import contract
 from fencepost.reports.html import to_html
@@ -23,6 +25,7 @@ from fencepost.reports.markdown import to_markdown
 from fencepost.reports.render import summary_table
 from fencepost.reports.summary import to_summary
 from fencepost.reports.verdict import PASS, UNKNOWN, ClauseVerdict, RunReport
+from fencepost.scenarios.concurrent import ConcurrentRun, run_concurrent
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, merged
 from fencepost.scenarios.harness import StoreLost
 from fencepost.scenarios.phases import no_evidence
@@ -167,6 +170,29 @@ def test_a_correct_store_passes_with_no_call_faulted() -> None:
     assert (lin.status, lin.reason, lin.evidence, lin.concurrent) == (PASS, "", calls, answers)
     [clause] = [c for c in to_json(report)["clauses"] if c["id"] == "ADK-LIN-001"]
     assert (clause["status"], clause["faulted"], clause["evidence"]) == ("pass", 0, calls)
+
+
+def test_a_search_out_of_budget_says_how_many_calls_faulted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faulted calls within the limit are searched; when the search runs out of its budget
+    (faulted calls widen it), the reason gives their count too."""
+    from fencepost.scenarios import phases
+
+    def out_of_budget(*args: Any, **kwargs: Any) -> ConcurrentRun:
+        run = run_concurrent(*args, **kwargs)
+        part = PartitionResult(None, UNKNOWN_RESULT, run.answers.calls, 1.0, 10)
+        return attrs.evolve(run, verdict=Verdict(UNKNOWN_RESULT, (part,), 1.0),
+                            answers=attrs.evolve(run.answers, answered=run.answers.calls - 2,
+                                                 faulted=2, kinds=(("backend_unavailable", 2),)))
+
+    monkeypatch.setattr(phases, "run_concurrent", out_of_budget)
+    report = _lin_only("adk-ledger", "memory")
+    [lin] = [v for v in report.verdicts if v.clause.id == "ADK-LIN-001"]
+    calls = len(report.history.events)
+    assert (lin.status, lin.reason) == (UNKNOWN, (
+        f"concurrent: unknown: {calls} events in 1 partition(s), checked in 1.000 s; 1 unknown "
+        f"(budget exhausted); {calls} calls: {calls - 2} answered, 2 faulted "
+        "(2 backend_unavailable)"))
 
 
 # -- what counts as caught ----------------------------------------------------------------------
