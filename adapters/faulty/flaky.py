@@ -7,7 +7,9 @@ out, a deadlock victim), a call fails: every other such call before it reaches t
 (``backend_unavailable``), the rest after it has written, its answer lost with the connection
 (``ConnectionError``). Both are faults, not answers: the call may or may not have taken effect.
 A call alone in flight is answered correctly, so the scripted checks, the state machine and the
-fault cases see a correct store; the concurrent run (and the races) see the faults.
+fault cases see a correct store; the concurrent run (and the races) see the faults. Each call
+waits one network round trip (:func:`~.base.round_trip`) at the backend, so calls made together
+overlap there even on the in-memory store and over the wire.
 """
 
 from __future__ import annotations
