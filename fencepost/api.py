@@ -25,7 +25,7 @@ from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
-from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.profiles import MAX_FAULTED, PROFILES
 from fencepost.scenarios.runner import RunResult, run_suite
 from fencepost.scenarios.shrinking import Shrinking
 
@@ -157,6 +157,7 @@ def check(
             history=result.history,
             faults=tuple(result.evidence.faults),
             stopped=result.evidence.stopped,
+            concurrent=result.evidence.concurrent,
             catalogue_version=entry.catalogue_version,
         )
 
@@ -187,12 +188,15 @@ def check_concurrent(
     seed: int | None = None,
     options: Mapping[str, str] | None = None,
     budget_s: float = 60.0,
+    max_faulted: float = MAX_FAULTED,
     progress: Progress | None = None,
 ) -> ConcurrentRun:
     """Only the concurrent run: ``threads`` workers make at least ``ops`` calls on a store of
     their own, and the history is checked for linearizability (``run.verdict``;
-    ``run.history.save(path)`` keeps it for ``fencepost analyze``). The store must declare the
-    capability ``concurrency``."""
+    ``run.history.save(path)`` keeps it for ``fencepost analyze``). ``run.answers`` counts its
+    answered and faulted calls; when more than the share ``max_faulted`` of them faulted, the
+    history is not checked (``run.verdict`` is None). The store must declare the capability
+    ``concurrency``."""
     from fencepost.scenarios.concurrent import run_concurrent
     from fencepost.scenarios.runner import close_factory, drop_live, new_world, open_checked
 
@@ -209,6 +213,7 @@ def check_concurrent(
         return run_concurrent(world, suite.workload("c"), threads=threads, ops=ops,
                               seed=new_seed() if seed is None else seed,
                               partition=suite.partition, budget_s=budget_s,
+                              max_faulted=max_faulted,
                               progress=progress or (lambda _: None))
     finally:
         drop_live(world)

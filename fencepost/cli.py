@@ -162,7 +162,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     progress.done()
     table = [
         (r.name + "".join(f"\n  {k}={v}" for k, v in sorted(r.options.items())), r.bug,
-         r.expected_clause, "yes" if r.caught else "NO",
+         r.expected_clause + ("" if r.expected == "fail" else f" ({r.expected})"),
+         "yes" if r.caught else "NO",
          ", ".join(r.caught_by) or "-", r.steps, f"{r.seconds:.2f}")
         for r in rows
     ]
@@ -253,6 +254,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     """Re-check a saved history offline: linearizable (0), not (1), unknown (3)."""
     import time
 
+    from fencepost.model.answers import answers_of
     from fencepost.model.history import History
     from fencepost.model.linearizability import (
         LINEARIZABLE,
@@ -284,6 +286,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     verdict = check_history(model, history, budget_s=args.budget, clock=time.perf_counter,
                             options=options, capabilities=capabilities)
     print(verdict.summary())
+    print(answers_of(history.events).describe())
     if verdict.result == NOT_LINEARIZABLE:
         print()
         print(render_counterexample(verdict))

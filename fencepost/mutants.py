@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from fencepost.adapters.faulty.base import Expected, Mutant
+from fencepost.reports.verdict import UNKNOWN, RunReport
+
 from .api import check
 from .contract import Contract
 from .env import AdapterEnv
@@ -27,7 +30,10 @@ through fencepost-wire/1."""
 
 @attrs.frozen
 class MutantRow:
-    """One line of the mutants table (and of ``mutants.json``)."""
+    """One line of the mutants table (and of ``mutants.json``). ``expected`` is what the
+    expected clause must be (``fail``, or ``unknown`` for a store whose backend faults);
+    ``caught_by`` the clauses that failed, and for an expected ``unknown`` the clauses unknown
+    for the store's faulted calls."""
 
     name: str
     bug: str
@@ -37,6 +43,7 @@ class MutantRow:
     caught_by: list[str]
     steps: int
     seconds: float
+    expected: str = "fail"
 
 
 def mutant_factory(entry: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
@@ -66,9 +73,27 @@ def runs_on(mutant: Any, base: str) -> bool:
     return base in mutant.bases or (base == "exec" and "memory" in mutant.bases)
 
 
-def _failed(clause: str) -> Callable[[Evidence], bool]:
-    """Has ``clause`` failed yet (the point at which a mutant's run may stop)."""
+def _judged(mutant: Mutant) -> Callable[[Evidence], bool]:
+    """Has the mutant's clause got its expected verdict yet (the point at which its run may
+    stop): failed, or for an expected unknown, failed or lost."""
+    clause = mutant.expected_clause
+    if mutant.expected == Expected.UNKNOWN:
+        return lambda evidence: clause in evidence.failures or clause in evidence.unknown
     return lambda evidence: clause in evidence.failures
+
+
+def caught(mutant: Mutant, report: RunReport) -> tuple[bool, list[str]]:
+    """Was ``mutant`` caught in ``report``, and by which clauses. A bug is caught when its
+    clause failed. A store expected ``unknown`` (its backend faults, see
+    :class:`~fencepost.adapters.faulty.base.Expected`) is caught when its clause is unknown
+    because more of the concurrent run's calls faulted than the profile allows, and no clause
+    failed (it is otherwise correct: a failure would be the kit crying wolf)."""
+    failed = [v.clause.id for v in report.failed()]
+    if mutant.expected == Expected.FAIL:
+        return mutant.expected_clause in failed, failed
+    faulted = [v.clause.id for v in report.verdicts
+               if v.status == UNKNOWN and v.concurrent is not None and v.concurrent.exceeded]
+    return mutant.expected_clause in faulted and not failed, failed + faulted
 
 
 def run_mutants(
@@ -107,23 +132,25 @@ def run_mutants(
             profile=profile,
             seed=seed,
             options=dict(mutant.options),
-            stop_when=_failed(expected),
+            stop_when=_judged(mutant),
             first=entry.clauses[expected].checks,
         )
         failed = report.failed()
         by_id = {v.clause.id: v for v in failed}
         shown = by_id.get(mutant.expected_clause) or (failed[0] if failed else None)
         steps = len(shown.failure.trace) if shown is not None and shown.failure else 0
+        found, caught_by = caught(mutant, report)
         rows.append(
             MutantRow(
                 name=mutant.name,
                 bug=mutant.bug,
                 expected_clause=mutant.expected_clause,
                 options=dict(mutant.options),
-                caught=mutant.expected_clause in by_id,
-                caught_by=[v.clause.id for v in failed],
+                caught=found,
+                caught_by=caught_by,
                 steps=steps,
                 seconds=round(time.perf_counter() - started, 2),
+                expected=str(mutant.expected),
             )
         )
     return rows

@@ -25,7 +25,7 @@ from fencepost.spec.outcome import agrees
 from .text import clean_block, clean_line
 from .timeline import EARLIER, Picture, differing, intervals, timeline
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import mark, reason_of, replay_code
+from .views import concurrent_line, evidence_of, mark, reason_of, replay_code
 
 Pure = Callable[[Any, Any], bool]
 
@@ -72,7 +72,8 @@ def mutants_html(contract: str, rows: Sequence[Any], meta: Mapping[str, str]) ->
         options = " ".join(f"--option {k}={v}" for k, v in sorted(row.options.items()))
         shown.append({
             "name": clean_line(row.name, 200), "bug": clean_line(row.bug, 600),
-            "expected": clean_line(row.expected_clause, 100),
+            "expected": clean_line(row.expected_clause + (
+                "" if row.expected == "fail" else f" ({row.expected})"), 100),
             "options": clean_line(options, 600) or "-",
             "caught": row.caught, "status": "caught" if row.caught else "escaped",
             "caught_by": clean_line(", ".join(row.caught_by), 600) or "-",
@@ -107,7 +108,13 @@ def _meta(report: RunReport) -> list[tuple[str, str]]:
         ("capabilities", ", ".join(sorted(report.capabilities)) or "none"),
         ("steps", f"{report.steps:,} ({report.examples:,} state-machine runs)"),
         ("timings", timings),
+        *_concurrent(report),
     )]
+
+
+def _concurrent(report: RunReport) -> list[tuple[str, str]]:
+    line = concurrent_line(report)
+    return [] if line is None else [("concurrent run", line)]
 
 
 def _row(v: ClauseVerdict) -> dict[str, Any]:
@@ -120,7 +127,7 @@ def _row(v: ClauseVerdict) -> dict[str, Any]:
         "label": mark(v),
         "failed": v.status == FAIL and v.failure is not None,
         "situations": f"{reached} of {len(situations)}" if situations else "-",
-        "evidence": v.evidence,
+        "evidence": evidence_of(v),
         "reason": clean_line(reason_of(v).split("\n")[0], 400),
     }
 

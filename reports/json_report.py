@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fencepost.model.answers import Answers
 from fencepost.scenarios.evidence import Failure
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.clauses import Clause
@@ -50,6 +51,8 @@ def to_json(report: RunReport) -> dict[str, Any]:
         "reproduce": clean_value(report.replay),
         "stopped": clean_value(report.stopped),
         "faults": [clean_value(f) for f in report.faults],
+        "concurrent": None if report.concurrent is None else clean_data(
+            report.concurrent.to_json()),
         "clauses": [_clause(v, report) for v in report.verdicts],
     }
 
@@ -70,6 +73,7 @@ def _clause(v: ClauseVerdict, report: RunReport) -> dict[str, Any]:
         "weak": v.weak,
         "reason": clean_value(reason_of(v)),
         "evidence": v.evidence,
+        "faulted": None if v.concurrent is None else v.concurrent.faulted,
         "situations": clean_data(dict(v.situations)),
         "counterexample": _counterexample(v, report),
     }
@@ -148,6 +152,8 @@ def load_report(path: str | Path) -> RunReport:
 def report_from_json(data: Mapping[str, Any]) -> RunReport:
     """The :class:`RunReport` that :func:`to_json` wrote as ``data`` (see :func:`load_report`)."""
     contract = str(data["contract"])
+    concurrent = None if data.get("concurrent") is None else Answers.from_json(
+        data["concurrent"])
     return RunReport(
         contract=contract,
         adapter=str(data["adapter"]),
@@ -159,15 +165,17 @@ def report_from_json(data: Mapping[str, Any]) -> RunReport:
         timings={str(k): float(v) for k, v in dict(data["timings"]).items()},
         steps=int(data["steps"]),
         examples=int(data["examples"]),
-        verdicts=tuple(_verdict_from_json(contract, c) for c in data["clauses"]),
+        verdicts=tuple(_verdict_from_json(contract, c, concurrent) for c in data["clauses"]),
         replay=str(data["reproduce"]),
         stopped=str(data.get("stopped", "")),
         faults=tuple(str(f) for f in data.get("faults", ())),
         catalogue_version=str(data.get("catalogue_version", "")),
+        concurrent=concurrent,
     )
 
 
-def _verdict_from_json(contract: str, data: Mapping[str, Any]) -> ClauseVerdict:
+def _verdict_from_json(contract: str, data: Mapping[str, Any], concurrent: Answers | None
+                       ) -> ClauseVerdict:
     status = data["status"]
     if status not in STATUSES:
         raise ValueError(f"clause {data['id']!r} has status {status!r}, not one of "
@@ -182,7 +190,9 @@ def _verdict_from_json(contract: str, data: Mapping[str, Any]) -> ClauseVerdict:
         minimal=bool(cx.get("minimal", True)), repeats=int(cx.get("repeats", 0)))
     # A pass's reason is always empty; what report.json shows for a weak one is derived.
     reason = "" if status == PASS else str(data["reason"])
-    return ClauseVerdict(clause, status, reason, int(data["evidence"]), failure, situations)
+    concurrent = concurrent if data.get("faulted") is not None else None
+    return ClauseVerdict(clause, status, reason, int(data["evidence"]), failure, situations,
+                         concurrent)
 
 
 def _step_from_json(contract: str, data: Mapping[str, Any]) -> TraceStep:

@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, ClauseVerdict, RunReport
-from .views import failure_steps, mark, reason_of
+from .views import concurrent_line, evidence_of, failure_steps, mark, reason_of
 
 CELL = 160
 """Characters of a reason shown in the clause table; the whole reason has its own section."""
@@ -70,6 +70,7 @@ def to_markdown(report: RunReport) -> str:
                 ("state-machine runs", f"{report.examples:,} (examples and shrink replays)"),
                 ("wall time", f"{report.timings.get('total', 0.0):.2f} s"),
                 ("verdict", "; ".join(f"{n} {k}" for k, n in report.summary().items())),
+                *_concurrent_row(report),
                 *([("stopped early", md_cell(report.stopped, 1000))] if report.stopped else []),
                 *[("adapter fault", md_cell(f, 1000)) for f in report.faults],
             ],
@@ -80,7 +81,7 @@ def to_markdown(report: RunReport) -> str:
         "",
         _table(
             [
-                (md_cell(v.clause.id), mark(v), md_cell(v.clause.title), v.evidence,
+                (md_cell(v.clause.id), mark(v), md_cell(v.clause.title), evidence_of(v),
                  _situation_cell(v), md_cell(reason_of(v)))
                 for v in report.verdicts
             ],
@@ -90,6 +91,11 @@ def to_markdown(report: RunReport) -> str:
     for v in report.verdicts:
         lines += _section(v, report)
     return "\n".join(lines) + "\n"
+
+
+def _concurrent_row(report: RunReport) -> list[tuple[str, str]]:
+    line = concurrent_line(report)
+    return [] if line is None else [("concurrent run", md_cell(line, 1000))]
 
 
 def _section(v: ClauseVerdict, report: RunReport) -> list[str]:

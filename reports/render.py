@@ -22,6 +22,7 @@ from .text import clean, clean_block, clean_line, mask_secrets
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, RunReport
 from .views import (
     MARK,
+    evidence_of,
     examples_words,
     failure_steps,
     mark,
@@ -37,7 +38,7 @@ REASON_WIDTH = 90
 def summary_table(report: RunReport, *, all_rows: bool = True) -> str:
     """One line per clause: id, verdict, evidence, and the title or the reason's first line."""
     rows = [
-        (clean_line(v.clause.id, 40), mark(v), v.evidence,
+        (clean_line(v.clause.id, 40), mark(v), evidence_of(v),
          clean_line(reason_of(v) or v.clause.title, REASON_WIDTH))
         for v in report.verdicts
         if all_rows or v.status != PASS or v.weak

@@ -14,7 +14,7 @@ from .baseline import Change, Comparison, Kind, moved
 from .markdown import md_cell, md_code, md_fenced
 from .text import clean_line
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import failure_steps
+from .views import concurrent_line, failure_steps
 
 TRACE_LINES = 5
 """Lines of each failed clause's counterexample shown (the whole one is in report.md)."""
@@ -40,6 +40,9 @@ def to_summary(report: RunReport, comparison: Comparison | None = None) -> str:
     ]
     if report.stopped:
         lines += ["", f"Stopped early: {md_cell(report.stopped, 400)}"]
+    concurrent = concurrent_line(report)
+    if concurrent is not None:
+        lines += ["", f"Concurrent run: {md_cell(concurrent, 400)}"]
     for fault in report.faults:
         lines += ["", f"Adapter fault: {md_cell(fault, 400)}"]
     unknown = [v.clause.id for v in report.verdicts if v.status == UNKNOWN]

@@ -8,7 +8,8 @@ from typing import Any
 
 import attrs
 
-from fencepost.scenarios.evidence import Evidence, Failure
+from fencepost.model.answers import Answers
+from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
 from fencepost.spec.clauses import Catalogue, Clause
 
 
@@ -23,11 +24,12 @@ class Status(StrEnum):
 
 PASS, FAIL, UNKNOWN, UNSUPPORTED = Status.PASS, Status.FAIL, Status.UNKNOWN, Status.UNSUPPORTED
 
-
 @attrs.frozen
 class ClauseVerdict:
     """A clause's verdict. ``situations`` maps each of the clause's situations that applied to
-    the run to how often it was reached; a pass that missed one is ``weak``."""
+    the run to how often it was reached; a pass that missed one is ``weak``. ``concurrent`` is,
+    for a clause the concurrent run checks, how that run's calls ended (its answered calls are
+    the clause's evidence; its faulted calls are none)."""
 
     clause: Clause
     status: Status = attrs.field(converter=Status)
@@ -35,6 +37,7 @@ class ClauseVerdict:
     evidence: int = 0
     failure: Failure | None = None
     situations: Mapping[str, int] = attrs.field(factory=dict)
+    concurrent: Answers | None = None
 
     @property
     def unreached(self) -> list[str]:
@@ -69,7 +72,8 @@ def judge(
         situations = {s.name: reached.get(s.name, 0)
                       for s in clause.situations_for(options or {}, capabilities)}
         verdict = _verdict(clause, evidence, capabilities, gated_off)
-        verdict = attrs.evolve(verdict, situations=situations)
+        concurrent = evidence.concurrent if CONCURRENT in clause.checks else None
+        verdict = attrs.evolve(verdict, situations=situations, concurrent=concurrent)
         if strict and verdict.weak:
             verdict = attrs.evolve(verdict, status=UNKNOWN, reason=(
                 "--strict: situations never reached: " + "; ".join(verdict.unreached)))
@@ -134,6 +138,8 @@ class RunReport:
     """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
     stopped: str = ""
     """Why the run stopped before its end (a store call that did not return), if it did."""
+    concurrent: Answers | None = None
+    """How the concurrent run's calls ended (answered, faulted), if there was a run."""
     catalogue_version: str = ""
     """The version (``"MAJOR.MINOR"``) of the clause catalogue the run judged by; "" when
     unknown (a report written before reports carried it): such a report is no baseline."""

@@ -25,6 +25,25 @@ def reason_of(v: ClauseVerdict) -> str:
     return v.reason
 
 
+def evidence_of(v: ClauseVerdict) -> str:
+    """The evidence a table shows: the count, and for a clause the concurrent run checks how
+    many of that run's calls faulted (``297 (6 of 303 calls faulted)``): they are no evidence."""
+    c = v.concurrent
+    if c is None:
+        return f"{v.evidence:,}"
+    return f"{v.evidence:,} ({c.faulted:,} of {c.calls:,} calls faulted)"
+
+
+def concurrent_line(report: RunReport) -> str | None:
+    """The concurrent run's calls in one line (``303 calls: 297 answered, 6 faulted (6
+    backend_unavailable); at most 3 may fault``), or None when there was no run."""
+    c = report.concurrent
+    if c is None:
+        return None
+    limit = "" if c.allowed is None else f"; at most {c.allowed:,} may fault"
+    return c.describe() + limit
+
+
 def render_trace(steps: tuple[TraceStep, ...] | list[TraceStep]) -> str:
     """The numbered steps of a counterexample, cleaned (secrets masked, invisible characters
     escaped, each line and the whole cut to their limits)."""

@@ -16,7 +16,10 @@ exactly on them, or jump a random distance: a run crosses every kind of boundary
 **The check.** The history is checked for linearizability against the contract's model
 (:func:`~fencepost.model.linearizability.check_history`): partitioned by record where the
 contract allows it, and cut at the end of every burst, where the store is quiescent. A call
-that never returned (a worker stuck past the timeout) or lost its connection is indeterminate.
+that never returned (a worker stuck past the timeout), answered ``backend_unavailable`` or lost
+its connection is *faulted* (:mod:`fencepost.model.answers`): the checker lets it take effect
+or not, but it is not an answer. A history with more faulted calls than the run allows
+(``max_faulted``, a share of its calls) is not checked: it is no evidence either way.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from fencepost.model.answers import Answers, answers_of
 from fencepost.model.history import Event, History
 from fencepost.model.linearizability import Verdict, check_history
 from fencepost.spec.ops import Op
@@ -37,6 +41,7 @@ from fencepost.spec.outcome import Outcome
 
 from .guard import RunStopped
 from .harness import AdapterFault, World
+from .profiles import MAX_FAULTED
 from .races import SWITCH_INTERVAL_S
 
 BURST_MAX = 3
@@ -75,15 +80,18 @@ WorkloadFactory = Callable[[str], Workload]
 
 @attrs.frozen
 class ConcurrentRun:
-    """What a concurrent run did: its history, the verdict on it, and how long each part took.
-    A call that does not return within the run's call timeout stops the run
+    """What a concurrent run did: its history, how its calls ended (``answers``), the verdict
+    on it, and how long each part took. ``verdict`` is None when more calls faulted than the
+    run allows (``answers.exceeded``): such a history is not checked. A call that does not
+    return within the run's call timeout stops the run
     (:class:`~fencepost.scenarios.guard.CallTimedOut`): no verdict comes of a stuck history."""
 
     history: History
-    verdict: Verdict
+    verdict: Verdict | None
     bursts: int
     run_s: float
     check_s: float
+    answers: Answers
 
 
 def _quiet(_: str) -> None:
@@ -99,10 +107,12 @@ def run_concurrent(
     seed: int,
     partition: Callable[[Op], Hashable | None] | None = None,
     budget_s: float = 60.0,
+    max_faulted: float = MAX_FAULTED,
     progress: Callable[[str], None] = _quiet,
 ) -> ConcurrentRun:
     """Run ``threads`` workers for at least ``ops`` calls in bursts on ``world``'s store, then
-    check the history (see the module doc)."""
+    check the history unless more than the share ``max_faulted`` of its calls faulted (see the
+    module doc)."""
     if threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
     rng = random.Random(seed)
@@ -196,11 +206,15 @@ def run_concurrent(
     events = [e for r in recorded for e in r]
     history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
                       world.options, world.capabilities)
-    progress(f"concurrent: checking {len(events)} calls for linearizability")
+    answers = answers_of(history.events, max_faulted)
+    if answers.exceeded:
+        progress(f"concurrent: {answers.describe()}: too many faulted to check")
+        return ConcurrentRun(history, None, bursts, run_s, 0.0, answers)
+    progress(f"concurrent: checking {answers.describe()} for linearizability")
     t0 = time.perf_counter()
     verdict = check_history(world.model, history, partition, budget_s, clock=time.perf_counter,
                             options=world.options, capabilities=world.capabilities)
-    return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0)
+    return ConcurrentRun(history, verdict, bursts, run_s, time.perf_counter() - t0, answers)
 
 
 class _Burst:

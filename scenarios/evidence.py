@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import attrs
 
+from fencepost.model.answers import Answers
 from fencepost.model.linearizability_verdict import Counterexample
 
 from .trace import TraceStep, render_trace
+
+CONCURRENT = "concurrent"
+"""The check name of the concurrent run (the linearizability clauses name it)."""
 
 
 @attrs.frozen
@@ -52,6 +56,8 @@ class Evidence:
     """Why the run stopped before its end (a call that did not return, an interruption)."""
     faults: list[str] = attrs.Factory(list)
     """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
+    concurrent: Answers | None = None
+    """How the concurrent run's calls ended (answered, faulted), if there was a run."""
 
     def reach(self, clause: str, situation: str) -> None:
         counts = self.situations.setdefault(clause, {})
@@ -86,4 +92,5 @@ def merged(parts: list[Evidence]) -> Evidence:
             whole.ended.setdefault(check, how)
         whole.stopped = whole.stopped or part.stopped
         whole.faults.extend(part.faults)
+        whole.concurrent = whole.concurrent or part.concurrent
     return whole

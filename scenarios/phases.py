@@ -6,11 +6,11 @@ every clause the check covers."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Collection, Hashable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from fencepost.model.answers import Answers
 from fencepost.model.history import History
 from fencepost.model.linearizability import (
     NOT_LINEARIZABLE,
@@ -19,7 +19,7 @@ from fencepost.model.linearizability import (
     render_counterexample,
 )
 from fencepost.scenarios.concurrent import run_concurrent
-from fencepost.scenarios.evidence import Evidence, Failure
+from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
 from fencepost.scenarios.fault_checks import fault_check
 from fencepost.scenarios.harness import ClauseViolation, Harness, StoreLost, World
 from fencepost.scenarios.injection import FAULT_INJECTION
@@ -51,10 +51,6 @@ def _trace(verdict: Verdict) -> tuple[TraceStep, ...]:
     return tuple(steps)
 
 
-CONCURRENT = "concurrent"
-"""The check name of the concurrent run (the linearizability clauses name it)."""
-
-
 def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int,
                     progress: Progress) -> History | None:
     """The concurrent run (on a store of its own: its workload sees whole queues) and the
@@ -70,7 +66,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
         progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
         run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
                              ops=profile.concurrent_ops, seed=seed, partition=suite.partition,
-                             progress=progress)
+                             max_faulted=profile.concurrent_max_faulted, progress=progress)
     except StoreLost as lost:
         for clause in clauses:
             world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
@@ -80,72 +76,48 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
     finally:
         if not world.guard.abandoned:
             fork.discard()
+    answers = run.answers
+    world.evidence.concurrent = answers
     verdict = run.verdict
-    starved = unanswered(run.history, suite.partition)
+    why = no_evidence(answers, profile)
+    if why is None and verdict is not None and verdict.result == UNKNOWN:
+        why = verdict.summary() + (f"; {answers.describe()}" if answers.faulted else "")
+    failure = None
+    if verdict is not None and verdict.result == NOT_LINEARIZABLE:
+        message = (f"a concurrent run of {len(run.history.events)} calls by "
+                   f"{profile.concurrency} workers is not linearizable\n\n"
+                   + render_counterexample(verdict))
+        failure = Failure(CONCURRENT, message, _trace(verdict), verdict.counterexample)
     for clause in clauses:
-        if verdict.result == NOT_LINEARIZABLE:
-            message = (f"a concurrent run of {len(run.history.events)} calls by "
-                       f"{profile.concurrency} workers is not linearizable\n\n"
-                       + render_counterexample(verdict))
-            world.evidence.fail(clause, Failure(CONCURRENT, message, _trace(verdict),
-                                                verdict.counterexample))
-        elif verdict.result == UNKNOWN:
-            world.evidence.lost(clause, f"{CONCURRENT}: {verdict.summary()}")
-        elif starved is not None:
-            world.evidence.lost(clause, f"{CONCURRENT}: {starved}")
+        if failure is not None:
+            world.evidence.fail(clause, failure)
+        elif why is not None:
+            world.evidence.lost(clause, f"{CONCURRENT}: {why}")
         else:
             world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
-                                                + len(run.history.events))
+                                                + answers.answered)
             if changes_overlapped(run.history, suite.partition, suite.model.pure):
                 world.evidence.reach(clause, OVERLAPPED)
     world.evidence.ended[CONCURRENT] = (
-        "failed " + ", ".join(clauses) if verdict.result == NOT_LINEARIZABLE
-        else f"lost: {starved or verdict.summary()}" if verdict.result == UNKNOWN or starved
-        else "")
+        "failed " + ", ".join(clauses) if failure is not None
+        else f"lost: {why}" if why is not None else "")
     world.evidence.steps += len(run.history.events)
     return run.history
 
 
-MIN_ANSWERED_FRACTION = 0.5
-"""A concurrent history proves something only when at least this share of its calls was
-answered (not indeterminate: no ``backend_unavailable``, no lost connection), in total and in
-at least this share of its partitions."""
-
-MIN_ANSWERED = 20
-"""... and at least this many answered calls in all (or every call, in a shorter run)."""
-
-
-def unanswered(history: History, partition: Callable[[Op], Hashable | None] | None
-               ) -> str | None:
-    """Why ``history`` holds too few answered calls to prove linearizability, or None.
-
-    A history in which no call completed is trivially linearizable; one in which few did
-    proves little (see :data:`MIN_ANSWERED_FRACTION`, :data:`MIN_ANSWERED`)."""
-    events = history.events
-    if not events:
+def no_evidence(answers: Answers, profile: Profile) -> str | None:
+    """Why a concurrent history whose calls ended as ``answers`` is no evidence for its
+    clauses, or None. Only answered calls are evidence (see :mod:`fencepost.model.answers`):
+    a history with no call proves nothing, and one in which more calls faulted than the
+    profile allows (``concurrent_max_faulted``) is not checked."""
+    if answers.calls == 0:
         return "the concurrent run made no call"
-    answered = [e for e in events if not e.indeterminate]
-    kinds = Counter(_indeterminate_kind(e) for e in events if e.indeterminate)
-    why = ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common())
-    if (len(answered) < min(MIN_ANSWERED, len(events))
-            or len(answered) < MIN_ANSWERED_FRACTION * len(events)):
-        return (f"{len(events) - len(answered):,} of {len(events):,} calls answered nothing "
-                f"({why}): too few answers to prove the history linearizable")
-    parts: dict[Hashable | None, list[bool]] = {}
-    for e in events:
-        key = partition(e.op) if partition is not None else None
-        parts.setdefault(key, []).append(not e.indeterminate)
-    starved = sum(1 for p in parts.values() if sum(p) < MIN_ANSWERED_FRACTION * len(p))
-    if starved > (1 - MIN_ANSWERED_FRACTION) * len(parts):
-        return (f"{starved:,} of {len(parts):,} records had fewer than half of their calls "
-                f"answered ({why}): too few answers to prove the history linearizable")
-    return None
-
-
-def _indeterminate_kind(e: Any) -> str:
-    if e.outcome is None:
-        return "without an answer"
-    return f"{e.outcome.code.removeprefix('crash:')}"
+    if not answers.exceeded:
+        return None
+    return (f"{answers.faulted:,} of {answers.calls:,} calls faulted ({answers.faulted_by()}), "
+            f"more than the {answers.allowed:,} ({profile.concurrent_max_faulted:.0%} of the "
+            f"calls) the {profile.name} profile allows: a faulted call is not an answer, so "
+            "the history was not checked for linearizability")
 
 
 OVERLAPPED = "a change overlapped another call on its record"
@@ -155,10 +127,11 @@ OVERLAPPED = "a change overlapped another call on its record"
 def changes_overlapped(history: History, partition: Callable[[Op], Hashable | None] | None,
                        pure: Callable[[Op, Any], bool] | None) -> bool:
     """Did a call that changed the store (answered, not pure) run at the same time as another
-    answered call on its partition (its record, for a contract partitioned by record)?"""
+    answered call on its partition (its record, for a contract partitioned by record)? A
+    faulted call is no answer: it overlaps nothing."""
     by_part: dict[Hashable | None, list[tuple[int, int, bool]]] = {}
     for e in history.events:
-        if e.completed is None or e.outcome is None:
+        if e.completed is None or e.outcome is None or e.indeterminate:
             continue
         key = partition(e.op) if partition is not None else e.op.key()
         change = pure is None or not pure(e.op, e.outcome)

@@ -6,12 +6,20 @@ import attrs
 
 from .shrinking import UNLIMITED, Shrinking
 
+MAX_FAULTED = 0.01
+"""The share of a concurrent run's calls that may fault (no answer, ``backend_unavailable``, a
+lost connection) at every profile: 1 %, so 3 of a quick run's 300 calls, 20 of a standard
+run's 2,000. A faulted call is not an answer: with more of them, the linearizability clauses
+are ``unknown``, never ``pass``. A healthy backend faults on none."""
+
 
 @attrs.frozen
 class Profile:
-    """How hard to look: state-machine examples and steps, race rounds and racers, and the
-    concurrent run's workers and calls (``concurrency`` 0: no concurrent run), and how long the
-    state machine may shrink each broken clause's counterexample (``--shrink-budget``)."""
+    """How hard to look: state-machine examples and steps, race rounds and racers, the
+    concurrent run's workers and calls (``concurrency`` 0: no concurrent run) and the share of
+    its calls that may fault (``concurrent_max_faulted``: beyond it the history is no evidence,
+    see :data:`MAX_FAULTED`), and how long the state machine may shrink each broken clause's
+    counterexample (``--shrink-budget``)."""
 
     name: str
     examples: int
@@ -20,6 +28,7 @@ class Profile:
     racers: int
     concurrency: int = 0
     concurrent_ops: int = 0
+    concurrent_max_faulted: float = MAX_FAULTED
     shrink: Shrinking = UNLIMITED
 
 

@@ -7,11 +7,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fencepost.model.answers import faulted
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Outcome, agrees, answered
+from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
 from .guard import Guard, RunStopped, current_guard
-from .harness import Harness, violation
+from .harness import Harness, StoreLost, violation
 
 SWITCH_INTERVAL_S = 1e-5
 """The interpreter's thread switch interval while racers run (the default is 5 ms)."""
@@ -25,7 +26,10 @@ def release_together(
     """Run each op on its own thread, all released by one barrier; outcomes in op order.
     ``run`` makes the call (pass ``harness.run`` when the ops hold references; default: the
     run's guarded call). A racer that does not return within the run's call timeout stops the
-    run (:class:`~fencepost.scenarios.guard.CallTimedOut`): the race proves nothing."""
+    run (:class:`~fencepost.scenarios.guard.CallTimedOut`): the race proves nothing. Nor does
+    one whose call faulted (``backend_unavailable``, a lost connection: it may have taken
+    effect or not, and no order of the others can be judged without knowing which): the
+    check is lost (:class:`~fencepost.scenarios.harness.StoreLost`), its clauses unknown."""
     guard = current_guard()
     barrier = threading.Barrier(len(ops))
     # Switch threads every few microseconds while the racers run, so that even an in-process
@@ -33,9 +37,15 @@ def release_together(
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
-        return _race(barrier, ops, store, guard, run or guard.call)
+        outcomes = _race(barrier, ops, store, guard, run or guard.call)
     finally:
         sys.setswitchinterval(switch)
+    for op, outcome in zip(ops, outcomes, strict=True):
+        if faulted(outcome):
+            said = outcome.detail if isinstance(outcome, Err) else ""
+            raise StoreLost(f"{op.name}: store unavailable ({outcome}{': ' + said if said else ''}"
+                            "): a racing call faulted, so the race shows nothing", ())
+    return outcomes
 
 
 def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, guard: Guard,

@@ -29,7 +29,7 @@ from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError
 
 from .clock import SimClock
-from .evidence import Evidence, Failure
+from .evidence import CONCURRENT, Evidence, Failure
 from .guard import (
     CANCEL_GRACE_S,
     DEFAULT_CALL_TIMEOUT_S,
@@ -43,7 +43,6 @@ from .injection import FAULT_INJECTION, found_capabilities
 from .interrupt import Interrupted
 from .machine import run_machine
 from .phases import (
-    CONCURRENT,
     Progress,
     first_of,
     lost_check,

@@ -18,7 +18,7 @@ def test_faulty_adapter_is_caught_on_memory(name: str) -> None:
     [row] = run_mutants("adk-ledger", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
     assert row.expected_clause in row.caught_by
-    assert row.steps > 0
+    assert row.steps > 0 or row.expected == "unknown"  # an unknown has no counterexample
 
 
 @pytest.mark.parametrize("name", RACY)

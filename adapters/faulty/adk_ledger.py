@@ -24,6 +24,7 @@ from fencepost.spec.adk_ledger import StoredInvocation
 
 from . import adk_ledger_arguments as _arguments
 from . import db_failures as _faults
+from . import flaky as _flaky
 from .base import Mutant, round_trip
 
 
@@ -647,4 +648,5 @@ MUTANTS = (
            "ADK-DURABLE-001", CheckpointWriteBehind),
     *_arguments.ADK_LEDGER,
     *_faults.ADK_LEDGER,
+    *_flaky.ADK_LEDGER,
 )

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from enum import StrEnum
 
 import attrs
+
+
+class Expected(StrEnum):
+    """What the kit must conclude on a known-faulty store's expected clause (a ``str``: it is
+    written to ``mutants.json`` as its value)."""
+
+    FAIL = "fail"
+    """The bug breaks the clause: the kit fails it, with a counterexample."""
+    UNKNOWN = "unknown"
+    """The store cannot answer (its backend faults): the kit must not pass the clause, and
+    says why: it is ``unknown`` because more of the concurrent run's calls faulted than the
+    profile allows. Any other verdict, a pass above all, is an escape."""
 
 
 @attrs.frozen
@@ -13,7 +26,8 @@ class Mutant:
     """A correct store with one real-world bug.
 
     ``bug`` says what is wrong in the words of an incident report; ``expected_clause`` is the
-    clause the kit must fail for it; ``mixin`` overrides one piece of the correct store and is
+    clause the kit must fail for it (or, ``expected`` :attr:`Expected.UNKNOWN`, must leave
+    unknown for its faults); ``mixin`` overrides one piece of the correct store and is
     combined with each base (``memory``, ``sqlite``...) it makes sense on. ``options`` are the
     contract options it is run under: a bug that breaks a rule only one reading of a named
     option holds is caught under that reading.
@@ -25,6 +39,7 @@ class Mutant:
     mixin: type
     bases: tuple[str, ...] = ("memory", "sqlite")
     options: Mapping[str, str] = attrs.field(factory=dict)
+    expected: Expected = Expected.FAIL
 
     def store_class(self, base: type) -> type:
         return type(f"{self.mixin.__name__}On{base.__name__}", (self.mixin, base), {})

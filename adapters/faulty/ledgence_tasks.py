@@ -21,6 +21,7 @@ from fencepost.adapters.ledgence_tasks.core import (
 from fencepost.spec import ledgence_tasks as spec
 
 from . import db_failures as _faults
+from . import flaky as _flaky
 from . import ledgence_delivery as _delivery
 from . import ledgence_discovery as _discovery
 from . import ledgence_edges as _edges
@@ -270,4 +271,4 @@ _SLICE = (
 )
 
 MUTANTS = (_SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
-           + _edges.MUTANTS + _faults.LEDGENCE_TASKS)
+           + _edges.MUTANTS + _faults.LEDGENCE_TASKS + _flaky.LEDGENCE_TASKS)
