@@ -18,7 +18,7 @@ import attrs
 
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.clauses import limit
-from fencepost.spec.opaque import Opaque, Ref
+from fencepost.spec.opaque import Opaque, Ref, agree
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
@@ -27,7 +27,6 @@ from .snodo_tasks_arguments import event_problem, guard, task_problem
 from .snodo_tasks_records import (
     EMPTY,
     MAIN,
-    MICROSECOND,
     AccessM,
     Agg,
     ClaimM,
@@ -190,7 +189,7 @@ def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
     expires: float = ctx.now + op.lease_ms
     if expires == agg.claim.expires_at and spec.option(
             ctx.options, "same_expiry_renewal") == "successor":
-        expires = agg.claim.expires_at + MICROSECOND
+        expires = spec.microsecond_after(agg.claim.expires_at)
     new = attrs.evolve(agg, claim=attrs.evolve(agg.claim, expires_at=expires))
     fresh = attrs.evolve(lease, expires_at=expires)
     return Step(Ok(Opaque(fresh)), _put(state, lease.task_id, new), "SNODO-LEASE-002",
@@ -301,7 +300,7 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
         return _err(state, invalid[0], "SNODO-ARG-006")
     seen = agg.seen.get(op.event.id)
     if seen is not None:
-        if seen[0] != op.event:
+        if not agree(seen[0], op.event):  # the seed pins ^event: 1 and 1.0 are two events
             return _err(state, "event_id_reused", "SNODO-TX-004")
         dup = attrs.evolve(seen[1], outcome=spec.DUPLICATE, snapshot=agg.snapshot)
         return Step(Ok(dup), state, "SNODO-TX-003", "SNODO-TX-003")
@@ -321,7 +320,7 @@ def committed_at(last_updated_at: float, now: int, options: Mapping[str, str]) -
     if last_updated_at < now:
         return now
     micro = spec.option(options, "committed_at_step") == "microsecond"
-    return last_updated_at + (MICROSECOND if micro else 1)
+    return spec.microsecond_after(last_updated_at) if micro else last_updated_at + 1
 
 
 def reduce(state: State, task_id: str, agg: Agg, event: spec.Event, committed: float) -> Step:

@@ -16,7 +16,6 @@ import attrs
 from fencepost.spec import snodo_tasks as spec
 
 MAIN = "main"  # the store under test; leases/accesses of another store carry another name
-MICROSECOND = 0.001  # in ms: the step of the seed's SQLite timestamps (see spec.CHOICES)
 
 
 @attrs.frozen

@@ -65,6 +65,14 @@ _WORK = "extensions/tasks/lib/snodo/extensions/tasks/work.ex@84bf1943"
 _RETRY = "extensions/tasks/lib/snodo/extensions/tasks/retry_policy.ex@c924739c"
 _EVENT = "extensions/tasks/lib/snodo/extensions/tasks/event.ex@c924739c"
 _SNAPSHOT = "extensions/tasks/lib/snodo/extensions/tasks/snapshot.ex@84bf1943"
+def microsecond_after(ms: float) -> float:
+    """The time 1 us after ``ms``, in ms: the seed SQLite store's step (its timestamps count
+    whole microseconds, timestamp.ex:44). Computed from the whole number of microseconds, so
+    that any number of steps gives the float nearest the exact decimal (``1000.002``, never
+    the running sum ``1000.0020000000001``), as an adapter counting microseconds answers."""
+    return (round(ms * 1000) + 1) / 1000
+
+
 MAX_RETRY_DELAY_MS = 4_294_967_295
 """The longest retry delay the seed's RetryPolicy accepts (retry_policy.ex:17)."""
 

@@ -132,6 +132,18 @@ def test_duplicate_replays_original_whatever_the_revision() -> None:
     assert reused.outcome == Err("event_id_reused")
 
 
+def test_an_event_equal_only_by_python_equality_reuses_the_id() -> None:
+    # memory.ex matches a replay with ^event: the data's 1 and 1.0, or true and 1, differ.
+    state, lease = claimed(created())
+    e = ev("e1", "input_requested", key="k", request={"method": "m", "n": 1})
+    first = run(state, spec.TransitionOp("a", 0, e, spec.WorkerAuthority(lease)), NOW + 1)
+    for n in (1.0, True):
+        other = ev("e1", "input_requested", key="k", request={"method": "m", "n": n})
+        again = run(first.state, spec.TransitionOp("a", 1, other, spec.WorkerAuthority(lease)),
+                    NOW + 5)
+        assert again.outcome == Err("event_id_reused")
+
+
 def test_stale_revision_conflicts_with_current_snapshot() -> None:
     state, lease = claimed(created())
     s = run(state, spec.TransitionOp("a", 3, ev("e1", "completed", result={}),
@@ -164,3 +176,13 @@ def test_claim_next_allows_any_recoverable_task() -> None:
     assert isinstance(choice, OneOf)
     picked = {o.outcome.value.snapshot.task.id for o in choice.options}
     assert picked == {"a", "b"}
+
+
+def test_a_microsecond_step_is_the_exact_decimal_however_many_steps() -> None:
+    # The seed's SQLite timestamps count whole microseconds (timestamp.ex:44): a thousand
+    # steps past 1000 ms are 1001 ms exactly, not a running float sum of 0.001s.
+    t: float = 1000
+    for _ in range(1000):
+        t = spec.microsecond_after(t)
+    assert t == 1001.0 and spec.microsecond_after(1000.001) == 1000.002
+    assert sum([0.001] * 1000, 1000.0) != 1001.0  # what the running sum would have given

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 import attrs
 
 from fencepost.adapters.snodo_tasks.core import TasksCore
-from fencepost.adapters.snodo_tasks.records import MICROSECOND, Access, Aggregate, Claim, Txn
+from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -399,7 +399,7 @@ class RenewalMovesSameExpiry(TasksCore):
     """Always moves a same-expiry renewal to the successor (SQLite's reading)."""
 
     def _renewed_expiry(self, current: float, candidate: float) -> float:
-        return current + MICROSECOND if candidate == current else candidate
+        return spec.microsecond_after(current) if candidate == current else candidate
 
 
 class RenewalKeepsSameExpiry(TasksCore):
@@ -441,7 +441,7 @@ class ExistsCheckedBeforeCapacity(TasksCore):
 
 class CommittedAtStepsOneMicrosecond(TasksCore):
     def _committed_at(self, task: spec.Task, now: int) -> float:
-        return now if task.last_updated_at < now else task.last_updated_at + MICROSECOND
+        return now if task.last_updated_at < now else spec.microsecond_after(task.last_updated_at)
 
 
 class CommittedAtStepsOneMillisecond(TasksCore):

@@ -24,9 +24,10 @@ import attrs
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ContractError
+from fencepost.spec.opaque import agree
 
 from . import validation
-from .records import MICROSECOND, Access, Aggregate, Claim, Lease, Txn, parse_limit
+from .records import Access, Aggregate, Claim, Lease, Txn, parse_limit
 from .reducer import Reduced, reduce_event
 
 READ_KINDS = ("get", "update", "cancel")
@@ -139,7 +140,7 @@ class TasksCore:
         if found is None:
             return None
         original_event, original = found
-        if original_event != event:
+        if not agree(original_event, event):  # exactly, as the seed's pin: 1 is not 1.0
             raise spec.EventIdReused(f"event id {event.id!r} was used for another event")
         return original
 
@@ -147,13 +148,13 @@ class TasksCore:
         if task.last_updated_at < now:
             return now
         micro = self.options["committed_at_step"] == "microsecond"
-        return task.last_updated_at + (MICROSECOND if micro else 1)
+        return spec.microsecond_after(task.last_updated_at) if micro else task.last_updated_at + 1
 
     def _renewed_expiry(self, current: float, candidate: float) -> float:
         """A renewal's expiry: ``candidate`` (now + lease_ms), or its successor when that is
         the current expiry and same_expiry_renewal=successor."""
         if candidate == current and self.options["same_expiry_renewal"] == "successor":
-            return current + MICROSECOND
+            return spec.microsecond_after(current)
         return candidate
 
     def _forged_request(self, task_id: str) -> ContractError:

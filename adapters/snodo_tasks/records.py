@@ -15,8 +15,6 @@ import attrs
 from fencepost.spec import snodo_tasks as spec
 
 ACTIVE = (spec.WORKING, spec.INPUT_REQUIRED)
-MICROSECOND = 0.001
-"""One us in ms: the seed SQLite store's time step (committed_at_step, same_expiry_renewal)."""
 
 
 @attrs.frozen
