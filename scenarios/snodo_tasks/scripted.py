@@ -35,6 +35,7 @@ from .steps import (
     work,
     worker,
 )
+from .values import values_read_back_exactly
 
 SCENARIOS = Scenarios()
 scenario = SCENARIOS.register
@@ -567,3 +568,7 @@ def reap_answers_in_order(h: Harness, p: str) -> None:
 # --- every argument at its edges (the SNODO-ARG clauses) --------------------------------------
 
 scenario()(arguments_at_their_edges)
+
+# --- stored values come back exactly (SNODO-VALUE-001) ---------------------------------------
+
+scenario()(values_read_back_exactly)
