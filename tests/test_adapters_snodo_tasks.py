@@ -9,9 +9,11 @@ from typing import Any
 import attrs
 import pytest
 from conftest import Clock, race
+from test_model_snodo_tasks_arguments import INVALID_EVENTS
 
 from fencepost.adapters.snodo_tasks.memory import MemoryTasksFactory
 from fencepost.adapters.snodo_tasks.sql import SqlTasksFactory
+from fencepost.adapters.snodo_tasks.validation import event_error
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import ForgedValue
@@ -515,3 +517,28 @@ def test_concurrent_claimers_take_distinct_tasks(backend: Backend) -> None:
     assert claimed == ["a", "b", "c"]
     results = _race(8, lambda i: stores[i].claim("a", f"w{i}", 1000))
     assert results == [("unavailable", None)] * 8
+
+
+@pytest.mark.parametrize(("bad", "code"), [(e, c) for e, c, _, _ in INVALID_EVENTS],
+                         ids=[f"{c}:{s}" for _, c, _, s in INVALID_EVENTS])
+def test_the_store_refuses_event_data_as_the_seed_does(backend: Backend, bad: spec.Event,
+                                                        code: str) -> None:
+    """The kit's stores give the model's code for each value Event.validate refuses, before
+    the revision, and store nothing."""
+    store = backend.open()
+    create(store, "a")
+    worker = spec.WorkerAuthority(store.claim("a", "w", 1000).lease)
+    kind = spec.REQUEST_KINDS.get(bad.kind)
+    authority = worker if kind is None else spec.RequestAuthority(access(store, kind, "a"))
+    before = store.get("a", access(store, "get", "a"))
+    for rev in (0, 5):
+        with pytest.raises(spec.ContractError) as info:
+            store.transition("a", rev, bad, authority)
+        assert (info.value.code, info.value.payload) == (code, None)
+    assert store.get("a", access(store, "get", "a")) == before
+
+
+def test_unsupported_event_kind_carries_the_kind() -> None:
+    problem = event_error(spec.Event("e", "paused", {}))
+    assert isinstance(problem, spec.UnsupportedEventKind)
+    assert (problem.code, problem.payload) == ("unsupported_event_kind", "paused")
