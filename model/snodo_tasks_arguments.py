@@ -139,6 +139,8 @@ def _task(task: spec.Task) -> str | None:
         return "a task created with input requests"  # no key is in use yet (task.ex:235)
     if any(v is not None and not isinstance(v, Mapping) for v in (task.result, task.error)):
         return "a result or error that is no mapping"
+    if any(v is not None and not spec.json_safe(v) for v in (task.result, task.error)):
+        return "a result or error that is not JSON-safe"  # task.ex validate_result_payloads!
     if not _payload(task):
         return "a payload that is not its status's"
     return None
@@ -151,6 +153,8 @@ def _work(work: spec.Work) -> str | None:
         return bad
     if not isinstance(work.input, Mapping):
         return "a work input that is no mapping"
+    if not spec.json_safe(work.input):
+        return "a work input that is not JSON-safe"  # work.ex:99-100
     for delay in work.retry_policy:
         if not spec.integer(delay):
             return "a retry delay that is no integer"

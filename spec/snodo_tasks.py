@@ -822,21 +822,23 @@ ARGUMENT_CLAUSES = (
        "neither None nor a string, whose times are not numbers or last_updated_at precedes "
        "created_at, whose ttl_ms or poll_interval_ms is neither None nor a positive integer, "
        "that holds input requests (at creation no key is in use), whose result or error is "
-       "neither None nor a mapping, or whose payload is not its status's (working and "
-       "cancelled: neither; completed: a result, no error; failed: an error, no result; "
-       "input_required: impossible without requests); or of work whose idempotency_key or "
-       "type is not a non-empty string, whose input is not a mapping or whose retry delays "
-       f"are not integers from 0 to {MAX_RETRY_DELAY_MS}, answers invalid_task and stores "
-       f"nothing ({_TASK}:163-171, 190-248, 311-343; {_WORK}:91-108; {_RETRY}:17 and "
-       "valid_delay?). Under create_validation_order=last (default) it comes after "
-       "unauthorized_action, already_exists and capacity_exceeded; under after_access right "
-       "after unauthorized_action. A task may be created completed (with a result), and a "
-       "retry delay may be 0.", M, EDGE, choice="create_validation_order",
+       "neither None nor a JSON-safe mapping (spec.json_safe), or whose payload is not its "
+       "status's (working and cancelled: neither; completed: a result, no error; failed: an "
+       "error, no result; input_required: impossible without requests); or of work whose "
+       "idempotency_key or type is not a non-empty string, whose input is not a JSON-safe "
+       f"mapping or whose retry delays are not integers from 0 to {MAX_RETRY_DELAY_MS}, "
+       f"answers invalid_task and stores nothing ({_TASK}:163-171, 190-248, 311-343; "
+       f"{_WORK}:91-108; {_RETRY}:17 and valid_delay?). Under create_validation_order=last "
+       "(default) it comes after unauthorized_action, already_exists and "
+       "capacity_exceeded; under after_access right after unauthorized_action. A task may "
+       "be created completed (with a result), and a retry delay may be 0.", M, EDGE,
+       choice="create_validation_order",
        situations=("a work that is no Work", "an empty status", "an unknown status",
                    "a status_message that is no string", "a time that is no number",
                    "last_updated_at before created_at",
                    *_edges("ttl_ms", count=True), *_edges("poll_interval_ms", count=True),
                    "a task created with input requests", "a result or error that is no mapping",
+                   "a result or error that is not JSON-safe", "a work input that is not JSON-safe",
                    "a payload that is not its status's",
                    *_edges("idempotency key"), *_edges("work type"),
                    "a work input that is no mapping", "a negative retry delay",

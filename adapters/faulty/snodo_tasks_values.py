@@ -1,6 +1,7 @@
 """Known-faulty snodo-tasks stores at the value boundary: each takes one kind of event data
-the seed's Event.validate refuses (SNODO-ARG-007), or keeps stored values through lossy JSON
-(SNODO-VALUE-001). Each overrides one hook of the correct core, as in :mod:`.snodo_tasks`.
+the seed's Event.validate refuses (SNODO-ARG-007) or work its Work.validate refuses
+(SNODO-ARG-005), or keeps stored values through lossy JSON (SNODO-VALUE-001). Each overrides
+one hook of the correct core, as in :mod:`.snodo_tasks`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,16 @@ class EventValidatedBeforeAuthority(TasksCore):
         super()._check_authority(aggregate, event, authority, now)
 
 
+class WorkInputOfAnyValueStored(TasksCore):
+    """create checks only that work.input is a mapping: one that is not JSON-safe (a key
+    that is no string) is stored."""
+
+    def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
+        if isinstance(work.input, Mapping) and not spec.json_safe(work.input):
+            work = attrs.evolve(work, input={})
+        return super()._task_problem(task, work)
+
+
 def like_javascript(value: Any) -> Any:
     """``value`` after a JSON round trip through a store whose numbers are doubles, written
     back as JavaScript writes them: 1.0 reads back 1, -0.0 as 0, 2**53 + 1 as 2**53."""
@@ -142,6 +153,8 @@ MUTANTS = (
     _m("event_validated_before_authority", "transition validates the event before its "
        "authority: a kind no authority may send answers unsupported_event_kind",
        "SNODO-AUTH-001", EventValidatedBeforeAuthority),
+    _m("work_input_of_any_value_stored", "create stores a work input that is not JSON-safe "
+       "(invalid_task)", "SNODO-ARG-005", WorkInputOfAnyValueStored),
     _m("event_data_through_lossy_json", "event data stored through JSON as JavaScript reads "
        "it: 1.0 comes back 1, -0.0 as 0, 2**53 + 1 as 2**53", "SNODO-VALUE-001",
        EventDataThroughLossyJson),

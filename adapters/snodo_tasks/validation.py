@@ -62,8 +62,9 @@ def task_error(task: spec.Task) -> str | None:
     if not isinstance(task.input_requests, Mapping) or len(task.input_requests) > 0:
         return "a task is created with no input requests"
     result, error = task.result, task.error
-    if any(v is not None and not isinstance(v, Mapping) for v in (result, error)):
-        return "result and error must be None or mappings"
+    if any(v is not None and not (isinstance(v, Mapping) and spec.json_safe(v))
+           for v in (result, error)):
+        return "result and error must be None or JSON-safe mappings"
     if (result is not None, error is not None) != _PAYLOAD[task.status]:
         return f"a {task.status} task cannot carry that result and error"
     return None
@@ -73,8 +74,8 @@ def work_error(work: spec.Work) -> str | None:
     """Why the seed's Work.validate refuses ``work``, or None."""
     if not (name(work.idempotency_key) and name(work.type)):
         return "idempotency_key and type must be non-empty strings"
-    if not isinstance(work.input, Mapping):
-        return "the work input is not a mapping"
+    if not (isinstance(work.input, Mapping) and spec.json_safe(work.input)):
+        return "the work input is not a JSON-safe mapping"
     if not all(whole(d) and 0 <= d <= spec.MAX_RETRY_DELAY_MS for d in work.retry_policy):
         return f"retry delays are integers from 0 to {spec.MAX_RETRY_DELAY_MS}"
     return None

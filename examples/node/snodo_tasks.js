@@ -840,7 +840,7 @@ function taskProblem(task) {
   }
   if (!isMapping(t.input_requests) || t.input_requests.size > 0) return 'a task is created with no input requests';
   for (const name of ['result', 'error']) {
-    if (t[name] !== null && !isMapping(t[name])) return `${name} is neither None nor a mapping`;
+    if (t[name] !== null && !(isMapping(t[name]) && jsonSafe(t[name]))) return `${name} is neither None nor a JSON-safe mapping`;
   }
   const result = t.result !== null; const error = t.error !== null;
   const fits = {
@@ -857,7 +857,7 @@ function taskProblem(task) {
 function workProblem(work) {
   const w = work.f;
   if (!isName(w.idempotency_key) || !isName(w.type)) return 'idempotency_key and type must be non-empty strings';
-  if (!isMapping(w.input)) return 'the work input is not a mapping';
+  if (!isMapping(w.input) || !jsonSafe(w.input)) return 'the work input is not a JSON-safe mapping';
   const delays = items(w.retry_policy);
   if (delays === null) return 'the retry policy is not a list of delays';
   for (const d of delays) {

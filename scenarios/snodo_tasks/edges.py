@@ -41,6 +41,8 @@ COUNTS: tuple[Any, ...] = (0, -1, 1.5, True, "100")
 """A number's edges: 0, negative, a float, a bool (``True == 1`` in Python), a string."""
 NAMES: tuple[Any, ...] = ("", 7)
 """A name's edges: the empty string, a value that is no string."""
+UNSAFE: Any = {"by_id": {7: "seven"}}
+"""A mapping that is not JSON-safe: a key that is no string (JSONValue.valid? refuses it)."""
 
 
 def arguments_at_their_edges(h: Harness, p: str) -> None:
@@ -95,6 +97,7 @@ def _bad_tasks(r: Harness, v: str) -> list[spec.Task]:
         {"status": ""}, {"status": "paused"}, {"status_message": 7}, {"created_at": "soon"},
         {"last_updated_at": r.now - 1}, {"input_requests": {"k": {"method": "x"}}},
         {"result": "done"}, {"status": spec.COMPLETED},  # completed without a result
+        {"status": spec.COMPLETED, "result": UNSAFE},
         *({name: value} for name in ("ttl_ms", "poll_interval_ms") for value in (0, -1, 1.5)),
     ]
     return [attrs.evolve(task, **f) for f in fields]
@@ -104,7 +107,7 @@ def _bad_work(v: str) -> list[spec.Work]:
     good = work(v)
     fields: list[dict[str, Any]] = [
         {"idempotency_key": ""}, {"idempotency_key": 7}, {"type": ""}, {"type": None},
-        {"input": "page=1"}, {"retry_policy": (-1,)}, {"retry_policy": (1.5,)},
+        {"input": "page=1"}, {"input": UNSAFE}, {"retry_policy": (-1,)}, {"retry_policy": (1.5,)},
         {"retry_policy": (spec.MAX_RETRY_DELAY_MS + 1,)},
     ]
     return [attrs.evolve(good, **f) for f in fields]
@@ -123,10 +126,6 @@ def _tasks_and_work(r: Harness, t: str, v: str) -> None:
         r.apply("client", spec.Create(new_task(r, v), bad, access))
     bad_ttl = attrs.evolve(new_task(r, t), ttl_ms=0)
     r.apply("client", spec.Create(bad_ttl, work(t), authorized(r, "create", t)))
-
-
-UNSAFE: Any = {"by_id": {7: "seven"}}
-"""A mapping that is not JSON-safe: a key that is no string (JSONValue.valid? refuses it)."""
 
 
 def _bad_data() -> list[spec.Event]:
