@@ -52,11 +52,16 @@ class ResponsesOfAnyShapeAccepted(TasksCore):
         return problem
 
 
-class EventDataOfAnyShapeApplied(_Letting):
-    """Each kind reads the fields it needs: data with a field missing or extra is applied
-    (a missing one read as None)."""
+class EventDataOfAnyShapeApplied(TasksCore):
+    """Each kind reads the fields it needs from any mapping: data with a field missing or
+    extra is applied (a missing one read as None)."""
 
-    letting = "invalid_event_data"
+    def _event_problem(self, event: spec.Event) -> ContractError | None:
+        problem = super()._event_problem(event)
+        if problem is not None and problem.code == "invalid_event_data" and \
+                isinstance(event.data, Mapping):
+            return None
+        return problem
 
 
 class ResultOfAnyValueStored(_Letting):
