@@ -263,9 +263,3 @@ def event_refusal(event: spec.Event) -> EventProblem | None:
     if event.kind not in spec.EVENT_KINDS:
         return "unsupported_event_kind", _DATA, "an unsupported event kind"
     return _data(event.kind, event.data)
-
-
-def event_problem(event: spec.Event) -> tuple[str, str] | None:
-    """(error code, situation) of what Event.validate refuses in ``event``, or None."""
-    found = event_refusal(event)
-    return None if found is None else (found[0], found[2])
