@@ -465,8 +465,9 @@ class Task:
 @value_class
 @attrs.frozen
 class Work:
-    """What the worker runs; stored with the task and returned unchanged (``retry_policy``
-    stays a tuple of ms delays)."""
+    """What the worker runs; stored with the task and returned unchanged (``input`` a
+    JSON-safe mapping, read back exactly: SNODO-VALUE-001; ``retry_policy`` stays a tuple of
+    ms delays)."""
 
     idempotency_key: str
     type: str
@@ -510,9 +511,14 @@ class Snapshot:
 @attrs.frozen
 class Event:
     """``kind`` in input_requested, retry_requested, completed, failed (worker) or
-    input_responses_accepted, cancelled (request). ``data`` per kind: ``{"key", "request"}``;
-    ``{"error", "statusMessage"}``; ``{"result"}``; ``{"error", "statusMessage"}``;
-    ``{"responses"}``; ``{}``."""
+    input_responses_accepted, cancelled (request). ``data`` per kind, exactly these fields
+    (:data:`EVENT_FIELDS`): ``{"key", "request"}``; ``{"error", "statusMessage"}``;
+    ``{"result"}``; ``{"error", "statusMessage"}``; ``{"responses"}``; ``{}``. A request is a
+    JSON-safe mapping with a non-empty string ``"method"``, each response a mapping, a result
+    and an error JSON-safe mappings, a statusMessage None or a string (SNODO-ARG-007).
+
+    Example: ``Event("e1", "input_requested", {"key": "k", "request": {"method":
+    "elicitation/create", "message": "Name?"}})``."""
 
     id: str
     kind: str
