@@ -23,7 +23,7 @@ from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
 from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
-from .snodo_tasks_arguments import event_problem, guard, task_problem
+from .snodo_tasks_arguments import event_refusal, guard, task_problem
 from .snodo_tasks_records import (
     EMPTY,
     MAIN,
@@ -295,9 +295,11 @@ def _transition(state: State, op: spec.TransitionOp, ctx: Ctx) -> Step:
     refused = _authority(state, op, agg, ctx)
     if refused is not None:
         return refused
-    invalid = event_problem(op.event)
+    invalid = event_refusal(op.event)
     if invalid is not None:
-        return _err(state, invalid[0], "SNODO-ARG-006")
+        code, clause, _ = invalid
+        kind = op.event.kind if code == "unsupported_event_kind" else None
+        return _err(state, code, clause, kind)
     seen = agg.seen.get(op.event.id)
     if seen is not None:
         if not agree(seen[0], op.event):  # the seed pins ^event: 1 and 1.0 are two events
@@ -479,6 +481,12 @@ MODEL = ContractModel(
         ("transition", "invalid_event_id"): "SNODO-ARG-006",
         ("transition", "invalid_input_key"): "SNODO-ARG-006",
         ("transition", "invalid_input_responses"): "SNODO-ARG-006",
+        ("transition", "invalid_event_data"): "SNODO-ARG-007",
+        ("transition", "invalid_input_request"): "SNODO-ARG-007",
+        ("transition", "invalid_task_result"): "SNODO-ARG-007",
+        ("transition", "invalid_task_error"): "SNODO-ARG-007",
+        ("transition", "invalid_status_message"): "SNODO-ARG-007",
+        ("transition", "unsupported_event_kind"): "SNODO-ARG-007",
     },
     situations=_situations,
 )

@@ -7,8 +7,9 @@ Two layers, as in the seed:
   the situation (the answer is ``function_clause``, before anything else is checked);
 - the stores' own validation of what they persist: create runs the task's and the work's
   (``invalid_task``, :func:`task_problem`), transition the event's once its authority passed
-  (``invalid_event_id``, ``invalid_input_key``, ``invalid_input_responses``,
-  :func:`event_problem`).
+  (``invalid_event_id``, ``invalid_event_data``, ``invalid_input_key``,
+  ``invalid_input_request``, ``invalid_input_responses``, ``invalid_task_result``,
+  ``invalid_task_error``, ``invalid_status_message``: :func:`event_refusal`).
 
 Every answer comes with the situation it is (``"claim with a lease_ms of 0"``), named by
 ``spec.text_edge`` and ``spec.count_edge`` as the catalogue declares them. Seed lines are cited
@@ -138,6 +139,8 @@ def _task(task: spec.Task) -> str | None:
         return "a task created with input requests"  # no key is in use yet (task.ex:235)
     if any(v is not None and not isinstance(v, Mapping) for v in (task.result, task.error)):
         return "a result or error that is no mapping"
+    if any(v is not None and not spec.json_safe(v) for v in (task.result, task.error)):
+        return "a result or error that is not JSON-safe"  # task.ex validate_result_payloads!
     if not _payload(task):
         return "a payload that is not its status's"
     return None
@@ -150,6 +153,8 @@ def _work(work: spec.Work) -> str | None:
         return bad
     if not isinstance(work.input, Mapping):
         return "a work input that is no mapping"
+    if not spec.json_safe(work.input):
+        return "a work input that is not JSON-safe"  # work.ex:99-100
     for delay in work.retry_policy:
         if not spec.integer(delay):
             return "a retry delay that is no integer"
@@ -170,20 +175,91 @@ def task_problem(task: spec.Task, work: spec.Work) -> str | None:
 
 # --- what transition validates once the authority passed (Event.validate) ---------------------
 
+EventProblem = tuple[str, str, str]
+"""(error code, clause, situation) of an event the seed's validation refuses."""
 
-def event_problem(event: spec.Event) -> tuple[str, str] | None:
-    """(error code, situation) of what Event.validate refuses in ``event``, or None."""
+_ID, _DATA = "SNODO-ARG-006", "SNODO-ARG-007"
+
+
+def _mapping(value: Any, what: str) -> str | None:
+    """None for a JSON-safe mapping, else ``"<what> that is no mapping"`` or ``"... that is
+    not JSON-safe"``."""
+    if not isinstance(value, Mapping):
+        return f"{what} that is no mapping"
+    return None if spec.json_safe(value) else f"{what} that is not JSON-safe"
+
+
+def _request(request: Any) -> str | None:
+    """Task.valid_input_request? (task.ex:174-180): a mapping with a non-empty string
+    method, JSON-safe as a whole."""
+    if not isinstance(request, Mapping):
+        return "an input request that is no mapping"
+    method = request.get("method")
+    if not isinstance(method, str):
+        return "an input request without a string method"
+    if method == "":
+        return "an input request with an empty method"
+    return None if spec.json_safe(request) else "an input request that is not JSON-safe"
+
+
+def _responses(responses: Any) -> tuple[str, str] | None:
+    """(clause, situation) of what valid_input_responses? refuses (event.ex:212-220): the
+    whole must be JSON-safe, then every key a non-empty string and every response a
+    mapping."""
+    if not isinstance(responses, Mapping):
+        return _DATA, "responses that are no mapping"
+    if not spec.json_safe(responses):
+        return _DATA, "responses that are not JSON-safe"
+    if any(k == "" for k in responses):
+        return _ID, "an empty response key"
+    if not all(isinstance(r, Mapping) for r in responses.values()):
+        return _DATA, "a response that is no mapping"
+    return None
+
+
+def _failure(data: Mapping[str, Any]) -> EventProblem | None:
+    """validate_failure_data (event.ex:236-247): the error, then the status message."""
+    bad = _mapping(data["error"], "an error")
+    if bad is not None:
+        return "invalid_task_error", _DATA, bad
+    message = data["statusMessage"]
+    if message is not None and not isinstance(message, str):
+        return "invalid_status_message", _DATA, "a status message that is no string"
+    return None
+
+
+def _data(kind: str, data: Any) -> EventProblem | None:
+    """validate_data (event.ex:171-210): each kind's fields exactly, then their values."""
+    if not isinstance(data, Mapping):
+        return "invalid_event_data", _DATA, "event data that is no mapping"
+    fields, wanted = set(data), spec.EVENT_FIELDS[kind]
+    if fields != wanted:
+        return "invalid_event_data", _DATA, ("event data missing a field" if wanted - fields
+                                             else "event data with an extra field")
+    if kind == "input_requested":
+        bad = spec.text_edge("input key", data["key"])
+        if bad is not None:
+            return "invalid_input_key", _ID, bad
+        bad = _request(data["request"])
+        return None if bad is None else ("invalid_input_request", _DATA, bad)
+    if kind == "input_responses_accepted":
+        found = _responses(data["responses"])
+        return None if found is None else ("invalid_input_responses", *found)
+    if kind == "completed":
+        bad = _mapping(data["result"], "a result")
+        return None if bad is None else ("invalid_task_result", _DATA, bad)
+    if kind in ("retry_requested", "failed"):
+        return _failure(data)
+    return None
+
+
+def event_refusal(event: spec.Event) -> EventProblem | None:
+    """What Event.validate (event.ex:83-100) refuses in ``event``, in its order: the id, the
+    kind (unsupported_event_kind, which the authority check always answers first, so the
+    model never reaches it), the data; or None."""
     bad = spec.text_edge("event id", event.id)
     if bad is not None:
-        return "invalid_event_id", bad
-    data = event.data
-    if event.kind == "input_requested":
-        bad = spec.text_edge("input key", data.get("key"))
-        if bad is not None:
-            return "invalid_input_key", bad
-    elif event.kind == "input_responses_accepted":
-        responses = data.get("responses")
-        if isinstance(responses, Mapping) and any(
-                spec.text_edge("response key", k) is not None for k in responses):
-            return "invalid_input_responses", "an empty response key"
-    return None
+        return "invalid_event_id", _ID, bad
+    if event.kind not in spec.EVENT_KINDS:
+        return "unsupported_event_kind", _DATA, "an unsupported event kind"
+    return _data(event.kind, event.data)

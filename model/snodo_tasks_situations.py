@@ -26,7 +26,7 @@ from fencepost.spec.ops import Op
 
 from .base import Ctx, Step
 from .snodo_tasks import lease_state
-from .snodo_tasks_arguments import event_problem, guard, task_problem
+from .snodo_tasks_arguments import event_refusal, guard, task_problem
 from .snodo_tasks_records import MAIN, AccessM, Agg, LeaseM, State, expired, live, recoverable
 
 Found = Iterator[tuple[str, str]]
@@ -404,7 +404,7 @@ def _event(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
     """What the event met once its authority passed: a replay, a reused id, a stale revision,
     the clock, and the reducer's case."""
     clause, snap, event = step.clause, agg.snapshot, op.event
-    if clause == "SNODO-ARG-006":
+    if clause in ("SNODO-ARG-006", "SNODO-ARG-007"):
         yield from _invalid_event(agg, op)
         return
     seen = agg.seen.get(event.id)
@@ -438,16 +438,17 @@ def _event(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
 def _invalid_event(agg: Agg, op: spec.TransitionOp) -> Found:
     """The event the seed's validation refused, and what it came before: a stale revision, a
     reused id, a terminal task."""
-    invalid = event_problem(op.event)
+    invalid = event_refusal(op.event)
     if invalid is None:
         return
-    yield "SNODO-ARG-006", invalid[1]
+    _, clause, situation = invalid
+    yield clause, situation
     if op.expected_revision != agg.snapshot.revision:
-        yield "SNODO-ARG-006", "over a stale expected_revision"
+        yield clause, "over a stale expected_revision"
     if isinstance(op.event.id, str) and op.event.id in agg.seen:
-        yield "SNODO-ARG-006", "under an id seen before"
+        yield clause, "under an id seen before"
     if _terminal(agg):
-        yield "SNODO-ARG-006", "on a terminal task"
+        yield clause, "on a terminal task"
 
 
 def _reduced(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:

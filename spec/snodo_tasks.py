@@ -24,6 +24,7 @@ Example (the shape of an adapter)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -65,6 +66,9 @@ _WORK = "extensions/tasks/lib/snodo/extensions/tasks/work.ex@84bf1943"
 _RETRY = "extensions/tasks/lib/snodo/extensions/tasks/retry_policy.ex@c924739c"
 _EVENT = "extensions/tasks/lib/snodo/extensions/tasks/event.ex@c924739c"
 _SNAPSHOT = "extensions/tasks/lib/snodo/extensions/tasks/snapshot.ex@84bf1943"
+_JSON = "lib/snodo/json_value.ex@78304a5a"
+
+
 def microsecond_after(ms: float) -> float:
     """The time 1 us after ``ms``, in ms: the seed SQLite store's step (its timestamps count
     whole microseconds, timestamp.ex:44). Computed from the whole number of microseconds, so
@@ -331,6 +335,89 @@ class InvalidInputResponses(ContractError):
     code = "invalid_input_responses"
 
 
+class InvalidInputRequest(ContractError):
+    """transition's answer to an input_requested whose request is no mapping with a
+    non-empty string ``"method"``, or is not JSON-safe (:func:`json_safe`)."""
+
+    code = "invalid_input_request"
+
+
+class InvalidEventData(ContractError):
+    """transition's answer to event data that is no mapping, or whose fields are not
+    exactly its kind's (:data:`EVENT_FIELDS`)."""
+
+    code = "invalid_event_data"
+
+
+class InvalidTaskResult(ContractError):
+    """transition's answer to a completed event whose result is no JSON-safe mapping."""
+
+    code = "invalid_task_result"
+
+
+class InvalidTaskError(ContractError):
+    """transition's answer to a retry_requested or failed event whose error is no JSON-safe
+    mapping."""
+
+    code = "invalid_task_error"
+
+
+class InvalidStatusMessage(ContractError):
+    """transition's answer to a retry_requested or failed event whose statusMessage is
+    neither None nor a string."""
+
+    code = "invalid_status_message"
+
+
+class UnsupportedEventKind(ContractError):
+    """The seed's ``{:unsupported_event_kind, kind}``; payload: the kind exactly as sent.
+
+    Event.validate answers it for a kind outside the six, but in both upstream stores the
+    authority check refuses such a kind first (unauthorized_action: no access or lease may
+    send it), so no conforming store answers it from ``transition``: the kit never expects
+    it. It has a code so that a store relaying the seed's refusal says it in the contract's
+    words, and a store that validates the event before its authority is caught
+    (SNODO-AUTH-001, SNODO-LEASE-006).
+
+    Example: ``raise UnsupportedEventKind("no kind 'paused'", payload="paused")``.
+    """
+
+    code = "unsupported_event_kind"
+
+
+EVENT_KINDS = (*WORKER_KINDS, *REQUEST_KINDS)
+EVENT_FIELDS = {
+    "input_requested": frozenset({"key", "request"}),
+    "input_responses_accepted": frozenset({"responses"}),
+    "retry_requested": frozenset({"error", "statusMessage"}),
+    "completed": frozenset({"result"}),
+    "failed": frozenset({"error", "statusMessage"}),
+    "cancelled": frozenset(),
+}
+"""Exactly the fields each kind's data holds (event.ex:171-210: each kind's clause matches
+these keys and checks ``map_size``; anything else is invalid_event_data)."""
+
+
+def json_safe(value: Any) -> bool:
+    """Is ``value`` a JSON value as the seed's JSONValue.valid? means it (json_value.ex:67-77):
+    None, a bool, a string, a number, a list of JSON values, or a mapping whose keys are
+    strings and whose values are JSON values. No depth limit. Python's readings: a tuple is
+    no list (Elixir tuples are refused), bytes are no string (no JSON form here), and a float
+    is finite (Erlang has no nan or inf).
+
+    Example: ``json_safe({"n": [1, 1.0, None]})`` is true; ``json_safe({7: "x"})`` false.
+    """
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(json_safe(v) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
+    return False
+
+
 # --- data ---------------------------------------------------------------------------------------
 
 
@@ -388,8 +475,9 @@ class Task:
 @value_class
 @attrs.frozen
 class Work:
-    """What the worker runs; stored with the task and returned unchanged (``retry_policy``
-    stays a tuple of ms delays)."""
+    """What the worker runs; stored with the task and returned unchanged (``input`` a
+    JSON-safe mapping, read back exactly: SNODO-VALUE-001; ``retry_policy`` stays a tuple of
+    ms delays)."""
 
     idempotency_key: str
     type: str
@@ -411,9 +499,12 @@ class Snapshot:
     every key ever requested to its request (never shrinks); ``accepted_input_responses``
     maps every accepted key to its response. Claims do not change the snapshot.
 
-    Example, after input_requested ``k`` then responses ``{"k": "Ada"}``::
+    Example, after input_requested ``k`` (a request carries a non-empty ``"method"``) then
+    responses ``{"k": {"name": "Ada"}}`` (each response is a mapping)::
 
-        Snapshot(task, work, 2, 0, None, None, {"k": {"prompt": "Name?"}}, {"k": "Ada"})
+        Snapshot(task, work, 2, 0, None, None,
+                 {"k": {"method": "elicitation/create", "message": "Name?"}},
+                 {"k": {"name": "Ada"}})
     """
 
     task: Task
@@ -430,9 +521,14 @@ class Snapshot:
 @attrs.frozen
 class Event:
     """``kind`` in input_requested, retry_requested, completed, failed (worker) or
-    input_responses_accepted, cancelled (request). ``data`` per kind: ``{"key", "request"}``;
-    ``{"error", "statusMessage"}``; ``{"result"}``; ``{"error", "statusMessage"}``;
-    ``{"responses"}``; ``{}``."""
+    input_responses_accepted, cancelled (request). ``data`` per kind, exactly these fields
+    (:data:`EVENT_FIELDS`): ``{"key", "request"}``; ``{"error", "statusMessage"}``;
+    ``{"result"}``; ``{"error", "statusMessage"}``; ``{"responses"}``; ``{}``. A request is a
+    JSON-safe mapping with a non-empty string ``"method"``, each response a mapping, a result
+    and an error JSON-safe mappings, a statusMessage None or a string (SNODO-ARG-007).
+
+    Example: ``Event("e1", "input_requested", {"key": "k", "request": {"method":
+    "elicitation/create", "message": "Name?"}})``."""
 
     id: str
     kind: str
@@ -512,9 +608,11 @@ class TasksStore(Protocol):
     positive integer, an ``expected_revision`` that is not a non-negative integer, an
     authority that is neither :class:`RequestAuthority` nor :class:`WorkerAuthority`, an
     action kind not in ``ACTIONS``, a work that is no :class:`Work`; then, as the seed's
-    stores do, :class:`InvalidTask` from create and :class:`InvalidEventId`,
-    :class:`InvalidInputKey`, :class:`InvalidInputResponses` from transition (the
-    SNODO-ARG clauses say exactly when).
+    stores do, :class:`InvalidTask` from create and, from transition, what Event.validate
+    answers in its order: :class:`InvalidEventId`, :class:`InvalidEventData`,
+    :class:`InvalidInputKey`, :class:`InvalidInputRequest`, :class:`InvalidInputResponses`,
+    :class:`InvalidTaskResult`, :class:`InvalidTaskError`, :class:`InvalidStatusMessage`
+    (the SNODO-ARG clauses say exactly when; :class:`UnsupportedEventKind` is never due).
     """
 
     def authorize(self, context: Context, action: Action) -> Any: ...
@@ -740,21 +838,23 @@ ARGUMENT_CLAUSES = (
        "neither None nor a string, whose times are not numbers or last_updated_at precedes "
        "created_at, whose ttl_ms or poll_interval_ms is neither None nor a positive integer, "
        "that holds input requests (at creation no key is in use), whose result or error is "
-       "neither None nor a mapping, or whose payload is not its status's (working and "
-       "cancelled: neither; completed: a result, no error; failed: an error, no result; "
-       "input_required: impossible without requests); or of work whose idempotency_key or "
-       "type is not a non-empty string, whose input is not a mapping or whose retry delays "
-       f"are not integers from 0 to {MAX_RETRY_DELAY_MS}, answers invalid_task and stores "
-       f"nothing ({_TASK}:163-171, 190-248, 311-343; {_WORK}:91-108; {_RETRY}:17 and "
-       "valid_delay?). Under create_validation_order=last (default) it comes after "
-       "unauthorized_action, already_exists and capacity_exceeded; under after_access right "
-       "after unauthorized_action. A task may be created completed (with a result), and a "
-       "retry delay may be 0.", M, EDGE, choice="create_validation_order",
+       "neither None nor a JSON-safe mapping (spec.json_safe), or whose payload is not its "
+       "status's (working and cancelled: neither; completed: a result, no error; failed: an "
+       "error, no result; input_required: impossible without requests); or of work whose "
+       "idempotency_key or type is not a non-empty string, whose input is not a JSON-safe "
+       f"mapping or whose retry delays are not integers from 0 to {MAX_RETRY_DELAY_MS}, "
+       f"answers invalid_task and stores nothing ({_TASK}:163-171, 190-248, 311-343; "
+       f"{_WORK}:91-108; {_RETRY}:17 and valid_delay?). Under create_validation_order=last "
+       "(default) it comes after unauthorized_action, already_exists and "
+       "capacity_exceeded; under after_access right after unauthorized_action. A task may "
+       "be created completed (with a result), and a retry delay may be 0.", M, EDGE,
+       choice="create_validation_order",
        situations=("a work that is no Work", "an empty status", "an unknown status",
                    "a status_message that is no string", "a time that is no number",
                    "last_updated_at before created_at",
                    *_edges("ttl_ms", count=True), *_edges("poll_interval_ms", count=True),
                    "a task created with input requests", "a result or error that is no mapping",
+                   "a result or error that is not JSON-safe", "a work input that is not JSON-safe",
                    "a payload that is not its status's",
                    *_edges("idempotency key"), *_edges("work type"),
                    "a work input that is no mapping", "a negative retry delay",
@@ -773,12 +873,60 @@ ARGUMENT_CLAUSES = (
        situations=(*_edges("event id"), *_edges("input key"),
                    "an empty response key", "over a stale expected_revision",
                    "under an id seen before", "on a terminal task")),
+    _c("SNODO-ARG-007", "transition takes only event data the seed's validation accepts",
+       "Once the authority passed and the event id is valid, transition answers, in this "
+       "order: invalid_event_data for data that is no mapping or whose fields are not "
+       "exactly its kind's (input_requested: key, request; input_responses_accepted: "
+       "responses; completed: result; retry_requested and failed: error, statusMessage; "
+       "cancelled: none), checked before the input key (SNODO-ARG-006); "
+       "invalid_input_request for a request that is not a JSON-safe mapping with a "
+       "non-empty string method; invalid_input_responses for responses that are not a "
+       "JSON-safe mapping, or a response that is no mapping; invalid_task_result for a "
+       "result, and invalid_task_error for an error, that is not a JSON-safe mapping; "
+       "invalid_status_message for a statusMessage neither None nor a string (after the "
+       "error). As SNODO-ARG-006, before a replay, a reused id, the revision or a terminal "
+       f"task is looked at, and nothing is stored ({_MEMORY}:319 before apply_or_replay "
+       f"at 320, which checks the id at 328-334 and the revision at 336; {_EVENT}:83-100, "
+       f"171-247; {_TASK}:174-180; {_JSON}:67-77). JSON-safe: None, a bool, a string, an "
+       "integer, a finite float, a list or a string-keyed mapping of them (spec.json_safe; "
+       "no tuple). A kind outside the six is {:unsupported_event_kind, kind} in Event."
+       "validate (unsupported_event_kind, payload the kind), but both upstream stores "
+       "refuse it at the authority first (unauthorized_action, SNODO-AUTH-001, "
+       "SNODO-LEASE-006), so no store answers it from transition.", M, EDGE,
+       situations=("event data that is no mapping", "event data missing a field",
+                   "event data with an extra field", "an input request that is no mapping",
+                   "an input request without a string method",
+                   "an input request with an empty method",
+                   "an input request that is not JSON-safe", "responses that are no mapping",
+                   "responses that are not JSON-safe", "a response that is no mapping",
+                   "a result that is no mapping", "a result that is not JSON-safe",
+                   "an error that is no mapping", "an error that is not JSON-safe",
+                   "a status message that is no string", "over a stale expected_revision",
+                   "under an id seen before", "on a terminal task")),
+)
+
+VALUE_CLAUSES = (
+    _c("SNODO-VALUE-001", "stored values read back exactly",
+       "Every value a store keeps from its caller reads back exactly as given, in type and "
+       "value, within the seed's JSON-safe domain (spec.json_safe): work.input; a completed "
+       "event's result; a failed or retry_requested event's error and statusMessage "
+       "(task.error, last_failure); input requests (task.input_requests, input_history); "
+       "accepted responses (accepted_input_responses and the transition's effects). 1 and "
+       "1.0 are different values; an integer past 2**53 keeps every digit; -0.0 stays -0.0; "
+       "non-ASCII and empty strings stay as they are; lists and mappings keep their nesting. "
+       f"JSONValue.valid? admits every number and integer size and sets no depth limit "
+       f"({_JSON}:67-77; its decoder refuses integers over 64 digits, 22 and 55-61, so the "
+       "kit's stay within 20); the Memory store keeps the terms it is given "
+       f"({_MEMORY}:176, 344-371), and Erlang keeps -0.0 apart from 0.0 (OTP 27). The kit "
+       "nests 64 levels deep.", "scenario:values_read_back_exactly",
+       situations=("work input", "a result", "an error and its status message",
+                   "a retry's last_failure", "an input request", "an accepted response")),
 )
 
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "1.0"
+CATALOGUE_VERSION = "1.1"
 
 CLAUSES = Catalogue([
     _c("SNODO-AUTH-001", "an access is bound to its action",
@@ -1030,6 +1178,7 @@ CLAUSES = Catalogue([
        M, "scenario:create_get_claim_complete",
        situations=("with an open input request", "with a retry pending")),
     *ARGUMENT_CLAUSES,
+    *VALUE_CLAUSES,
     _c("SNODO-LIN-001", "concurrent calls are linearizable",
        "Every answer of a run where several clients call the store at once is the answer "
        "the model gives in one order of the calls that respects real time (a call that "

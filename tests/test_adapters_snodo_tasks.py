@@ -9,9 +9,11 @@ from typing import Any
 import attrs
 import pytest
 from conftest import Clock, race
+from test_model_snodo_tasks_arguments import INVALID_EVENTS
 
 from fencepost.adapters.snodo_tasks.memory import MemoryTasksFactory
 from fencepost.adapters.snodo_tasks.sql import SqlTasksFactory
+from fencepost.adapters.snodo_tasks.validation import event_error
 from fencepost.env import AdapterEnv
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import ForgedValue
@@ -240,15 +242,16 @@ def test_replayed_event_is_a_duplicate_with_the_original_revision(backend: Backe
     store, clock = backend.open(), backend.clock
     create(store, "a")
     worker = spec.WorkerAuthority(store.claim("a", "w", 10_000).lease)
-    first = event("e1", "input_requested", key="k1", request={"q": 1})
+    first = event("e1", "input_requested", key="k1", request={"method": "m", "q": 1})
     assert store.transition("a", 0, first, worker).committed_at == 1001  # clock did not move
     clock.now = 1200
-    store.transition("a", 1, event("e2", "input_requested", key="k2", request={}), worker)
+    store.transition("a", 1, event("e2", "input_requested", key="k2", request={"method": "m"}),
+                     worker)
     current = store.get("a", access(store, "get", "a"))
     assert current.revision == 2 and current.task.last_updated_at == 1200
     assert store.transition("a", 0, first, worker) == spec.Transition(
         "duplicate", current, {}, 1, 1001)
-    reused = event("e1", "input_requested", key="k9", request={"q": 1})
+    reused = event("e1", "input_requested", key="k9", request={"method": "m", "q": 1})
     raises(spec.EventIdReused, store.transition, "a", 2, reused, worker)
 
 
@@ -273,11 +276,14 @@ def test_input_round_trip_and_who_may_send_what(backend: Backend) -> None:
     create(store, "a")
     worker = spec.WorkerAuthority(store.claim("a", "w", 10_000).lease)
     update = spec.RequestAuthority(access(store, "update", "a"))
-    store.transition("a", 0, event("i1", "input_requested", key="k1", request={"q": 1}), worker)
-    store.transition("a", 1, event("i2", "input_requested", key="k2", request=[2]), worker)
+    store.transition("a", 0, event("i1", "input_requested", key="k1",
+                                   request={"method": "m", "q": 1}), worker)
+    store.transition("a", 1, event("i2", "input_requested", key="k2",
+                                   request={"method": "m", "n": [2]}), worker)
     raises(spec.DuplicateInputKey, store.transition, "a", 2,
-           event("i3", "input_requested", key="k1", request={}), worker)
-    respond = event("u1", "input_responses_accepted", responses={"k1": "yes", "zz": 0})
+           event("i3", "input_requested", key="k1", request={"method": "m"}), worker)
+    respond = event("u1", "input_responses_accepted",
+                    responses={"k1": {"a": "yes"}, "zz": {"a": 0}})
     for bad in (worker, spec.RequestAuthority(access(store, "cancel", "a")),
                 spec.RequestAuthority(access(store, "get", "a"))):
         raises(spec.UnauthorizedAction, store.transition, "a", 2, respond, bad)
@@ -286,11 +292,12 @@ def test_input_round_trip_and_who_may_send_what(backend: Backend) -> None:
     raises(spec.UnauthorizedAction, store.transition, "a", 2,
            event("x", "completed", result={}), update)
     tr = store.transition("a", 2, respond, update)
-    assert tr.effects == {"accepted_input_responses": {"k1": "yes"}}
+    assert tr.effects == {"accepted_input_responses": {"k1": {"a": "yes"}}}
     assert tr.snapshot.task.status == spec.INPUT_REQUIRED
-    assert tr.snapshot.task.input_requests == {"k2": [2]}
-    assert tr.snapshot.input_history == {"k1": {"q": 1}, "k2": [2]}
-    none = event("u2", "input_responses_accepted", responses={"zz": 1})
+    assert tr.snapshot.task.input_requests == {"k2": {"method": "m", "n": [2]}}
+    assert tr.snapshot.input_history == {"k1": {"method": "m", "q": 1},
+                                        "k2": {"method": "m", "n": [2]}}
+    none = event("u2", "input_responses_accepted", responses={"zz": {"a": 1}})
     assert store.transition("a", 3, none, update) == spec.Transition(
         "unchanged", tr.snapshot, {"accepted_input_responses": {}}, 3, 1004)
     # an unchanged event is not recorded: its id is free for another event
@@ -298,7 +305,7 @@ def test_input_round_trip_and_who_may_send_what(backend: Backend) -> None:
                                         responses={"k2": {"v": 2}}), update)
     assert tr.outcome == "applied" and tr.snapshot.task.status == spec.WORKING
     assert tr.snapshot.task.input_requests == {}
-    assert tr.snapshot.accepted_input_responses == {"k1": "yes", "k2": {"v": 2}}
+    assert tr.snapshot.accepted_input_responses == {"k1": {"a": "yes"}, "k2": {"v": 2}}
     assert store.get("a", access(store, "get", "a")) == tr.snapshot
 
 
@@ -425,7 +432,7 @@ def test_reap_returns_sorted_expired_ids_and_removes_whole_aggregates(backend: B
     create(store, "b")
     create(store, "a", ttl_ms=100)
     old = store.claim("a", "w", 10_000).lease
-    applied = event("e1", "input_requested", key="k", request={})
+    applied = event("e1", "input_requested", key="k", request={"method": "m"})
     store.transition("a", 0, applied, spec.WorkerAuthority(old))
     clock.now = 1099
     raises(spec.NotFound, store.get, "c", access(store, "get", "c"))
@@ -442,7 +449,7 @@ def test_reap_returns_sorted_expired_ids_and_removes_whole_aggregates(backend: B
     assert (new.owner_id, new.generation, new.expires_at) == (old.owner_id, 1, old.expires_at)
     raises(spec.StaleLease, store.worker_snapshot, "a", old)
     raises(spec.StaleLease, store.release, old)
-    other = event("e1", "input_requested", key="k", request={"again": True})
+    other = event("e1", "input_requested", key="k", request={"method": "m", "again": True})
     assert store.transition("a", 0, other, spec.WorkerAuthority(new)).outcome == "applied"
 
 
@@ -455,7 +462,7 @@ def test_reopen_keeps_live_leases_valid_and_old_ones_stale(backend: Backend) -> 
     clock.now = 1100
     live = store.claim("a", "w2", 1000).lease
     other = store.claim("b", "w3", 1000).lease
-    done = event("e1", "input_requested", key="k", request={})
+    done = event("e1", "input_requested", key="k", request={"method": "m"})
     first = store.transition("a", 0, done, spec.WorkerAuthority(live))
     get_a = access(store, "get", "a")
     store.close()
@@ -510,3 +517,28 @@ def test_concurrent_claimers_take_distinct_tasks(backend: Backend) -> None:
     assert claimed == ["a", "b", "c"]
     results = _race(8, lambda i: stores[i].claim("a", f"w{i}", 1000))
     assert results == [("unavailable", None)] * 8
+
+
+@pytest.mark.parametrize(("bad", "code"), [(e, c) for e, c, _, _ in INVALID_EVENTS],
+                         ids=[f"{c}:{s}" for _, c, _, s in INVALID_EVENTS])
+def test_the_store_refuses_event_data_as_the_seed_does(backend: Backend, bad: spec.Event,
+                                                        code: str) -> None:
+    """The kit's stores give the model's code for each value Event.validate refuses, before
+    the revision, and store nothing."""
+    store = backend.open()
+    create(store, "a")
+    worker = spec.WorkerAuthority(store.claim("a", "w", 1000).lease)
+    kind = spec.REQUEST_KINDS.get(bad.kind)
+    authority = worker if kind is None else spec.RequestAuthority(access(store, kind, "a"))
+    before = store.get("a", access(store, "get", "a"))
+    for rev in (0, 5):
+        with pytest.raises(spec.ContractError) as info:
+            store.transition("a", rev, bad, authority)
+        assert (info.value.code, info.value.payload) == (code, None)
+    assert store.get("a", access(store, "get", "a")) == before
+
+
+def test_unsupported_event_kind_carries_the_kind() -> None:
+    problem = event_error(spec.Event("e", "paused", {}))
+    assert isinstance(problem, spec.UnsupportedEventKind)
+    assert (problem.code, problem.payload) == ("unsupported_event_kind", "paused")

@@ -132,6 +132,8 @@ def test_the_empty_task_id_passes_the_read_guards_and_is_no_task() -> None:
     ({"poll_interval_ms": 0}, "a poll_interval_ms of 0"),
     ({"input_requests": {"k": {"method": "m"}}}, "a task created with input requests"),
     ({"result": "done"}, "a result or error that is no mapping"),
+    ({"status": "completed", "result": {"n": (1,)}}, "a result or error that is not JSON-safe"),
+    ({"status": "failed", "error": {3: "x"}}, "a result or error that is not JSON-safe"),
     ({"status": "completed"}, "a payload that is not its status's"),
     ({"status": "failed", "result": {}}, "a payload that is not its status's"),
     ({"status": "input_required"}, "a payload that is not its status's"),
@@ -148,6 +150,8 @@ def test_create_refuses_a_task_the_seeds_validation_refuses(changes: dict[str, A
     ({"idempotency_key": ""}, "an empty idempotency key"),
     ({"type": None}, "a work type that is no string"),
     ({"input": "x"}, "a work input that is no mapping"),
+    ({"input": {"at": float("inf")}}, "a work input that is not JSON-safe"),
+    ({"input": {"nested": [{7: 1}]}}, "a work input that is not JSON-safe"),
     ({"retry_policy": (5, -1)}, "a negative retry delay"),
     ({"retry_policy": (2.5,)}, "a retry delay that is no integer"),
     ({"retry_policy": (spec.MAX_RETRY_DELAY_MS + 1,)}, "a retry delay over 4294967295"),
@@ -221,3 +225,118 @@ def test_an_empty_response_key_is_refused_before_the_task_is_reduced() -> None:
                                  spec.WorkerAuthority(lease))
     assert run(state, replayed).outcome == Err("invalid_input_key")  # not event_id_reused
     assert ("SNODO-ARG-006", "under an id seen before") in found(state, replayed)
+
+
+UNSAFE: Any = {"by_id": {7: "seven"}}  # a key that is no string: not JSON-safe
+OK_REQUEST = {"method": "elicitation/create"}
+ARG7 = "SNODO-ARG-007"
+INVALID_EVENTS: list[tuple[spec.Event, str, str, str]] = [
+    # (event, code, clause, situation), each in Event.validate's order
+    (spec.Event("e", "completed", None), "invalid_event_data", ARG7,  # type: ignore[arg-type]
+     "event data that is no mapping"),
+    (spec.Event("e", "input_requested", {"key": ""}), "invalid_event_data", ARG7,
+     "event data missing a field"),  # the shape before the key
+    (spec.Event("e", "completed", {"result": {}, "note": 1}), "invalid_event_data", ARG7,
+     "event data with an extra field"),
+    (spec.Event("e", "cancelled", {"why": "x"}), "invalid_event_data", ARG7,
+     "event data with an extra field"),
+    (spec.Event("e", "failed", {"error": {}}), "invalid_event_data", ARG7,
+     "event data missing a field"),
+    (spec.Event("e", "input_requested", {"key": "", "request": "x"}), "invalid_input_key",
+     "SNODO-ARG-006", "an empty input key"),  # the key before the request
+    (spec.Event("e", "input_requested", {"key": "q", "request": "Name?"}),
+     "invalid_input_request", ARG7, "an input request that is no mapping"),
+    (spec.Event("e", "input_requested", {"key": "q", "request": {}}),
+     "invalid_input_request", ARG7, "an input request without a string method"),
+    (spec.Event("e", "input_requested", {"key": "q", "request": {"method": 7}}),
+     "invalid_input_request", ARG7, "an input request without a string method"),
+    (spec.Event("e", "input_requested", {"key": "q", "request": {"method": ""}}),
+     "invalid_input_request", ARG7, "an input request with an empty method"),
+    (spec.Event("e", "input_requested", {"key": "q", "request": {**OK_REQUEST, **UNSAFE}}),
+     "invalid_input_request", ARG7, "an input request that is not JSON-safe"),
+    (spec.Event("e", "input_requested", {"key": "q", "request": {**OK_REQUEST, "t": (1,)}}),
+     "invalid_input_request", ARG7, "an input request that is not JSON-safe"),
+    (spec.Event("e", "input_requested",
+                {"key": "q", "request": {**OK_REQUEST, "x": float("nan")}}),
+     "invalid_input_request", ARG7, "an input request that is not JSON-safe"),
+    (spec.Event("e", "completed", {"result": "done"}), "invalid_task_result", ARG7,
+     "a result that is no mapping"),
+    (spec.Event("e", "completed", {"result": UNSAFE}), "invalid_task_result", ARG7,
+     "a result that is not JSON-safe"),
+    (spec.Event("e", "failed", {"error": "boom", "statusMessage": 7}), "invalid_task_error",
+     ARG7, "an error that is no mapping"),  # the error before the status message
+    (spec.Event("e", "retry_requested", {"error": UNSAFE, "statusMessage": None}),
+     "invalid_task_error", ARG7, "an error that is not JSON-safe"),
+    (spec.Event("e", "failed", {"error": {}, "statusMessage": 7}), "invalid_status_message",
+     ARG7, "a status message that is no string"),
+    (spec.Event("e", "retry_requested", {"error": {}, "statusMessage": b"x"}),
+     "invalid_status_message", ARG7, "a status message that is no string"),
+    (spec.Event("e", "input_responses_accepted", {"responses": "yes"}),
+     "invalid_input_responses", ARG7, "responses that are no mapping"),
+    (spec.Event("e", "input_responses_accepted", {"responses": {"k": UNSAFE}}),
+     "invalid_input_responses", ARG7, "responses that are not JSON-safe"),
+    (spec.Event("e", "input_responses_accepted", {"responses": {7: {}}}),
+     "invalid_input_responses", ARG7, "responses that are not JSON-safe"),
+    (spec.Event("e", "input_responses_accepted", {"responses": {"k": "Ada"}}),
+     "invalid_input_responses", ARG7, "a response that is no mapping"),
+    (spec.Event("e", "input_responses_accepted", {"responses": {"": "Ada"}}),
+     "invalid_input_responses", "SNODO-ARG-006", "an empty response key"),
+]
+
+
+def _authority(event: spec.Event, lease: LeaseM) -> Any:
+    if event.kind in spec.REQUEST_KINDS:
+        return spec.RequestAuthority(acc(spec.REQUEST_KINDS[event.kind]))
+    return spec.WorkerAuthority(lease)
+
+
+@pytest.mark.parametrize(("event", "code", "clause", "situation"), INVALID_EVENTS,
+                         ids=[f"{c}:{s}" for _, c, _, s in INVALID_EVENTS])
+def test_event_data_the_seed_refuses_is_refused_in_its_order(
+        event: spec.Event, code: str, clause: str, situation: str) -> None:
+    state, lease = claimed()
+    authority = _authority(event, lease)
+    s = run(state, spec.TransitionOp("a", 0, event, authority))
+    assert (s.outcome, s.clause, s.state) == (Err(code), clause, state)
+    assert found(state, spec.TransitionOp("a", 0, event, authority)) == {(clause, situation)}
+    stale = spec.TransitionOp("a", 3, event, authority)  # before the revision is compared
+    assert run(state, stale).outcome == Err(code)
+    assert (clause, "over a stale expected_revision") in found(state, stale)
+
+
+@pytest.mark.parametrize("kind", ["", "paused", "Completed"])
+def test_a_kind_outside_the_six_is_refused_by_the_authority_never_as_unsupported(
+        kind: str) -> None:
+    state, lease = claimed()
+    ev = spec.Event("e", kind, {})
+    assert run(state, spec.TransitionOp("a", 0, ev, spec.WorkerAuthority(lease))).outcome == \
+        Err("unauthorized_action")
+    for action in ("update", "cancel"):
+        op = spec.TransitionOp("a", 0, ev, spec.RequestAuthority(acc(action)))
+        assert run(state, op).outcome == Err("unauthorized_action")
+
+
+def test_the_values_the_seeds_callers_send_are_accepted() -> None:
+    state, lease = claimed()
+    worker = spec.WorkerAuthority(lease)
+    ask = spec.Event("q", "input_requested",
+                     {"key": "k", "request": {**OK_REQUEST, "schema": {"n": [1, 1.0, None]}}})
+    s = run(state, spec.TransitionOp("a", 0, ask, worker))
+    assert s.outcome.value.snapshot.task.input_requests == {"k": ask.data["request"]}
+    answer = spec.Event("r", "input_responses_accepted", {"responses": {"k": {"": -0.0}}})
+    s = run(s.state, spec.TransitionOp("a", 1, answer, spec.RequestAuthority(acc("update"))))
+    assert s.outcome.value.snapshot.accepted_input_responses == {"k": {"": -0.0}}
+    failed = spec.Event("f", "failed", {"error": {"big": 2**64 + 1}, "statusMessage": ""})
+    s = run(s.state, spec.TransitionOp("a", 2, failed, worker))
+    assert (s.outcome.value.snapshot.task.status, s.outcome.value.snapshot.task.error) == \
+        ("failed", {"big": 2**64 + 1})
+
+
+@pytest.mark.parametrize(("value", "safe"), [
+    (None, True), (True, True), ("", True), (2**64 + 1, True), (-0.0, True), (5e-324, True),
+    ([1, [1.0, {"": None}]], True), ({"a": {"b": []}}, True),
+    ((1, 2), False), (b"x", False), (float("nan"), False), (float("inf"), False),
+    ({7: "x"}, False), ({"a": [{"b": (1,)}]}, False), ({"a": {1, 2}}, False),
+])
+def test_json_safe_is_the_seeds_json_value_rule(value: Any, safe: bool) -> None:
+    assert spec.json_safe(value) is safe

@@ -85,6 +85,6 @@ def test_the_create_that_fills_the_store_and_the_one_refused_at_it() -> None:
 def test_an_event_on_a_still_clock_names_the_reading_in_force(step_: str, name: str) -> None:
     grant = step(create(EMPTY, "a"), spec.Claim("a", "w1", 100), ctx(NOW))
     authority = spec.WorkerAuthority(grant.outcome.value.lease.meaning)
-    ask = spec.Event("e1", "input_requested", {"key": "k", "request": {}})
+    ask = spec.Event("e1", "input_requested", {"key": "k", "request": {"method": "m"}})
     op = spec.TransitionOp("a", 0, ask, authority)
     assert found(grant.state, op, NOW, committed_at_step=step_) == {("SNODO-TX-005", name)}

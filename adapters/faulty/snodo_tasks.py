@@ -20,6 +20,7 @@ from fencepost.spec.errors import ContractError
 
 from . import db_failures as _faults
 from . import flaky as _flaky
+from . import snodo_tasks_values as _values
 from .base import Mutant, round_trip
 
 
@@ -782,6 +783,7 @@ MUTANTS = (
        "SNODO-RED-004", ZeroRetryDelayExhausts),
     *_faults.SNODO_TASKS,
     *_flaky.SNODO_TASKS,
+    *_values.MUTANTS,
     # Each named option's two readings: the store that follows the other one is caught.
     _m("renewal_moves_same_expiry", "a renewal to the same expiry moves it 1 us, so the value "
        "renewed goes stale (same_expiry_renewal=identical)", "SNODO-LEASE-002",

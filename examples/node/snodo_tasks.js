@@ -840,7 +840,7 @@ function taskProblem(task) {
   }
   if (!isMapping(t.input_requests) || t.input_requests.size > 0) return 'a task is created with no input requests';
   for (const name of ['result', 'error']) {
-    if (t[name] !== null && !isMapping(t[name])) return `${name} is neither None nor a mapping`;
+    if (t[name] !== null && !(isMapping(t[name]) && jsonSafe(t[name]))) return `${name} is neither None nor a JSON-safe mapping`;
   }
   const result = t.result !== null; const error = t.error !== null;
   const fits = {
@@ -857,7 +857,7 @@ function taskProblem(task) {
 function workProblem(work) {
   const w = work.f;
   if (!isName(w.idempotency_key) || !isName(w.type)) return 'idempotency_key and type must be non-empty strings';
-  if (!isMapping(w.input)) return 'the work input is not a mapping';
+  if (!isMapping(w.input) || !jsonSafe(w.input)) return 'the work input is not a JSON-safe mapping';
   const delays = items(w.retry_policy);
   if (delays === null) return 'the retry policy is not a list of delays';
   for (const d of delays) {
@@ -866,19 +866,62 @@ function workProblem(work) {
   return null;
 }
 
+// The fields each event kind's data holds, exactly (the contract's EVENT_FIELDS).
+const EVENT_FIELDS = {
+  input_requested: ['key', 'request'],
+  input_responses_accepted: ['responses'],
+  retry_requested: ['error', 'statusMessage'],
+  completed: ['result'],
+  failed: ['error', 'statusMessage'],
+  cancelled: [],
+};
+
+// A JSON value as the contract's json_safe means it: null, a boolean, a string, an integer, a
+// finite float, a list, or a mapping with string keys, all the way down (no tuple, no bytes).
+function jsonSafe(v) {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return true;
+  if (v instanceof PyFloat) return Number.isFinite(v.v);
+  if (Array.isArray(v)) return v.every(jsonSafe);
+  if (isMapping(v)) return v.ks.every(isStr) && v.vs.every(jsonSafe);
+  return false;
+}
+
+const jsonMapping = (v) => isMapping(v) && jsonSafe(v);
+
+function dataProblem(kind, data) {
+  if (kind === 'input_requested') {
+    if (!isName(data.get('key'))) return ['invalid_input_key', 'an input key is a non-empty string'];
+    const request = data.get('request');
+    if (!jsonMapping(request) || !isName(dataGet(request, 'method'))) {
+      return ['invalid_input_request', 'a request is a JSON-safe mapping with a method'];
+    }
+  } else if (kind === 'input_responses_accepted') {
+    const responses = data.get('responses');
+    if (!jsonMapping(responses) || !responses.ks.every(isName) || !responses.vs.every(isMapping)) {
+      return ['invalid_input_responses', 'responses map non-empty keys to mappings'];
+    }
+  } else if (kind === 'completed') {
+    if (!jsonMapping(data.get('result'))) return ['invalid_task_result', 'a result is a JSON-safe mapping'];
+  } else if (kind === 'retry_requested' || kind === 'failed') {
+    if (!jsonMapping(data.get('error'))) return ['invalid_task_error', 'an error is a JSON-safe mapping'];
+    const message = data.get('statusMessage');
+    if (message !== null && !isStr(message)) return ['invalid_status_message', 'statusMessage is None or a string'];
+  }
+  return null;
+}
+
+// Event.validate's order: the id, the kind, the data's fields, then their values.
 function eventProblem(event) {
   const e = event.f;
   if (!isName(e.id)) return ['invalid_event_id', 'an event id is a non-empty string'];
-  if (e.kind === 'input_requested' && !isName(dataGet(e.data, 'key'))) {
-    return ['invalid_input_key', 'an input key is a non-empty string'];
+  if (!isStr(e.kind) || !Object.prototype.hasOwnProperty.call(EVENT_FIELDS, e.kind)) {
+    return ['unsupported_event_kind', 'no such event kind'];
   }
-  if (e.kind === 'input_responses_accepted') {
-    const responses = dataGet(e.data, 'responses');
-    if (isMapping(responses) && !responses.ks.every(isName)) {
-      return ['invalid_input_responses', 'response keys are non-empty strings'];
-    }
+  const wanted = EVENT_FIELDS[e.kind];
+  if (!isMapping(e.data) || e.data.size !== wanted.length || !wanted.every((k) => e.data.has(k))) {
+    return ['invalid_event_data', `${e.kind} data holds exactly its own fields`];
   }
-  return null;
+  return dataProblem(e.kind, e.data);
 }
 
 // --- the protocol ------------------------------------------------------------------------------

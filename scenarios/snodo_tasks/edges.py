@@ -41,6 +41,8 @@ COUNTS: tuple[Any, ...] = (0, -1, 1.5, True, "100")
 """A number's edges: 0, negative, a float, a bool (``True == 1`` in Python), a string."""
 NAMES: tuple[Any, ...] = ("", 7)
 """A name's edges: the empty string, a value that is no string."""
+UNSAFE: Any = {"by_id": {7: "seven"}}
+"""A mapping that is not JSON-safe: a key that is no string (JSONValue.valid? refuses it)."""
 
 
 def arguments_at_their_edges(h: Harness, p: str) -> None:
@@ -95,6 +97,7 @@ def _bad_tasks(r: Harness, v: str) -> list[spec.Task]:
         {"status": ""}, {"status": "paused"}, {"status_message": 7}, {"created_at": "soon"},
         {"last_updated_at": r.now - 1}, {"input_requests": {"k": {"method": "x"}}},
         {"result": "done"}, {"status": spec.COMPLETED},  # completed without a result
+        {"status": spec.COMPLETED, "result": UNSAFE},
         *({name: value} for name in ("ttl_ms", "poll_interval_ms") for value in (0, -1, 1.5)),
     ]
     return [attrs.evolve(task, **f) for f in fields]
@@ -104,7 +107,7 @@ def _bad_work(v: str) -> list[spec.Work]:
     good = work(v)
     fields: list[dict[str, Any]] = [
         {"idempotency_key": ""}, {"idempotency_key": 7}, {"type": ""}, {"type": None},
-        {"input": "page=1"}, {"retry_policy": (-1,)}, {"retry_policy": (1.5,)},
+        {"input": "page=1"}, {"input": UNSAFE}, {"retry_policy": (-1,)}, {"retry_policy": (1.5,)},
         {"retry_policy": (spec.MAX_RETRY_DELAY_MS + 1,)},
     ]
     return [attrs.evolve(good, **f) for f in fields]
@@ -125,6 +128,35 @@ def _tasks_and_work(r: Harness, t: str, v: str) -> None:
     r.apply("client", spec.Create(bad_ttl, work(t), authorized(r, "create", t)))
 
 
+def _bad_data() -> list[spec.Event]:
+    """Worker events whose data Event.validate refuses (SNODO-ARG-007), one value each; the
+    empty input key beside a missing request shows the data's shape is checked first."""
+    no_data: Any = None
+    ok = {"method": "elicitation/create"}
+    return [
+        spec.Event("d-none", "completed", no_data),
+        spec.Event("d-missing", "input_requested", {"key": ""}),
+        spec.Event("d-extra", "completed", {"result": {}, "note": "x"}),
+        event("q-text", "input_requested", key="k5", request="Name?"),
+        event("q-no-method", "input_requested", key="k5", request={"message": "Name?"}),
+        event("q-7-method", "input_requested", key="k5", request={"method": 7}),
+        event("q-empty-method", "input_requested", key="k5", request={"method": ""}),
+        event("q-unsafe", "input_requested", key="k5", request={**ok, **UNSAFE}),
+        event("res-text", "completed", result="done"),
+        event("res-unsafe", "completed", result=UNSAFE),
+        event("err-text", "failed", error="boom", statusMessage="boom"),
+        event("err-unsafe", "retry_requested", error=UNSAFE, statusMessage=None),
+        event("err-before-msg", "failed", error="boom", statusMessage=7),
+        event("msg-7", "failed", error={"code": "x"}, statusMessage=7),
+    ]
+
+
+def _bad_responses() -> list[spec.Event]:
+    """Request events whose responses Event.validate refuses (SNODO-ARG-007)."""
+    return [event(f"r-{i}", "input_responses_accepted", responses=v) for i, v in enumerate(
+        ("yes", {"k": UNSAFE}, {"k": "Ada"}, {"k": {"name": "Ada"}, "j": 1}))]
+
+
 def _events(r: Harness, t: str) -> None:
     """Events the seed's validation refuses once the authority passed: on a live task at a
     stale revision and under an id seen before, then on a terminal one."""
@@ -137,11 +169,18 @@ def _events(r: Harness, t: str) -> None:
         worker(r, "w1", t, rev, event("ask-7", "input_requested", key=7, **key), lease)
         request(r, t, rev, event("r-empty", "input_responses_accepted",
                                  responses={"": {"a": 1}}), update)
+        for bad in _bad_data():
+            worker(r, "w1", t, rev, bad, lease)
+        for bad in _bad_responses():
+            request(r, t, rev, bad, update)
     worker(r, "w1", t, 1, spec.Event(ASK.id, "input_requested", {"key": "", **key}), lease)
+    worker(r, "w1", t, 1, spec.Event(ASK.id, "input_requested",
+                                     {"key": "k6", "request": {"method": ""}}), lease)
     request(r, t, 1, spec.Event("kind-empty", "", {}), update)  # no authority sends it
     worker(r, "w1", t, 1, spec.Event("kind-empty", "", {}), lease)
     request(r, t, 1, STOP, authorized(r, "cancel", t))
     worker(r, "w1", t, 2, spec.Event("", "completed", {"result": {}}), lease)
+    worker(r, "w1", t, 2, event("late", "completed", result="done"), lease)
 
 
 def _values_the_seed_takes(r: Harness, p: str) -> None:

@@ -14,6 +14,7 @@ from ..races import release_together, settle_race
 from .steps import (
     ASK,
     FAILURE,
+    asking,
     authorized,
     created,
     event,
@@ -112,12 +113,12 @@ def two_writers_one_revision(h: Harness, p: str, n: int, round_no: int) -> None:
     ops: list[spec.TransitionOp] = []
     for k in range(writers):
         if k == requester:
-            ev = (event(f"w{k}", "input_responses_accepted", responses={"k": "Ada"})
+            ev = (event(f"w{k}", "input_responses_accepted", responses={"k": {"name": "Ada"}})
                   if kind == "update" else event(f"w{k}", "cancelled"))
             actors.append("client")
             ops.append(spec.TransitionOp(t, 1, ev, access))
         else:
-            ev = event(f"w{k}", "input_requested", key=f"q{k}", request={"n": k})
+            ev = event(f"w{k}", "input_requested", key=f"q{k}", request=asking(f"q{k}?"))
             actors.append("w0")
             ops.append(spec.TransitionOp(t, 1, ev, lease))
     outcomes = release_together(h.world.open(), ops, run=h.run)

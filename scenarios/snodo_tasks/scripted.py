@@ -21,6 +21,7 @@ from .steps import (
     FAILURE,
     STOP,
     TENANT,
+    asking,
     authorized,
     created,
     event,
@@ -34,6 +35,7 @@ from .steps import (
     work,
     worker,
 )
+from .values import values_read_back_exactly
 
 SCENARIOS = Scenarios()
 scenario = SCENARIOS.register
@@ -51,7 +53,7 @@ def access_bound_to_action(h: Harness, p: str) -> None:
     h.apply("client", spec.Get(t, cancel))
     for wrong in (get, update, make):
         request(h, t, 0, STOP, wrong)
-    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Ada"}})
     for wrong in (get, cancel, make):
         request(h, t, 0, answer, wrong)
     observed(h, u)
@@ -76,7 +78,7 @@ def cross_task_access(h: Harness, p: str) -> None:
     worker(h, "w1", u, 0, ASK, Ref("lease"))
     for kind in ("get", "update", "cancel"):
         h.apply("client", spec.Get(u, authorized(h, kind, t)))
-    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Ada"}})
     request(h, u, 1, answer, Ref(f"update:{TENANT}:{t}"))
     request(h, u, 1, STOP, Ref(f"cancel:{TENANT}:{t}"))
     observed(h, v)
@@ -91,7 +93,7 @@ def foreign_scope_sees_not_found(h: Harness, p: str) -> None:
     created(h, t)
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
     worker(h, "w1", t, 0, ASK, Ref("lease"))
-    answer = event("answer", "input_responses_accepted", responses={"k": "Mallory"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Mallory"}})
     for intruder in ("umbrella", None):  # no tenant is a scope of its own
         h.apply("client", spec.Get(t, authorized(h, "get", t, intruder)))
         request(h, t, 1, STOP, authorized(h, "cancel", t, intruder))
@@ -368,16 +370,17 @@ def two_writers_one_revision(h: Harness, p: str) -> None:
     update = authorized(h, "update", t)
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
     worker(h, "w1", t, 0, ASK, Ref("lease"))
-    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Ada"}})
     request(h, t, 0, answer, update)  # read at revision 0, written after the worker's event
     request(h, t, 1, answer, update)
-    ask2 = event("ask2", "input_requested", key="k2", request={"prompt": "Age?"})
+    ask2 = event("ask2", "input_requested", key="k2", request=asking("Age?"))
     worker(h, "w1", t, 1, ask2, Ref("lease"))
     worker(h, "w1", t, 0, ASK, Ref("lease"))  # a replay with a stale revision: duplicate
-    worker(h, "w1", t, 2, event("ask", "input_requested", key="k9", request={}), Ref("lease"))
+    worker(h, "w1", t, 2, event("ask", "input_requested", key="k9", request=asking("?")),
+           Ref("lease"))
     request(h, t, 2, event("ask", "cancelled"), authorized(h, "cancel", t))
     worker(h, "w1", t, 2, ask2, Ref("lease"))  # the conflict did not record ask2
-    ask3 = event("ask3", "input_requested", key="k3", request={})
+    ask3 = event("ask3", "input_requested", key="k3", request=asking("?"))
     worker(h, "w1", t, 9, ask3, Ref("lease"))  # a revision ahead conflicts too
 
 
@@ -388,18 +391,21 @@ def input_round_trip(h: Harness, p: str) -> None:
     update = authorized(h, "update", t)
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
     lease = Ref("lease")
-    worker(h, "w1", t, 0, event("e1", "input_requested", key="name", request={"p": "Name?"}),
+    worker(h, "w1", t, 0, event("e1", "input_requested", key="name", request=asking("Name?")),
            lease)
-    worker(h, "w1", t, 1, event("e2", "input_requested", key="age", request={"p": "Age?"}), lease)
-    worker(h, "w1", t, 2, event("e3", "input_requested", key="name", request={"p": "?"}), lease)
-    stray = event("r1", "input_responses_accepted", responses={"nope": 1})
+    worker(h, "w1", t, 1, event("e2", "input_requested", key="age", request=asking("Age?")),
+           lease)
+    worker(h, "w1", t, 2, event("e3", "input_requested", key="name", request=asking("?")), lease)
+    stray = event("r1", "input_responses_accepted", responses={"nope": {"n": 1}})
     request(h, t, 2, stray, update)  # nothing outstanding matches: unchanged
     request(h, t, 2, stray, update)  # and not recorded: unchanged again
-    partial = event("r2", "input_responses_accepted", responses={"name": "Ada", "nope": 1})
+    partial = event("r2", "input_responses_accepted",
+                    responses={"name": {"name": "Ada"}, "nope": {"n": 1}})
     request(h, t, 2, partial, update)
-    rest = event("r3", "input_responses_accepted", responses={"name": "Bob", "age": 36})
+    rest = event("r3", "input_responses_accepted",
+                 responses={"name": {"name": "Bob"}, "age": {"age": 36}})
     request(h, t, 3, rest, update)
-    worker(h, "w1", t, 4, event("e4", "input_requested", key="age", request={}), lease)
+    worker(h, "w1", t, 4, event("e4", "input_requested", key="age", request=asking("?")), lease)
     worker(h, "w1", t, 4, event("e5", "completed", result={"name": "Ada", "age": 36}), lease)
     h.apply("client", spec.Get(t, update))
 
@@ -426,7 +432,8 @@ def reopen_keeps_fences(h: Harness, p: str) -> None:
         h.apply("w1", spec.WorkerSnapshot(u, Ref("lu1")))
         h.reached("SNODO-DURABLE-001", "a fenced lease kept stale")
         worker(h, "w2", u, 0, DONE, Ref("lu2"))
-        request(h, t, 1, event("answer", "input_responses_accepted", responses={"k": 1}), update)
+        answer = event("answer", "input_responses_accepted", responses={"k": {"n": 1}})
+        request(h, t, 1, answer, update)
         h.advance(2_000)
         h.apply("w3", spec.Claim(t, "w3", 1_000), bind="l3")
         h.reopen()
@@ -472,7 +479,7 @@ def forged_access_in_transition(h: Harness, p: str) -> None:
     created(h, t)
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="lease")
     worker(h, "w1", t, 0, ASK, Ref("lease"))
-    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Ada"}})
     with blamed_on(h, "SNODO-AUTH-004"):
         request(h, t, 1, STOP, Forged("cancel"))
         request(h, t, 1, answer, Forged("update"))
@@ -489,7 +496,7 @@ def authority_checked_against_row(h: Harness, p: str) -> None:
     t, never = f"{p}-a", f"{p}-never"
     created(h, t)
     h.apply("w1", spec.Claim(t, "w1", 100), bind="l1")
-    answer = event("answer", "input_responses_accepted", responses={"k": "Ada"})
+    answer = event("answer", "input_responses_accepted", responses={"k": {"name": "Ada"}})
     with blamed_on(h, "SNODO-AUTH-003"):
         for intruder in ("umbrella", None):
             request(h, t, 0, STOP, authorized(h, "get", t, intruder))  # the wrong action
@@ -529,7 +536,8 @@ def commits_past_a_still_clock(h: Harness, p: str) -> None:
     created(h, t, retry_policy=(100,))
     h.apply("w1", spec.Claim(t, "w1", 30_000), bind="l1")
     worker(h, "w1", t, 0, ASK, Ref("l1"))
-    worker(h, "w1", t, 1, event("ask2", "input_requested", key="k2", request={}), Ref("l1"))
+    ask2 = event("ask2", "input_requested", key="k2", request=asking("?"))
+    worker(h, "w1", t, 1, ask2, Ref("l1"))
     worker(h, "w1", t, 2, event("retry", "retry_requested", **FAILURE), Ref("l1"))
     h.apply("w1", spec.Release(Ref("l1")))
     h.advance(99)
@@ -560,3 +568,7 @@ def reap_answers_in_order(h: Harness, p: str) -> None:
 # --- every argument at its edges (the SNODO-ARG clauses) --------------------------------------
 
 scenario()(arguments_at_their_edges)
+
+# --- stored values come back exactly (SNODO-VALUE-001) ---------------------------------------
+
+scenario()(values_read_back_exactly)

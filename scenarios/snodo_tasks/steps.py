@@ -21,7 +21,15 @@ from ..harness import Harness
 
 TENANT = "acme"
 Handle = Ref | Forged
-ASK = spec.Event("ask", "input_requested", {"key": "k", "request": {"prompt": "Name?"}})
+
+
+def asking(message: str) -> dict[str, Any]:
+    """An input request as the seed's callers send one: a non-empty ``method`` (task.ex:174-180
+    refuses any other as invalid_input_request)."""
+    return {"method": "elicitation/create", "message": message}
+
+
+ASK = spec.Event("ask", "input_requested", {"key": "k", "request": asking("Name?")})
 DONE = spec.Event("done", "completed", {"result": {"pages": 3}})
 STOP = spec.Event("stop", "cancelled", {})
 FAILURE = {"error": {"code": "timeout"}, "statusMessage": "upstream timed out"}

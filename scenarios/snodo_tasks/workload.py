@@ -316,7 +316,8 @@ class SnodoWorker:
         if kind == "input_requested":
             used = len(snap.input_history) if snap is not None else 0
             key = f"q{used + 1}" if rng.random() < 0.85 else f"q{rng.randint(1, used + 1)}"
-            return {"key": key, "request": {"prompt": f"{key}?"}}
+            request = {"method": "elicitation/create", "message": f"{key}?"}  # task.ex:174-180
+            return {"key": key, "request": request}
         if kind == "input_responses_accepted":
             asked = sorted(snap.task.input_requests) if snap is not None else []
             key = rng.choice(asked) if asked and rng.random() < 0.85 else "q1"
