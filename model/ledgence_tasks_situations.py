@@ -25,7 +25,7 @@ from fencepost.spec.ops import Op
 from .base import Ctx, Step
 from .ledgence_tasks import page_key
 from .ledgence_tasks_attempts import expired_candidates
-from .ledgence_tasks_records import State, TaskRec, is_live, status_of
+from .ledgence_tasks_records import State, TaskRec, UnissuedPosition, is_live, status_of
 from .ledgence_worker_situations import (
     acquisition,
     boundary,
@@ -118,6 +118,9 @@ def _extend_session(before: State, op: spec.ExtendSession, ctx: Ctx, step: Step)
         if gap <= 1:
             yield "LDG-SESSION-004", ("1 ms before expires_at" if gap == 1 else
                                       "at expires_at exactly" if gap == 0 else "after expires_at")
+        replaced = before.replaced.get(session.id)
+        if code(step) == "ok" and replaced is not None and ctx.now >= replaced:
+            yield "LDG-SESSION-004", names.EXTENSION_READ_BACK
 
 
 def _lookup(before: State, op: spec.LookupSubmission, ctx: Ctx, step: Step) -> Found:
@@ -308,6 +311,9 @@ def _list_tasks(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Foun
         return
     if clause == "LDG-LIST-007":
         cursor = query.cursor
+        if isinstance(cursor, UnissuedPosition):
+            yield clause, cursor.case
+            return
         yield clause, ("a value no page issued" if not hasattr(cursor, "scope")
                        else "another scope" if cursor.scope != op.scope else "other filters")
         return

@@ -296,10 +296,14 @@ def renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
 
 def _dispatch_renewal(rec: TaskRec, att: StoredAttempt, now: int, step: Step) -> Found:
     clause, snap = "LDG-RENEW-007", att.snapshot
+    first = not snap.execution_may_have_started and rec.snapshot.cancel_requested_at is None \
+        and snap.settlement is None
+    if first and snap.deadline - now in (1, 0, -1):
+        yield clause, names.DISPATCH_AT_DEADLINE[1 - (snap.deadline - now)]
     if step.clause == clause:
         yield clause, "the first"
-    elif now >= snap.deadline:
-        yield clause, "at the deadline"
+    elif first:
+        pass  # past the deadline: nothing to authorize
     elif rec.snapshot.cancel_requested_at is not None:
         yield clause, "after a cancel request"
     elif snap.settlement is not None:

@@ -551,7 +551,8 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-RENEW-007", "the first dispatch renewal authorizes dispatch once",
        "A dispatch renewal before the deadline, with no cancel requested and no settlement, "
        "sets execution_may_have_started and writes `dispatch_authorized` the first time "
-       "only.", M, "scenario:dispatch_renewal_authorizes_once"),
+       "only; at the deadline exactly it authorizes nothing.", M,
+       "scenario:dispatch_renewal_authorizes_once", "scenario:dispatch_renewal_at_the_deadline"),
     _c("LDG-RENEW-008", "renew validates its command",
        "An intent other than keep_alive or dispatch (\"\" included), or a negative sequence, "
        "answers invalid_input.", M, "scenario:renewal_replay_does_not_extend",

@@ -57,6 +57,14 @@ class ExpiredSessionRevived(LedgenceCore):
         return now > session.expires_at
 
 
+class ExtensionNotStored(LedgenceCore):
+    """extend_session answers the extended session but never stores it: the session still
+    expires at its old expires_at."""
+
+    def _store_extension(self, txn: Txn, extended: spec.WorkerSession) -> None:
+        return None
+
+
 class SubmissionAvailableLater(LedgenceCore):
     def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
                   now: int) -> TaskRecord:
@@ -235,6 +243,8 @@ _SLICE = (
            "LDG-SESSION-003", UnknownSessionIsExpired),
     Mutant("expired_session_revived", "extend at exactly expires_at revives the session",
            "LDG-SESSION-004", ExpiredSessionRevived),
+    Mutant("extension_not_stored", "extend_session answers the extended session without "
+           "storing it", "LDG-SESSION-004", ExtensionNotStored),
     Mutant("submission_available_later", "a new task is available 1 ms after submission",
            "LDG-SUBMIT-001", SubmissionAvailableLater),
     Mutant("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",
