@@ -24,6 +24,8 @@ DISPATCH_AT_DEADLINE = ("a first dispatch 1 ms before the deadline",
 UNISSUED_POSITIONS = ("a well-formed cursor at timestamp -1",
                       "a well-formed cursor before submitted_from",
                       "a well-formed cursor at submitted_until")
+EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
+                "non-ASCII, empty and NUL strings", "64 nested containers")
 EXTENSION_READ_BACK = "extended again past the expiry an extension replaced"
 OVERLAPPED = "a change overlapped another call on its record"  # the runner counts it
 BY_ID = "the earliest expiries are not the lowest ids"
@@ -52,6 +54,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
                      "inspect_attempt in another scope", "cancel in another scope"),
     "LDG-READ-003": ("the current attempt", "an earlier attempt", "another task's attempt"),
     "LDG-READ-004": (AT, PAST),
+    "LDG-READ-005": (*(f"task input: {case}" for case in EXACT_VALUES),
+                     "a success output read back", "a failure message read back"),
     "LDG-HISTORY-001": ("after 0", "after inside the history", "after the last event",
                         "exactly 100 events after", "101 events after", "a negative after"),
     "LDG-HISTORY-002": tuple(f"`{reason}` written" for reason in HISTORY_REASONS),

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_CORRELATION_KEY_BYTES",
     "MAX_DATA_DEPTH",
     "MAX_DATA_BYTES",
+    "JSON_INTEGERS",
     "MAX_ATTEMPTS",
     "RETRY_DELAY_MS",
     "ATTEMPT_TIMEOUT_MS",
@@ -90,6 +91,10 @@ MAX_IDEMPOTENCY_KEY_BYTES = 255
 MAX_CORRELATION_KEY_BYTES = 512
 MAX_DATA_DEPTH = 64
 MAX_DATA_BYTES = 1024 * 1024
+JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
+"""The integers the seed's JSON holds: i64 or u64 (a larger token is refused, never rounded:
+crates/ledgence-orchestration-api/src/submission.rs:28-31, 114-119 at 99136b5;
+crates/ledgence-worker-api/src/wire.rs:24-25 at 9f0c292)."""
 MAX_ATTEMPTS = (1, 1000)
 RETRY_DELAY_MS = (0, 86_400_000)
 ATTEMPT_TIMEOUT_MS = (60_000, 86_400_000)
@@ -313,6 +318,8 @@ def canonical_json(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
+        if not JSON_INTEGERS[0] <= value <= JSON_INTEGERS[1]:
+            raise InvalidInput("a JSON integer must fit i64 or u64")
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):

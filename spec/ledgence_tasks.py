@@ -369,7 +369,8 @@ CLAUSES = Catalogue(_situated([
        "program answers conflict, before anything is read or written: an empty idempotency "
        "key, program id or version, max_attempts outside 1..1000 (0 and -1), a negative "
        "retry_delay_ms (0 is valid), attempt_timeout_ms outside 60 000..86 400 000 (0 and -1), "
-       "a descriptor of size 0 or less or without a sha256 digest (\"\" too).", M,
+       "a descriptor of size 0 or less or without a sha256 digest (\"\" too), data holding "
+       "an integer outside -2^63..2^64-1.", M,
        "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,
@@ -403,6 +404,14 @@ CLAUSES = Catalogue(_situated([
        "An attempt past its expiry still reads as active, with its task active, until a "
        "recovery scan, a cancel or its owner's next call finds it expired.", M,
        "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+    _c("LDG-READ-005", "stored values read back exactly",
+       "A task's input data, and a settled attempt's report (a success output, a failure "
+       "message), read back from every answer that carries them (the submission's snapshot, "
+       "inspect, the Assigned event, result) exactly as given, within the seed's JSON domain: "
+       "integers and floats apart (1 is not 1.0), -0.0 not 0.0, integers to the i64 and u64 "
+       "bounds, any string (non-ASCII, empty, U+0000), 64 nested containers. An integer "
+       "outside -2^63..2^64-1 answers invalid_input (LDG-SUBMIT-004).",
+       "scenario:stored_values_read_back_exactly"),
     _c("LDG-HISTORY-001", "history is contiguous and paged",
        "history returns the task's events with sequence > after, ascending, at most 100; "
        "sequences start at 1 and have no gaps; replays and no-ops write nothing. An after "

@@ -7,7 +7,7 @@ stores wrong only at an argument's edge in :mod:`.ledgence_edges`. ``MUTANTS`` l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,6 +26,7 @@ from . import ledgence_discovery as _discovery
 from . import ledgence_edges as _edges
 from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
+from .ledgence_recovery import lossy_json
 
 
 class SessionsLastOneHour(LedgenceCore):
@@ -63,6 +64,41 @@ class ExtensionNotStored(LedgenceCore):
 
     def _store_extension(self, txn: Txn, extended: spec.WorkerSession) -> None:
         return None
+
+
+class InputThroughLossyJson(LedgenceCore):
+    """Task input data stored through binary64 JSON: what is read back is not what was
+    given."""
+
+    def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
+                  now: int) -> TaskRecord:
+        record = super()._new_task(command, descriptor, now)
+        task_input = record.snapshot.input
+        return attrs.evolve(record, snapshot=attrs.evolve(
+            record.snapshot, input=attrs.evolve(task_input, data=lossy_json(task_input.data))))
+
+
+class IntegerBeyondU64Accepted(LedgenceCore):
+    """Submission data is checked for depth and size but not for the integers the seed's
+    JSON holds: 2^64 is accepted (and kept as a Python int)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        if isinstance(command, spec.SubmitCommand) and isinstance(command.input,
+                                                                  spec.TaskInput):
+            command = attrs.evolve(command, input=attrs.evolve(
+                command.input, data=_clamped(command.input.data)))
+        super()._check_submission(command, descriptor)
+
+
+def _clamped(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(spec.JSON_INTEGERS[0], min(value, spec.JSON_INTEGERS[1]))
+    if isinstance(value, Mapping):
+        return {k: _clamped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clamped(v) for v in value]
+    return value
 
 
 class SubmissionAvailableLater(LedgenceCore):
@@ -245,6 +281,10 @@ _SLICE = (
            "LDG-SESSION-004", ExpiredSessionRevived),
     Mutant("extension_not_stored", "extend_session answers the extended session without "
            "storing it", "LDG-SESSION-004", ExtensionNotStored),
+    Mutant("input_through_lossy_json", "task input data is stored through binary64 JSON "
+           "(1.0 reads back 1, -0.0 reads 0)", "LDG-READ-005", InputThroughLossyJson),
+    Mutant("integer_beyond_u64_accepted", "submission data holding 2^64 is accepted",
+           "LDG-SUBMIT-004", IntegerBeyondU64Accepted),
     Mutant("submission_available_later", "a new task is available 1 ms after submission",
            "LDG-SUBMIT-001", SubmissionAvailableLater),
     Mutant("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",

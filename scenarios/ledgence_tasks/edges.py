@@ -56,8 +56,8 @@ scenario = on_own_store(SCENARIOS)
 def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
     """Concurrency -1 and "2", an empty namespace, a None session id; an empty key looked up
     and submitted; an empty program id and version, 0 and -1 attempts, a delay of -1 (0 is
-    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest: all refused,
-    nothing bound."""
+    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest, data holding
+    2^64 or -2^63 - 1: all refused, nothing bound."""
     for concurrency in (-1, "2"):
         h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))  # type: ignore[arg-type]
     h.apply("worker", spec.OpenSession(NO_NAMESPACE, QUEUE, 1))
@@ -77,6 +77,8 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
         submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, size=size))
     submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, digest=""))
     submit(h, key, task_input(scope=NO_NAMESPACE))
+    for number in (spec.JSON_INTEGERS[1] + 1, spec.JSON_INTEGERS[0] - 1):
+        submit(h, key, task_input(data={"n": [number]}))  # past u64, below i64
     h.apply("client", spec.LookupSubmission(SCOPE, key))  # none of those bound the key
     submit(h, key, task_input(retry_policy=spec.RetryPolicy(1, 0)))  # a delay of 0 is valid
     h.apply("client", spec.LookupSubmission(SCOPE, key))
