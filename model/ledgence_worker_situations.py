@@ -363,9 +363,12 @@ def _malformed(command: Any) -> str:
         return "a bad quiescence"
     if isinstance(report, spec.ExecutionFailure) and report.kind not in spec.FAILURE_KINDS:
         return "an unknown failure kind"
+    if isinstance(report, spec.ExecutionReport) and not valid(
+            lambda: spec.check_report_output(command)):
+        return names.DEEP_OUTPUT
     try:
         size = len(spec.canonical_settlement(command).encode())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, spec.InvalidInput):
         return "a malformed report"
     return "over 8 MiB" if size > spec.SETTLEMENT_MAX_BYTES else "a malformed report"
 

@@ -26,6 +26,7 @@ UNISSUED_POSITIONS = ("a well-formed cursor at timestamp -1",
                       "a well-formed cursor at submitted_until")
 EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
                 "non-ASCII, empty and NUL strings", "64 nested containers")
+DEEP_OUTPUT = "a success output nested 65 deep"
 EXTENSION_READ_BACK = "extended again past the expiry an extension replaced"
 OVERLAPPED = "a change overlapped another call on its record"  # the runner counts it
 BY_ID = "the earliest expiries are not the lowest ids"
@@ -116,7 +117,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-SETTLE-004": ("another operation id", "another report", "another quiescence"),
     "LDG-SETTLE-005": ("another attempt", "another program", "another digest"),
     "LDG-SETTLE-006": ("a malformed report", "an unknown failure kind", "a bad quiescence",
-                       "over 8 MiB"),
+                       "over 8 MiB", DEEP_OUTPUT),
     "LDG-QUIESCE-001": ("a success report", "a retryable failure"),
     "LDG-QUIESCE-004": ("an owner that differs", PAST),
     # the finish rules

@@ -71,6 +71,7 @@ __all__ = [
     "validate_input",
     "validate_submission",
     "canonical_json",
+    "json_depth",
     "canonical",
     "same_submission",
 ]
@@ -248,11 +249,12 @@ def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
         raise InvalidInput(f"{what} must be an integer in {bounds[0]}..={bounds[1]}")
 
 
-def _depth(value: Any) -> int:
+def json_depth(value: Any) -> int:
+    """How many containers nest in the JSON ``value`` (a scalar: 0)."""
     if isinstance(value, Mapping):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
+        return 1 + max((json_depth(v) for v in value.values()), default=0)
     if isinstance(value, list | tuple):
-        return 1 + max((_depth(v) for v in value), default=0)
+        return 1 + max((json_depth(v) for v in value), default=0)
     return 0
 
 
@@ -279,7 +281,7 @@ def validate_input(task: Any) -> TaskInput:
     if task.correlation_key is not None:
         validate_text(task.correlation_key, "correlation_key", MAX_CORRELATION_KEY_BYTES,
                       allow_empty=True)
-    if _depth(task.data) > MAX_DATA_DEPTH:
+    if json_depth(task.data) > MAX_DATA_DEPTH:
         raise InvalidInput(f"data nests deeper than {MAX_DATA_DEPTH}")
     if len(canonical_json(task.data).encode("utf-8")) > MAX_DATA_BYTES:
         raise InvalidInput("data is larger than 1 MiB")

@@ -126,8 +126,9 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     """Owners with an empty lease, session, task or attempt id, generation 0 and -1, consumer
     -1 and an empty namespace, for settle, confirm_quiescence and renew; failure reports with
     an empty phase or kind, a report with an empty process id or elapsed_ms -1, quiescence "",
-    operation id "", an empty digest, task or attempt id in the report; intent "". Then the
-    renewal and the settlement (with a failure message "") those left possible."""
+    operation id "", an output nested 65 deep, an empty digest, task or attempt id in the
+    report; intent "". Then the renewal and the settlement (with a failure message "") those
+    left possible."""
     ws = open_ws(h)
     t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
     acquire(h, ws, 0, 1)
@@ -144,6 +145,10 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     settle(h, a, attrs.evolve(ok, elapsed_ms=-1))
     settle(h, a, ok, quiescence="")
     settle(h, a, ok, operation_id="")
+    deep: list[object] = []
+    for _ in range(spec.MAX_DATA_DEPTH):
+        deep = [deep]  # 65 nested lists: one past the seed's output limit
+    settle(h, a, success(h, a, deep))
     for field in ("digest", "task_id", "attempt_id"):
         settle(h, a, attrs.evolve(ok, context=context(h, a, **{field: ""})))
     for changes in forged:
