@@ -71,6 +71,7 @@ __all__ = [
     "validate_input",
     "validate_submission",
     "canonical_json",
+    "validate_correlation_key",
     "json_depth",
     "canonical",
     "same_submission",
@@ -243,6 +244,22 @@ def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
     return value
 
 
+_CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def validate_correlation_key(value: Any, what: str) -> str:
+    """At most 512 UTF-8 bytes ("" included) and no control characters; unlike an identifier,
+    Unicode noncharacters are allowed (crates/ledgence-orchestration-api/src/submission.rs:94-100
+    at 99136b5, and the list filter at discovery.rs:29-33 at 9f0c292)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    if len(value.encode("utf-8")) > MAX_CORRELATION_KEY_BYTES:
+        raise InvalidInput(f"{what} is longer than {MAX_CORRELATION_KEY_BYTES} bytes")
+    if _CONTROL_CHARACTERS.search(value):
+        raise InvalidInput(f"{what} contains a control character")
+    return value
+
+
 def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not (
             bounds[0] <= value <= bounds[1]):
@@ -279,8 +296,7 @@ def validate_input(task: Any) -> TaskInput:
         if not _PROGRAM_PART.fullmatch(part) or part in (".", ".."):
             raise InvalidInput(f"{what} must be [a-z0-9._-]+ and not . or ..")
     if task.correlation_key is not None:
-        validate_text(task.correlation_key, "correlation_key", MAX_CORRELATION_KEY_BYTES,
-                      allow_empty=True)
+        validate_correlation_key(task.correlation_key, "correlation_key")
     if json_depth(task.data) > MAX_DATA_DEPTH:
         raise InvalidInput(f"data nests deeper than {MAX_DATA_DEPTH}")
     if len(canonical_json(task.data).encode("utf-8")) > MAX_DATA_BYTES:

@@ -370,7 +370,8 @@ CLAUSES = Catalogue(_situated([
        "key, program id or version, max_attempts outside 1..1000 (0 and -1), a negative "
        "retry_delay_ms (0 is valid), attempt_timeout_ms outside 60 000..86 400 000 (0 and -1), "
        "a descriptor of size 0 or less or without a sha256 digest (\"\" too), data holding "
-       "an integer outside -2^63..2^64-1.", M,
+       "an integer outside -2^63..2^64-1, a correlation key over 512 bytes or holding a "
+       "control character (a Unicode noncharacter is allowed in it).", M,
        "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,

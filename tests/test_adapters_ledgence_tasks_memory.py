@@ -558,3 +558,13 @@ def test_input_data_reads_back_exactly_and_integers_past_u64_are_invalid_input(
     for number in (2 ** 64, -(2 ** 63) - 1):
         with pytest.raises(spec.InvalidInput):
             submit(store, "key-2", data=[number])
+
+
+def test_a_correlation_key_may_hold_noncharacters_but_no_control_character(
+        store: LedgenceCore) -> None:
+    key = "order-\ufdd0-\U0010ffff"
+    submitted = submit(store, correlation_key=key)
+    page = store.list_tasks(SCOPE, spec.TaskListQuery(spec.TaskFilters(correlation_key=key)))
+    assert [item.task_id for item in page.items] == [submitted.task_id]
+    with pytest.raises(spec.InvalidInput):
+        submit(store, "key-2", correlation_key="order\x7f")

@@ -101,6 +101,19 @@ def _clamped(value: Any) -> Any:
     return value
 
 
+class CorrelationKeyCheckedAsAnId(LedgenceCore):
+    """The correlation key gets an identifier's rules: a key holding a Unicode noncharacter,
+    which the seed accepts, is refused."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        key = getattr(getattr(command, "input", None), "correlation_key", None)
+        if key is not None:
+            spec.validate_text(key, "correlation_key", spec.MAX_CORRELATION_KEY_BYTES,
+                               allow_empty=True)
+        super()._check_submission(command, descriptor)
+
+
 class SubmissionAvailableLater(LedgenceCore):
     def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
                   now: int) -> TaskRecord:
@@ -285,6 +298,8 @@ _SLICE = (
            "(1.0 reads back 1, -0.0 reads 0)", "LDG-READ-005", InputThroughLossyJson),
     Mutant("integer_beyond_u64_accepted", "submission data holding 2^64 is accepted",
            "LDG-SUBMIT-004", IntegerBeyondU64Accepted),
+    Mutant("correlation_key_checked_as_an_id", "a correlation key holding a Unicode "
+           "noncharacter is refused", "LDG-SUBMIT-001", CorrelationKeyCheckedAsAnId),
     Mutant("submission_available_later", "a new task is available 1 ms after submission",
            "LDG-SUBMIT-001", SubmissionAvailableLater),
     Mutant("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",

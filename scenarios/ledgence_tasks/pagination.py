@@ -70,6 +70,7 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, submitted_from=start, submitted_until=start + 200)
     page(h, correlation_key="")
     page(h, correlation_key="k")
+    page(h, correlation_key="k\ufffe")  # a noncharacter is a key's value like any other
     page(h, scope=OTHER, correlation_key="")
     page(h, 100)
     page(h, 0)

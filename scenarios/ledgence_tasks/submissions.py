@@ -34,6 +34,10 @@ from .calls import (
 SCENARIOS = Scenarios()
 scenario = on_own_store(SCENARIOS)
 
+NONCHARACTER_KEY = "order-\ufdd0-\U0010ffff"
+"""A correlation key the seed accepts (length and control characters are its only rules)
+and an identifier's rules refuse."""
+
 
 @scenario()
 def submission_replay_ignores_key_order(h: Harness, p: str) -> None:
@@ -50,6 +54,9 @@ def submission_replay_ignores_key_order(h: Harness, p: str) -> None:
     history(h, first)
     submit(h, key, task_input(OTHER))  # another scope: another task
     h.apply("client", spec.LookupSubmission(OTHER, key))
+    # a correlation key is not an identifier: noncharacters are allowed, controls are not
+    submit(h, f"{p}-nonchar", task_input(correlation_key=NONCHARACTER_KEY))
+    submit(h, f"{p}-control", task_input(correlation_key="order\x7f"))
 
 
 @scenario()
