@@ -443,7 +443,8 @@ def _invalid_claim(acq: Any, target: Any, rec: TaskRec | None, step: Step) -> st
         return "a dispatch in another queue than the consumer's"
     if code(step) == "not_found":
         return "a missing task"
-    if code(step) == "conflict":
+    if rec is not None and rec.snapshot.state == "active" and (
+            target.generation == rec.snapshot.attempt_count + 1):
         return "the next generation of an active task"
     if rec is not None and target.generation > rec.snapshot.attempt_count + 1:
         return "a generation never issued"

@@ -738,7 +738,8 @@ CLAUSES = Catalogue(_situated([
        "task id, or a dispatch in another scope or queue than the consumer's answers "
        "invalid_input; a missing task not_found; "
        "a task of another queue or scope conflict; an active task at its next generation "
-       "conflict.", M, "scenario:dispatch_dispositions", f"{E}acquisition_and_dispatch",
+       "invalid_input (not issued yet).", M, "scenario:dispatch_dispositions",
+       f"{E}acquisition_and_dispatch",
        requires=("dispatch",)),
     _c("LDG-DISPATCH-008", "no silent fallback to a queue scan",
        "A store that does not declare targeted dispatch rejects every claim_dispatch with "

@@ -226,6 +226,7 @@ def test_every_edge_scenario_is_named_by_the_clauses_its_edges_break() -> None:
     ("integer_beyond_u64_accepted", "LDG-SUBMIT-004"),
     ("deep_output_accepted", "LDG-SETTLE-006"),
     ("correlation_key_checked_as_an_id", "LDG-SUBMIT-001"),  # the kit's old reading
+    ("next_generation_conflicts", "LDG-DISPATCH-007"),  # the kit's old reading
 ])
 @pytest.mark.parametrize("base", ["memory", "sqlite"])
 def test_a_gap_closed_for_issue_25_is_caught_at_quick_by_its_clause_alone(

@@ -18,6 +18,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     Txn,
 )
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import ContractError
 
 from .base import Mutant
 
@@ -219,6 +220,15 @@ class NeverIssuedGenerationAccepted(LedgenceCore):
         return True
 
 
+class NextGenerationConflicts(LedgenceCore):
+    """A claim at the next generation of an active task answers conflict (the kit's old
+    reading), where the seed answers invalid_input: that generation was never issued."""
+
+    def _next_generation_while_active(self, task: TaskRecord,
+                                      generation: int) -> ContractError:
+        return spec.Conflict(f"task {task.task_id!r} is active")
+
+
 class FallbackQueueScan(LedgenceCore):
     """A store without targeted dispatch (it does not declare ``dispatch``) answers a claim by
     acquiring from the queue: whatever acquire would claim, not the named task."""
@@ -287,6 +297,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ClaimSequenceGapsAccepted),
     Mutant("never_issued_generation_accepted", "a claim at a generation never issued is "
            "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
+    Mutant("next_generation_conflicts", "a claim at the next generation of an active task "
+           "answers conflict", "LDG-DISPATCH-007", NextGenerationConflicts),
     Mutant("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
            "LDG-DISPATCH-008", FallbackQueueScan),
 )
