@@ -692,7 +692,10 @@ CLAUSES = Catalogue(_situated([
        "ties included, whatever the new limit.", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
-       "included), answers invalid_input.", M, "scenario:pagination_ties_and_cursors",
+       "included), answers invalid_input; so does a well-formed cursor whose position no page "
+       "could end at: a timestamp below 0 or past MAX_TIMESTAMP_MS, one outside the filters' "
+       "submission bounds, a task id that is not valid text.", M,
+       "scenario:pagination_ties_and_cursors", "scenario:pagination_filters",
        f"{E}listing_and_recovery"),
     _c("LDG-LIST-008", "each page is its own snapshot",
        "A later page shows the tasks as they are when it is read: tasks submitted or changed "
