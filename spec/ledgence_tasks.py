@@ -367,11 +367,13 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-SUBMIT-004", "submissions are validated first",
        "A malformed command or descriptor answers invalid_input, and a descriptor for another "
        "program answers conflict, before anything is read or written: an empty idempotency "
-       "key, program id or version, max_attempts outside 1..1000 (0 and -1), a negative "
-       "retry_delay_ms (0 is valid), attempt_timeout_ms outside 60 000..86 400 000 (0 and -1), "
-       "a descriptor of size 0 or less or without a sha256 digest (\"\" too), data holding "
-       "an integer outside -2^63..2^64-1, a correlation key over 512 bytes or holding a "
-       "control character (a Unicode noncharacter is allowed in it).", M,
+       "key, program id or version, max_attempts outside 1..1000 (0, -1, 1001), a "
+       "retry_delay_ms outside 0..86 400 000 (0 is valid), attempt_timeout_ms outside "
+       "60 000..86 400 000 (0, -1, 86 400 001), a descriptor of size 0 or less or without a "
+       "sha256 digest (\"\" too), data nested deeper than 64 containers, larger than 1 MiB or "
+       "holding an integer outside -2^63..2^64-1, a scope or queue holding a noncharacter, a "
+       "correlation key over 512 bytes or holding a control character (a Unicode "
+       "noncharacter is allowed in it).", M,
        "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,

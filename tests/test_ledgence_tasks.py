@@ -227,6 +227,8 @@ def test_every_edge_scenario_is_named_by_the_clauses_its_edges_break() -> None:
     ("deep_output_accepted", "LDG-SETTLE-006"),
     ("correlation_key_checked_as_an_id", "LDG-SUBMIT-001"),  # the kit's old reading
     ("next_generation_conflicts", "LDG-DISPATCH-007"),  # the kit's old reading
+    ("data_depth_unchecked", "LDG-SUBMIT-004"),  # refusals no check sent before
+    ("retry_delay_unbounded", "LDG-SUBMIT-004"),
 ])
 @pytest.mark.parametrize("base", ["memory", "sqlite"])
 def test_a_gap_closed_for_issue_25_is_caught_at_quick_by_its_clause_alone(

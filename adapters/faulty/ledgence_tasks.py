@@ -114,6 +114,30 @@ class CorrelationKeyCheckedAsAnId(LedgenceCore):
         super()._check_submission(command, descriptor)
 
 
+class DataDepthUnchecked(LedgenceCore):
+    """Submission data is taken at any depth (the seed refuses more than 64 containers)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        data = getattr(getattr(command, "input", None), "data", None)
+        if spec.json_depth(data) > spec.MAX_DATA_DEPTH:
+            command = attrs.evolve(command, input=attrs.evolve(command.input, data=None))
+        super()._check_submission(command, descriptor)
+
+
+class RetryDelayUnbounded(LedgenceCore):
+    """A retry delay is only checked for being >= 0 (the seed caps it at a day)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        delay = getattr(policy, "retry_delay_ms", None)
+        if isinstance(delay, int) and delay > spec.RETRY_DELAY_MS[1]:
+            command = attrs.evolve(command, input=attrs.evolve(
+                command.input, retry_policy=attrs.evolve(policy, retry_delay_ms=0)))
+        super()._check_submission(command, descriptor)
+
+
 class SubmissionAvailableLater(LedgenceCore):
     def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
                   now: int) -> TaskRecord:
@@ -300,6 +324,10 @@ _SLICE = (
            "LDG-SUBMIT-004", IntegerBeyondU64Accepted),
     Mutant("correlation_key_checked_as_an_id", "a correlation key holding a Unicode "
            "noncharacter is refused", "LDG-SUBMIT-001", CorrelationKeyCheckedAsAnId),
+    Mutant("data_depth_unchecked", "submission data nested 65 deep is accepted",
+           "LDG-SUBMIT-004", DataDepthUnchecked),
+    Mutant("retry_delay_unbounded", "a retry delay longer than a day is accepted",
+           "LDG-SUBMIT-004", RetryDelayUnbounded),
     Mutant("submission_available_later", "a new task is available 1 ms after submission",
            "LDG-SUBMIT-001", SubmissionAvailableLater),
     Mutant("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",

@@ -57,7 +57,9 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
     """Concurrency -1 and "2", an empty namespace, a None session id; an empty key looked up
     and submitted; an empty program id and version, 0 and -1 attempts, a delay of -1 (0 is
     valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest, data holding
-    2^64 or -2^63 - 1: all refused, nothing bound."""
+    2^64 or -2^63 - 1, data 65 deep or over 1 MiB, 1001 attempts, a delay or a timeout past
+    a day, a correlation key of 513 bytes, a queue holding a noncharacter: all refused,
+    nothing bound."""
     for concurrency in (-1, "2"):
         h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))  # type: ignore[arg-type]
     h.apply("worker", spec.OpenSession(NO_NAMESPACE, QUEUE, 1))
@@ -79,6 +81,17 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
     submit(h, key, task_input(scope=NO_NAMESPACE))
     for number in (spec.JSON_INTEGERS[1] + 1, spec.JSON_INTEGERS[0] - 1):
         submit(h, key, task_input(data={"n": [number]}))  # past u64, below i64
+    too_deep: list[object] = []
+    for _ in range(spec.MAX_DATA_DEPTH):
+        too_deep = [too_deep]  # 65 nested lists
+    submit(h, key, task_input(data=too_deep))
+    submit(h, key, task_input(data="x" * spec.MAX_DATA_BYTES))  # with its quotes: 1 MiB + 2
+    for over in (spec.RetryPolicy(spec.MAX_ATTEMPTS[1] + 1, 0),
+                 spec.RetryPolicy(3, spec.RETRY_DELAY_MS[1] + 1)):
+        submit(h, key, task_input(retry_policy=over))
+    submit(h, key, task_input(attempt_timeout_ms=spec.ATTEMPT_TIMEOUT_MS[1] + 1))
+    submit(h, key, task_input(correlation_key="k" * (spec.MAX_CORRELATION_KEY_BYTES + 1)))
+    submit(h, key, task_input(queue="emails\ufdd0"))  # a noncharacter in an identifier
     h.apply("client", spec.LookupSubmission(SCOPE, key))  # none of those bound the key
     submit(h, key, task_input(retry_policy=spec.RetryPolicy(1, 0)))  # a delay of 0 is valid
     h.apply("client", spec.LookupSubmission(SCOPE, key))
