@@ -132,7 +132,8 @@ class RetryDelayUnbounded(LedgenceCore):
                           descriptor: spec.ProgramDescriptor) -> None:
         policy = getattr(getattr(command, "input", None), "retry_policy", None)
         delay = getattr(policy, "retry_delay_ms", None)
-        if isinstance(delay, int) and delay > spec.RETRY_DELAY_MS[1]:
+        if isinstance(policy, spec.RetryPolicy) and isinstance(delay, int) and (
+                delay > spec.RETRY_DELAY_MS[1]):
             command = attrs.evolve(command, input=attrs.evolve(
                 command.input, retry_policy=attrs.evolve(policy, retry_delay_ms=0)))
         super()._check_submission(command, descriptor)
