@@ -365,7 +365,8 @@ def _malformed(command: Any) -> str:
         return "an unknown failure kind"
     if isinstance(report, spec.ExecutionReport) and not valid(
             lambda: spec.check_report_output(command)):
-        return names.DEEP_OUTPUT
+        deep: str = names.DEEP_OUTPUT
+        return deep
     try:
         size = len(spec.canonical_settlement(command).encode())
     except (TypeError, ValueError, spec.InvalidInput):
