@@ -349,7 +349,8 @@ CLAUSES = Catalogue(_situated([
        "or not a string) invalid_input.", M, "scenario:sessions_expire_and_never_revive",
        f"{E}sessions_and_submissions"),
     _c("LDG-SESSION-004", "an expired session is never revived",
-       "extend_session before expires_at sets expires_at = now + 24 h; at or after it answers "
+       "extend_session before expires_at sets expires_at = now + 24 h and stores it (a later "
+       "call past the expiry it replaced meets the new one); at or after it answers "
        "session_expired.", M, "scenario:sessions_expire_and_never_revive"),
     # -- submission
     _c("LDG-SUBMIT-001", "a submission creates one queued task",
