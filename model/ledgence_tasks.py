@@ -87,6 +87,7 @@ def _extend_session(state: State, op: spec.ExtendSession, ctx: Ctx) -> Step:
     if ctx.now >= session.expires_at:
         raise _refuse(spec.SessionExpired(session.id), "LDG-SESSION-004")
     d = Draft(state)
+    d.replaced[session.id] = session.expires_at
     session = attrs.evolve(session, expires_at=ctx.now + spec.SESSION_MS)
     d.sessions[session.id] = session
     return _ok(d.freeze(), session, "LDG-SESSION-004")

@@ -234,8 +234,8 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
     if snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None:
         disposition, clause = spec.ClaimTerminalOrSuperseded(), "LDG-DISPATCH-003"
     elif snap.state == "active":
-        if g == n + 1:
-            raise _refuse(spec.Conflict("the task's current attempt is still active"),
+        if g == n + 1:  # seed: crates/ledgence-orchestration-core/src/dispatch.rs:36-39
+            raise _refuse(spec.InvalidInput("dispatch generation has never been issued"),
                           "LDG-DISPATCH-007")
         if g == n:
             disposition = spec.ClaimAlreadyHandedOff(

@@ -141,9 +141,11 @@ def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     _check("LDG-SETTLE-006", lambda: spec.validate_settle(command))
     owner = command.owner
     rec, att = _owned(state, owner, "LDG-SETTLE-002")
-    # Once the owner matched, the seed's order: the operation id, the report's identity, the
-    # size. seed: crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee.
+    # Once the owner matched, the seed's order: the operation id, the output's nesting, the
+    # report's identity, the size.
+    # seed: crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee.
     _check("LDG-SETTLE-006", lambda: spec.check_operation_id(command))
+    _check("LDG-SETTLE-006", lambda: spec.check_report_output(command))
     _check("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
                                                                  rec.snapshot.descriptor))
     _check("LDG-SETTLE-006", lambda: spec.check_settlement_size(command))

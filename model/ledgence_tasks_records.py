@@ -61,6 +61,16 @@ class PagePosition:
 
 
 @attrs.frozen
+class UnissuedPosition:
+    """What a forged cursor stands for: the issued cursor's own encoding with its position
+    replaced by one no page could end at (``case`` names which), so that it is well-formed and
+    still refused (LDG-LIST-007)."""
+
+    case: str
+    submitted_at: int
+
+
+@attrs.frozen
 class State:
     sessions: Mapping[str, spec.WorkerSession] = attrs.field(factory=dict)
     tasks: Mapping[str, TaskRec] = attrs.field(factory=dict)
@@ -69,6 +79,9 @@ class State:
     keys: Mapping[tuple[spec.Scope, str], str] = attrs.field(factory=dict)
     minted: int = 0
     receipts: Mapping[tuple[str, int, int], Receipt] = attrs.field(factory=dict)
+    # session id -> the expires_at its last extension replaced (what a store that answers an
+    # extension without storing it still holds; the situations look for a call past it)
+    replaced: Mapping[str, int] = attrs.field(factory=dict)
 
 
 EMPTY = State()
@@ -85,10 +98,11 @@ class Draft:
         self.keys = dict(state.keys)
         self.minted = state.minted
         self.receipts = dict(state.receipts)
+        self.replaced = dict(state.replaced)
 
     def freeze(self) -> State:
         return State(self.sessions, self.tasks, self.attempts, self.cursors, self.keys,
-                     self.minted, self.receipts)
+                     self.minted, self.receipts, self.replaced)
 
     def record(self, task_id: str, reason: str, at: int, attempt: str | None = None) -> None:
         rec = self.tasks[task_id]

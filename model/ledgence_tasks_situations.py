@@ -13,7 +13,7 @@ in :mod:`.ledgence_worker_situations`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -25,7 +25,7 @@ from fencepost.spec.ops import Op
 from .base import Ctx, Step
 from .ledgence_tasks import page_key
 from .ledgence_tasks_attempts import expired_candidates
-from .ledgence_tasks_records import State, TaskRec, is_live, status_of
+from .ledgence_tasks_records import State, TaskRec, UnissuedPosition, is_live, status_of
 from .ledgence_worker_situations import (
     acquisition,
     boundary,
@@ -118,6 +118,9 @@ def _extend_session(before: State, op: spec.ExtendSession, ctx: Ctx, step: Step)
         if gap <= 1:
             yield "LDG-SESSION-004", ("1 ms before expires_at" if gap == 1 else
                                       "at expires_at exactly" if gap == 0 else "after expires_at")
+        replaced = before.replaced.get(session.id)
+        if code(step) == "ok" and replaced is not None and ctx.now >= replaced:
+            yield "LDG-SESSION-004", names.EXTENSION_READ_BACK
 
 
 def _lookup(before: State, op: spec.LookupSubmission, ctx: Ctx, step: Step) -> Found:
@@ -162,12 +165,51 @@ def _read(before: State, op: Any, ctx: Ctx, step: Step) -> Found:
     if isinstance(op, spec.Result):
         state = rec.snapshot.state
         yield "LDG-READ-001", f"an {state} task" if state == "active" else f"a {state} task"
+        yield from _result_read_back(rec.outcome)
+    if isinstance(op, spec.Inspect):
+        for case in exact_cases(rec.snapshot.input.data):
+            yield "LDG-READ-005", f"task input: {case}"
     if isinstance(op, spec.InspectAttempt):
         yield "LDG-READ-003", ("the current attempt" if op.attempt_id == rec.latest_attempt
                                else "an earlier attempt")
     att = current(before, rec)
     if att is not None and not is_live(rec, att, ctx.now):
         yield "LDG-READ-004", AT if ctx.now == att.snapshot.lease.expires_at else PAST
+
+
+def _result_read_back(outcome: Any) -> Found:
+    """A result whose output, or failure message, only an exact store gives back."""
+    if not isinstance(outcome, Mapping):
+        return
+    if outcome.get("kind") == "succeeded" and any(exact_cases(outcome.get("output"))):
+        yield "LDG-READ-005", "a success output read back"
+    message = (outcome.get("failure") or {}).get("message", "") if outcome.get(
+        "kind") == "failed" else ""
+    if any(exact_cases(message)):
+        yield "LDG-READ-005", "a failure message read back"
+
+
+def exact_cases(value: Any, depth: int = 0) -> Iterator[str]:
+    """Which of :data:`names.EXACT_VALUES` the JSON ``value`` holds (each once per container
+    it is met in; callers ask ``any`` or collect them)."""
+    one, zero, ints, text, deep = names.EXACT_VALUES
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int) and value in spec.JSON_INTEGERS:
+        yield ints
+    elif isinstance(value, float) and value == 0.0 and str(value).startswith("-"):
+        yield zero
+    elif isinstance(value, str) and (not value or "\x00" in value or not value.isascii()):
+        yield text
+    elif isinstance(value, Mapping | list | tuple):
+        items = list(value.values()) if isinstance(value, Mapping) else list(value)
+        if depth + 1 >= spec.MAX_DATA_DEPTH:
+            yield deep
+        kinds = {type(v) for v in items if v == 1 and not isinstance(v, bool)}
+        if {int, float} <= kinds:
+            yield one
+        for item in items:
+            yield from exact_cases(item, depth + 1)
 
 
 def _history(before: State, op: spec.History, ctx: Ctx, step: Step) -> Found:
@@ -308,6 +350,9 @@ def _list_tasks(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Foun
         return
     if clause == "LDG-LIST-007":
         cursor = query.cursor
+        if isinstance(cursor, UnissuedPosition):
+            yield clause, cursor.case
+            return
         yield clause, ("a value no page issued" if not hasattr(cursor, "scope")
                        else "another scope" if cursor.scope != op.scope else "other filters")
         return

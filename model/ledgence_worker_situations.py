@@ -296,10 +296,14 @@ def renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
 
 def _dispatch_renewal(rec: TaskRec, att: StoredAttempt, now: int, step: Step) -> Found:
     clause, snap = "LDG-RENEW-007", att.snapshot
+    first = not snap.execution_may_have_started and rec.snapshot.cancel_requested_at is None \
+        and snap.settlement is None
+    if first and snap.deadline - now in (1, 0, -1):
+        yield clause, names.DISPATCH_AT_DEADLINE[1 - (snap.deadline - now)]
     if step.clause == clause:
         yield clause, "the first"
-    elif now >= snap.deadline:
-        yield clause, "at the deadline"
+    elif first:
+        pass  # past the deadline: nothing to authorize
     elif rec.snapshot.cancel_requested_at is not None:
         yield clause, "after a cancel request"
     elif snap.settlement is not None:
@@ -359,9 +363,13 @@ def _malformed(command: Any) -> str:
         return "a bad quiescence"
     if isinstance(report, spec.ExecutionFailure) and report.kind not in spec.FAILURE_KINDS:
         return "an unknown failure kind"
+    if isinstance(report, spec.ExecutionReport) and not valid(
+            lambda: spec.check_report_output(command)):
+        deep: str = names.DEEP_OUTPUT
+        return deep
     try:
         size = len(spec.canonical_settlement(command).encode())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, spec.InvalidInput):
         return "a malformed report"
     return "over 8 MiB" if size > spec.SETTLEMENT_MAX_BYTES else "a malformed report"
 
@@ -436,7 +444,8 @@ def _invalid_claim(acq: Any, target: Any, rec: TaskRec | None, step: Step) -> st
         return "a dispatch in another queue than the consumer's"
     if code(step) == "not_found":
         return "a missing task"
-    if code(step) == "conflict":
+    if rec is not None and rec.snapshot.state == "active" and (
+            target.generation == rec.snapshot.attempt_count + 1):
         return "the next generation of an active task"
     if rec is not None and target.generation > rec.snapshot.attempt_count + 1:
         return "a generation never issued"

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from .ledgence_submission import (
+    MAX_DATA_DEPTH,
     SETTLEMENT_MAX_BYTES,
     Conflict,
     InvalidInput,
@@ -22,6 +23,7 @@ from .ledgence_submission import (
     Scope,
     TaskInput,
     canonical_json,
+    json_depth,
     validate_scope,
     validate_text,
 )
@@ -71,6 +73,7 @@ __all__ = [
     "validate_settle",
     "check_operation_id",
     "check_report_identity",
+    "check_report_output",
     "check_settlement_size",
     "canonical_settlement",
     "same_settlement",
@@ -640,6 +643,17 @@ def check_operation_id(command: SettleCommand) -> None:
     """The operation id is non-empty text; the seed checks it first among the report's checks,
     after the owner matched (lifecycle.rs:284 at 3abb9ee)."""
     validate_text(command.operation_id, "operation_id")
+
+
+def check_report_output(command: SettleCommand) -> None:
+    """A success report's output holds at most 64 nested containers; the seed checks it right
+    after the operation id, before the report's identity (lifecycle.rs:287-289 at 3abb9ee:
+    validate_task_output, crates/ledgence-orchestration-api/src/workflow.rs:28-35, then
+    crates/ledgence-worker-api/src/wire.rs:33-57 at 9f0c292)."""
+    report = command.report
+    if isinstance(report, ExecutionReport) and report.outcome.get("status") == "success" and (
+            json_depth(report.outcome["output"]) > MAX_DATA_DEPTH):
+        raise InvalidInput(f"a success output nests deeper than {MAX_DATA_DEPTH} containers")
 
 
 def check_settlement_size(command: SettleCommand) -> None:

@@ -14,11 +14,11 @@ import attrs
 
 from .ledgence_delivery import AcquireCommand, AttemptRef, TaskStatus, validate_acquire
 from .ledgence_submission import (
-    MAX_CORRELATION_KEY_BYTES,
     MAX_TIMESTAMP_MS,
     TASK_STATES,
     InvalidInput,
     Scope,
+    validate_correlation_key,
     validate_scope,
     validate_text,
 )
@@ -108,8 +108,7 @@ def validate_list_query(scope: Any, query: Any) -> TaskListQuery:
     if f.queue is not None:
         validate_text(f.queue, "queue filter")
     if f.correlation_key is not None:
-        validate_text(f.correlation_key, "correlation key filter", MAX_CORRELATION_KEY_BYTES,
-                      allow_empty=True)
+        validate_correlation_key(f.correlation_key, "correlation key filter")
     _bound(f.submitted_from, "submitted_from")
     _bound(f.submitted_until, "submitted_until")
     if (f.submitted_from is not None and f.submitted_until is not None

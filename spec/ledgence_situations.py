@@ -18,6 +18,16 @@ BEFORE, AT, AFTER = ("1 ms before the lease expiry", "at the lease expiry exactl
 PAST = "after the lease expiry"
 AT_SESSION, PAST_SESSION = "at the session expiry exactly", "after the session expiry"
 EMPTY, ASSIGNED = "after an Empty", "after an assignment"
+DISPATCH_AT_DEADLINE = ("a first dispatch 1 ms before the deadline",
+                        "a first dispatch at the deadline exactly",
+                        "a first dispatch 1 ms after the deadline")
+UNISSUED_POSITIONS = ("a well-formed cursor at timestamp -1",
+                      "a well-formed cursor before submitted_from",
+                      "a well-formed cursor at submitted_until")
+EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
+                "non-ASCII, empty and NUL strings", "64 nested containers")
+DEEP_OUTPUT = "a success output nested 65 deep"
+EXTENSION_READ_BACK = "extended again past the expiry an extension replaced"
 OVERLAPPED = "a change overlapped another call on its record"  # the runner counts it
 BY_ID = "the earliest expiries are not the lowest ids"
 BY_SUBMISSION = "the earliest expiries are not the first submitted"
@@ -32,7 +42,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     # sessions and submission
     "LDG-SESSION-002": ("a bad scope", "a bad queue", "concurrency 0"),
     "LDG-SESSION-003": ("an unknown id", "a malformed id"),
-    "LDG-SESSION-004": ("1 ms before expires_at", "at expires_at exactly", "after expires_at"),
+    "LDG-SESSION-004": ("1 ms before expires_at", "at expires_at exactly", "after expires_at",
+                        EXTENSION_READ_BACK),
     "LDG-SUBMIT-002": ("another descriptor given", "a task changed since"),
     "LDG-SUBMIT-003": ("data equal as Python values", "another field"),
     "LDG-SUBMIT-004": ("a malformed command", "another program's descriptor"),
@@ -44,6 +55,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
                      "inspect_attempt in another scope", "cancel in another scope"),
     "LDG-READ-003": ("the current attempt", "an earlier attempt", "another task's attempt"),
     "LDG-READ-004": (AT, PAST),
+    "LDG-READ-005": (*(f"task input: {case}" for case in EXACT_VALUES),
+                     "a success output read back", "a failure message read back"),
     "LDG-HISTORY-001": ("after 0", "after inside the history", "after the last event",
                         "exactly 100 events after", "101 events after", "a negative after"),
     "LDG-HISTORY-002": tuple(f"`{reason}` written" for reason in HISTORY_REASONS),
@@ -92,7 +105,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-RENEW-003": ("an unknown session", AT_SESSION, PAST_SESSION),
     "LDG-RENEW-004": ("sequence 0", "a gap", "one below the last"),
     "LDG-RENEW-005": ("keep_alive", "dispatch"),
-    "LDG-RENEW-007": ("the first", "once already authorized", "at the deadline",
+    "LDG-RENEW-007": ("the first", "once already authorized", *DISPATCH_AT_DEADLINE,
                       "after a cancel request", "after a settlement"),
     "LDG-RENEW-008": ("another intent", "a negative sequence"),
     # settlement and quiescence
@@ -104,7 +117,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-SETTLE-004": ("another operation id", "another report", "another quiescence"),
     "LDG-SETTLE-005": ("another attempt", "another program", "another digest"),
     "LDG-SETTLE-006": ("a malformed report", "an unknown failure kind", "a bad quiescence",
-                       "over 8 MiB"),
+                       "over 8 MiB", DEEP_OUTPUT),
     "LDG-QUIESCE-001": ("a success report", "a retryable failure"),
     "LDG-QUIESCE-004": ("an owner that differs", PAST),
     # the finish rules
@@ -133,7 +146,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
                      "a bad filter"),
     "LDG-LIST-005": ("an exact last page", "one row beyond the page"),
     "LDG-LIST-006": ("ties across the cursor", "a new limit"),
-    "LDG-LIST-007": ("another scope", "other filters", "a value no page issued"),
+    "LDG-LIST-007": ("another scope", "other filters", "a value no page issued",
+                     *UNISSUED_POSITIONS),
     # targeted dispatch
     "LDG-DISPATCH-003": tuple(situation(s, "dispatch") for s in (
         "a terminal task", "a cancel-requested task", "an older generation")),

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_CORRELATION_KEY_BYTES",
     "MAX_DATA_DEPTH",
     "MAX_DATA_BYTES",
+    "JSON_INTEGERS",
     "MAX_ATTEMPTS",
     "RETRY_DELAY_MS",
     "ATTEMPT_TIMEOUT_MS",
@@ -70,6 +71,8 @@ __all__ = [
     "validate_input",
     "validate_submission",
     "canonical_json",
+    "validate_correlation_key",
+    "json_depth",
     "canonical",
     "same_submission",
 ]
@@ -90,6 +93,10 @@ MAX_IDEMPOTENCY_KEY_BYTES = 255
 MAX_CORRELATION_KEY_BYTES = 512
 MAX_DATA_DEPTH = 64
 MAX_DATA_BYTES = 1024 * 1024
+JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
+"""The integers the seed's JSON holds: i64 or u64 (a larger token is refused, never rounded:
+crates/ledgence-orchestration-api/src/submission.rs:28-31, 114-119 at 99136b5;
+crates/ledgence-worker-api/src/wire.rs:24-25 at 9f0c292)."""
 MAX_ATTEMPTS = (1, 1000)
 RETRY_DELAY_MS = (0, 86_400_000)
 ATTEMPT_TIMEOUT_MS = (60_000, 86_400_000)
@@ -237,17 +244,34 @@ def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
     return value
 
 
+_CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def validate_correlation_key(value: Any, what: str) -> str:
+    """At most 512 UTF-8 bytes ("" included) and no control characters; unlike an identifier,
+    Unicode noncharacters are allowed (crates/ledgence-orchestration-api/src/submission.rs:94-100
+    at 99136b5, and the list filter at discovery.rs:29-33 at 9f0c292)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    if len(value.encode("utf-8")) > MAX_CORRELATION_KEY_BYTES:
+        raise InvalidInput(f"{what} is longer than {MAX_CORRELATION_KEY_BYTES} bytes")
+    if _CONTROL_CHARACTERS.search(value):
+        raise InvalidInput(f"{what} contains a control character")
+    return value
+
+
 def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not (
             bounds[0] <= value <= bounds[1]):
         raise InvalidInput(f"{what} must be an integer in {bounds[0]}..={bounds[1]}")
 
 
-def _depth(value: Any) -> int:
+def json_depth(value: Any) -> int:
+    """How many containers nest in the JSON ``value`` (a scalar: 0)."""
     if isinstance(value, Mapping):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
+        return 1 + max((json_depth(v) for v in value.values()), default=0)
     if isinstance(value, list | tuple):
-        return 1 + max((_depth(v) for v in value), default=0)
+        return 1 + max((json_depth(v) for v in value), default=0)
     return 0
 
 
@@ -272,9 +296,8 @@ def validate_input(task: Any) -> TaskInput:
         if not _PROGRAM_PART.fullmatch(part) or part in (".", ".."):
             raise InvalidInput(f"{what} must be [a-z0-9._-]+ and not . or ..")
     if task.correlation_key is not None:
-        validate_text(task.correlation_key, "correlation_key", MAX_CORRELATION_KEY_BYTES,
-                      allow_empty=True)
-    if _depth(task.data) > MAX_DATA_DEPTH:
+        validate_correlation_key(task.correlation_key, "correlation_key")
+    if json_depth(task.data) > MAX_DATA_DEPTH:
         raise InvalidInput(f"data nests deeper than {MAX_DATA_DEPTH}")
     if len(canonical_json(task.data).encode("utf-8")) > MAX_DATA_BYTES:
         raise InvalidInput("data is larger than 1 MiB")
@@ -313,6 +336,8 @@ def canonical_json(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
+        if not JSON_INTEGERS[0] <= value <= JSON_INTEGERS[1]:
+            raise InvalidInput("a JSON integer must fit i64 or u64")
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):

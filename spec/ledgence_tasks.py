@@ -349,7 +349,8 @@ CLAUSES = Catalogue(_situated([
        "or not a string) invalid_input.", M, "scenario:sessions_expire_and_never_revive",
        f"{E}sessions_and_submissions"),
     _c("LDG-SESSION-004", "an expired session is never revived",
-       "extend_session before expires_at sets expires_at = now + 24 h; at or after it answers "
+       "extend_session before expires_at sets expires_at = now + 24 h and stores it (a later "
+       "call past the expiry it replaced meets the new one); at or after it answers "
        "session_expired.", M, "scenario:sessions_expire_and_never_revive"),
     # -- submission
     _c("LDG-SUBMIT-001", "a submission creates one queued task",
@@ -367,9 +368,13 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-SUBMIT-004", "submissions are validated first",
        "A malformed command or descriptor answers invalid_input, and a descriptor for another "
        "program answers conflict, before anything is read or written: an empty idempotency "
-       "key, program id or version, max_attempts outside 1..1000 (0 and -1), a negative "
-       "retry_delay_ms (0 is valid), attempt_timeout_ms outside 60 000..86 400 000 (0 and -1), "
-       "a descriptor of size 0 or less or without a sha256 digest (\"\" too).", M,
+       "key, program id or version, max_attempts outside 1..1000 (0, -1, 1001), a "
+       "retry_delay_ms outside 0..86 400 000 (0 is valid), attempt_timeout_ms outside "
+       "60 000..86 400 000 (0, -1, 86 400 001), a descriptor of size 0 or less or without a "
+       "sha256 digest (\"\" too), data nested deeper than 64 containers, larger than 1 MiB or "
+       "holding an integer outside -2^63..2^64-1, a scope or queue holding a noncharacter, a "
+       "correlation key over 512 bytes or holding a control character (a Unicode "
+       "noncharacter is allowed in it).", M,
        "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,
@@ -403,6 +408,14 @@ CLAUSES = Catalogue(_situated([
        "An attempt past its expiry still reads as active, with its task active, until a "
        "recovery scan, a cancel or its owner's next call finds it expired.", M,
        "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
+    _c("LDG-READ-005", "stored values read back exactly",
+       "A task's input data, and a settled attempt's report (a success output, a failure "
+       "message), read back from every answer that carries them (the submission's snapshot, "
+       "inspect, the Assigned event, result) exactly as given, within the seed's JSON domain: "
+       "integers and floats apart (1 is not 1.0), -0.0 not 0.0, integers to the i64 and u64 "
+       "bounds, any string (non-ASCII, empty, U+0000), 64 nested containers. An integer "
+       "outside -2^63..2^64-1 answers invalid_input (LDG-SUBMIT-004).",
+       "scenario:stored_values_read_back_exactly"),
     _c("LDG-HISTORY-001", "history is contiguous and paged",
        "history returns the task's events with sequence > after, ascending, at most 100; "
        "sequences start at 1 and have no gaps; replays and no-ops write nothing. An after "
@@ -551,7 +564,8 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-RENEW-007", "the first dispatch renewal authorizes dispatch once",
        "A dispatch renewal before the deadline, with no cancel requested and no settlement, "
        "sets execution_may_have_started and writes `dispatch_authorized` the first time "
-       "only.", M, "scenario:dispatch_renewal_authorizes_once"),
+       "only; at the deadline exactly it authorizes nothing.", M,
+       "scenario:dispatch_renewal_authorizes_once", "scenario:dispatch_renewal_at_the_deadline"),
     _c("LDG-RENEW-008", "renew validates its command",
        "An intent other than keep_alive or dispatch (\"\" included), or a negative sequence, "
        "answers invalid_input.", M, "scenario:renewal_replay_does_not_extend",
@@ -585,8 +599,9 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-SETTLE-006", "settle validates its command",
        "A malformed settlement (report shape, failure kind or phase, quiescence, the empty "
        "ones included; an empty process id, a negative elapsed_ms) answers invalid_input "
-       "before the owner is looked up; an empty operation id, or a settlement larger than "
-       "8 MiB canonically, answers invalid_input once the owner matched (a failure message "
+       "before the owner is looked up; an empty operation id, a success output nested more "
+       "than 64 containers deep, or a settlement larger than 8 MiB canonically, answers "
+       "invalid_input once the owner matched (a failure message "
        "may be empty).", M, "scenario:settle_conflicts", f"{E}owner_calls"),
     _c("LDG-SETTLE-007", "an unconfirmed settlement keeps the task active",
        "With unconfirmed quiescence the task and attempt stay active (the consumer busy) "
@@ -680,7 +695,10 @@ CLAUSES = Catalogue(_situated([
        "ties included, whatever the new limit.", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
-       "included), answers invalid_input.", M, "scenario:pagination_ties_and_cursors",
+       "included), answers invalid_input; so does a well-formed cursor whose position no page "
+       "could end at: a timestamp below 0 or past MAX_TIMESTAMP_MS, one outside the filters' "
+       "submission bounds, a task id that is not valid text.", M,
+       "scenario:pagination_ties_and_cursors", "scenario:pagination_filters",
        f"{E}listing_and_recovery"),
     _c("LDG-LIST-008", "each page is its own snapshot",
        "A later page shows the tasks as they are when it is read: tasks submitted or changed "
@@ -726,7 +744,8 @@ CLAUSES = Catalogue(_situated([
        "task id, or a dispatch in another scope or queue than the consumer's answers "
        "invalid_input; a missing task not_found; "
        "a task of another queue or scope conflict; an active task at its next generation "
-       "conflict.", M, "scenario:dispatch_dispositions", f"{E}acquisition_and_dispatch",
+       "invalid_input (not issued yet).", M, "scenario:dispatch_dispositions",
+       f"{E}acquisition_and_dispatch",
        requires=("dispatch",)),
     _c("LDG-DISPATCH-008", "no silent fallback to a queue scan",
        "A store that does not declare targeted dispatch rejects every claim_dispatch with "

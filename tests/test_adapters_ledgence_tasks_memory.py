@@ -7,6 +7,7 @@ First slice: sessions, submission, reads, history and cancelling a queued task.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -498,3 +499,72 @@ def test_concurrent_different_inputs_under_one_key_give_one_winner(world: World)
     store = world.open(env)
     assert store.lookup_submission(SCOPE, "key-1") == winners[0]
     assert reasons(store, winners[0].task_id) == ["submitted"]
+
+
+# --- the mutation gaps of issue 25: what the kit's own stores answer ----------------------------
+
+
+def _ranged_cursor(store: LedgenceCore, world: World) -> tuple[str, spec.TaskFilters]:
+    """Three tasks 10 ms apart and a page of one over the last two: its cursor and filters."""
+    for k in range(3):
+        submit(store, f"key-{k}")
+        world.clock.now += 10
+    filters = spec.TaskFilters(submitted_from=START + 10, submitted_until=START + 21)
+    page = store.list_tasks(SCOPE, spec.TaskListQuery(filters, 1))
+    assert page.next_cursor is not None
+    return page.next_cursor, filters
+
+
+def _with_position(cursor: str, submitted_at: int, task_id: str | None = None) -> str:
+    document = json.loads(bytes.fromhex(cursor).decode("utf-8"))
+    document["position"][0] = submitted_at
+    if task_id is not None:
+        document["position"][1] = task_id
+    return spec.canonical_json(document).encode("utf-8").hex()
+
+
+@pytest.mark.parametrize(("submitted_at", "task_id"), [
+    (-1, None),  # no timestamp is -1: the seed's u64 does not decode it
+    (START + 9, None),  # before submitted_from
+    (START + 21, None),  # at submitted_until (exclusive)
+    (spec.MAX_TIMESTAMP_MS + 1, None),
+    (START + 10, "task\x00"),  # not valid text
+])
+def test_a_well_formed_cursor_no_page_could_issue_is_invalid_input(
+        world: World, store: LedgenceCore, submitted_at: int, task_id: str | None) -> None:
+    cursor, filters = _ranged_cursor(store, world)
+    with pytest.raises(spec.InvalidInput):
+        store.list_tasks(SCOPE, spec.TaskListQuery(
+            filters, 1, _with_position(cursor, submitted_at, task_id)))
+
+
+def test_a_position_within_the_bounds_that_names_no_task_continues_after_it(
+        world: World, store: LedgenceCore) -> None:
+    """As the seed: a cursor is a position, not a page it remembers (discovery.rs:98-113)."""
+    cursor, filters = _ranged_cursor(store, world)
+    page = store.list_tasks(SCOPE, spec.TaskListQuery(
+        filters, 5, _with_position(cursor, START + 15, "task_none")))
+    assert [item.submitted_at for item in page.items] == [START + 10]
+
+
+def test_input_data_reads_back_exactly_and_integers_past_u64_are_invalid_input(
+        store: LedgenceCore) -> None:
+    data = {"one": 1, "float": 1.0, "negative_zero": -0.0, "u64": 2 ** 64 - 1,
+            "i64": -(2 ** 63), "text": "\u00e9\u2713", "empty": "", "nul": "\x00"}
+    submitted = submit(store, data=data)
+    read = store.inspect(SCOPE, submitted.task_id).input.data
+    assert spec.canonical_json(read) == spec.canonical_json(data)
+    assert [type(read[k]) for k in ("one", "float")] == [int, float]
+    for number in (2 ** 64, -(2 ** 63) - 1):
+        with pytest.raises(spec.InvalidInput):
+            submit(store, "key-2", data=[number])
+
+
+def test_a_correlation_key_may_hold_noncharacters_but_no_control_character(
+        store: LedgenceCore) -> None:
+    key = "order-\ufdd0-\U0010ffff"
+    submitted = submit(store, correlation_key=key)
+    page = store.list_tasks(SCOPE, spec.TaskListQuery(spec.TaskFilters(correlation_key=key)))
+    assert [item.task_id for item in page.items] == [submitted.task_id]
+    with pytest.raises(spec.InvalidInput):
+        submit(store, "key-2", correlation_key="order\x7f")

@@ -212,3 +212,38 @@ def test_every_edge_scenario_is_named_by_the_clauses_its_edges_break() -> None:
 
     proven = {f"scenario:{n}" for n in SUITE.scenarios if n.startswith("edges_of_")}
     assert proven and set().union(*edges.values()) == proven
+
+
+@pytest.mark.parametrize(("name", "clause"), [
+    # the three gaps a mutation test of the rules core found (issue 25)
+    ("extension_not_stored", "LDG-SESSION-004"),
+    ("dispatch_at_deadline_authorized", "LDG-RENEW-007"),
+    ("unissued_cursor_is_a_position", "LDG-LIST-007"),
+    ("cursor_outside_filters_accepted", "LDG-LIST-007"),
+    # stored values read back exactly, and the refusals of the seed's JSON domain
+    ("input_through_lossy_json", "LDG-READ-005"),
+    ("output_through_lossy_json", "LDG-READ-005"),
+    ("integer_beyond_u64_accepted", "LDG-SUBMIT-004"),
+    ("deep_output_accepted", "LDG-SETTLE-006"),
+    ("correlation_key_checked_as_an_id", "LDG-SUBMIT-001"),  # the kit's old reading
+    ("next_generation_conflicts", "LDG-DISPATCH-007"),  # the kit's old reading
+    ("data_depth_unchecked", "LDG-SUBMIT-004"),  # refusals no check sent before
+    ("retry_delay_unbounded", "LDG-SUBMIT-004"),
+])
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
+def test_a_gap_closed_for_issue_25_is_caught_at_quick_by_its_clause_alone(
+        name: str, clause: str, base: str) -> None:
+    [row] = run_mutants("ledgence-tasks", base=base, only=[name])
+    assert (row.caught, row.caught_by) == (True, [clause])
+
+
+def test_each_new_situation_is_named_by_its_clause() -> None:
+    """The cases the gaps needed are situations, so a run that misses one passes weakly."""
+    from fencepost.spec import ledgence_situations as names
+
+    situations = {c.id: {s.name for s in c.situations} for c in spec.CLAUSES}
+    assert names.EXTENSION_READ_BACK in situations["LDG-SESSION-004"]
+    assert set(names.DISPATCH_AT_DEADLINE) <= situations["LDG-RENEW-007"]
+    assert set(names.UNISSUED_POSITIONS) <= situations["LDG-LIST-007"]
+    assert names.DEEP_OUTPUT in situations["LDG-SETTLE-006"]
+    assert {f"task input: {case}" for case in names.EXACT_VALUES} <= situations["LDG-READ-005"]

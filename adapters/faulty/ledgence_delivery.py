@@ -335,6 +335,18 @@ class DispatchAuthorizedDespiteCancel(LedgenceCore):
                     and now < att.deadline and att.settlement is None)
 
 
+class DispatchAtDeadlineAuthorized(LedgenceCore):
+    """The deadline compared with <=: a dispatch renewal at exactly the deadline (execution
+    time already 0) still authorizes dispatch and writes `dispatch_authorized`."""
+
+    def _authorizes_dispatch(self, task: TaskRecord, attempt: StoredAttempt,
+                             command: spec.RenewCommand, now: int) -> bool:
+        att = attempt.snapshot
+        return (command.intent == spec.DISPATCH and not att.execution_may_have_started
+                and now <= att.deadline and task.snapshot.cancel_requested_at is None
+                and att.settlement is None)
+
+
 class UnknownIntentIsKeepAlive(LedgenceCore):
     def renew(self, command: spec.RenewCommand) -> spec.Authority:
         if isinstance(command, spec.RenewCommand) and command.intent not in (
@@ -408,6 +420,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "accepted", "LDG-RENEW-006", RenewalIntentUnbound),
     Mutant("dispatch_authorized_despite_cancel", "a dispatch renewal after a cancel request "
            "authorizes dispatch", "LDG-RENEW-007", DispatchAuthorizedDespiteCancel),
+    Mutant("dispatch_at_deadline_authorized", "a dispatch renewal at exactly the deadline "
+           "authorizes dispatch", "LDG-RENEW-007", DispatchAtDeadlineAuthorized),
     Mutant("unknown_intent_is_keep_alive", "an unknown renewal intent is taken for keep_alive",
            "LDG-RENEW-008", UnknownIntentIsKeepAlive),
 )

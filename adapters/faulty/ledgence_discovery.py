@@ -18,6 +18,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     Txn,
 )
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import ContractError
 
 from .base import Mutant
 
@@ -219,6 +220,15 @@ class NeverIssuedGenerationAccepted(LedgenceCore):
         return True
 
 
+class NextGenerationConflicts(LedgenceCore):
+    """A claim at the next generation of an active task answers conflict (the kit's old
+    reading), where the seed answers invalid_input: that generation was never issued."""
+
+    def _next_generation_while_active(self, task: TaskRecord,
+                                      generation: int) -> ContractError:
+        return spec.Conflict(f"task {task.task_id!r} is active")
+
+
 class FallbackQueueScan(LedgenceCore):
     """A store without targeted dispatch (it does not declare ``dispatch``) answers a claim by
     acquiring from the queue: whatever acquire would claim, not the named task."""
@@ -230,6 +240,23 @@ class FallbackQueueScan(LedgenceCore):
         return spec.ClaimReply(command, spec.ClaimClaimed(self.acquire(command.acquisition)))
 
 
+class UnissuedCursorIsAPosition(LedgenceCore):
+    """A well-formed cursor is read as a position whatever it holds: a timestamp -1 starts
+    before every task (an empty page), a position outside the filters is walked from."""
+
+    def _position_admitted(self, position: tuple[Any, ...],
+                           filters: spec.TaskFilters) -> bool:
+        return type(position[0]) is int and isinstance(position[1], str)
+
+
+class CursorOutsideFiltersAccepted(LedgenceCore):
+    """The cursor's position is checked alone, not against the filters' submission bounds."""
+
+    def _position_admitted(self, position: tuple[Any, ...],
+                           filters: spec.TaskFilters) -> bool:
+        return super()._position_admitted(position, spec.TaskFilters(
+            filters.state, filters.queue, None, None, filters.correlation_key))
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
@@ -240,6 +267,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "order", "LDG-LIST-001", TieBreakerAscending),
     Mutant("cursor_ignores_filters", "a cursor issued for other filters is accepted",
            "LDG-LIST-007", CursorIgnoresFilters),
+    Mutant("unissued_cursor_is_a_position", "a well-formed cursor no page issued (timestamp "
+           "-1) answers an empty page", "LDG-LIST-007", UnissuedCursorIsAPosition),
+    Mutant("cursor_outside_filters_accepted", "a cursor whose position lies outside the "
+           "submission bounds is walked from", "LDG-LIST-007", CursorOutsideFiltersAccepted),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
@@ -266,6 +297,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ClaimSequenceGapsAccepted),
     Mutant("never_issued_generation_accepted", "a claim at a generation never issued is "
            "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
+    Mutant("next_generation_conflicts", "a claim at the next generation of an active task "
+           "answers conflict", "LDG-DISPATCH-007", NextGenerationConflicts),
     Mutant("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
            "LDG-DISPATCH-008", FallbackQueueScan),
 )

@@ -413,6 +413,13 @@ class TrueBatchLimitIsOne(LedgenceCore):
         return isinstance(limit, int) and 1 <= limit <= spec.MAX_RECOVERY_BATCH
 
 
+class DeepOutputAccepted(LedgenceCore):
+    """A success output is taken at any depth (the seed refuses more than 64 containers)."""
+
+    def _check_output(self, command: spec.SettleCommand) -> None:
+        return None
+
+
 MUTANTS = (
     Mutant("negative_concurrency_accepted", "open_session refuses concurrency 0 only, so -1 "
            "opens a session", "LDG-SESSION-002", NegativeConcurrencyAccepted),
@@ -473,6 +480,8 @@ MUTANTS = (
            "LDG-SETTLE-006", EmptyProcessIdAccepted),
     Mutant("negative_elapsed_accepted", "a report with a negative elapsed_ms is accepted",
            "LDG-SETTLE-006", NegativeElapsedAccepted),
+    Mutant("deep_output_accepted", "a success output nested 65 deep is accepted",
+           "LDG-SETTLE-006", DeepOutputAccepted),
     Mutant("empty_operation_id_accepted", "a settlement with an empty operation id is "
            "accepted", "LDG-SETTLE-006", EmptyOperationIdAccepted),
     Mutant("report_context_checked_as_text", "a report naming an empty digest is refused as "

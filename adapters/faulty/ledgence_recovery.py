@@ -4,6 +4,7 @@ clause."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -21,6 +22,21 @@ from fencepost.spec import ledgence_tasks as spec
 
 from .base import Mutant, round_trip
 
+
+def lossy_json(value: Any) -> Any:
+    """``value`` as a store keeping JSON numbers as binary64 gives it back (a JavaScript
+    service, a document store without integers): every number a float, written back as an
+    integer when it is whole, so 1.0 reads 1, -0.0 reads 0 and 2^64 - 1 reads 2^64."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        number = float(value)
+        return int(number) if number.is_integer() else number
+    if isinstance(value, Mapping):
+        return {k: lossy_json(v) for k, v in value.items()}
+    return [lossy_json(v) for v in value]
+
+
 # -- settlement -----------------------------------------------------------------------------------
 
 
@@ -35,6 +51,19 @@ class ReceiptInSeconds(LedgenceCore):
         assert stored is not None  # saved by this transaction
         txn.save_attempt(attrs.evolve(stored, receipt=receipt))
         return attrs.evolve(reply, receipt=receipt)
+
+
+class OutputThroughLossyJson(LedgenceCore):
+    """A success report's output is stored through binary64 JSON: the result reads back
+    1 for 1.0, 0 for -0.0, 2^64 for 2^64 - 1."""
+
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
+                           command: spec.SettleCommand, now: int) -> spec.SettleReply:
+        report = command.report
+        if isinstance(report, spec.ExecutionReport) and "output" in report.outcome:
+            outcome = {**report.outcome, "output": lossy_json(report.outcome["output"])}
+            command = attrs.evolve(command, report=attrs.evolve(report, outcome=outcome))
+        return super()._accept_settlement(txn, task, attempt, command, now)
 
 
 class SettleIgnoresExpiry(LedgenceCore):
@@ -387,6 +416,8 @@ class RetryWritesNoEvent(LedgenceCore):
 
 MUTANTS: tuple[Mutant, ...] = (
     # settlement
+    Mutant("output_through_lossy_json", "a success output is stored through binary64 JSON",
+           "LDG-READ-005", OutputThroughLossyJson),
     Mutant("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
            "LDG-SETTLE-001", ReceiptInSeconds),
     Mutant("settlement_leaves_execution_unstarted", "an accepted completed report leaves "

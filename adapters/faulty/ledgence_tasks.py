@@ -7,7 +7,7 @@ stores wrong only at an argument's edge in :mod:`.ledgence_edges`. ``MUTANTS`` l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,6 +27,7 @@ from . import ledgence_discovery as _discovery
 from . import ledgence_edges as _edges
 from . import ledgence_recovery as _recovery
 from .base import Mutant, round_trip
+from .ledgence_recovery import lossy_json
 
 
 class SessionsLastOneHour(LedgenceCore):
@@ -56,6 +57,87 @@ class UnknownSessionIsExpired(LedgenceCore):
 class ExpiredSessionRevived(LedgenceCore):
     def _session_expired(self, session: spec.WorkerSession, now: int) -> bool:
         return now > session.expires_at
+
+
+class ExtensionNotStored(LedgenceCore):
+    """extend_session answers the extended session but never stores it: the session still
+    expires at its old expires_at."""
+
+    def _store_extension(self, txn: Txn, extended: spec.WorkerSession) -> None:
+        return None
+
+
+class InputThroughLossyJson(LedgenceCore):
+    """Task input data stored through binary64 JSON: what is read back is not what was
+    given."""
+
+    def _new_task(self, command: spec.SubmitCommand, descriptor: spec.ProgramDescriptor,
+                  now: int) -> TaskRecord:
+        record = super()._new_task(command, descriptor, now)
+        task_input = record.snapshot.input
+        return attrs.evolve(record, snapshot=attrs.evolve(
+            record.snapshot, input=attrs.evolve(task_input, data=lossy_json(task_input.data))))
+
+
+class IntegerBeyondU64Accepted(LedgenceCore):
+    """Submission data is checked for depth and size but not for the integers the seed's
+    JSON holds: 2^64 is accepted (and kept as a Python int)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        if isinstance(command, spec.SubmitCommand) and isinstance(command.input,
+                                                                  spec.TaskInput):
+            command = attrs.evolve(command, input=attrs.evolve(
+                command.input, data=_clamped(command.input.data)))
+        super()._check_submission(command, descriptor)
+
+
+def _clamped(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(spec.JSON_INTEGERS[0], min(value, spec.JSON_INTEGERS[1]))
+    if isinstance(value, Mapping):
+        return {k: _clamped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clamped(v) for v in value]
+    return value
+
+
+class CorrelationKeyCheckedAsAnId(LedgenceCore):
+    """The correlation key gets an identifier's rules: a key holding a Unicode noncharacter,
+    which the seed accepts, is refused."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        key = getattr(getattr(command, "input", None), "correlation_key", None)
+        if key is not None:
+            spec.validate_text(key, "correlation_key", spec.MAX_CORRELATION_KEY_BYTES,
+                               allow_empty=True)
+        super()._check_submission(command, descriptor)
+
+
+class DataDepthUnchecked(LedgenceCore):
+    """Submission data is taken at any depth (the seed refuses more than 64 containers)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        data = getattr(getattr(command, "input", None), "data", None)
+        if spec.json_depth(data) > spec.MAX_DATA_DEPTH:
+            command = attrs.evolve(command, input=attrs.evolve(command.input, data=None))
+        super()._check_submission(command, descriptor)
+
+
+class RetryDelayUnbounded(LedgenceCore):
+    """A retry delay is only checked for being >= 0 (the seed caps it at a day)."""
+
+    def _check_submission(self, command: spec.SubmitCommand,
+                          descriptor: spec.ProgramDescriptor) -> None:
+        policy = getattr(getattr(command, "input", None), "retry_policy", None)
+        delay = getattr(policy, "retry_delay_ms", None)
+        if isinstance(policy, spec.RetryPolicy) and isinstance(delay, int) and (
+                delay > spec.RETRY_DELAY_MS[1]):
+            command = attrs.evolve(command, input=attrs.evolve(
+                command.input, retry_policy=attrs.evolve(policy, retry_delay_ms=0)))
+        super()._check_submission(command, descriptor)
 
 
 class SubmissionAvailableLater(LedgenceCore):
@@ -236,6 +318,18 @@ _SLICE = (
            "LDG-SESSION-003", UnknownSessionIsExpired),
     Mutant("expired_session_revived", "extend at exactly expires_at revives the session",
            "LDG-SESSION-004", ExpiredSessionRevived),
+    Mutant("extension_not_stored", "extend_session answers the extended session without "
+           "storing it", "LDG-SESSION-004", ExtensionNotStored),
+    Mutant("input_through_lossy_json", "task input data is stored through binary64 JSON "
+           "(1.0 reads back 1, -0.0 reads 0)", "LDG-READ-005", InputThroughLossyJson),
+    Mutant("integer_beyond_u64_accepted", "submission data holding 2^64 is accepted",
+           "LDG-SUBMIT-004", IntegerBeyondU64Accepted),
+    Mutant("correlation_key_checked_as_an_id", "a correlation key holding a Unicode "
+           "noncharacter is refused", "LDG-SUBMIT-001", CorrelationKeyCheckedAsAnId),
+    Mutant("data_depth_unchecked", "submission data nested 65 deep is accepted",
+           "LDG-SUBMIT-004", DataDepthUnchecked),
+    Mutant("retry_delay_unbounded", "a retry delay longer than a day is accepted",
+           "LDG-SUBMIT-004", RetryDelayUnbounded),
     Mutant("submission_available_later", "a new task is available 1 ms after submission",
            "LDG-SUBMIT-001", SubmissionAvailableLater),
     Mutant("loser_descriptor_replaces_winner", "a replay answers with the loser's descriptor",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import ContractError
 
 from .acquisition import Acquisition
 from .records import ACTIVE, DISPATCH, ClaimReceipt, Cursor, TaskRecord
@@ -161,7 +162,7 @@ class Dispatch(Acquisition):
     def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
         """Rule 7 for an issued generation ``g`` of a task with ``n`` attempts: terminal or
         cancel-requested -> TerminalOrSuperseded; active: g == n -> AlreadyHandedOff (current
-        attempt), g < n -> TerminalOrSuperseded, g == n + 1 -> conflict; queued: g <= n ->
+        attempt), g < n -> TerminalOrSuperseded, g == n + 1 -> invalid_input; queued: g <= n ->
         TerminalOrSuperseded, not yet available -> Deferred(available_at); else ``None``:
         claim it."""
         snap = task.snapshot
@@ -170,9 +171,7 @@ class Dispatch(Acquisition):
             return spec.ClaimTerminalOrSuperseded()
         if snap.state == ACTIVE:
             if generation == n + 1:
-                raise spec.Conflict(
-                    f"task {task.task_id!r} is active with attempt {n}; generation "
-                    f"{generation} is not ready")
+                raise self._next_generation_while_active(task, generation)
             if generation == n:
                 return spec.ClaimAlreadyHandedOff(
                     spec.AttemptRef(task.task_id, snap.current_attempt_id or ""))
@@ -182,6 +181,15 @@ class Dispatch(Acquisition):
         if snap.available_at > now:
             return spec.ClaimDeferred(snap.available_at)
         return None
+
+    def _next_generation_while_active(self, task: TaskRecord,
+                                      generation: int) -> ContractError:
+        """LDG-DISPATCH-007: the next generation of an active task has not been issued yet:
+        invalid_input, as the seed's classify_dispatch answers for an active task
+        (crates/ledgence-orchestration-core/src/dispatch.rs:36-39 at cf91d0d)."""
+        return spec.InvalidInput(
+            f"task {task.task_id!r} is active with attempt {task.snapshot.attempt_count}; "
+            f"dispatch generation {generation} has never been issued")
 
     def _claim_handled(self, txn: Txn, session: spec.WorkerSession,
                        command: spec.ClaimCommand, disposition: Any) -> Any:

@@ -126,17 +126,35 @@ class Listing(LedgenceBase):
         if (not isinstance(scope, list) or len(scope) != 2
                 or not isinstance(filters, dict) or set(filters) != set(FILTER_FIELDS)):
             raise refuse()
-        if (not isinstance(position, list) or len(position) != 2
-                or type(position[0]) is not int
-                or not 0 <= position[0] <= spec.MAX_TIMESTAMP_MS
-                or not isinstance(position[1], str) or not position[1]):
+        if not isinstance(position, list) or len(position) != 2:
             raise refuse()
         decoded = PageCursor(spec.Scope(*scope), spec.TaskFilters(**filters), tuple(position))
         try:
             spec.validate_list_query(decoded.scope, spec.TaskListQuery(decoded.filters))
         except spec.InvalidInput:
             raise refuse() from None
+        if not self._position_admitted(decoded.position, decoded.filters):
+            raise refuse()
         return decoded
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        """LDG-LIST-007: a position the seed's cursor admits (``TaskPosition::validate``): a
+        timestamp in 0..=MAX_TIMESTAMP_MS within the filters' submission bounds (from
+        inclusive, until exclusive) and a task id that is valid text. A well-formed cursor no
+        page could have issued (a timestamp -1, a position outside the bounds) is refused, not
+        read as a position before every task."""
+        submitted_at, task_id = position
+        if type(submitted_at) is not int or not 0 <= submitted_at <= spec.MAX_TIMESTAMP_MS:
+            return False
+        if filters.submitted_from is not None and submitted_at < filters.submitted_from:
+            return False
+        if filters.submitted_until is not None and submitted_at >= filters.submitted_until:
+            return False
+        try:
+            spec.validate_text(task_id, "task_id")
+        except spec.InvalidInput:
+            return False
+        return True
 
     def _cursor_fits(self, cursor: PageCursor, scope: spec.Scope,
                      filters: spec.TaskFilters) -> bool:

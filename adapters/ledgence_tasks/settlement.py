@@ -21,7 +21,7 @@ class Settlement(Finishing):
 
     def settle(self, command: spec.SettleCommand) -> spec.SettleReply:
         """The seed's order: the shape; the owner's task, attempt and owner; then the operation
-        id, the report's identity and the size."""
+        id, the output's nesting, the report's identity and the size."""
         self._check_settle(command)
         owner = command.owner
         with self._transaction() as txn:
@@ -29,6 +29,7 @@ class Settlement(Finishing):
             task = self._require(txn, owner.scope, owner.task_id)
             attempt = self._owned_attempt(txn, owner)
             self._check_operation(command)
+            self._check_output(command)
             self._check_report(command, task)
             self._check_size(command)
             if attempt.snapshot.settlement is not None:
@@ -60,6 +61,9 @@ class Settlement(Finishing):
 
     def _check_operation(self, command: spec.SettleCommand) -> None:
         spec.check_operation_id(command)
+
+    def _check_output(self, command: spec.SettleCommand) -> None:
+        spec.check_report_output(command)
 
     def _check_size(self, command: spec.SettleCommand) -> None:
         spec.check_settlement_size(command)

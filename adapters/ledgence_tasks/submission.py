@@ -42,7 +42,7 @@ class Submission(LedgenceBase):
                     f"worker session {worker_session_id!r} expired at {session.expires_at};"
                     " open a new one")
             extended = attrs.evolve(session, expires_at=now + spec.SESSION_MS)
-            txn.save_session(extended)
+            self._store_extension(txn, extended)
             return extended
 
     def lookup_submission(self, scope: spec.Scope,
@@ -60,6 +60,11 @@ class Submission(LedgenceBase):
             lambda txn: self._insert_submission(txn, command, descriptor))
 
     # -- helpers the faulty adapters bend -------------------------------------------------------
+
+    def _store_extension(self, txn: Txn, extended: spec.WorkerSession) -> None:
+        """LDG-SESSION-004: an extension is stored: every later call (acquire, renew, a
+        reopen) meets the new expires_at."""
+        txn.save_session(extended)
 
     def _look_up_then_insert(
         self,

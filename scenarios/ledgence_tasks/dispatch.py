@@ -43,7 +43,7 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
         return
     claim(h, ws, 0, 1, second, 1)  # the second, though the first is older
     claim(h, ws, 1, 1, second, 1)  # already handed off
-    claim(h, ws, 1, 2, second, 2)  # the next generation while active: conflict
+    claim(h, ws, 1, 2, second, 2)  # the next generation while active: not issued yet
     claim(h, ws, 1, 2, second, 3)  # never issued
     claim(h, ws, 1, 2, "task_never_minted", 1)
     claim(h, ws, 1, 2, first, 1, queue="reports")

@@ -56,7 +56,9 @@ scenario = on_own_store(SCENARIOS)
 def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
     """Concurrency -1 and "2", an empty namespace, a None session id; an empty key looked up
     and submitted; an empty program id and version, 0 and -1 attempts, a delay of -1 (0 is
-    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest: all refused,
+    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest, data holding
+    2^64 or -2^63 - 1, data 65 deep or over 1 MiB, 1001 attempts, a delay or a timeout past
+    a day, a correlation key of 513 bytes, a queue holding a noncharacter: all refused,
     nothing bound."""
     for concurrency in (-1, "2"):
         h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))  # type: ignore[arg-type]
@@ -77,6 +79,19 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
         submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, size=size))
     submit(h, key, task_input(), attrs.evolve(DESCRIPTOR, digest=""))
     submit(h, key, task_input(scope=NO_NAMESPACE))
+    for number in (spec.JSON_INTEGERS[1] + 1, spec.JSON_INTEGERS[0] - 1):
+        submit(h, key, task_input(data={"n": [number]}))  # past u64, below i64
+    too_deep: list[object] = []
+    for _ in range(spec.MAX_DATA_DEPTH):
+        too_deep = [too_deep]  # 65 nested lists
+    submit(h, key, task_input(data=too_deep))
+    submit(h, key, task_input(data="x" * spec.MAX_DATA_BYTES))  # with its quotes: 1 MiB + 2
+    for over in (spec.RetryPolicy(spec.MAX_ATTEMPTS[1] + 1, 0),
+                 spec.RetryPolicy(3, spec.RETRY_DELAY_MS[1] + 1)):
+        submit(h, key, task_input(retry_policy=over))
+    submit(h, key, task_input(attempt_timeout_ms=spec.ATTEMPT_TIMEOUT_MS[1] + 1))
+    submit(h, key, task_input(correlation_key="k" * (spec.MAX_CORRELATION_KEY_BYTES + 1)))
+    submit(h, key, task_input(queue="emails\ufdd0"))  # a noncharacter in an identifier
     h.apply("client", spec.LookupSubmission(SCOPE, key))  # none of those bound the key
     submit(h, key, task_input(retry_policy=spec.RetryPolicy(1, 0)))  # a delay of 0 is valid
     h.apply("client", spec.LookupSubmission(SCOPE, key))
@@ -124,8 +139,9 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     """Owners with an empty lease, session, task or attempt id, generation 0 and -1, consumer
     -1 and an empty namespace, for settle, confirm_quiescence and renew; failure reports with
     an empty phase or kind, a report with an empty process id or elapsed_ms -1, quiescence "",
-    operation id "", an empty digest, task or attempt id in the report; intent "". Then the
-    renewal and the settlement (with a failure message "") those left possible."""
+    operation id "", an output nested 65 deep, an empty digest, task or attempt id in the
+    report; intent "". Then the renewal and the settlement (with a failure message "") those
+    left possible."""
     ws = open_ws(h)
     t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
     acquire(h, ws, 0, 1)
@@ -142,6 +158,10 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     settle(h, a, attrs.evolve(ok, elapsed_ms=-1))
     settle(h, a, ok, quiescence="")
     settle(h, a, ok, operation_id="")
+    deep: list[object] = []
+    for _ in range(spec.MAX_DATA_DEPTH):
+        deep = [deep]  # 65 nested lists: one past the seed's output limit
+    settle(h, a, success(h, a, deep))
     for field in ("digest", "task_id", "attempt_id"):
         settle(h, a, attrs.evolve(ok, context=context(h, a, **{field: ""})))
     for changes in forged:

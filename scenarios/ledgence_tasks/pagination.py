@@ -4,8 +4,13 @@ writes.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from fencepost.model.ledgence_tasks_records import UnissuedPosition
+from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
-from fencepost.spec.opaque import Forged, Ref
+from fencepost.spec.opaque import Forged, Minted, Ref
 
 from ..checks import Scenarios
 from ..harness import Harness
@@ -39,6 +44,7 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, Ref("c1"), scope=OTHER)  # another scope: refused
     page(h, 3, "not-a-cursor")
     page(h, 3, Forged("cursor"))
+    page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], -1))
     page(h, 7)
     page(h, 6, bind="c3")
     page(h, 1, Ref("c3"))
@@ -64,11 +70,18 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, submitted_from=start, submitted_until=start + 200)
     page(h, correlation_key="")
     page(h, correlation_key="k")
+    page(h, correlation_key="k\ufffe")  # a noncharacter is a key's value like any other
     page(h, scope=OTHER, correlation_key="")
     page(h, 100)
     page(h, 0)
     page(h, 101)
     page(h, submitted_from=start + 5, submitted_until=start + 5)
+    page(h, 1, bind="ranged", submitted_from=start + 100, submitted_until=start + 201)
+    before_from, at_until = names.UNISSUED_POSITIONS[1:]
+    page(h, 1, forge_cursor(h, "ranged", before_from, start + 99), submitted_from=start + 100,
+         submitted_until=start + 201)
+    page(h, 1, forge_cursor(h, "ranged", at_until, start + 201), submitted_from=start + 100,
+         submitted_until=start + 201)
     page(h, state="paused")
     page(h, queue="")
     page(h, correlation_key="x" * (spec.MAX_CORRELATION_KEY_BYTES + 1))
@@ -92,3 +105,40 @@ def pagination_under_writes(h: Harness, p: str) -> None:
     page(h, 4, bind="c3")
     h.apply("client", spec.Cancel(SCOPE, Ref(tasks[0])))
     page(h, 4, Ref("c3"))
+
+
+def forge_cursor(h: Harness, issued: str, case: str, submitted_at: int) -> Ref:
+    """The cursor bound as ``issued`` with its position's timestamp set to ``submitted_at``,
+    bound as a new name meaning :class:`UnissuedPosition`: well-formed, never issued.
+
+    The seed's cursor is lowercase hex of its JSON (``Cursor``: version, scope, filters,
+    position {submitted_at, task_id}); the kit's stores write the same fields canonically, the
+    position as [submitted_at, task_id]. A cursor that does not decode so is replaced by one
+    in the seed's own encoding, which the store never issued either."""
+    meaning, real = h.bindings[issued]
+    text = real.text if isinstance(real, Minted) else real
+    forged = _with_timestamp(text, submitted_at, meaning)
+    name = f"{issued}@{submitted_at}"
+    h.bind(name, UnissuedPosition(case, submitted_at),
+           Minted(forged) if isinstance(real, Minted) else forged)
+    return Ref(name)
+
+
+def _with_timestamp(text: Any, submitted_at: int, meaning: Any) -> str:
+    try:
+        document = json.loads(bytes.fromhex(text).decode("utf-8"))
+        position = document["position"]
+        if isinstance(position, list):
+            position[0] = submitted_at
+        else:
+            position["submitted_at"] = submitted_at
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        scope, filters = meaning.scope, meaning.filters
+        document = {
+            "version": 1,
+            "scope": {"tenant_id": scope.tenant_id, "namespace": scope.namespace},
+            "filters": {name: getattr(filters, name) for name in (
+                "state", "queue", "submitted_from", "submitted_until", "correlation_key")},
+            "position": {"submitted_at": submitted_at, "task_id": str(meaning.task_id)},
+        }
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8").hex()

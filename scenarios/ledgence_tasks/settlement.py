@@ -85,6 +85,27 @@ def dispatch_renewal_authorizes_once(h: Harness, p: str) -> None:
     reads(h, t2, b)
 
 
+@scenario()
+def dispatch_renewal_at_the_deadline(h: Harness, p: str) -> None:
+    """Three attempts claimed together, kept alive, then each renewed with dispatch for the
+    first time 1 ms before, exactly at and 1 ms after its deadline: only the first is
+    authorized (the deadline itself is past, as for execution_remaining_ms)."""
+    ws = open_ws(h, concurrency=3)
+    tasks = [submit_task(h, f"{p}-{k}", attempt_timeout_ms=60_000) for k in range(3)]
+    attempts = []
+    for consumer in range(3):
+        acquire(h, ws, consumer, 1)
+        attempts.append(last_attempt(h))
+    h.advance(50_000)
+    for a in attempts:
+        renew(h, a, 1)  # the lease now runs to the authority deadline
+    h.advance(9_999)
+    for t, a in zip(tasks, attempts, strict=True):
+        renew(h, a, 2, spec.DISPATCH)
+        reads(h, t, a)
+        h.advance(1)
+
+
 
 @scenario()
 def finish_rules(h: Harness, p: str) -> None:

@@ -16,11 +16,13 @@ from .calls import (
     OTHER,
     SCOPE,
     acquire,
+    context,
     history,
     last_attempt,
     last_task,
     on_own_store,
     open_ws,
+    reads,
     renew,
     settle,
     submit,
@@ -31,6 +33,10 @@ from .calls import (
 
 SCENARIOS = Scenarios()
 scenario = on_own_store(SCENARIOS)
+
+NONCHARACTER_KEY = "order-\ufdd0-\U0010ffff"
+"""A correlation key the seed accepts (length and control characters are its only rules)
+and an identifier's rules refuse."""
 
 
 @scenario()
@@ -48,6 +54,9 @@ def submission_replay_ignores_key_order(h: Harness, p: str) -> None:
     history(h, first)
     submit(h, key, task_input(OTHER))  # another scope: another task
     h.apply("client", spec.LookupSubmission(OTHER, key))
+    # a correlation key is not an identifier: noncharacters are allowed, controls are not
+    submit(h, f"{p}-nonchar", task_input(correlation_key=NONCHARACTER_KEY))
+    submit(h, f"{p}-control", task_input(correlation_key="order\x7f"))
 
 
 @scenario()
@@ -104,6 +113,8 @@ def sessions_expire_and_never_revive(h: Harness, p: str) -> None:
     h.apply("worker", spec.ExtendSession(""))
     h.advance(spec.SESSION_MS - 1)
     h.apply("worker", spec.ExtendSession(Ref(ws)))
+    h.advance(1)  # at the expiry the extension replaced: it was stored, so this extends
+    h.apply("worker", spec.ExtendSession(Ref(ws)))
     h.advance(spec.SESSION_MS)
     h.apply("worker", spec.ExtendSession(Ref(ws)))
     h.advance(5)
@@ -133,3 +144,51 @@ def reopen_keeps_everything(h: Harness, p: str) -> None:
         settle(h, second, success(h, second), spec.UNCONFIRMED)
         for t in (a, b, c):
             history(h, t)
+
+
+def _nested(containers: int) -> list[object]:
+    """``containers`` lists, each the only item of the one around it."""
+    value: list[object] = []
+    for _ in range(containers - 1):
+        value = [value]
+    return value
+
+
+EXACT_DATA = {
+    "one": 1, "one_point_zero": 1.0, "zero": 0.0, "negative_zero": -0.0,
+    "i64_min": spec.JSON_INTEGERS[0], "i64_max": 2 ** 63 - 1, "u64_max": spec.JSON_INTEGERS[1],
+    "past_binary64": 2 ** 53 + 1, "subnormal": 5e-324, "largest": 1.7976931348623157e308,
+    "text": "Gr\u00fc\u00dfe, \u4e16\u754c \u2713 \U0001f680", "empty": "", "nul": "\u0000",
+    "escapes": "\"\\/\n\t", "": "the empty key",
+    "list": [1, 1.0, -0.0, [], {}, None, True, False, ""],
+    "deep": _nested(spec.MAX_DATA_DEPTH - 1),  # with the mapping around it: 64 containers
+}
+"""Task input that tells a store keeping the seed's JSON from one that rounds it: every number
+class and bound, the strings a text column mangles, the deepest nesting the seed admits."""
+
+EXACT_OUTPUT = {"one": 1, "one_point_zero": 1.0, "negative_zero": -0.0,
+                "u64_max": spec.JSON_INTEGERS[1], "i64_min": spec.JSON_INTEGERS[0],
+                "past_binary64": 2 ** 53 + 1, "text": "\u2713 \u00e9t\u00e9", "empty": "",
+                "nested": [[{"k": [1.5, -1]}]]}
+
+
+@scenario()
+def stored_values_read_back_exactly(h: Harness, p: str) -> None:
+    """Input data of every number class and bound, odd strings and 64 nested containers, and
+    a success output and a failure message likewise: every answer that carries them (the
+    submission, inspect, the Assigned event, result) gives them back exactly."""
+    with blamed_on(h, "LDG-READ-005"):
+        ws = open_ws(h, concurrency=2)
+        t = submit_task(h, f"{p}-a", data=EXACT_DATA)
+        h.apply("client", spec.Inspect(SCOPE, Ref(t)))
+        acquire(h, ws, 0, 1)
+        a = last_attempt(h)
+        settle(h, a, success(h, a, EXACT_OUTPUT))
+        reads(h, t, a)
+        t2 = submit_task(h, f"{p}-b", data=[EXACT_OUTPUT, -0.0, 1.0])
+        acquire(h, ws, 1, 1)
+        b = last_attempt(h)
+        failed = spec.ExecutionReport(context(h, b), "proc-1", False, {
+            "status": "failure", "kind": "runtime", "message": "\u00e9chec \u2717 \u0000"}, 20)
+        settle(h, b, failed)
+        reads(h, t2, b)
