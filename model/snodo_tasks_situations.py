@@ -416,6 +416,8 @@ def _event(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
     elif clause == "SNODO-TX-004" and seen is not None:
         yield clause, ("the same kind, other data" if seen[0].kind == event.kind
                        else "another kind")
+        if seen[0] == event:  # equal to Python, not to the seed
+            yield clause, "data equal only loosely (1 and 1.0)"
     elif clause == "SNODO-TX-001":
         yield clause, ("a revision behind" if op.expected_revision < snap.revision
                        else "a revision ahead")

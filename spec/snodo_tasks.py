@@ -926,7 +926,7 @@ VALUE_CLAUSES = (
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "1.1"
+CATALOGUE_VERSION = "2.0"  # 2.0: the value domain of the seed's callers, its refusals as codes (issue 25)
 
 CLAUSES = Catalogue([
     _c("SNODO-AUTH-001", "an access is bound to its action",
@@ -1135,8 +1135,12 @@ CLAUSES = Catalogue([
        situations=("the same expected_revision", "a different expected_revision",
                    "a request event replayed")),
     _c("SNODO-TX-004", "an event id is never reused for another event",
-       "An event id seen before with a different event answers event_id_reused.", M,
-       situations=("another kind", "the same kind, other data")),
+       "An event id seen before with a different event answers event_id_reused. Events are "
+       "compared exactly, as the seed's pin (^event, memory.ex:329): data with 1.0 where the "
+       "first had 1, or true where it had 1, is another event.", M,
+       "scenario:event_ids_compared_exactly",
+       situations=("another kind", "the same kind, other data",
+                   "data equal only loosely (1 and 1.0)")),
     _c("SNODO-TX-005", "committed_at never goes backwards",
        "committed_at = now, or, when the clock did not move past last_updated_at, "
        "last_updated_at + 1 (committed_at_step=millisecond, default) or last_updated_at + "

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Forged, ForgedValue, Minted, Ref
+from .opaque import Forged, ForgedValue, Minted, Opaque, Ref
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -47,6 +47,11 @@ def value_class(cls: T) -> T:
     """Register an attrs class so that :func:`encode`/:func:`decode` round-trip it."""
     _TYPES[cls.__name__] = cls
     return cls
+
+
+# A model's placeholder for a value the store chooses (in reports' expected answers): saved and
+# loaded as itself, so that a reloaded counterexample compares and renders as the live one.
+value_class(Opaque)
 
 
 class _Strict(Exception):

@@ -41,7 +41,7 @@ zombie = _sequential("zombie_checkpoint")
 claim_completed = _sequential("claim_completed")
 '''
 HEAD = ("against the baseline (faulty_stores:claim_completed, profile quick, seed 1, catalogue "
-        "1.0):")
+        "2.0):")
 CLAIMED = ("claim answered ok(Invocation(invocation_id='s12-a', workflow_id='wf-1', "
            "workflow_version=3, kind='agent', checkpoint={'step': 2}, phase='runnin...")
 WRITE = "fencepost check adk-ledger --report DIR writes DIR/report.json"
@@ -161,14 +161,14 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
         "",
         "## fencepost: adk-ledger on faulty\\_stores:zombie",
         "",
-        "Profile quick, seed 1, catalogue 1.0, kit 0.1.0.",
+        "Profile quick, seed 1, catalogue 2.0, kit 0.1.0.",
         "",
         f"**34 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 0 unknown, 6 unsupported** of "
         "43 clauses.",
         "",
         "### Against the baseline: 3 regressions, the gate fails",
         "",
-        "Baseline: faulty\\_stores:claim\\_completed, profile quick, seed 1, catalogue 1.0. "
+        "Baseline: faulty\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
         "3 regressions, 1 improvement, 39 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: checkpoint answered ok; the contract "
@@ -230,8 +230,8 @@ REFUSED = [
     ("snodo.json", lambda d: d.update(contract="snodo-tasks"),
      "{flag}snodo.json is a report of snodo-tasks, {now} of adk-ledger: a baseline compares "
      f"with runs of its own contract; name a report.json of adk-ledger ({WRITE})"),
-    ("major.json", lambda d: d.update(catalogue_version="2.0"),
-     "{flag}major.json was judged by catalogue 2.0 of adk-ledger, {now} by 1.0: between MAJOR "
+    ("major.json", lambda d: d.update(catalogue_version="1.0"),
+     "{flag}major.json was judged by catalogue 1.0 of adk-ledger, {now} by 2.0: between MAJOR "
      "versions a clause id can change meaning or go, so their verdicts do not compare; write a "
      f"new baseline with this kit ({WRITE})"),
     ("old.json", lambda d: d.pop("catalogue_version"),

@@ -118,6 +118,18 @@ class ReusedEventIdReplays(TasksCore):
         return None if found is None else found[1]
 
 
+class EventsComparedLoosely(TasksCore):
+    """Compares a replayed event with ``==``, where 1 == 1.0 == True."""
+
+    def _seen(self, aggregate: Aggregate, event: spec.Event) -> spec.Transition | None:
+        found = aggregate.seen.get(event.id)
+        if found is None:
+            return None
+        if found[0] != event:
+            raise spec.EventIdReused(f"event id {event.id!r} was used for another event")
+        return found[1]
+
+
 class CommittedAtIsNow(TasksCore):
     def _committed_at(self, task: spec.Task, now: int) -> int:
         return now
@@ -679,6 +691,8 @@ MUTANTS = (
        DuplicateAppliedTwice),
     _m("reused_event_id_replays", "an event id reused for another event replays the first",
        "SNODO-TX-004", ReusedEventIdReplays),
+    _m("events_compared_loosely", "a replayed event compared with ==: data with 1.0 or true "
+       "where the first had 1 replays it as a duplicate", "SNODO-TX-004", EventsComparedLoosely),
     _m("committed_at_is_now", "committed_at does not move past last_updated_at",
        "SNODO-TX-005", CommittedAtIsNow),
     _m("foreign_tenant_get", "a foreign tenant's access reads the task", "SNODO-AUTH-003",

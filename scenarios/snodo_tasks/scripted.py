@@ -170,6 +170,21 @@ def create_get_claim_complete(h: Harness, p: str) -> None:
 
 
 @scenario()
+def event_ids_compared_exactly(h: Harness, p: str) -> None:
+    """SNODO-TX-004: a replayed id is the same event only when exactly equal (the seed pins
+    ^event): the data's 1.0 or true where the first had 1 is another event."""
+    t = f"{p}-a"
+    created(h, t)
+    h.apply("w1", spec.Claim(t, "w1", 30_000), bind="l1")
+    first = event("ask", "input_requested", key="k", request={**asking("Name?"), "n": 1})
+    worker(h, "w1", t, 0, first, Ref("l1"))
+    for loose in (1.0, True):
+        again = event("ask", "input_requested", key="k", request={**asking("Name?"), "n": loose})
+        worker(h, "w1", t, 1, again, Ref("l1"))
+    worker(h, "w1", t, 1, first, Ref("l1"))  # exactly the first: a duplicate
+
+
+@scenario()
 def capacity_limits(h: Harness, p: str) -> None:
     with forked(h, f"-{p}-cap", max_tasks="4", max_active_tasks_per_scope="2") as c:
         a1, a2, a3, b1, b2, b3 = (f"{p}-{x}" for x in ("a1", "a2", "a3", "b1", "b2", "b3"))
