@@ -213,7 +213,7 @@ class Harness:
             clause = attribute_outcome(self.model, step, actual, op.name, self.real(op))
             message = f"{answered(op.name, actual)}; the contract requires {step.outcome}"
             if not self._went_on(step.outcome, actual, clause, message):
-                raise violation(clause, message, tuple(self.trace))
+                raise self._stop(clause, message)
         before, self.state = self.state, step.state
         self.bind_minted(step.outcome, actual)
         if bind is not None:
@@ -235,6 +235,13 @@ class Harness:
         if not fields:
             return False
         new = [f for f in fields if f not in self.masked]
+        blamed = self.blame[1] if self.blame is not None else None
+        # Only a field that is a read-back of its own (the model names its clause, or the
+        # block is about it) leaves the store's state trustworthy; any other difference may
+        # be an effect the store got wrong, after which the model's state is no guide.
+        if any(f not in self.model.field_clauses and (blamed is None or f not in blamed)
+               for f in new):
+            return False
         if not new:
             for owner in {self.masked[f] for f in fields}:
                 self.repeats[owner] = self.repeats.get(owner, 0) + 1
@@ -249,6 +256,11 @@ class Harness:
         for f in new:
             self.masked[f] = clause
         return True
+
+    def _stop(self, clause: str, message: str) -> ClauseViolation:
+        """The violation that stops the check here, naming the clauses it went on past."""
+        after = tuple(sorted(set(self.masked.values())))
+        return violation(clause, message, tuple(self.trace), after)
 
     def settle_repeats(self) -> None:
         """Write into each failure this check found how often its difference came back."""
@@ -334,7 +346,7 @@ class Harness:
             if _distance(closest, actual) < _FAR and self._went_on(
                     closest.outcome, actual, clause, message):
                 return closest
-            raise violation(clause, message, tuple(self.trace))
+            raise self._stop(clause, message)
         return picked
 
     def _store_shows(self, state: Any, keys: Iterable[str] = ()) -> bool:
@@ -415,7 +427,7 @@ class Harness:
                 message = (f"{context}, {answered(observe.name, actual)}; the contract "
                            f"requires {expected}")
                 if not self._went_on(expected, actual, blamed, message):
-                    raise violation(blamed, message, tuple(self.trace))
+                    raise self._stop(blamed, message)
                 self.bind_minted(expected, actual)
                 continue
             self.bind_minted(expected, actual)
@@ -451,7 +463,7 @@ def blamed_on(h: Harness, clause: str, fields: Iterable[str] | None = None) -> I
     except ClauseViolation as v:
         if v.clause == clause:
             raise
-        raise violation(clause, v.message, v.trace) from v
+        raise violation(clause, v.message, v.trace, v.after) from v
     finally:
         h.blame = outer
     h.exercised(clause)

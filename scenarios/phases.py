@@ -166,6 +166,14 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
     try:
         body(h)
     except ClauseViolation as v:
+        if v.after and v.clause not in v.after:
+            # A difference after the check went on past another may follow from it.
+            first = v.message.splitlines()[0] if v.message else ""
+            world.evidence.lost(v.clause, f"{check}: not concluded: {first} (after the check "
+                                f"went on past a difference that failed "
+                                f"{', '.join(v.after)}, which it may follow from)")
+            world.evidence.ended.setdefault(check, f"lost: after {', '.join(v.after)} failed")
+            return False
         world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
         world.evidence.ended.setdefault(check, f"failed {v.clause}")
         return False

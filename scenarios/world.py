@@ -31,11 +31,15 @@ class ClauseViolation(AssertionError):
 
     clause: str = ""
 
-    def __init__(self, clause: str, message: str, trace: tuple[TraceStep, ...]) -> None:
+    def __init__(self, clause: str, message: str, trace: tuple[TraceStep, ...],
+                 after: tuple[str, ...] = ()) -> None:
         super().__init__(f"{clause}: {message}")
         self.clause = clause
         self.message = message
         self.trace = trace
+        # The clauses whose differences the check had gone on past before this one (see
+        # Harness.go_on): this difference may follow from theirs, so it proves nothing alone.
+        self.after = after
 
     def render(self) -> str:
         return f"{self.clause}: {self.message}\n{render_trace(self.trace)}"
@@ -45,7 +49,8 @@ _VIOLATION_TYPES: dict[str, type[ClauseViolation]] = {}
 _VIOLATION_TYPES_LOCK = threading.Lock()
 
 
-def violation(clause: str, message: str, trace: tuple[TraceStep, ...]) -> ClauseViolation:
+def violation(clause: str, message: str, trace: tuple[TraceStep, ...],
+              after: tuple[str, ...] = ()) -> ClauseViolation:
     """A violation of ``clause`` as an instance of a class of its own.
 
     Hypothesis tells bugs apart by exception type; one class per clause lets one run report
@@ -57,7 +62,7 @@ def violation(clause: str, message: str, trace: tuple[TraceStep, ...]) -> Clause
             name = "Violation_" + clause.replace("-", "_")
             cls = type(name, (ClauseViolation,), {"clause": clause})
             _VIOLATION_TYPES[clause] = cls
-    return cls(clause, message, trace)
+    return cls(clause, message, trace, after)
 
 
 class StoreLost(Exception):

@@ -333,7 +333,7 @@ def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] =
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "2.0"  # 2.0: the value domain of the seed's callers, its refusals as codes (issue 25)
+CATALOGUE_VERSION = "2.0"  # 2.0: the seed callers' value domain, its refusals as codes
 
 CLAUSES = Catalogue(_situated([
     # -- sessions

@@ -104,7 +104,7 @@ def test_the_same_failures_again_are_known_and_pass_the_gate(
     assert comparison_lines(known.stdout) == [
         HEAD,
         f"known  ADK-CLAIM-002  fail -> fail: {CLAIMED}",
-        "0 regressions, 1 known failure, 42 unchanged",
+        "0 regressions, 1 known failure, 44 unchanged",
     ]
     assert "ADK-CLAIM-002 FAILED" in known.stdout  # the usual output comes first, unchanged
 
@@ -121,7 +121,7 @@ def test_a_clause_that_passed_in_the_baseline_and_fails_now_is_a_regression(
         "regression   ADK-ARG-004    pass -> fail: checkpoint answered error not_found; the "
         "contract requires error invalid_checkpoint_arguments",
         "improvement  ADK-CLAIM-002  fail -> pass",
-        "3 regressions, 1 improvement, 39 unchanged",
+        "3 regressions, 1 improvement, 41 unchanged",
     ]
 
 
@@ -135,7 +135,7 @@ def test_the_correct_store_shows_improvements_and_passes_the_gate(
         "improvement  ADK-CLAIM-002   fail -> pass",
         "improvement  ADK-CLAIM-008   unsupported -> pass",
         "improvement  ADK-RENEW-002   unsupported -> pass",
-        "0 regressions, 4 improvements, 39 unchanged",
+        "0 regressions, 4 improvements, 41 unchanged",
     ]
 
 
@@ -154,7 +154,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     assert f"wrote regression.md\n\n{HEAD}" in regression.stdout
     report = json.loads((work / "regression" / "report.json").read_text())
     s, weak = report["summary"], sum(c["weak"] for c in report["clauses"])
-    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (34, 3, 0, 6)
+    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (36, 3, 0, 6)
     lines = (work / "regression.md").read_text().splitlines()
     assert lines[:17] == [
         "# an earlier step",
@@ -163,13 +163,13 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
         "",
         "Profile quick, seed 1, catalogue 2.0, kit 0.1.0.",
         "",
-        f"**34 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 0 unknown, 6 unsupported** of "
-        "43 clauses.",
+        f"**36 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 0 unknown, 6 unsupported** of "
+        "45 clauses.",
         "",
         "### Against the baseline: 3 regressions, the gate fails",
         "",
         "Baseline: faulty\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
-        "3 regressions, 1 improvement, 39 unchanged.",
+        "3 regressions, 1 improvement, 41 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: checkpoint answered ok; the contract "
         "requires error stale\\_owner",
@@ -301,11 +301,11 @@ def test_the_plugin_shows_a_known_failure_as_xfailed_and_passes(work: Path) -> N
     result = plugin(work, "base/report.json", "--fencepost-adapter",
                     "faulty_stores:claim_completed")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "36 passed, 6 skipped, 1 xfailed" in result.stdout, result.stdout
+    assert "38 passed, 6 skipped, 1 xfailed" in result.stdout, result.stdout
     assert ("XFAIL fencepost::adk-ledger::ADK-CLAIM-002 - known: failing in the baseline"
             in result.stdout.splitlines()), result.stdout
     assert (f"fencepost: against --fencepost-baseline {work}/base/report.json: 0 regressions, 1 "
-            "known failure, 42 unchanged") in result.stdout.splitlines()
+            "known failure, 44 unchanged") in result.stdout.splitlines()
 
 
 def test_the_plugin_fails_a_regression_saying_so(
@@ -314,7 +314,7 @@ def test_the_plugin_fails_a_regression_saying_so(
     result = plugin(work, "regression/report.json", "--fencepost-adapter",
                     "faulty_stores:claim_completed")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "1 failed, 36 passed, 6 skipped" in result.stdout, result.stdout
+    assert "1 failed, 38 passed, 6 skipped" in result.stdout, result.stdout
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
     assert failed == ["FAILED fencepost::adk-ledger::ADK-CLAIM-002 - regression: passed in the "
                       "baseline"], result.stdout
@@ -324,7 +324,7 @@ def test_the_plugin_fails_a_regression_saying_so(
         assert (f"{clause} passes now; it was fail in the baseline (an improvement: write a new "
                 "baseline to keep it)") in result.stdout, result.stdout
     assert (f"fencepost: against --fencepost-baseline {work}/regression/report.json: 1 "
-            "regression, 3 improvements, 39 unchanged") in result.stdout.splitlines()
+            "regression, 3 improvements, 41 unchanged") in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize(("name", "edit", "message"), [REFUSED[1], REFUSED[3]])

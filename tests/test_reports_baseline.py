@@ -128,7 +128,7 @@ def test_render_lists_each_change_regressions_first_then_the_counts() -> None:
         "new            ADK-DURABLE-001  pass",
         "removed        ADK-OLD-001      pass -> not in this run",
         "1 regression, 1 known failure, 1 still unknown, 1 improvement, 2 new, 1 removed, "
-        "37 unchanged",
+        "39 unchanged",
     ])
     assert [c.clause for c in comparison.regressions] == ["ADK-FENCE-001"]
     assert comparison.exit_code == 1 and gate_exit_code(current, comparison) == 1
@@ -142,7 +142,7 @@ def test_known_failures_new_clauses_and_improvements_pass_the_gate() -> None:
                    "ADK-DELETE-005": verdict("ADK-DELETE-005", FAIL, "delete answered ok")})
     comparison = compare(baseline, current)
     assert comparison.counts() == "0 regressions, 1 known failure, 1 improvement, 1 new, " \
-                                  "40 unchanged"
+                                  "42 unchanged"
     assert comparison.exit_code == 0 and gate_exit_code(current, comparison) == 0
     # the adapter's own fault (close, discard) is not the baseline's to excuse
     faulty = attrs.evolve(current, faults=("close raised OSError: gone",))
@@ -155,8 +155,8 @@ def test_a_weak_pass_is_a_pass() -> None:
     baseline = run({"ADK-FENCE-001": weak})
     failed = compare(baseline, run({"ADK-FENCE-001": verdict("ADK-FENCE-001", FAIL, "stale")}))
     assert render(failed).splitlines()[1] == "regression  ADK-FENCE-001  pass (weak) -> fail: stale"
-    assert compare(baseline, run()).counts() == "0 regressions, 43 unchanged"
-    assert compare(run(), baseline).counts() == "0 regressions, 43 unchanged"
+    assert compare(baseline, run()).counts() == "0 regressions, 45 unchanged"
+    assert compare(run(), baseline).counts() == "0 regressions, 45 unchanged"
 
 
 def test_a_clause_no_longer_put_to_the_test_is_a_regression() -> None:
@@ -166,7 +166,7 @@ def test_a_clause_no_longer_put_to_the_test_is_a_regression() -> None:
     assert render(comparison).splitlines()[1:] == [
         "regression  ADK-GET-001  pass -> unknown: stopped before it",
         "regression  ADK-LIN-001  pass -> unsupported: no concurrent run",
-        "2 regressions, 41 unchanged",
+        "2 regressions, 43 unchanged",
     ]
     assert comparison.exit_code == 1
 
@@ -216,7 +216,7 @@ def test_another_minor_version_compares_with_a_note() -> None:
         "options differ: none in the baseline, finish_phases=any now",
     )
     assert render(comparison).splitlines()[1:] == [
-        f"note: {note}" for note in comparison.notes] + ["0 regressions, 43 unchanged"]
+        f"note: {note}" for note in comparison.notes] + ["0 regressions, 45 unchanged"]
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -308,12 +308,12 @@ def test_the_summary_shows_the_counts_the_comparison_and_each_failure_briefly() 
         "",
         "Profile quick, seed 1, catalogue 1.0, kit 0.1.0.",
         "",
-        "**40 pass, 2 fail, 0 unknown, 1 unsupported** of 43 clauses.",
+        "**42 pass, 2 fail, 0 unknown, 1 unsupported** of 45 clauses.",
         "",
         "### Against the baseline: 2 regressions, the gate fails",
         "",
         "Baseline: faulty\\_stores:zombie, profile quick, seed 1, catalogue 1.0. 2 regressions, "
-        "1 known failure, 1 improvement, 39 unchanged.",
+        "1 known failure, 1 improvement, 41 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: " + FENCE_MESSAGE.replace("_", "\\_"),
         "- **Regression** `ADK-FAULT-001`: pass -\\> unsupported: no fault\\_injection",
@@ -348,7 +348,7 @@ def test_the_summary_shows_the_counts_the_comparison_and_each_failure_briefly() 
 def test_without_a_baseline_the_summary_has_no_comparison() -> None:
     text = to_summary(run({"ADK-LIN-001": verdict("ADK-LIN-001", UNKNOWN, "budget spent")}))
     assert "Against the baseline" not in text and "Failed clauses" not in text
-    assert "**42 pass, 0 fail, 1 unknown, 0 unsupported** of 43 clauses." in text
+    assert "**44 pass, 0 fail, 1 unknown, 0 unsupported** of 45 clauses." in text
     assert "Unknown: `ADK-LIN-001`" in text.splitlines()
 
 

@@ -396,3 +396,34 @@ def test_a_fork_of_the_check_shares_what_it_failed() -> None:
         other.world.discard()
     assert other.go_on and h.masked == {"owner": "ADK-OWNER-001"}
     assert h.repeats == {"ADK-OWNER-001": 1}
+
+
+def test_a_difference_in_a_field_without_a_clause_of_its_own_stops_the_check() -> None:
+    # updated_at is an effect of the write, not a read-back with a rule of its own: after it
+    # differs, the model's state is no guide to the store's, so the check stops there.
+    h = _mutant("get_touches_record")
+    h.go_on = True
+    h.apply("c1", adk.Create("a", META, {}))
+    h.advance(5)
+    with pytest.raises(ClauseViolation) as stopped:
+        h.apply("c1", adk.Get("a"))
+    assert (stopped.value.clause, stopped.value.after) == ("ADK-GET-002", ())
+    assert h.world.evidence.failures == {}
+
+
+def test_a_stop_after_going_on_is_not_concluded_rather_than_failed() -> None:
+    from fencepost.scenarios.phases import _run_one
+
+    h0 = _mutant("finish_keeps_owner")
+    world = h0.world
+
+    def body(h: Harness) -> None:
+        _finished_twice(h)  # goes on past the owner difference
+        raise h._stop("ADK-REV-001", "a later difference")
+
+    assert _run_one(ADK.suite, world, "scenario:t", body, go_on=True) is False
+    assert list(world.evidence.failures) == ["ADK-OWNER-001"]
+    assert world.evidence.unknown == {"ADK-REV-001": (
+        "scenario:t: not concluded: a later difference (after the check went on past a "
+        "difference that failed ADK-OWNER-001, which it may follow from)")}
+    assert world.evidence.ended["scenario:t"] == "lost: after ADK-OWNER-001 failed"

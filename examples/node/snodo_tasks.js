@@ -384,29 +384,35 @@ function sub(a, b) {
 }
 function ceilInt(x) { return typeof x === 'bigint' ? x : BigInt(Math.ceil(x.v)); }
 
-function pyEq(a, b) {
+// Python's ==; with `exact`, as the seed's pin (^event) compares: a bool, an int and a float
+// are different values even when Python calls them equal (true == 1 == 1.0).
+function pyEq(a, b, exact = false) {
   if (a === b) return typeof a !== 'object' || a === null || !(a instanceof PyFloat) || !Number.isNaN(a.v);
+  if (exact && isNumeric(a) && isNumeric(b)) {
+    if (typeof a !== typeof b || (a instanceof PyFloat) !== (b instanceof PyFloat)) return false;
+    return a instanceof PyFloat ? Object.is(a.v, b.v) : a === b;
+  }
   if (isNumeric(a) && isNumeric(b)) return cmpNum(a, b) === 0;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a)) return Array.isArray(b) && seqEq(a, b);
-  if (a instanceof PyTuple) return b instanceof PyTuple && seqEq(a.items, b.items);
+  if (Array.isArray(a)) return Array.isArray(b) && seqEq(a, b, exact);
+  if (a instanceof PyTuple) return b instanceof PyTuple && seqEq(a.items, b.items, exact);
   if (a instanceof PyDict) {
     if (!(b instanceof PyDict) || a.size !== b.size) return false;
     for (const [k, v] of a.entries()) {
       const i = b.find(k);
-      if (i < 0 || !pyEq(v, b.vs[i])) return false;
+      if (i < 0 || !pyEq(v, b.vs[i], exact)) return false;
     }
     return true;
   }
   if (a instanceof PyObj) {
-    return b instanceof PyObj && a.type === b.type && CLASSES[a.type].every((n) => pyEq(a.f[n], b.f[n]));
+    return b instanceof PyObj && a.type === b.type && CLASSES[a.type].every((n) => pyEq(a.f[n], b.f[n], exact));
   }
   if (a instanceof PyBytes) return b instanceof PyBytes && a.hex === b.hex;
   if (a instanceof Opaque) return b instanceof Opaque && a.text === b.text;
   if (a instanceof Forged) return false;  // a forgery equals nothing but itself
   return false;
 }
-function seqEq(a, b) { return a.length === b.length && a.every((x, i) => pyEq(x, b[i])); }
+function seqEq(a, b, exact = false) { return a.length === b.length && a.every((x, i) => pyEq(x, b[i], exact)); }
 
 // Strings in code point order (Python's), not UTF-16's.
 function cmpStr(a, b) {
@@ -697,7 +703,7 @@ class Store {
     if (problem !== null) refuse(problem[0], problem[1]);
     const seen = BUG === 'duplicate_applied_twice' ? undefined : agg.seen.get(event.f.id);
     if (seen !== undefined) {
-      if (!pyEq(seen.event, event)) refuse('event_id_reused', 'the event id was used for another event');
+      if (!pyEq(seen.event, event, true)) refuse('event_id_reused', 'the event id was used for another event');
       const r = seen.result.f;
       return make('Transition', ['duplicate', agg.snap, r.effects, r.event_revision, r.committed_at]);
     }

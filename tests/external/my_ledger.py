@@ -78,10 +78,12 @@ class DictLedger:
         with self._lock:
             return self._view(invocation_id, self._row(invocation_id))
 
-    def claim(self, invocation_id: str, owner: str, owner_token: str, now_ms: int,
+    def claim(self, invocation_id: str, owner: str, owner_token: str | bytes, now_ms: int,
               lease_ms: int) -> Invocation:
+        # a token is a binary: text or bytes, as the seed's caller makes them
         _guard(isinstance(invocation_id, str) and isinstance(owner, str)
-               and isinstance(owner_token, str) and owner_token != "" and _integer(now_ms)
+               and isinstance(owner_token, str | bytes) and len(owner_token) > 0
+               and _integer(now_ms)
                and _lease(lease_ms), InvalidClaimArguments)
         with self._lock:
             row = self._row(invocation_id)
@@ -94,7 +96,8 @@ class DictLedger:
                        updated_at=now_ms)
             return self._view(invocation_id, row)
 
-    def renew(self, invocation_id: str, owner_token: str, now_ms: int, lease_ms: int) -> None:
+    def renew(self, invocation_id: str, owner_token: str | bytes, now_ms: int,
+              lease_ms: int) -> None:
         _guard(self._write_args(invocation_id, owner_token, now_ms) and _lease(lease_ms),
                InvalidRenewArguments)
         with self._lock:
@@ -102,7 +105,7 @@ class DictLedger:
             row.update(lease_until=now_ms + lease_ms, revision=row["revision"] + 1,
                        updated_at=now_ms)
 
-    def checkpoint(self, invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+    def checkpoint(self, invocation_id: str, owner_token: str | bytes, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
         _guard(self._write_args(invocation_id, owner_token, now_ms) and _lease(lease_ms)
                and isinstance(checkpoint, dict), InvalidCheckpointArguments)
@@ -111,7 +114,7 @@ class DictLedger:
             row.update(checkpoint=dict(checkpoint), lease_until=now_ms + lease_ms,
                        revision=row["revision"] + 1, updated_at=now_ms)
 
-    def finish(self, invocation_id: str, owner_token: str, phase: str, outcome: Any,
+    def finish(self, invocation_id: str, owner_token: str | bytes, phase: str, outcome: Any,
                checkpoint: Any, now_ms: int) -> None:
         _guard(self._write_args(invocation_id, owner_token, now_ms) and isinstance(phase, str)
                and isinstance(checkpoint, dict), InvalidFinishArguments)
@@ -135,7 +138,8 @@ class DictLedger:
 
     @staticmethod
     def _write_args(invocation_id: Any, token: Any, now_ms: Any) -> bool:
-        return isinstance(invocation_id, str) and isinstance(token, str) and _integer(now_ms)
+        return (isinstance(invocation_id, str) and isinstance(token, str | bytes)
+                and _integer(now_ms))
 
     def _row(self, invocation_id: str) -> dict[str, Any]:
         try:
@@ -172,7 +176,7 @@ def make_zombie_ledger(env: AdapterEnv) -> DictLedger:
     """The same ledger with a zombie-write bug: checkpoint skips the token check."""
     ledger = DictLedger(env.clock)
 
-    def checkpoint(invocation_id: str, owner_token: str, checkpoint: Any, now_ms: int,
+    def checkpoint(invocation_id: str, owner_token: str | bytes, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
         with ledger._lock:
             row = ledger._row(invocation_id)
