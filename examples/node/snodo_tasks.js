@@ -377,6 +377,11 @@ function add(a, b) {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a + b;
   return new PyFloat(toFloat(a) + toFloat(b));
 }
+// 1 us after a time in ms, from the whole number of microseconds (docs/protocol.md: the float
+// nearest the exact decimal, never a running sum of 0.001s).
+function microsecondAfter(t) {
+  return new PyFloat((Math.round(toFloat(asExact(t)) * 1000) + 1) / 1000);
+}
 function sub(a, b) {
   a = asExact(a); b = asExact(b);
   if (typeof a === 'bigint' && typeof b === 'bigint') return a - b;
@@ -437,7 +442,6 @@ const ACTIONS = ['create', 'get', 'update', 'cancel'];
 const WORKER_KINDS = ['input_requested', 'retry_requested', 'completed', 'failed'];
 const CANCEL_MESSAGE = 'Cancellation requested';
 const MAX_RETRY_DELAY_MS = 4294967295n;
-const MICROSECOND = new PyFloat(0.001);
 
 const CHOICES = {
   same_expiry_renewal: ['identical', 'successor'],
@@ -655,7 +659,7 @@ class Store {
     let exp = add(now, leaseMs);
     if (cmpNum(exp, old) === 0) {
       if (this.opt.same_expiry_renewal !== 'successor') return lease;  // the identical lease
-      exp = add(old, MICROSECOND);
+      exp = microsecondAfter(old);
     }
     agg.claim = { ...agg.claim, exp };
     return mint({ ...recall(lease, 'lease'), exp });
@@ -752,7 +756,7 @@ class Store {
 
   committedAt(last, now) {
     if (BUG === 'committed_at_is_now' || cmpNum(last, now) < 0) return now;
-    return add(last, this.opt.committed_at_step === 'microsecond' ? MICROSECOND : 1n);
+    return this.opt.committed_at_step === 'microsecond' ? microsecondAfter(last) : add(last, 1n);
   }
 
   reap(_args, now) {
