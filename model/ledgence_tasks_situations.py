@@ -183,8 +183,9 @@ def _result_read_back(outcome: Any) -> Found:
         return
     if outcome.get("kind") == "succeeded" and any(exact_cases(outcome.get("output"))):
         yield "LDG-READ-005", "a success output read back"
-    message = (outcome.get("failure") or {}).get("message", "") if outcome.get(
-        "kind") == "failed" else ""
+    failure = outcome.get("failure") if outcome.get("kind") == "failed" else None
+    error = failure.get("error") if isinstance(failure, Mapping) else None
+    message = error.get("message", "") if isinstance(error, Mapping) else ""
     if any(exact_cases(message)):
         yield "LDG-READ-005", "a failure message read back"
 

@@ -12,8 +12,9 @@ documented on their classes: :class:`TaskSnapshot` (what a new submission shows)
 :class:`Authority` (``execution_remaining_ms`` is 0 once a cancel is requested or the
 deadline is reached), :class:`AttemptSnapshot` (``quiescence`` is ``"unconfirmed"`` from the
 claim on; ``execution_may_have_started`` after a dispatch renewal or a settlement),
-:class:`TaskResult` (the outcome mappings, e.g. ``{"kind": "failed", "failure": {"kind":
-"lost", "message": ""}}``), :class:`HistoryEvent` (which events carry an attempt id),
+:class:`TaskResult` (the outcome mappings as the seed's API serializes them, e.g. ``{"kind":
+"failed", "attempt_id": ..., "quiescence": "unconfirmed", "execution_may_have_started": False,
+"failure": {"kind": "attempt_lost"}}``), :class:`HistoryEvent` (which events carry an attempt id),
 :class:`SettleReply` and :class:`TaskStatus`.
 
 ``CHOICES`` holds the one point the seed leaves to the store's order of checks:

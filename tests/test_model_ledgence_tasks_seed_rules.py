@@ -277,7 +277,10 @@ def test_a_failure_with_an_empty_message_is_accepted(bench: Bench) -> None:
     report = spec.ExecutionFailure(context(a), "integrity", "", "execution", True)
     assert settle(bench, a, report).task_state == "failed"
     assert bench.store.result(SCOPE, a.lease.owner.task_id).outcome == {
-        "kind": "failed", "failure": {"kind": "integrity", "message": ""}}
+        "kind": "failed", "attempt_id": a.lease.owner.attempt_id, "quiescence": "confirmed",
+        "execution_may_have_started": True,
+        "failure": {"kind": "execution", "error": {"kind": "integrity", "message": ""},
+                    "phase": "execution", "cleanup_error": None}}
 
 
 # --- the model says the same ------------------------------------------------------------------
