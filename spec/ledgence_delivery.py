@@ -392,7 +392,8 @@ class TaskResult:
     """``result``: the status and the task's logical outcome, a plain mapping compared
     exactly, as the seed's API serializes it (``TaskOutcome`` and ``TaskFailure`` tagged by
     ``kind``, variants in snake_case:
-    crates/ledgence-orchestration-api/src/observation.rs:96-138 at bd50243). None while queued or active (a retry waiting included); once terminal::
+    crates/ledgence-orchestration-api/src/observation.rs:96-138 at bd50243). None while
+    queued or active (a retry waiting included); once terminal::
 
         {"kind": "succeeded", "attempt_id": "att_1", "quiescence": "confirmed",
          "execution_may_have_started": True, "output": {"sent": 1}}

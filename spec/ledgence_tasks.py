@@ -334,7 +334,8 @@ def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] =
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "2.0"  # 2.0: the value domain of the seed's callers, its refusals as codes (issue 25)
+# 2.0: the value domain of the seed's callers, its refusals as codes (issue 25)
+CATALOGUE_VERSION = "2.0"
 
 CLAUSES = Catalogue(_situated([
     # -- sessions
