@@ -393,9 +393,12 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-READ-001", "reads agree with the task",
        "status, result and inspect of a task in its scope return what the accepted operations "
        "imply: result's outcome is none while queued or active, then {kind: succeeded, "
-       "output}, {kind: failed, failure} or {kind: cancelled}; status names the latest "
-       "attempt. A malformed reference (a bad scope, an empty task id) answers invalid_input "
-       "for every read, history and cancel.", M,
+       "output}, {kind: failed, failure} or {kind: cancelled}; a succeeded or failed outcome "
+       "names the last attempt with its quiescence and execution_may_have_started as it "
+       "ended, and its failure is the application's error, the failure report's error, phase "
+       "and cleanup error, or attempt_lost (the seed's core observation.rs:89-160 at "
+       "3abb9ee); status names the latest attempt. A malformed reference (a bad scope, an "
+       "empty task id) answers invalid_input for every read, history and cancel.", M,
        "scenario:queued_cancel_is_terminal_and_idempotent", f"{E}reads"),
     _c("LDG-READ-002", "other scopes see not_found",
        "A missing task, or one of another scope, is not_found for every read (inspect_attempt "
