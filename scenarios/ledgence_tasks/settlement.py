@@ -189,7 +189,8 @@ def settle_conflicts(h: Harness, p: str) -> None:
     settle(h, a, attrs.evolve(ok, context=context(h, a, program=spec.Program("other", "1"))))
     settle(h, a, attrs.evolve(ok, outcome={"status": "done"}))
     settle(h, a, failure(h, a, "weird"))
-    settle(h, a, attrs.evolve(failure(h, a), cleanup_error="rm failed"))  # not the seed's Error
+    settle(h, a, attrs.evolve(failure(h, a),  # text, not the seed's Error: invalid_input
+                              cleanup_error="rm failed"))  # type: ignore[arg-type]
     settle(h, a, ok, quiescence="maybe")
     settle(h, a, attrs.evolve(ok, outcome={"status": "success",
                                             "output": "x" * (spec.SETTLEMENT_MAX_BYTES + 1)}))
