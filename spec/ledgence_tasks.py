@@ -603,7 +603,8 @@ CLAUSES = Catalogue(_situated([
        "conflict.", M, "scenario:settle_conflicts", f"{E}owner_calls"),
     _c("LDG-SETTLE-006", "settle validates its command",
        "A malformed settlement (report shape, failure kind or phase, quiescence, the empty "
-       "ones included; an empty process id, a negative elapsed_ms) answers invalid_input "
+       "ones included; an empty process id, a negative elapsed_ms; a cleanup error other "
+       "than none or {kind, message}) answers invalid_input "
        "before the owner is looked up; an empty operation id, a success output nested more "
        "than 64 containers deep, or a settlement larger than 8 MiB canonically, answers "
        "invalid_input once the owner matched (a failure message "

@@ -191,6 +191,7 @@ def test_a_cancel_that_extends_a_sooner_deadline_fails_cancel_003_at_quick() -> 
 
 @pytest.mark.parametrize(("name", "clause"), [
     ("failure_phase_unchecked", "LDG-SETTLE-006"),  # no check sent a bad phase before
+    ("cleanup_error_as_text", "LDG-SETTLE-006"),  # the kit's old reading of a cleanup error
     ("owner_checked_as_text", "LDG-SETTLE-002"),  # the kit's old reading of an owner
     ("report_context_checked_as_text", "LDG-SETTLE-005"),  # the kit's old reading of a report
 ])
