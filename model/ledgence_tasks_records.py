@@ -262,6 +262,28 @@ def status_of(rec: TaskRec) -> spec.TaskStatus:
 # --- finishing an attempt ----------------------------------------------------------------------
 
 
+def _failure(report: spec.ExecutionReport | spec.ExecutionFailure | None) -> dict[str, Any]:
+    """The outcome's failure as the seed's API gives it (``TaskFailure``: the application's
+    error, the execution's error, phase and cleanup error, or a lost attempt, no message:
+    crates/ledgence-orchestration-core/src/observation.rs:120-157 at 3abb9ee)."""
+    if isinstance(report, spec.ExecutionReport):
+        return {"kind": "application", "error": {"kind": report.outcome["kind"],
+                                                 "message": report.outcome["message"]}}
+    if isinstance(report, spec.ExecutionFailure):
+        cleanup = report.cleanup_error
+        return {"kind": "execution", "error": {"kind": report.kind, "message": report.message},
+                "phase": report.phase,
+                "cleanup_error": None if cleanup is None else dict(cleanup)}
+    return {"kind": "attempt_lost"}
+
+
+def _ended(name: str, att: spec.AttemptSnapshot, kind: str, **rest: Any) -> dict[str, Any]:
+    """A finished outcome: the last attempt, its quiescence and execution_may_have_started as
+    it ended (observation.rs:96-99 at 3abb9ee), then the output or the failure."""
+    return {"kind": kind, "attempt_id": name, "quiescence": att.quiescence,
+            "execution_may_have_started": att.execution_may_have_started, **rest}
+
+
 def finish(d: Draft, task_id: str, attempt: str, now: int) -> str:
     """Finish ``attempt`` of ``task_id`` at ``now`` by the rules; answer the rule's clause."""
     rec, att = d.tasks[task_id], d.attempts[attempt]
@@ -269,32 +291,27 @@ def finish(d: Draft, task_id: str, attempt: str, now: int) -> str:
     settlement = att.snapshot.settlement
     report = settlement.report if settlement is not None else None
     confirmed = att.snapshot.quiescence == spec.CONFIRMED
-    failure: Mapping[str, Any] | None = None
     if snap.cancel_requested_at is not None:
         task_state, att_state, clause = "cancelled", "cancelled" if confirmed else "lost", \
             "LDG-FINISH-006"
         outcome: Mapping[str, Any] | None = {"kind": "cancelled"}
     elif isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
         task_state, att_state, clause = "succeeded", "succeeded", "LDG-FINISH-001"
-        outcome = {"kind": "succeeded", "output": report.outcome["output"]}
+        outcome = _ended(attempt, att.snapshot, "succeeded", output=report.outcome["output"])
     elif isinstance(report, spec.ExecutionReport):
         task_state, att_state, clause = "failed", "failed", "LDG-FINISH-002"
-        outcome = {"kind": "failed", "failure": {"kind": report.outcome["kind"],
-                                                 "message": report.outcome["message"]}}
+        outcome = _ended(attempt, att.snapshot, "failed", failure=_failure(report))
     elif isinstance(report, spec.ExecutionFailure) and (
             report.kind not in spec.RETRYABLE_FAILURE_KINDS):
         task_state, att_state, clause = "failed", "failed", "LDG-FINISH-005"
-        outcome = {"kind": "failed", "failure": {"kind": report.kind,
-                                                 "message": report.message}}
+        outcome = _ended(attempt, att.snapshot, "failed", failure=_failure(report))
     else:
         att_state = "failed" if report is not None else "lost"
-        failure = ({"kind": report.kind, "message": report.message} if report is not None
-                   else {"kind": "lost", "message": ""})
         if snap.attempt_count < snap.input.retry_policy.max_attempts:
             task_state, clause, outcome = "queued", "LDG-FINISH-003", None
         else:
             task_state, clause = "failed", "LDG-FINISH-004"
-            outcome = {"kind": "failed", "failure": failure}
+            outcome = _ended(attempt, att.snapshot, "failed", failure=_failure(report))
     d.evolve_attempt(attempt, state=att_state, finished_at=now)
     if task_state == "queued":
         d.evolve_task(task_id, state="queued", current_attempt_id=None,

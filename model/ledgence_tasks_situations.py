@@ -166,6 +166,7 @@ def _read(before: State, op: Any, ctx: Ctx, step: Step) -> Found:
         state = rec.snapshot.state
         yield "LDG-READ-001", f"an {state} task" if state == "active" else f"a {state} task"
         yield from _result_read_back(rec.outcome)
+        yield from _outcome_read_back(before, rec.outcome)
     if isinstance(op, spec.Inspect):
         for case in exact_cases(rec.snapshot.input.data):
             yield "LDG-READ-005", f"task input: {case}"
@@ -183,10 +184,31 @@ def _result_read_back(outcome: Any) -> Found:
         return
     if outcome.get("kind") == "succeeded" and any(exact_cases(outcome.get("output"))):
         yield "LDG-READ-005", "a success output read back"
-    message = (outcome.get("failure") or {}).get("message", "") if outcome.get(
-        "kind") == "failed" else ""
+    failure = outcome.get("failure") if outcome.get("kind") == "failed" else None
+    error = failure.get("error") if isinstance(failure, Mapping) else None
+    message = error.get("message", "") if isinstance(error, Mapping) else ""
     if any(exact_cases(message)):
         yield "LDG-READ-005", "a failure message read back"
+
+
+def _outcome_read_back(before: State, outcome: Any) -> Found:
+    """A finished outcome whose attempt fields, or failure, a store that derives them from the
+    report alone (or takes a finished attempt for quiescent) gives wrong."""
+    if not isinstance(outcome, Mapping) or "attempt_id" not in outcome:
+        return
+    unconfirmed, started, cleanup, lost = names.OUTCOME_READ_BACKS
+    failure = outcome.get("failure") or {}
+    if failure.get("kind") == "attempt_lost":
+        yield "LDG-READ-001", lost
+    elif outcome["quiescence"] == spec.UNCONFIRMED:
+        yield "LDG-READ-001", unconfirmed
+    if failure.get("kind") == "execution" and failure.get("cleanup_error") is not None:
+        yield "LDG-READ-001", cleanup
+    settlement = before.attempts[outcome["attempt_id"]].snapshot.settlement
+    report = settlement.report if settlement is not None else None
+    if outcome["execution_may_have_started"] and (report is None or (
+            isinstance(report, spec.ExecutionFailure) and not report.execution_may_have_started)):
+        yield "LDG-READ-001", started
 
 
 def exact_cases(value: Any, depth: int = 0) -> Iterator[str]:

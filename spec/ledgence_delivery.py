@@ -316,14 +316,18 @@ class ExecutionReport:
 @attrs.frozen
 class ExecutionFailure:
     """A failed execution. ``execution_may_have_started`` is the worker's word: an accepted
-    failure with it true marks the attempt's own flag (see :class:`AttemptSnapshot`)."""
+    failure with it true marks the attempt's own flag (see :class:`AttemptSnapshot`).
+    ``cleanup_error`` is None or a second error of the seed's own shape, ``{"kind": <a
+    failure kind>, "message": <text>}`` (``Option<Error>``:
+    crates/ledgence-worker-api/src/execution.rs:54-64 at 1c9ece5, ``Error`` at lib.rs:67-71
+    at 00ac07f); the task's outcome carries it back (:class:`TaskResult`)."""
 
     context: ExecutionContext
     kind: str
     message: str
     phase: str
     execution_may_have_started: bool
-    cleanup_error: str | None = None
+    cleanup_error: Mapping[str, Any] | None = None
 
 
 @value_class
@@ -386,17 +390,35 @@ class TaskStatus:
 @attrs.frozen
 class TaskResult:
     """``result``: the status and the task's logical outcome, a plain mapping compared
-    exactly. None while queued or active (a retry waiting included); once terminal::
+    exactly, as the seed's API serializes it (``TaskOutcome`` and ``TaskFailure`` tagged by
+    ``kind``, variants in snake_case:
+    crates/ledgence-orchestration-api/src/observation.rs:96-138 at bd50243). None while
+    queued or active (a retry waiting included); once terminal::
 
-        {"kind": "succeeded", "output": {"sent": 1}}          # the report's output
-        {"kind": "failed", "failure": {"kind": "runtime", "message": "bounced"}}
-        {"kind": "failed", "failure": {"kind": "integrity", "message": "integrity failed"}}
-        {"kind": "failed", "failure": {"kind": "lost", "message": ""}}  # lost, budget spent
+        {"kind": "succeeded", "attempt_id": "att_1", "quiescence": "confirmed",
+         "execution_may_have_started": True, "output": {"sent": 1}}
+        {"kind": "failed", "attempt_id": "att_1", "quiescence": "confirmed",
+         "execution_may_have_started": True,
+         "failure": {"kind": "application",
+                     "error": {"kind": "runtime", "message": "bounced"}}}
+        {"kind": "failed", "attempt_id": "att_2", "quiescence": "unconfirmed",
+         "execution_may_have_started": False,
+         "failure": {"kind": "execution",
+                     "error": {"kind": "integrity", "message": "integrity failed"},
+                     "phase": "admission", "cleanup_error": None}}
+        {"kind": "failed", "attempt_id": "att_3", "quiescence": "unconfirmed",
+         "execution_may_have_started": True, "failure": {"kind": "attempt_lost"}}
         {"kind": "cancelled"}
 
-    The failure is the application failure of a completed report (its kind and message),
-    or the execution failure of a failed report (its kind and message, not its phase), or
-    ``{"kind": "lost", "message": ""}`` for an attempt that expired without a report.
+    A finished outcome names the task's last attempt and that attempt's ``quiescence`` and
+    ``execution_may_have_started`` as it ended (what :class:`AttemptSnapshot` reads; the
+    seed's core takes them from the latest attempt: crates/ledgence-orchestration-core/src/
+    observation.rs:96-99 at 3abb9ee). The failure is the completed report's application
+    failure (observation.rs:120-138), the failure report's error, phase and cleanup error
+    (``None`` when it had none; :class:`ExecutionFailure`; observation.rs:140-151), or
+    ``{"kind": "attempt_lost"}`` for an attempt that expired without a report, which never
+    carries quiescence confirmed (observation.rs:152-157). A cancelled task's outcome names
+    no attempt (observation.rs:94).
     """
 
     task: TaskStatus
@@ -606,8 +628,12 @@ def _validate_report(report: Any) -> None:
         if not isinstance(report.message, str) or not isinstance(
                 report.execution_may_have_started, bool):
             raise InvalidInput("a failure needs a message and execution_may_have_started")
-        if report.cleanup_error is not None and not isinstance(report.cleanup_error, str):
-            raise InvalidInput("cleanup_error must be text or None")
+        cleanup = report.cleanup_error
+        if cleanup is not None and not (
+                isinstance(cleanup, Mapping) and set(cleanup) == {"kind", "message"}
+                and cleanup["kind"] in FAILURE_KINDS and isinstance(cleanup["message"], str)):
+            raise InvalidInput('cleanup_error must be None or {"kind": <a failure kind>, '
+                               '"message": <text>}')
     else:
         raise InvalidInput("report must be an ExecutionReport or an ExecutionFailure")
 

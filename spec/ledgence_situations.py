@@ -28,6 +28,13 @@ EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 a
                 "non-ASCII, empty and NUL strings", "64 nested containers")
 DEEP_OUTPUT = "a success output nested 65 deep"
 EXTENSION_READ_BACK = "extended again past the expiry an extension replaced"
+OUTCOME_READ_BACKS = ("an outcome finished with quiescence unconfirmed",
+                      "an outcome marked started by a dispatch renewal alone",
+                      "an execution failure with its phase and cleanup error",
+                      "an attempt lost on the last attempt")
+"""What a finished task's outcome carries besides its output (the seed's ``TaskOutcome``):
+the last attempt's quiescence and execution_may_have_started as it ended, the failure
+report's phase and cleanup error, the lost attempt's own failure."""
 OVERLAPPED = "a change overlapped another call on its record"  # the runner counts it
 BY_ID = "the earliest expiries are not the lowest ids"
 BY_SUBMISSION = "the earliest expiries are not the first submitted"
@@ -50,7 +57,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-LOOKUP-001": ("a bound key", "an unbound key"),
     # reads and history
     "LDG-READ-001": ("a queued task", "an active task", "a succeeded task", "a failed task",
-                     "a cancelled task"),
+                     "a cancelled task", *OUTCOME_READ_BACKS),
     "LDG-READ-002": ("a missing task", "another scope's task",
                      "inspect_attempt in another scope", "cancel in another scope"),
     "LDG-READ-003": ("the current attempt", "an earlier attempt", "another task's attempt"),

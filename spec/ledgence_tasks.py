@@ -12,8 +12,9 @@ documented on their classes: :class:`TaskSnapshot` (what a new submission shows)
 :class:`Authority` (``execution_remaining_ms`` is 0 once a cancel is requested or the
 deadline is reached), :class:`AttemptSnapshot` (``quiescence`` is ``"unconfirmed"`` from the
 claim on; ``execution_may_have_started`` after a dispatch renewal or a settlement),
-:class:`TaskResult` (the outcome mappings, e.g. ``{"kind": "failed", "failure": {"kind":
-"lost", "message": ""}}``), :class:`HistoryEvent` (which events carry an attempt id),
+:class:`TaskResult` (the outcome mappings as the seed's API serializes them, e.g. ``{"kind":
+"failed", "attempt_id": ..., "quiescence": "unconfirmed", "execution_may_have_started": False,
+"failure": {"kind": "attempt_lost"}}``), :class:`HistoryEvent` (which events carry an attempt id),
 :class:`SettleReply` and :class:`TaskStatus`.
 
 ``CHOICES`` holds the one point the seed leaves to the store's order of checks:
@@ -391,9 +392,12 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-READ-001", "reads agree with the task",
        "status, result and inspect of a task in its scope return what the accepted operations "
        "imply: result's outcome is none while queued or active, then {kind: succeeded, "
-       "output}, {kind: failed, failure} or {kind: cancelled}; status names the latest "
-       "attempt. A malformed reference (a bad scope, an empty task id) answers invalid_input "
-       "for every read, history and cancel.", M,
+       "output}, {kind: failed, failure} or {kind: cancelled}; a succeeded or failed outcome "
+       "names the last attempt with its quiescence and execution_may_have_started as it "
+       "ended, and its failure is the application's error, the failure report's error, phase "
+       "and cleanup error, or attempt_lost (the seed's core observation.rs:89-160 at "
+       "3abb9ee); status names the latest attempt. A malformed reference (a bad scope, an "
+       "empty task id) answers invalid_input for every read, history and cancel.", M,
        "scenario:queued_cancel_is_terminal_and_idempotent", f"{E}reads"),
     _c("LDG-READ-002", "other scopes see not_found",
        "A missing task, or one of another scope, is not_found for every read (inspect_attempt "
@@ -598,7 +602,8 @@ CLAUSES = Catalogue(_situated([
        "conflict.", M, "scenario:settle_conflicts", f"{E}owner_calls"),
     _c("LDG-SETTLE-006", "settle validates its command",
        "A malformed settlement (report shape, failure kind or phase, quiescence, the empty "
-       "ones included; an empty process id, a negative elapsed_ms) answers invalid_input "
+       "ones included; an empty process id, a negative elapsed_ms; a cleanup error other "
+       "than none or {kind, message}) answers invalid_input "
        "before the owner is looked up; an empty operation id, a success output nested more "
        "than 64 containers deep, or a settlement larger than 8 MiB canonically, answers "
        "invalid_input once the owner matched (a failure message "

@@ -191,6 +191,7 @@ def test_a_cancel_that_extends_a_sooner_deadline_fails_cancel_003_at_quick() -> 
 
 @pytest.mark.parametrize(("name", "clause"), [
     ("failure_phase_unchecked", "LDG-SETTLE-006"),  # no check sent a bad phase before
+    ("cleanup_error_as_text", "LDG-SETTLE-006"),  # the kit's old reading of a cleanup error
     ("owner_checked_as_text", "LDG-SETTLE-002"),  # the kit's old reading of an owner
     ("report_context_checked_as_text", "LDG-SETTLE-005"),  # the kit's old reading of a report
 ])
@@ -237,6 +238,18 @@ def test_a_gap_closed_for_issue_25_is_caught_at_quick_by_its_clause_alone(
     assert (row.caught, row.caught_by) == (True, [clause])
 
 
+@pytest.mark.parametrize("name", ["outcome_started_from_report", "outcome_taken_as_quiescent",
+                                  "cleanup_error_dropped", "lost_failure_with_message"])
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
+def test_an_outcome_read_back_otherwise_than_the_seed_fails_read_001_alone(
+        name: str, base: str) -> None:
+    """result's outcome carries what the seed's TaskOutcome carries: a store wrong in one of
+    its fields (the attempt's flags, the cleanup error, the lost attempt's failure) is caught
+    at quick by the read rule, and by nothing else."""
+    [row] = run_mutants("ledgence-tasks", base=base, only=[name])
+    assert (row.caught, row.caught_by) == (True, ["LDG-READ-001"])
+
+
 def test_each_new_situation_is_named_by_its_clause() -> None:
     """The cases the gaps needed are situations, so a run that misses one passes weakly."""
     from fencepost.spec import ledgence_situations as names
@@ -246,4 +259,5 @@ def test_each_new_situation_is_named_by_its_clause() -> None:
     assert set(names.DISPATCH_AT_DEADLINE) <= situations["LDG-RENEW-007"]
     assert set(names.UNISSUED_POSITIONS) <= situations["LDG-LIST-007"]
     assert names.DEEP_OUTPUT in situations["LDG-SETTLE-006"]
+    assert set(names.OUTCOME_READ_BACKS) <= situations["LDG-READ-001"]
     assert {f"task input: {case}" for case in names.EXACT_VALUES} <= situations["LDG-READ-005"]

@@ -54,8 +54,8 @@ class Bench:
         self.store.close()
         self.factory.discard(self.env)
 
-    def claim(self, key: str = "key-1", consumer: int = 0) -> spec.Assignment:
-        task = spec.TaskInput(SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT)
+    def claim(self, key: str = "key-1", consumer: int = 0, **changes: Any) -> spec.Assignment:
+        task = spec.TaskInput(SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT, **changes)
         self.store.accept_resolved_submission(spec.SubmitCommand(key, task), DESCRIPTOR)
         if not hasattr(self, "session"):
             self.session = self.store.open_session(SCOPE, "emails", 2)
@@ -176,6 +176,76 @@ def test_a_dispatched_attempt_stays_marked_after_a_failure_that_did_not_start(
     assert bench.attempt(a).execution_may_have_started is True
 
 
+# --- result's outcome, as the seed's API serializes it -----------------------------------------
+
+
+def outcome(bench: Bench, a: spec.Assignment) -> Any:
+    return bench.store.result(SCOPE, a.lease.owner.task_id).outcome
+
+
+def ended(a: spec.Assignment, kind: str, quiescence: str, started: bool,
+          **rest: Any) -> dict[str, Any]:
+    return {"kind": kind, "attempt_id": a.lease.owner.attempt_id, "quiescence": quiescence,
+            "execution_may_have_started": started, **rest}
+
+
+def test_a_success_outcome_names_its_attempt(bench: Bench) -> None:
+    a = bench.claim()
+    settle(bench, a, completed(a))
+    assert outcome(bench, a) == ended(a, "succeeded", spec.CONFIRMED, True,
+                                      output={"sent": 1})
+
+
+def test_an_application_failure_is_the_applications_error(bench: Bench) -> None:
+    a = bench.claim()
+    report = attrs.evolve(completed(a), outcome={"status": "failure", "kind": "runtime",
+                                                 "message": "bounced"})
+    settle(bench, a, report)
+    assert outcome(bench, a) == ended(a, "failed", spec.CONFIRMED, True, failure={
+        "kind": "application", "error": {"kind": "runtime", "message": "bounced"}})
+
+
+def test_an_execution_failure_keeps_its_phase_and_cleanup_error(bench: Bench) -> None:
+    a = bench.claim()
+    report = attrs.evolve(failed(a, False), phase="cleanup",
+                          cleanup_error={"kind": "io", "message": "left behind"})
+    settle(bench, a, report)
+    assert outcome(bench, a) == ended(a, "failed", spec.CONFIRMED, False, failure={
+        "kind": "execution", "error": {"kind": "integrity", "message": "bad"},
+        "phase": "cleanup", "cleanup_error": {"kind": "io", "message": "left behind"}})
+
+
+def test_a_cleanup_error_as_text_is_invalid_input(bench: Bench) -> None:
+    a = bench.claim()
+    with pytest.raises(spec.InvalidInput):
+        settle(bench, a, attrs.evolve(failed(a, True), cleanup_error="left behind"))
+
+
+def test_an_outcome_keeps_the_dispatch_mark_the_report_did_not_make(bench: Bench) -> None:
+    a = bench.claim()
+    bench.store.renew(spec.RenewCommand(a.lease.owner, 1, spec.DISPATCH))
+    settle(bench, a, failed(a, False))
+    assert outcome(bench, a)["execution_may_have_started"] is True
+
+
+def test_an_unconfirmed_report_decided_at_expiry_reads_unconfirmed(bench: Bench) -> None:
+    a = bench.claim()
+    settle(bench, a, completed(a), spec.UNCONFIRMED)
+    bench.clock.now = a.lease.expires_at
+    assert bench.store.expire_batch(10).expired == 1
+    assert outcome(bench, a) == ended(a, "succeeded", spec.UNCONFIRMED, True,
+                                      output={"sent": 1})
+
+
+def test_an_attempt_lost_on_the_last_attempt_fails_with_no_message(bench: Bench) -> None:
+    a = bench.claim(retry_policy=spec.RetryPolicy(1, 0))
+    authority = bench.store.renew(spec.RenewCommand(a.lease.owner, 1, spec.DISPATCH))
+    bench.clock.now = authority.expires_at
+    assert bench.store.expire_batch(10).expired == 1
+    assert outcome(bench, a) == ended(a, "failed", spec.UNCONFIRMED, True,
+                                      failure={"kind": "attempt_lost"})
+
+
 # --- owner lookups ----------------------------------------------------------------------------
 
 
@@ -277,7 +347,10 @@ def test_a_failure_with_an_empty_message_is_accepted(bench: Bench) -> None:
     report = spec.ExecutionFailure(context(a), "integrity", "", "execution", True)
     assert settle(bench, a, report).task_state == "failed"
     assert bench.store.result(SCOPE, a.lease.owner.task_id).outcome == {
-        "kind": "failed", "failure": {"kind": "integrity", "message": ""}}
+        "kind": "failed", "attempt_id": a.lease.owner.attempt_id, "quiescence": "confirmed",
+        "execution_may_have_started": True,
+        "failure": {"kind": "execution", "error": {"kind": "integrity", "message": ""},
+                    "phase": "execution", "cleanup_error": None}}
 
 
 # --- the model says the same ------------------------------------------------------------------

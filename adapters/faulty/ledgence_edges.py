@@ -300,6 +300,17 @@ class FailurePhaseUnchecked(LedgenceCore):
         super()._check_settle(command)
 
 
+class CleanupErrorAsText(LedgenceCore):
+    """A failure's cleanup error is taken as the text it once was, not checked as the seed's
+    Error {kind, message}: text is accepted."""
+
+    def _check_settle(self, command: Any) -> None:
+        report: Any = getattr(command, "report", None)
+        if isinstance(report, spec.ExecutionFailure) and isinstance(report.cleanup_error, str):
+            command = _report_standing_in(command, cleanup_error=None)
+        super()._check_settle(command)
+
+
 class EmptyFailureKindIsRuntime(LedgenceCore):
     """A failure without a kind ("") is recorded as a runtime failure (retried)."""
 
@@ -474,6 +485,8 @@ MUTANTS = (
            "LDG-SETTLE-002", OwnerCheckedAsText),
     Mutant("failure_phase_unchecked", "a failure report with an empty phase is accepted",
            "LDG-SETTLE-006", FailurePhaseUnchecked),
+    Mutant("cleanup_error_as_text", "a failure report whose cleanup error is text is "
+           "accepted", "LDG-SETTLE-006", CleanupErrorAsText),
     Mutant("empty_failure_kind_is_runtime", "a failure report with an empty kind is taken "
            "as a runtime failure", "LDG-SETTLE-006", EmptyFailureKindIsRuntime),
     Mutant("empty_process_id_accepted", "a report with an empty process id is accepted",

@@ -208,6 +208,51 @@ class ApplicationFailureRetried(LedgenceCore):
         return ending
 
 
+class OutcomeStartedFromReport(LedgenceCore):
+    """The outcome's execution_may_have_started is read off the report (true for a completed
+    one, else the failure's own flag, false without one), not the attempt: a dispatch renewal
+    that marked the attempt is forgotten."""
+
+    def _outcome(self, attempt: StoredAttempt, kind: str, **rest: Any) -> dict[str, Any]:
+        outcome: dict[str, Any] = super()._outcome(attempt, kind, **rest)
+        settlement = attempt.snapshot.settlement
+        report = settlement.report if settlement is not None else None
+        started = isinstance(report, spec.ExecutionReport) or bool(
+            getattr(report, "execution_may_have_started", False))
+        return {**outcome, "execution_may_have_started": started}
+
+
+class OutcomeTakenAsQuiescent(LedgenceCore):
+    """A finished attempt is taken for quiescent: the outcome says confirmed even when the
+    report was accepted unconfirmed and the attempt expired, or was lost."""
+
+    def _outcome(self, attempt: StoredAttempt, kind: str, **rest: Any) -> dict[str, Any]:
+        outcome: dict[str, Any] = super()._outcome(attempt, kind, **rest)
+        return {**outcome, "quiescence": spec.CONFIRMED}
+
+
+class CleanupErrorDropped(LedgenceCore):
+    """The outcome keeps a failure's error and phase but not its cleanup error (a column the
+    outcome's schema lacks)."""
+
+    def _failure(self, report: spec.ExecutionReport | spec.ExecutionFailure | None,
+                 ) -> dict[str, Any]:
+        failure: dict[str, Any] = super()._failure(report)
+        return {**failure, "cleanup_error": None} if "cleanup_error" in failure else failure
+
+
+class LostFailureWithMessage(LedgenceCore):
+    """A lost attempt's failure is written as an error of kind "lost" with an empty message
+    (the kit's old reading), not the seed's attempt_lost."""
+
+    def _failure(self, report: spec.ExecutionReport | spec.ExecutionFailure | None,
+                 ) -> dict[str, Any]:
+        if report is None:
+            return {"kind": "lost", "message": ""}
+        failure: dict[str, Any] = super()._failure(report)
+        return failure
+
+
 class RetryAvailableAtOnce(LedgenceCore):
     def _retry_at(self, task: TaskRecord, now: int) -> int:
         return now
@@ -451,6 +496,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-FINISH-001", SuccessKeepsCurrentAttempt),
     Mutant("application_failure_retried", "an application failure is retried",
            "LDG-FINISH-002", ApplicationFailureRetried),
+    Mutant("outcome_started_from_report", "a failed task's outcome forgets the dispatch "
+           "renewal that marked its attempt started", "LDG-READ-001", OutcomeStartedFromReport),
+    Mutant("outcome_taken_as_quiescent", "a finished task's outcome says quiescence confirmed "
+           "for an attempt that never confirmed it", "LDG-READ-001", OutcomeTakenAsQuiescent),
+    Mutant("cleanup_error_dropped", "a failed task's outcome drops the report's cleanup "
+           "error", "LDG-READ-001", CleanupErrorDropped),
+    Mutant("lost_failure_with_message", "a lost attempt's failure reads {kind: lost, message: "
+           "\"\"}, not attempt_lost", "LDG-READ-001", LostFailureWithMessage),
     Mutant("retry_available_at_once", "a retry is available at once, not after retry_delay_ms",
            "LDG-FINISH-003", RetryAvailableAtOnce),
     Mutant("budget_off_by_one", "the last attempt's retryable failure retries once more",

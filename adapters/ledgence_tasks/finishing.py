@@ -4,6 +4,8 @@ attempt retries while attempts are left)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
@@ -59,27 +61,47 @@ class Finishing(LedgenceBase):
         if self._cancel_wins(task):
             attempt_state = CANCELLED if att.quiescence == spec.CONFIRMED else LOST
             return Ending(CANCELLED, attempt_state, CANCELLED_OUTCOME, CANCELLED, available_at)
-        if isinstance(report, spec.ExecutionReport):
-            outcome = report.outcome
-            if outcome["status"] == "success":
-                return Ending(SUCCEEDED, SUCCEEDED, {"kind": SUCCEEDED,
-                                                     "output": outcome["output"]},
-                              SUCCEEDED, available_at)
-            failure = {"kind": outcome["kind"], "message": outcome["message"]}
-            return Ending(FAILED, FAILED, {"kind": FAILED, "failure": failure}, FAILED,
-                          available_at)
-        if isinstance(report, spec.ExecutionFailure) and not self._retryable(report):
-            failure = {"kind": report.kind, "message": report.message}
-            return Ending(FAILED, FAILED, {"kind": FAILED, "failure": failure}, FAILED,
-                          available_at)
+        if isinstance(report, spec.ExecutionReport) and report.outcome["status"] == "success":
+            return Ending(SUCCEEDED, SUCCEEDED,
+                          self._outcome(attempt, SUCCEEDED, output=report.outcome["output"]),
+                          SUCCEEDED, available_at)
+        if isinstance(report, spec.ExecutionReport) or (
+                isinstance(report, spec.ExecutionFailure) and not self._retryable(report)):
+            return Ending(FAILED, FAILED, self._outcome(attempt, FAILED,
+                                                        failure=self._failure(report)),
+                          FAILED, available_at)
         attempt_state = FAILED if report is not None else LOST
         if self._attempts_left(task):
             return Ending(QUEUED, attempt_state, None, "retry_scheduled",
                           self._retry_at(task, now))
-        failure = ({"kind": report.kind, "message": report.message} if report is not None
-                   else dict(LOST_FAILURE))
-        return Ending(FAILED, attempt_state, {"kind": FAILED, "failure": failure}, FAILED,
-                      available_at)
+        return Ending(FAILED, attempt_state,
+                      self._outcome(attempt, FAILED, failure=self._failure(report)),
+                      FAILED, available_at)
+
+    def _outcome(self, attempt: StoredAttempt, kind: str, **rest: Any) -> dict[str, Any]:
+        """A finished task's outcome: its last attempt and that attempt's quiescence and
+        execution_may_have_started as it ends, then the output or the failure (the seed's
+        ``TaskOutcome``: crates/ledgence-orchestration-core/src/observation.rs:96-157 at
+        3abb9ee)."""
+        att = attempt.snapshot
+        return {"kind": kind, "attempt_id": attempt.attempt_id, "quiescence": att.quiescence,
+                "execution_may_have_started": att.execution_may_have_started, **rest}
+
+    def _failure(self, report: spec.ExecutionReport | spec.ExecutionFailure | None,
+                 ) -> dict[str, Any]:
+        """The outcome's failure: a completed report's application error, a failure report's
+        error, phase and cleanup error, or a lost attempt (observation.rs:120-157)."""
+        if isinstance(report, spec.ExecutionReport):
+            outcome = report.outcome
+            return {"kind": "application",
+                    "error": {"kind": outcome["kind"], "message": outcome["message"]}}
+        if isinstance(report, spec.ExecutionFailure):
+            cleanup = report.cleanup_error
+            return {"kind": "execution",
+                    "error": {"kind": report.kind, "message": report.message},
+                    "phase": report.phase,
+                    "cleanup_error": dict(cleanup) if cleanup is not None else None}
+        return dict(LOST_FAILURE)
 
     def _cancel_wins(self, task: TaskRecord) -> bool:
         """LDG-FINISH-006: a requested cancel decides a finishing attempt, whatever its report."""

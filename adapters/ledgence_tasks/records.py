@@ -27,7 +27,8 @@ SUCCEEDED, FAILED, LOST = "succeeded", "failed", "lost"
 
 CANCELLED_OUTCOME: Mapping[str, Any] = {"kind": CANCELLED}
 
-LOST_FAILURE: Mapping[str, Any] = {"kind": "lost", "message": ""}
+LOST_FAILURE: Mapping[str, Any] = {"kind": "attempt_lost"}
+"""A lost attempt's failure: the seed's ``TaskFailure::AttemptLost``, no message."""
 
 CLAIMED, REPLAYED, FINALIZED_EMPTY = "claimed", "replayed", "finalized_empty"
 """The kinds of :class:`spec.ProbeCompleted`."""

@@ -111,7 +111,8 @@ def dispatch_renewal_at_the_deadline(h: Harness, p: str) -> None:
 def finish_rules(h: Harness, p: str) -> None:
     """Success, application failure (with attempts left and on the last), retryable and final
     failure kinds, the attempt budget; a finished attempt's re-send replays, its renewal and
-    the task's cancel change nothing; a dispatched attempt stays marked started."""
+    the task's cancel change nothing; a dispatched attempt stays marked started, and its
+    outcome says so; a failure's phase and cleanup error read back."""
     ws = open_ws(h, concurrency=1)
     seq = iter(range(1, 100))
     t = submit_task(h, f"{p}-ok")
@@ -139,6 +140,12 @@ def finish_rules(h: Harness, p: str) -> None:
     acquire(h, ws, 0, next(seq))
     a = last_attempt(h)
     settle(h, a, failure(h, a, "integrity"))
+    reads(h, t, a)
+    t = submit_task(h, f"{p}-cleanup")
+    acquire(h, ws, 0, next(seq))
+    a = last_attempt(h)
+    settle(h, a, attrs.evolve(failure(h, a, "integrity"), phase="cleanup", cleanup_error={
+        "kind": "io", "message": "scratch directory left behind"}))  # both read back
     reads(h, t, a)
     t = submit_task(h, f"{p}-unstarted")
     acquire(h, ws, 0, next(seq))
@@ -182,6 +189,8 @@ def settle_conflicts(h: Harness, p: str) -> None:
     settle(h, a, attrs.evolve(ok, context=context(h, a, program=spec.Program("other", "1"))))
     settle(h, a, attrs.evolve(ok, outcome={"status": "done"}))
     settle(h, a, failure(h, a, "weird"))
+    settle(h, a, attrs.evolve(failure(h, a),  # text, not the seed's Error: invalid_input
+                              cleanup_error="rm failed"))  # type: ignore[arg-type]
     settle(h, a, ok, quiescence="maybe")
     settle(h, a, attrs.evolve(ok, outcome={"status": "success",
                                             "output": "x" * (spec.SETTLEMENT_MAX_BYTES + 1)}))
