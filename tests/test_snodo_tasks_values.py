@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from fencepost.adapters.faulty.base import lossy_json
 from fencepost.adapters.faulty.snodo_tasks import MUTANTS
 from fencepost.adapters.faulty.snodo_tasks_values import MUTANTS as VALUE_MUTANTS
-from fencepost.adapters.faulty.snodo_tasks_values import like_javascript
 from fencepost.mutants import run_mutants
 from fencepost.scenarios.snodo_tasks.values import DEPTH, EXACT, nested
 from fencepost.spec import snodo_tasks as spec
@@ -41,13 +41,13 @@ def test_the_exact_values_are_json_safe_and_deep() -> None:
     (1.0, 1), (-0.0, 0), (2**53 + 1, 2**53), (-(2**64 + 1), -(2**64)), ({"n": [1.0]}, {"n": [1]}),
 ])
 def test_javascript_json_loses_what_the_exact_values_tell_apart(value: Any, lossy: Any) -> None:
-    assert like_javascript(value) == lossy and type(like_javascript(value)) is type(lossy)
-    assert not agree(value, like_javascript(value))
+    assert lossy_json(value) == lossy and type(lossy_json(value)) is type(lossy)
+    assert not agree(value, lossy_json(value))
 
 
 def test_every_kind_of_exact_value_survives_an_exact_store_only() -> None:
     assert agree(EXACT, EXACT)
-    assert not agree(EXACT, like_javascript(EXACT))
+    assert not agree(EXACT, lossy_json(EXACT))
     for name in ("one", "text", "empty", ""):  # what JSON as JavaScript reads it keeps
-        assert agree(EXACT[name], like_javascript(EXACT[name]))
-    assert not agree(nested(3), like_javascript(nested(3)))  # 1.0 at the bottom
+        assert agree(EXACT[name], lossy_json(EXACT[name]))
+    assert not agree(nested(3), lossy_json(nested(3)))  # 1.0 at the bottom

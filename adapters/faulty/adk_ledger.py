@@ -7,7 +7,6 @@ of one-hook classes, long for that reason; the ones for arguments at their edges
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
@@ -25,7 +24,7 @@ from fencepost.spec.adk_ledger import StoredInvocation
 from . import adk_ledger_arguments as _arguments
 from . import db_failures as _faults
 from . import flaky as _flaky
-from .base import Mutant, round_trip
+from .base import Mutant, lossy_json, round_trip
 
 
 class CreateStampsZero(LedgerCore):
@@ -436,31 +435,6 @@ class OwnerReadAsOfNow(LedgerCore):
         return attrs.evolve(view, owner=f"{view.owner}@{self.env.clock()}")
 
 
-def _lossy(value: Any) -> Any:
-    """``value`` through plain JSON, as a JSON column keeps it: tuples become lists, keys
-    text, bytes text (latin-1), and the JSON dialect's floats with no fraction integers."""
-    def default(v: Any) -> Any:
-        if isinstance(v, bytes):
-            return v.decode("latin-1")
-        raise TypeError(type(v).__name__)
-
-    def ints(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
-            return int(v)
-        if isinstance(v, list):
-            return [ints(x) for x in v]
-        if isinstance(v, dict):
-            return {k: ints(x) for k, x in v.items()}
-        return v
-
-    def keys(v: Any) -> Any:
-        if isinstance(v, tuple | list):
-            return [keys(x) for x in v]
-        if isinstance(v, Mapping):
-            return {str(k): keys(x) for k, x in v.items()}
-        return v
-
-    return ints(json.loads(json.dumps(keys(value), default=default)))
 
 
 class ValuesThroughJson(LedgerCore):
@@ -470,17 +444,17 @@ class ValuesThroughJson(LedgerCore):
     def create(self, invocation_id: str, metadata: Mapping[str, Any],
                checkpoint: Mapping[str, Any]) -> None:
         if isinstance(metadata, Mapping) and isinstance(checkpoint, Mapping):
-            metadata, checkpoint = _lossy(metadata), _lossy(checkpoint)
+            metadata, checkpoint = lossy_json(metadata), lossy_json(checkpoint)
         super().create(invocation_id, metadata, checkpoint)
 
     def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
                       lease_ms: int) -> StoredInvocation:
-        return super()._checkpointed(row, _lossy(checkpoint), now, lease_ms)
+        return super()._checkpointed(row, lossy_json(checkpoint), now, lease_ms)
 
     def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Any, now_ms: int) -> None:
         if isinstance(checkpoint, Mapping):
-            outcome, checkpoint = _lossy(outcome), _lossy(checkpoint)
+            outcome, checkpoint = lossy_json(outcome), lossy_json(checkpoint)
         super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
 
 

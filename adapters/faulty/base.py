@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 import attrs
 
@@ -56,3 +57,21 @@ def round_trip() -> None:
     time.sleep(ROUND_TRIP_S)
 
 
+
+
+def lossy_json(value: Any) -> Any:
+    """``value`` after a round trip through a store that keeps plain JSON with binary64
+    numbers (a JavaScript service, a JSON column, a document store without integers): every
+    number a double, written back as an integer when whole (1.0 reads 1, -0.0 reads 0,
+    2**53 + 1 reads 2**53), every key text, tuples lists and bytes latin-1 text. The faulty
+    stores that lose values this way are caught by each contract's read-back-exactly clause."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        double = float(value)
+        return int(double) if double.is_integer() else double
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if isinstance(value, Mapping):
+        return {str(k): lossy_json(v) for k, v in value.items()}
+    return [lossy_json(v) for v in value]

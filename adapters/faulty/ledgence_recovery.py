@@ -4,7 +4,6 @@ clause."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -20,22 +19,7 @@ from fencepost.adapters.ledgence_tasks.core import (
 )
 from fencepost.spec import ledgence_tasks as spec
 
-from .base import Mutant, round_trip
-
-
-def lossy_json(value: Any) -> Any:
-    """``value`` as a store keeping JSON numbers as binary64 gives it back (a JavaScript
-    service, a document store without integers): every number a float, written back as an
-    integer when it is whole, so 1.0 reads 1, -0.0 reads 0 and 2^64 - 1 reads 2^64."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        number = float(value)
-        return int(number) if number.is_integer() else number
-    if isinstance(value, Mapping):
-        return {k: lossy_json(v) for k, v in value.items()}
-    return [lossy_json(v) for v in value]
-
+from .base import Mutant, lossy_json, round_trip
 
 # -- settlement -----------------------------------------------------------------------------------
 

@@ -26,8 +26,7 @@ from . import ledgence_delivery as _delivery
 from . import ledgence_discovery as _discovery
 from . import ledgence_edges as _edges
 from . import ledgence_recovery as _recovery
-from .base import Mutant, round_trip
-from .ledgence_recovery import lossy_json
+from .base import Mutant, lossy_json, round_trip
 
 
 class SessionsLastOneHour(LedgenceCore):

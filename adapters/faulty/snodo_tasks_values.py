@@ -17,7 +17,7 @@ from fencepost.adapters.snodo_tasks.reducer import Reduced
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
 
-from .base import Mutant
+from .base import Mutant, lossy_json
 
 
 class _Letting(TasksCore):
@@ -105,17 +105,6 @@ class WorkInputOfAnyValueStored(TasksCore):
         return super()._task_problem(task, work)
 
 
-def like_javascript(value: Any) -> Any:
-    """``value`` after a JSON round trip through a store whose numbers are doubles, written
-    back as JavaScript writes them: 1.0 reads back 1, -0.0 as 0, 2**53 + 1 as 2**53."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        double = float(value)
-        return int(double) if double.is_integer() else double
-    if isinstance(value, Mapping):
-        return {str(k): like_javascript(v) for k, v in value.items()}
-    return [like_javascript(v) for v in value]
 
 
 class EventDataThroughLossyJson(TasksCore):
@@ -123,7 +112,7 @@ class EventDataThroughLossyJson(TasksCore):
     responses lose 1.0 (now 1), -0.0 and every digit past 2**53."""
 
     def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
-        lossy = attrs.evolve(event, data=like_javascript(event.data))
+        lossy = attrs.evolve(event, data=lossy_json(event.data))
         return super()._reduce(snapshot, lossy, committed_at)
 
 
@@ -132,7 +121,7 @@ class WorkInputThroughLossyJson(TasksCore):
 
     def _insert_task(self, txn: Txn, task: spec.Task, work: spec.Work,
                      scope: str | None) -> spec.Snapshot:
-        lossy = attrs.evolve(work, input=like_javascript(work.input))
+        lossy = attrs.evolve(work, input=lossy_json(work.input))
         return super()._insert_task(txn, task, lossy, scope)
 
 
