@@ -229,19 +229,10 @@ class Harness:
         """Under ``go_on``, when ``actual`` took the decision ``expected`` did and differs in
         fields alone: fail ``clause`` for those fields (once; a repeat of masked fields only
         counts) and go on. False when the check must stop here."""
-        if not self.go_on:
-            return False
-        fields = differing_fields(expected, actual)
+        fields = self._continuable(expected, actual)
         if not fields:
             return False
         new = [f for f in fields if f not in self.masked]
-        blamed = self.blame[1] if self.blame is not None else None
-        # Only a field that is a read-back of its own (the model names its clause, or the
-        # block is about it) leaves the store's state trustworthy; any other difference may
-        # be an effect the store got wrong, after which the model's state is no guide.
-        if any(f not in self.model.field_clauses and (blamed is None or f not in blamed)
-               for f in new):
-            return False
         if not new:
             for owner in {self.masked[f] for f in fields}:
                 self.repeats[owner] = self.repeats.get(owner, 0) + 1
@@ -256,6 +247,21 @@ class Harness:
         for f in new:
             self.masked[f] = clause
         return True
+
+    def _continuable(self, expected: Outcome, actual: Outcome) -> tuple[str, ...]:
+        """The fields ``actual`` differs in, when the check may go on past them (``go_on``,
+        the same decision, and every field not failed yet a read-back of its own: the model
+        names its clause, or the blamed_on block is about it); else empty. Any other
+        difference may be an effect the store got wrong, after which the model's state is no
+        guide to the store's."""
+        if not self.go_on:
+            return ()
+        fields = differing_fields(expected, actual)
+        blamed = self.blame[1] if self.blame is not None else None
+        if any(f not in self.masked and f not in self.model.field_clauses
+               and (blamed is None or f not in blamed) for f in fields):
+            return ()
+        return fields
 
     def _stop(self, clause: str, message: str) -> ClauseViolation:
         """The violation that stops the check here, naming the clauses it went on past."""
@@ -338,14 +344,13 @@ class Harness:
             options = [self._with_known(o)
                        for o in choice.options]
             closest = min(options, key=lambda o: _distance(o.outcome, actual))
+            if _distance(closest, actual) < _FAR and self._continuable(closest.outcome, actual):
+                return closest  # apply fails the fields' clause and goes on
             clause = choice.clause
             if _distance(closest, actual) < _FAR:
                 clause = attribute_outcome(self.model, closest, actual, op.name, self.real(op))
             self._record(actor, op, closest.outcome, actual)
             message = f"{answered(op.name, actual)}; the contract allows {choice.description}"
-            if _distance(closest, actual) < _FAR and self._went_on(
-                    closest.outcome, actual, clause, message):
-                return closest
             raise self._stop(clause, message)
         return picked
 
