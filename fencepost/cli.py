@@ -20,7 +20,16 @@ import attrs
 from tabulate import tabulate
 
 from . import arguments, campaign, gate
-from .ending import EXIT_FAIL, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, abrupt, guarded, signals_raise
+from .ending import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    abrupt,
+    guarded,
+    say,
+    signals_raise,
+)
 from .errors import ConfigurationError
 from .progress import progress_printer
 
@@ -31,6 +40,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 REPORT_FILES = ("report.json", "report.md", "report.html", "junit.xml", "history.jsonl")
+"""What --report writes (fencepost.reports.render.REPORT_FILES; named here too so that the
+command line does not import the reports before it is used)."""
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -42,7 +53,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fencepost.api import check
     from fencepost.parallel import default_jobs
     from fencepost.registry import contract
-    from fencepost.reports.render import headline, render_failures, summary_table, write_reports
+    from fencepost.reports.render import (
+        ReportsNotWritten,
+        headline,
+        render_failures,
+        summary_table,
+        write_reports,
+    )
 
     progress = progress_printer(not args.quiet)
     report = check(
@@ -69,7 +86,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(headline(report))
     if args.report:
         pure = contract(args.contract).suite.model.pure
-        for path in write_reports(report, args.report, pure):
+        try:
+            written = write_reports(report, args.report, pure)
+        except ReportsNotWritten as e:  # a full disk: say so, keep the verdict's exit code
+            written = e.written
+            say(f"fencepost: {e}")
+        for path in written:
             print(f"wrote {path}")
             if path.endswith("history.jsonl"):
                 print(f"  re-check it: fencepost analyze {path}")

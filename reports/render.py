@@ -88,33 +88,82 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
+REPORT_FILES = ("report.json", "report.md", "report.html", "junit.xml", "history.jsonl")
+"""The files :func:`write_reports` writes (history.jsonl after a concurrent run only)."""
+
+
+class ReportsNotWritten(OSError):
+    """Some report files could not be written (a full disk, a directory that vanished): each
+    file is whole or absent; ``written`` are the paths that were written."""
+
+    def __init__(self, message: str, written: list[str]) -> None:
+        super().__init__(message)
+        self.written = written
+
+
+def _write_whole(path: str, data: bytes) -> None:
+    """``data`` into ``path`` whole or not at all: written to a temporary name beside it, then
+    renamed over it (a reader, or a run stopped halfway, never sees half a file)."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
 def write_reports(report: RunReport, directory: str,
                   pure: Callable[[Any, Any], bool] | None = None) -> list[str]:
     """Write report.json, report.md, report.html and junit.xml into ``directory`` (created if
     missing), and history.jsonl when the run was concurrent (``fencepost analyze`` re-checks
-    it). ``pure`` is the contract model's (see :func:`~fencepost.reports.html.to_html`)."""
+    it). ``pure`` is the contract model's (see :func:`~fencepost.reports.html.to_html`).
+
+    Each file is whole or absent: written under a temporary name and renamed. The kit's own
+    file names left in ``directory`` by an earlier run are removed first, so the directory
+    never mixes two runs (another run's history.jsonl beside this run's report). A file that
+    cannot be written (a full disk) does not stop the others: :class:`ReportsNotWritten` then
+    says which were not written, and why."""
     os.makedirs(directory, exist_ok=True)
-    paths = []
-    for name, text in (("report.json", dumps(report)), ("report.md", to_markdown(report)),
-                       ("report.html", to_html(report, pure))):
+    for name in REPORT_FILES:
+        try:
+            os.unlink(os.path.join(directory, name))
+        except FileNotFoundError:
+            pass
+    # Cleaned text encodes; backslashreplace is the last guard that a report is written.
+    files: list[tuple[str, Callable[[], bytes]]] = [
+        ("report.json", lambda: dumps(report).encode("utf-8", "backslashreplace")),
+        ("report.md", lambda: to_markdown(report).encode("utf-8", "backslashreplace")),
+        ("report.html", lambda: to_html(report, pure).encode("utf-8", "backslashreplace")),
+        ("junit.xml", lambda: to_junit(report).encode("utf-8")),
+    ]
+    history = report.history
+    if history is not None:
+        files.append(("history.jsonl", lambda: history.dumps().encode("utf-8")))
+    written: list[str] = []
+    failed: list[tuple[str, OSError]] = []
+    for name, data in files:
         path = os.path.join(directory, name)
-        # Cleaned text encodes; backslashreplace is the last guard that a report is written.
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
-        paths.append(path)
-    path = os.path.join(directory, "junit.xml")
-    write_junit(report, path)
-    paths.append(path)
-    if report.history is not None:
-        path = os.path.join(directory, "history.jsonl")
-        report.history.save(path)
-        paths.append(path)
-    return paths
+        try:
+            _write_whole(path, data())
+        except OSError as e:
+            failed.append((name, e))
+        else:
+            written.append(path)
+    if failed:
+        names = ", ".join(name for name, _ in failed)
+        why = failed[0][1].strerror or str(failed[0][1])
+        raise ReportsNotWritten(f"{names} not written in {directory}: {why}", written)
+    return written
 
 
 __all__ = [
     "MARK", "clean", "headline", "junit_suite", "load_report", "mark", "mask_secrets",
-    "mutants_html", "to_html",
+    "REPORT_FILES", "ReportsNotWritten", "mutants_html", "to_html",
     "reason_of", "render_failures", "render_trace", "replay_code", "report_from_json",
     "summary_table", "to_json", "to_junit", "to_markdown", "write_junit", "write_reports",
 ]
