@@ -198,6 +198,8 @@ class History:
                 data = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"line {number}: not JSON: {e}") from None
+            except RecursionError:
+                raise ValueError(f"line {number}: nested too deeply to read") from None
             if contract is None:
                 contract, spec = _header(data, number, spec_of or builtin_spec)
                 head, head_number = data, number
@@ -206,6 +208,8 @@ class History:
                 events.append(event_from_json(contract, data))
             except (ValueError, TypeError, KeyError) as e:
                 raise ValueError(f"line {number}: {_message(e)}") from None
+            except RecursionError:
+                raise ValueError(f"line {number}: nested too deeply to read") from None
         if contract is None:
             raise ValueError("line 1: empty history: the header line is missing")
         options, capabilities = head.get("options", {}), head.get("capabilities", [])

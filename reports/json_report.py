@@ -142,10 +142,15 @@ def load_report(path: str | Path) -> RunReport:
             data = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not a report.json: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a report.json: nested too deeply to read") from None
     try:
         return report_from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"{path}: not a fencepost report.json ({type(e).__name__}: {e})") \
+            from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a fencepost report.json: nested too deeply to read") \
             from None
 
 

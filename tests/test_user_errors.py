@@ -269,3 +269,24 @@ def test_a_run_wide_capacity_limit_is_refused_with_why(tmp_path: Path, option: s
                 f"would count against it, each against a model that starts empty; the kit "
                 f"checks {name} itself on stores of its own, so leave it at infinity (run the "
                 f"store under test without the limit)")
+
+
+# --- JSON inputs nested deeper than any parser's recursion ------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    ["diff", "deep.json", "deep.json"],
+    ["check", "adk-ledger", "--adapter", "memory", "--baseline", "deep.json"],
+    ["analyze", "deep.jsonl"],
+    ["analyze", "deep2.jsonl"],
+])
+def test_json_nested_100000_deep_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text(deep)
+    (tmp_path / "deep.jsonl").write_text(deep + "\n")
+    header = '{"fencepost": "history", "version": 1, "contract": "adk-ledger"}'
+    (tmp_path / "deep2.jsonl").write_text(header + "\n" + deep + "\n")
+    line = {"deep.jsonl": "line 1: nested too deeply to read",
+            "deep2.jsonl": "line 2: nested too deeply to read"}.get(command[-1],
+                                                                  "nested too deeply to read")
+    assert_one_line_usage_error(fencepost_cli(*command, cwd=tmp_path), line)
