@@ -36,6 +36,7 @@ import attrs
 from fencepost.model.answers import Answers, answers_of
 from fencepost.model.history import Event, History
 from fencepost.model.linearizability import Verdict, check_history
+from fencepost.spec.errors import told
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
@@ -201,7 +202,7 @@ def run_concurrent(
                         guard.run("store.close", close, cleanup=True)
                     except Exception as e:  # noqa: BLE001 - the adapter's fault, noted
                         world.evidence.faults.append(
-                            f"a worker's store.close raised {type(e).__name__}: {e}")
+                            f"a worker's store.close raised {type(e).__name__}: {told(e)}")
     run_s = time.perf_counter() - started
     events = [e for r in recorded for e in r]
     history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
@@ -247,7 +248,8 @@ def _open_another(world: World) -> Any:
     try:
         return world.guard.run("the adapter factory", world.factory, world.env)
     except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
-        raise AdapterFault(f"the adapter factory raised {type(e).__name__}: {e}", ()) from e
+        raise AdapterFault(f"the adapter factory raised {type(e).__name__}: {told(e)}",
+                           ()) from e
 
 
 def _move_clock(world: World, workload: Workload, rng: random.Random) -> None:

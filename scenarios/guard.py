@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from fencepost.spec.errors import ContractError
+from fencepost.spec.errors import ContractError, told
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome
 
@@ -106,7 +106,7 @@ def call(store: Any, op: Op) -> Outcome:
     except RunStopped:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash (even SystemExit) is the store's fault
-        return Crash(type(e).__name__, str(e))
+        return Crash(type(e).__name__, told(e))
 
 
 class Guard:

@@ -26,7 +26,7 @@ from hypothesis.database import ExampleDatabase
 from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ConfigurationError
+from fencepost.spec.errors import ConfigurationError, told
 
 from .clock import SimClock
 from .evidence import CONCURRENT, Evidence, Failure
@@ -348,9 +348,10 @@ def close_factory(world: World) -> None:
     try:
         world.guard.run("the adapter factory's close", close, cleanup=True)
     except Exception as e:  # noqa: BLE001 - the adapter's fault, noted for the report
-        evidence.faults.append(f"the adapter factory's close raised {type(e).__name__}: {e}")
+        evidence.faults.append(f"the adapter factory's close raised {type(e).__name__}: "
+                               f"{told(e)}")
     except RunStopped as e:
-        evidence.faults.append(f"the adapter factory's close: {e}")
+        evidence.faults.append(f"the adapter factory's close: {told(e)}")
 
 
 def _drop_abandoned(world: World, timeout_s: float) -> None:

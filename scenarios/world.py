@@ -16,7 +16,7 @@ import attrs
 
 from fencepost.model.base import ContractModel
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ConfigurationError, ContractError
+from fencepost.spec.errors import ConfigurationError, ContractError, told
 
 from .clock import SimClock
 from .evidence import Evidence
@@ -152,7 +152,7 @@ class World:
         try:
             self.close()
         except AdapterFault as e:
-            self.evidence.faults.append(f"{self.namespace}: {e}")
+            self.evidence.faults.append(f"{self.namespace}: {told(e)}")
         self.store = None
 
     def fork(self, suffix: str, options: Mapping[str, str] | None = None,
@@ -180,7 +180,7 @@ class World:
         try:
             self.close()
         except AdapterFault as e:
-            self.evidence.faults.append(f"{self.namespace}: {e}")
+            self.evidence.faults.append(f"{self.namespace}: {told(e)}")
         discard = getattr(self.factory, "discard", None)
         try:
             if discard is not None:
@@ -211,5 +211,5 @@ def _unavailable(e: BaseException) -> bool:
 
 
 def _said(e: BaseException) -> str:
-    text = str(e).strip()
+    text = told(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__

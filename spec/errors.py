@@ -39,3 +39,12 @@ class ConfigurationError(FencepostError, ValueError):
     """Bad usage or configuration: unknown contract, bad adapter spec, a store missing protocol
     methods, an unreachable database. The message says what to do instead; the CLI prints it as
     one line and exits 2."""
+
+
+def told(e: BaseException) -> str:
+    """What an exception says (``str(e)``), even when its ``__str__`` raises: a store's
+    exception must never crash the kit that reports it."""
+    try:
+        return str(e)
+    except BaseException:  # noqa: BLE001 - whatever it raises, the answer is a description
+        return f"<a {type(e).__name__} whose str() raised>"

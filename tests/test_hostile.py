@@ -137,6 +137,15 @@ def test_a_store_raising_an_exit_fails_its_clause_not_the_kit(tmp_path: Path, be
     assert "answered raised" not in result.stdout
 
 
+def test_an_exception_that_cannot_be_shown_fails_its_clause_not_the_kit(
+        tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "unspeakable_error")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert verdicts(report)["ADK-CREATE-001"] == (
+        "fail", "create raised Unspeakable: <a Unspeakable whose str() raised>; the contract "
+        "requires ok")
+
+
 @pytest.mark.parametrize(("behaviour", "how"), [
     ("os_exit", "exited with status 7"),
     ("os_exit0", "exited with status 0"),

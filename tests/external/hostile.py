@@ -18,6 +18,7 @@ Behaviours:
 - ``junk_errors``: every call raises an error whose text holds control characters, a lone
   surrogate, markup and 100,000 characters;
 - ``segfault``: a call dereferences a null pointer;
+- ``unspeakable_error``: a call raises an exception whose ``str()`` and ``repr()`` raise;
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
 - ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong.
 """
@@ -103,6 +104,16 @@ def _junk() -> None:
     raise RuntimeError(JUNK)
 
 
+class Unspeakable(Exception):
+    """An exception that cannot be shown: its str() and repr() raise."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
 BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "unavailable": lambda: _Unavailable(1, 1),
     "mostly_unavailable": lambda: _Unavailable(3, 4),
@@ -117,6 +128,7 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "os_exit0": lambda: _after_warm_up(_exit(0)),
     "segfault": lambda: _after_warm_up(_segfault),
     "junk_errors": lambda: _junk,
+    "unspeakable_error": lambda: _after_warm_up(_raise(Unspeakable())),
 }
 
 PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
