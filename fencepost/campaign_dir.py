@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,20 +31,11 @@ SETTINGS = "settings.json"
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a reader (or a later run) never sees a
-    part of it."""
-    directory, name = os.path.split(path)
-    scratch = os.path.join(directory, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(scratch, "x", encoding="utf-8") as f:  # the umask's mode, unlike mkstemp
-            f.write(text)
-        os.replace(scratch, path)
-    except BaseException:
-        try:
-            os.unlink(scratch)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` to ``path`` whole or not at all (UTF-8; see
+    :func:`~fencepost.reports.render.write_whole`)."""
+    from fencepost.reports.render import write_whole
+
+    write_whole(path, text.encode("utf-8"))
 
 
 class CampaignDir:

@@ -9,6 +9,7 @@ move the terminal's cursor, or leak the password of a database URL.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -101,17 +102,18 @@ class ReportsNotWritten(OSError):
         self.written = written
 
 
-def _write_whole(path: str, data: bytes) -> None:
-    """``data`` into ``path`` whole or not at all: written to a temporary name beside it, then
-    renamed over it (a reader, or a run stopped halfway, never sees half a file)."""
-    temporary = f"{path}.{os.getpid()}.tmp"
+def write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: to a hidden scratch name beside it, then
+    renamed over it (a reader, a later run or a run stopped halfway never sees a part)."""
+    directory, name = os.path.split(path)
+    scratch = os.path.join(directory, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(temporary, "wb") as f:
+        with open(scratch, "xb") as f:  # the umask's mode, unlike mkstemp
             f.write(data)
-        os.replace(temporary, path)
+        os.replace(scratch, path)
     except BaseException:
         try:
-            os.unlink(temporary)
+            os.unlink(scratch)
         except OSError:
             pass
         raise
@@ -149,7 +151,7 @@ def write_reports(report: RunReport, directory: str,
     for name, data in files:
         path = os.path.join(directory, name)
         try:
-            _write_whole(path, data())
+            write_whole(path, data())
         except OSError as e:
             failed.append((name, e))
         else:
@@ -163,7 +165,7 @@ def write_reports(report: RunReport, directory: str,
 
 __all__ = [
     "MARK", "clean", "headline", "junit_suite", "load_report", "mark", "mask_secrets",
-    "REPORT_FILES", "ReportsNotWritten", "mutants_html", "to_html",
+    "REPORT_FILES", "ReportsNotWritten", "mutants_html", "to_html", "write_whole",
     "reason_of", "render_failures", "render_trace", "replay_code", "report_from_json",
     "summary_table", "to_json", "to_junit", "to_markdown", "write_junit", "write_reports",
 ]
