@@ -230,17 +230,19 @@ last two code points of every plane)."""
 
 
 def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
-                  allow_empty: bool = False) -> str:
-    """Non-empty (unless allowed), at most ``max_bytes`` UTF-8 bytes, no control characters
-    and no Unicode noncharacters; else :class:`InvalidInput`."""
+                  allow_empty: bool = False, refused: re.Pattern[str] | None = None,
+                  refused_what: str = "a control or noncharacter code point") -> str:
+    """Non-empty (unless allowed), at most ``max_bytes`` UTF-8 bytes, and no character of
+    ``refused`` (by default the control characters and the Unicode noncharacters); else
+    :class:`InvalidInput` saying ``what`` contains ``refused_what``."""
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string")
     if not value and not allow_empty:
         raise InvalidInput(f"{what} must not be empty")
     if len(value.encode("utf-8")) > max_bytes:
         raise InvalidInput(f"{what} is longer than {max_bytes} bytes")
-    if _REFUSED_CHARACTERS.search(value):
-        raise InvalidInput(f"{what} contains a control or noncharacter code point")
+    if (refused or _REFUSED_CHARACTERS).search(value):
+        raise InvalidInput(f"{what} contains {refused_what}")
     return value
 
 
@@ -251,13 +253,8 @@ def validate_correlation_key(value: Any, what: str) -> str:
     """At most 512 UTF-8 bytes ("" included) and no control characters; unlike an identifier,
     Unicode noncharacters are allowed (crates/ledgence-orchestration-api/src/submission.rs:94-100
     at 99136b5, and the list filter at discovery.rs:29-33 at 9f0c292)."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string")
-    if len(value.encode("utf-8")) > MAX_CORRELATION_KEY_BYTES:
-        raise InvalidInput(f"{what} is longer than {MAX_CORRELATION_KEY_BYTES} bytes")
-    if _CONTROL_CHARACTERS.search(value):
-        raise InvalidInput(f"{what} contains a control character")
-    return value
+    return validate_text(value, what, MAX_CORRELATION_KEY_BYTES, allow_empty=True,
+                         refused=_CONTROL_CHARACTERS, refused_what="a control character")
 
 
 def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
