@@ -33,8 +33,10 @@ from typing import Any, TypeVar
 import attrs
 
 from fencepost.spec.errors import ContractError, told
+from fencepost.spec.opaque import NotAValue
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Err, Ok, Outcome
+from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok, Outcome
+from fencepost.spec.values import handed, handed_all, snapshot
 
 T = TypeVar("T")
 
@@ -98,15 +100,36 @@ class InFlight:
 
 
 def call(store: Any, op: Op) -> Outcome:
-    """Run ``op`` on ``store`` and turn whatever happens into an outcome value (unguarded)."""
+    """Run ``op`` on ``store`` and turn whatever happens into an outcome value (unguarded).
+
+    The store gets copies of the op's arguments (:func:`handed`) and the outcome holds a
+    snapshot of its answer taken as the call returned (:func:`snapshot`): values, never the
+    store's objects, so nothing the store does later changes what the kit saw, and no
+    ``__eq__`` of the store's decides a comparison. An answer that cannot be a value is a
+    :data:`NOT_A_VALUE` crash of that call."""
     try:
-        return Ok(op.invoke(store))
+        answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
+        return Ok(snapshot(answer))
     except ContractError as e:
-        return Err(e.code, e.detail, getattr(e, "payload", None))
+        return _refusal(e)
+    except NotAValue as e:
+        return Crash(NOT_A_VALUE, f"something that is not a contract value: {e}")
     except RunStopped:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash (even SystemExit) is the store's fault
         return Crash(type(e).__name__, told(e))
+
+
+def _refusal(e: ContractError) -> Outcome:
+    """A store's refusal as a value: its code a plain ``str``, its payload a snapshot."""
+    code, detail = getattr(e, "code", None), getattr(e, "detail", "")
+    if not isinstance(code, str):
+        return Crash(NOT_A_VALUE, f"a refusal whose code is a {type(code).__name__}, not text")
+    try:
+        payload = snapshot(getattr(e, "payload", None))
+    except NotAValue as why:
+        return Crash(NOT_A_VALUE, f"a refusal whose payload is not a contract value: {why}")
+    return Err(str.__str__(code), detail if type(detail) is str else told(e), payload)
 
 
 class Guard:
@@ -256,8 +279,9 @@ class Guard:
 
 
 class Guarded:
-    """``store`` with every method call timed by ``guard``: for the few checks that call a
-    store's methods directly rather than through ops (a paging walk under writers)."""
+    """``store`` with every method call timed by ``guard``, its arguments copies and its
+    answers snapshots as in :func:`call`: for the few checks that call a store's methods
+    directly rather than through ops (a paging walk under writers)."""
 
     def __init__(self, store: Any, guard: Guard) -> None:
         self._store, self._guard = store, guard
@@ -268,7 +292,9 @@ class Guarded:
             return attr
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            return self._guard.run(name, functools.partial(attr, *args, **kwargs))
+            answer = self._guard.run(name, functools.partial(
+                attr, *[handed(a) for a in args], **{k: handed(v) for k, v in kwargs.items()}))
+            return snapshot(answer)  # NotAValue: the check that called says what broke
         return timed
 
 

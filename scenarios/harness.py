@@ -196,7 +196,7 @@ class Harness:
 
     def run(self, store: Any, op: Op) -> Outcome:
         """Call ``op`` on ``store`` with references resolved to the store's real values."""
-        return self.world.guard.call(store, resolve(op, self._store_side))
+        return self.world.guard.call(store, resolve(op, self._store_side, copy=False))
 
     def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
         """Run ``op`` on store and model; raise on the first difference; return the answer.

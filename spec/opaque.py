@@ -8,6 +8,7 @@ with :class:`Ref`. :class:`Forged` asks for a value nobody issued (an attacker's
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,6 +66,82 @@ class Minted:
     ``{"__opaque__": text}``, sent back to it unchanged (see ``docs/protocol.md``)."""
 
     text: str
+
+
+class Foreign:
+    """A value of a store's own class in an answer (an access, a lease), as the kit holds it.
+
+    The store's object (``obj``) is handed back to the store unchanged; the kit never asks it
+    anything after the call returned. Its ``repr`` and hash are taken once, when it is
+    wrapped (:meth:`of`), and two are equal only when each object says it equals the other: an
+    ``__eq__`` that lies or raises can make the store's own values unequal, never a wrong
+    answer right.
+    """
+
+    __slots__ = ("obj", "text", "_hash")
+
+    TEXT_LIMIT = 200
+    """Longer ``repr`` texts are cut to their head and a digest of the whole."""
+
+    def __init__(self, obj: Any, text: str, hash_: int) -> None:
+        self.obj, self.text, self._hash = obj, text, hash_
+
+    @classmethod
+    def of(cls, obj: Any) -> Foreign:
+        """``obj`` wrapped; :class:`NotAValue` when it cannot be a value: its ``repr`` or
+        hash raises, or it says it equals an object it has never seen."""
+        try:
+            lies = (obj == _Stranger()) is not False
+        except BaseException as e:  # noqa: BLE001 - any exception: its __eq__ cannot be used
+            raise NotAValue(f"a {_class(obj)} whose __eq__ raised {_class(e)}") from None
+        if lies:
+            raise NotAValue(f"a {_class(obj)} that says it equals an object it has never seen")
+        try:
+            hash_ = hash(obj)
+        except BaseException as e:  # noqa: BLE001
+            raise NotAValue(f"a {_class(obj)} whose __hash__ raised {_class(e)}") from None
+        try:
+            text = repr(obj)
+            if type(text) is not str:
+                raise TypeError("not a str")
+        except BaseException as e:  # noqa: BLE001
+            raise NotAValue(f"a {_class(obj)} whose __repr__ raised {_class(e)}") from None
+        if len(text) > cls.TEXT_LIMIT:
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            text = f"{text[:cls.TEXT_LIMIT // 2]}... ({len(text)} characters, sha256 {digest})"
+        return cls(obj, text, hash_)
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if type(other) is not Foreign:
+            return False
+        if self.obj is other.obj:
+            return True
+        try:
+            return (self.obj == other.obj) is True and (other.obj == self.obj) is True
+        except BaseException:  # noqa: BLE001 - an __eq__ that raises makes no two values equal
+            return False
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class NotAValue(Exception):
+    """An answer holds something that cannot be a contract value (see :class:`Foreign`)."""
+
+
+class _Stranger:
+    """An object no store has seen: nothing of a store's equals it."""
+
+    __slots__ = ()
+
+
+def _class(obj: Any) -> str:
+    return type(obj).__name__
 
 
 @attrs.frozen

@@ -54,7 +54,14 @@ class Crash:
         return f"crash:{self.kind}"
 
     def __str__(self) -> str:
+        if self.kind == NOT_A_VALUE:
+            return f"answered {self.message}"
         return f"raised {self.kind}: {self.message}"
+
+
+NOT_A_VALUE = "NotAValue"
+"""The kind of :class:`Crash` for an answer that holds no contract value (an object whose
+``__eq__`` lies, say): the store did not answer in the contract's terms."""
 
 
 Outcome = Ok | Err | Crash

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Forged, ForgedValue, Minted, Opaque, Ref
+from .opaque import Forged, ForgedValue, Foreign, Minted, NotAValue, Opaque, Ref
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -65,7 +65,7 @@ def _encode(value: Any, classes: Mapping[str, type], strict: bool,
     if isinstance(value, float):
         return value if math.isfinite(value) else {"__float__": repr(value)}
     cls = type(value)
-    if cls is Minted and not strict:
+    if (cls is Minted or cls is Foreign) and not strict:
         return {"__opaque__": value.text}
     if cls in _STAND_INS and not strict:
         return {_STAND_INS[cls]: value.name if cls is Ref else value.label}
@@ -165,6 +165,135 @@ def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
     :class:`~fencepost.spec.opaque.Minted` (a store's value read off the wire, handed back to it
     as it came)."""
     return _decode(data, _TYPES, opaque)
+
+
+MAX_DEPTH = 100
+"""How deep a store's answer may nest (no contract value comes near it)."""
+
+_EXACT = frozenset({str, int, float, bool, type(None), bytes})
+_KIT_OWN = frozenset({Minted, ForgedValue, Foreign})
+_CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
+    (str, str.__str__), (int, int.__int__), (float, float.__float__), (bytes, bytes.__bytes__))
+"""A subclass of a plain type is read as its plain value by the plain type's own method (a
+``str`` subclass's ``__eq__``, ``__str__`` or ``__hash__`` is never asked)."""
+
+
+def snapshot(value: Any) -> Any:
+    """A store's answer as a value of the kit's own: plain types exactly (a subclass of
+    ``str``, ``int``, ``float``, ``bytes``, ``list``, ``tuple`` or ``dict`` read as its plain
+    value), containers and registered value classes copied, and an object of any other class
+    wrapped as a :class:`~fencepost.spec.opaque.Foreign` (its ``repr`` and hash taken now).
+    Nothing in it is shared with the store: what the store changes later is not in it.
+    :class:`~fencepost.spec.opaque.NotAValue` says why an answer cannot be one (nested deeper
+    than :data:`MAX_DEPTH`, an object whose ``__eq__``, ``__hash__`` or ``__repr__`` lies or
+    raises, a value class that will not rebuild), with where in the answer."""
+    return _snapshot(value, 0)
+
+
+def _snapshot(value: Any, depth: int) -> Any:
+    cls = type(value)
+    if cls in _EXACT or cls in _KIT_OWN:
+        return value
+    if depth >= MAX_DEPTH:
+        raise NotAValue(f"a value nested more than {MAX_DEPTH} deep")
+    depth += 1
+    try:
+        if cls is dict:
+            return {k if type(k) in _EXACT else _snapshot(k, depth):
+                    v if type(v) in _EXACT else _snapshot(v, depth) for k, v in value.items()}
+        if cls is list:
+            return [v if type(v) in _EXACT else _snapshot(v, depth) for v in value]
+        if cls is tuple:
+            return tuple([v if type(v) in _EXACT else _snapshot(v, depth) for v in value])
+        names = _REGISTERED.get(cls, _UNSEEN)
+        if names is _UNSEEN:
+            names = _registered(cls)
+        if names is not None:
+            return _rebuilt(value, cls, names, depth)
+        return _converted(value, cls, depth)
+    except NotAValue:
+        raise
+    except RecursionError:
+        raise NotAValue("a value nested too deeply to read") from None
+    except Exception as e:  # noqa: BLE001 - a container of the store's that will not be read
+        raise NotAValue(f"a {cls.__name__} that could not be read ({type(e).__name__})") from None
+
+
+def _converted(value: Any, cls: type, depth: int) -> Any:
+    """A value of a class other than the plain ones and the registered value classes."""
+    for plain, read in _CONVERT:
+        if isinstance(value, plain):
+            return read(value)
+    if isinstance(value, list | tuple):
+        items = [_snapshot(v, depth) for v in (list.__iter__(value) if isinstance(value, list)
+                                               else tuple.__iter__(value))]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {_snapshot(k, depth): _snapshot(v, depth) for k, v in dict.items(value)}
+    if isinstance(value, Mapping):  # read once, now: what it says later is not asked
+        return {_snapshot(k, depth): _snapshot(v, depth) for k, v in value.items()}
+    return Foreign.of(value)
+
+
+_UNSEEN: Any = object()
+_REGISTERED: dict[type, tuple[str, ...]] = {}
+"""The registered value classes seen in answers, with what :func:`_registered` found."""
+
+
+def _registered(cls: type) -> tuple[str, ...] | None:
+    """``cls``'s init field names, in order, if it is a registered value class (``()``: one
+    that takes some by keyword only), else None. Only registered classes are remembered: a
+    store minting a class per answer must not grow the kit."""
+    if _TYPES.get(cls.__name__) is not cls:
+        return None
+    fields = [f for f in attrs.fields(cls) if f.init]
+    names = () if any(f.kw_only for f in fields) else tuple(f.name for f in fields)
+    _REGISTERED[cls] = names
+    return names
+
+
+def _rebuilt(value: Any, cls: type, names: tuple[str, ...], depth: int) -> Any:
+    try:
+        if names:
+            return cls(*[v if type(v) in _EXACT else _snapshot(v, depth)
+                         for v in map(value.__getattribute__, names)])
+        return cls(**{f.alias: _snapshot(getattr(value, f.name), depth)
+                      for f in attrs.fields(cls) if f.init})
+    except NotAValue:
+        raise
+    except Exception as e:  # noqa: BLE001 - its validators refused what the store put in it
+        raise NotAValue(f"a {cls.__name__} that does not rebuild ({type(e).__name__})") from None
+
+
+def handed(value: Any) -> Any:
+    """An argument as the store receives it: the kit's lists, dicts and tuples copied (the
+    store may keep or change them, never the kit's), a
+    :class:`~fencepost.spec.opaque.Foreign` as the store's own object."""
+    cls = type(value)
+    if cls in _EXACT:
+        return value
+    if cls is Foreign:
+        return value.obj
+    if cls is dict:
+        return {k if type(k) in _EXACT else handed(k): v if type(v) in _EXACT else handed(v)
+                for k, v in value.items()}
+    if cls is list:
+        return [v if type(v) in _EXACT else handed(v) for v in value]
+    if cls is tuple:
+        return tuple([v if type(v) in _EXACT else handed(v) for v in value])
+    if attrs.has(cls):
+        names = [(f.name, f.alias) for f in attrs.fields(cls) if f.init]
+        parts = {alias: getattr(value, name) for name, alias in names}
+        copies = {alias: handed(v) for alias, v in parts.items()}
+        if all(copies[a] is parts[a] for a in parts):
+            return value
+        return cls(**copies)
+    return value
+
+
+def handed_all(values: Iterable[Any]) -> list[Any]:
+    """:func:`handed` of each of ``values`` (an op's arguments)."""
+    return [v if type(v) in _EXACT else handed(v) for v in values]
 
 
 class Codec:

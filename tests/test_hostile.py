@@ -160,6 +160,63 @@ def test_a_store_that_ends_the_process_never_looks_like_success(tmp_path: Path, 
     assert all(how in r for _, r in verdicts(report).values())
 
 
+# -- answers are values: no object of the store's decides a comparison -------------------------
+
+NOT_A_VALUE = "after create, get answered something that is not a contract value: "
+
+
+@pytest.mark.parametrize(("behaviour", "why"), [
+    ("outcome_equal_to_all", "a EqualToAll that says it equals an object it has never seen"),
+    ("answer_equal_to_all", "a EqualToAll that says it equals an object it has never seen"),
+    ("outcome_eq_raises", "a EqRaises whose __eq__ raised RuntimeError"),
+    ("answer_repr_raises", "a ReprRaises whose __repr__ raised RuntimeError"),
+    ("outcome_hash_raises", "a HashRaises whose __hash__ raised RuntimeError"),
+    ("deep_checkpoint", "a value nested more than 100 deep"),
+])
+def test_an_answer_that_is_no_value_fails_its_clause(tmp_path: Path, behaviour: str,
+                                                     why: str) -> None:
+    result, report = check(tmp_path, "adk-ledger", behaviour)
+    assert result.returncode == 1, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-CREATE-001"]
+    assert status == "fail" and reason.startswith(f"{NOT_A_VALUE}{why}; the contract requires ")
+    assert verdicts(report)["ADK-VALUE-001"][0] == "fail"
+
+
+@pytest.mark.parametrize(("behaviour", "shown"), [("lying_phase", "phase='bogus'"),
+                                                  ("lying_id", "invocation_id='not-the-id'")])
+def test_a_str_that_says_it_equals_anything_is_read_as_its_text(tmp_path: Path, behaviour: str,
+                                                               shown: str) -> None:
+    result, report = check(tmp_path, "adk-ledger", behaviour)
+    assert result.returncode == 1, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-CREATE-001"]
+    answered, _, required = reason.partition("; the contract requires ")
+    assert status == "fail" and shown in answered and shown not in required
+
+
+def test_an_answer_put_right_after_it_returned_is_judged_as_it_was(tmp_path: Path) -> None:
+    """Only the concurrent run's answers are wrong (a revision 1000 too high), and the store
+    puts each right in the same object 2 ms later: the history holds what was answered."""
+    result, report = check(tmp_path, "adk-ledger", "repaired_later")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = {c for c, (s, _) in verdicts(report).items() if s == "fail"}
+    assert failed == {"ADK-LIN-001"}
+    assert "is not linearizable" in verdicts(report)["ADK-LIN-001"][1]
+    assert report["summary"]["unknown"] == 0
+
+
+def test_arguments_a_store_changes_later_are_never_the_kits(tmp_path: Path) -> None:
+    """After each call the store writes ``scribbled`` into the dicts it was given. The memory
+    store under it keeps a finish's outcome as given, so it then reads back changed: the
+    store's fault, and the contract's side of every message is what the kit sent."""
+    result, report = check(tmp_path, "adk-ledger", "scribbles_arguments")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = {c: r for c, (s, r) in verdicts(report).items() if s == "fail"}
+    assert "ADK-FINISH-002" in failed
+    for reason in failed.values():
+        answered, _, required = reason.partition("; the contract requires ")
+        assert "'scribbled': 2" in answered and "scribbled" not in required
+
+
 # -- hangs: a verdict, never a hung kit ---------------------------------------------------------
 
 

@@ -20,7 +20,8 @@ Behaviours:
 - ``segfault``: a call dereferences a null pointer;
 - ``unspeakable_error``: a call raises an exception whose ``str()`` and ``repr()`` raise;
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
-- ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong.
+- ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong;
+- the answer-changing behaviours of :data:`ALTERATIONS`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from fencepost.registry import contract
 from fencepost.spec.errors import BackendUnavailable
@@ -131,6 +134,107 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "unspeakable_error": lambda: _after_warm_up(_raise(Unspeakable())),
 }
 
+class Liar(str):
+    """A ``str`` that says it equals anything."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = str.__hash__
+
+
+class EqualToAll:
+    """An object that says it equals anything."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+class EqRaises:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no __eq__")
+
+    __hash__ = object.__hash__
+
+
+class ReprRaises:
+    def __repr__(self) -> str:
+        raise RuntimeError("no __repr__")
+
+
+class HashRaises:
+    def __hash__(self) -> int:
+        raise RuntimeError("no __hash__")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _records(change: Callable[[Any], Any], only: Callable[[], bool] = lambda: True
+             ) -> Callable[[str, tuple[Any, ...], Any], Any]:
+    """An alteration of every record a read answers (an adk ``Invocation``)."""
+    def alter(_method: str, _args: tuple[Any, ...], answer: Any) -> Any:
+        if type(answer).__name__ == "Invocation" and only():
+            return change(answer)
+        return answer
+    return alter
+
+
+def _evolve(**changes: Callable[[], Any]) -> Callable[[Any], Any]:
+    return lambda answer: attrs.evolve(answer, **{k: v() for k, v in changes.items()})
+
+
+def _repaired_later(answer: Any) -> Any:
+    """A wrong revision, put right in the same object 2 ms after the call returned."""
+    wrong = attrs.evolve(answer, revision=answer.revision + 1000)
+    threading.Timer(0.002, object.__setattr__, (wrong, "revision", answer.revision)).start()
+    return wrong
+
+
+def _scribble(_method: str, args: tuple[Any, ...], answer: Any) -> Any:
+    """After answering, the store writes into every dict it was given."""
+    for arg in args:
+        if isinstance(arg, dict):
+            arg["scribbled"] = 2
+    return answer
+
+
+ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
+    "lying_phase": _records(_evolve(phase=lambda: Liar("bogus"))),
+    "lying_id": _records(_evolve(invocation_id=lambda: Liar("not-the-id"))),
+    "outcome_equal_to_all": _records(_evolve(outcome=EqualToAll)),
+    "answer_equal_to_all": _records(lambda _a: EqualToAll()),
+    "outcome_eq_raises": _records(_evolve(outcome=EqRaises)),
+    "answer_repr_raises": _records(lambda _a: ReprRaises()),
+    "outcome_hash_raises": _records(_evolve(outcome=HashRaises)),
+    "deep_checkpoint": _records(_evolve(checkpoint=lambda: {"deep": _nested(10_000)})),
+    "repaired_later": _records(_repaired_later, _concurrent_worker),
+    "scribbles_arguments": _scribble,
+}
+"""Behaviours that change what a correct store answered (adk-ledger records), by name:
+
+- ``lying_phase`` / ``lying_id``: a record's phase / id is a ``str`` subclass equal to anything,
+  holding the wrong text;
+- ``outcome_equal_to_all`` / ``answer_equal_to_all``: the outcome / the whole record is an
+  object equal to anything;
+- ``outcome_eq_raises``, ``answer_repr_raises``, ``outcome_hash_raises``: objects whose
+  ``__eq__`` / ``__repr__`` / ``__hash__`` raise;
+- ``deep_checkpoint``: a checkpoint holding a list nested 10,000 deep;
+- ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
+  the same object 2 ms after the call returned;
+- ``scribbles_arguments``: after answering, the store writes into the dicts it was given.
+"""
+
+
 PG_URL = os.environ.get("FENCEPOST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
@@ -138,8 +242,10 @@ class HostileStore:
     """``store`` with ``act()`` run before each of its protocol methods."""
 
     def __init__(self, store: Any, act: Callable[[], None], methods: tuple[str, ...],
-                 close_raises: bool = False, capabilities: Any = None) -> None:
+                 close_raises: bool = False, capabilities: Any = None,
+                 alter: Callable[[str, tuple[Any, ...], Any], Any] | None = None) -> None:
         self._store, self._act, self._methods = store, act, frozenset(methods)
+        self._alter = alter
         self._close_raises = close_raises
         self.capabilities = store.capabilities if capabilities is None else capabilities
 
@@ -150,7 +256,8 @@ class HostileStore:
 
         def hostile(*args: Any, **kwargs: Any) -> Any:
             self._act()
-            return attr(*args, **kwargs)
+            answer = attr(*args, **kwargs)
+            return answer if self._alter is None else self._alter(name, args, answer)
         return hostile
 
     def close(self) -> None:
@@ -184,7 +291,8 @@ class HostileFactory:
         elif self.behaviour == "capabilities_misspelt":
             caps = frozenset({"concurency"})
         return HostileStore(store, self.act, self.methods,
-                            close_raises=self.behaviour == "close_raises", capabilities=caps)
+                            close_raises=self.behaviour == "close_raises", capabilities=caps,
+                            alter=ALTERATIONS.get(self.behaviour))
 
     def discard(self, env: Any) -> None:
         discard = getattr(self.base, "discard", None)
@@ -203,7 +311,7 @@ def __getattr__(name: str) -> HostileFactory:
     module, sep, behaviour = name.partition("__")
     behaviour, on_pg, _ = behaviour.partition("__postgres")
     if not sep or module not in CONTRACTS or behaviour not in (
-            *BEHAVIOURS, "close_raises", "discard_raises", "capabilities_string",
+            *BEHAVIOURS, *ALTERATIONS, "close_raises", "discard_raises", "capabilities_string",
             "capabilities_misspelt"):
         raise AttributeError(name)
     return HostileFactory(CONTRACTS[module], behaviour, "postgres" if on_pg else "memory")

@@ -1,0 +1,214 @@
+"""Answers as values: :func:`snapshot` copies a store's answer into the kit's own values,
+:func:`handed` gives a store copies of the kit's arguments, and the guard's calls use both."""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+
+from fencepost.scenarios.guard import call
+from fencepost.spec import adk_ledger as spec
+from fencepost.spec.opaque import Foreign, NotAValue, agree
+from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok
+from fencepost.spec.values import MAX_DEPTH, encode, handed, snapshot
+
+
+class Liar(str):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return "lie"
+
+
+class Phase(enum.StrEnum):
+    READY = "ready"
+
+
+class Number(enum.IntEnum):
+    THREE = 3
+
+
+class Token:
+    """A store's own value, equal by its text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Token) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"Token({self.text!r})"
+
+
+class EqualToAll:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+class OneWay:
+    """Says it equals any Token; a Token does not say it back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Token)
+
+    __hash__ = object.__hash__
+
+
+def record(**changes: Any) -> spec.Invocation:
+    fields: dict[str, Any] = dict(
+        invocation_id="i1", workflow_id="wf", workflow_version=1, kind="k",
+        checkpoint={"step": [1, {"a": (2, b"x")}]}, phase="ready", outcome=None, owned=False,
+        owner=None, lease_until=0, revision=0, created_at=1, updated_at=1)
+    fields.update(changes)
+    return spec.Invocation(**fields)
+
+
+def test_plain_values_come_back_exactly_and_unshared() -> None:
+    answer = record()
+    copy = snapshot(answer)
+    assert copy == answer and type(copy) is spec.Invocation
+    assert copy is not answer and copy.checkpoint is not answer.checkpoint
+    answer.checkpoint["step"][1]["a"] = "changed later"
+    assert copy.checkpoint == {"step": [1, {"a": (2, b"x")}]}
+
+
+@pytest.mark.parametrize(("value", "plain"), [
+    (Liar("bogus"), "bogus"), (Phase.READY, "ready"), (Number.THREE, 3),
+    (OrderedDict(a=Liar("b")), {"a": "b"}),
+])
+def test_subclasses_of_plain_types_are_read_as_their_plain_value(value: Any, plain: Any) -> None:
+    copy = snapshot(value)
+    assert copy == plain and type(copy) is type(plain)
+    assert all(type(k) is str and type(v) is str for k, v in getattr(copy, "items", dict)())
+
+
+def test_a_lying_str_cannot_make_a_wrong_answer_agree() -> None:
+    expected = Ok(record(phase="ready"))
+    lying = record(phase=Liar("bogus"))
+    assert agree(expected, Ok(lying))  # compared as the object it is, it passes
+    assert not agree(expected, Ok(snapshot(lying)))  # as the value it holds, it does not
+
+
+def test_a_stores_own_object_is_wrapped_and_compared_both_ways() -> None:
+    a, b = snapshot(Token("t")), snapshot(Token("t"))
+    assert type(a) is Foreign and a.obj.text == "t" and repr(a) == "Token('t')"
+    assert a == b and hash(a) == hash(b) and a != snapshot(Token("u"))
+    assert snapshot(OneWay("x")) != a  # the Token does not say it equals the OneWay
+    assert a != "t" and "t" != a and encode(a) == {"__opaque__": "Token('t')"}
+    assert handed({"k": [a]}) == {"k": [a.obj]} and handed({"k": [a]})["k"][0] is a.obj
+
+
+def test_a_long_repr_is_cut_to_its_head_and_a_digest() -> None:
+    long = snapshot(Token("x" * 10_000))
+    assert len(repr(long)) < 250 and "10009 characters, sha256 " in repr(long)
+    assert repr(snapshot(Token("x" * 9_999 + "y"))) != repr(long)
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    (EqualToAll(), "a EqualToAll that says it equals an object it has never seen"),
+    (record(outcome=[EqualToAll()]),
+     "a EqualToAll that says it equals an object it has never seen"),
+    (bytearray(b"no"), "a bytearray whose __hash__ raised TypeError"),
+])
+def test_values_that_cannot_be_values_say_why(value: Any, why: str) -> None:
+    with pytest.raises(NotAValue, match=f"^{why}$"):
+        snapshot(value)
+
+
+def test_nesting_is_bounded() -> None:
+    value: Any = "bottom"
+    for _ in range(MAX_DEPTH - 1):
+        value = [value]
+    assert snapshot(value) == value
+    with pytest.raises(NotAValue, match=f"^a value nested more than {MAX_DEPTH} deep$"):
+        snapshot([value, [[value]]])
+    for _ in range(10_000):
+        value = [value]
+    with pytest.raises(NotAValue, match="nested more than"):
+        snapshot(value)
+
+
+class RaisesOn:
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+    def __eq__(self, other: object) -> bool:
+        if self.method == "__eq__":
+            raise RuntimeError("no")
+        return self is other
+
+    def __hash__(self) -> int:
+        if self.method == "__hash__":
+            raise RuntimeError("no")
+        return 1
+
+    def __repr__(self) -> str:
+        if self.method == "__repr__":
+            raise RuntimeError("no")
+        return "RaisesOn()"
+
+
+@pytest.mark.parametrize("method", ["__eq__", "__hash__", "__repr__"])
+def test_an_object_whose_methods_raise_is_no_value(method: str) -> None:
+    with pytest.raises(NotAValue, match=f"^a RaisesOn whose {method} raised RuntimeError$"):
+        snapshot({"x": RaisesOn(method)})
+
+
+class Store:
+    """A store that keeps what it is given and answers shared objects."""
+
+    def __init__(self, answer: Any = None, refuse: BaseException | None = None) -> None:
+        self.answer, self.refuse = answer, refuse
+        self.given: list[Any] = []
+
+    def get(self, invocation_id: Any) -> Any:
+        return self.answer
+
+    def create(self, invocation_id: Any, metadata: Any, checkpoint: Any) -> Any:
+        self.given.append(checkpoint)
+        if self.refuse is not None:
+            raise self.refuse
+        return self.answer
+
+
+def test_a_call_hands_copies_and_keeps_a_snapshot() -> None:
+    shared = {"a": [1]}
+    store = Store(answer=shared)
+    op = spec.Create("i1", {}, {"step": [0]})
+    outcome = call(store, op)
+    store.given[0]["step"].append("scribbled")
+    shared["a"].append("repaired")
+    assert op.checkpoint == {"step": [0]} and outcome == Ok({"a": [1]})
+
+
+def test_an_answer_that_is_no_value_is_that_calls_crash() -> None:
+    outcome = call(Store(answer=EqualToAll()), spec.Get("i1"))
+    assert outcome == Crash(NOT_A_VALUE, "")
+    assert str(outcome) == ("answered something that is not a contract value: a EqualToAll "
+                            "that says it equals an object it has never seen")
+
+
+def test_a_refusal_is_read_as_values() -> None:
+    refusal = spec.NotFound("gone", payload={"p": Liar("v")})
+    refusal.code = Liar("not_found")  # type: ignore[misc]
+    outcome = call(Store(refuse=refusal), spec.Create("i1", {}, {}))
+    assert outcome == Err("not_found", "gone", {"p": "v"})
+    assert type(outcome.code) is str and type(outcome.payload["p"]) is str  # type: ignore[union-attr]
+    bad = spec.NotFound("gone", payload=EqualToAll())
+    assert str(call(Store(refuse=bad), spec.Create("i1", {}, {}))).startswith(
+        "answered a refusal whose payload is not a contract value: a EqualToAll")
