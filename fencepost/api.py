@@ -217,4 +217,6 @@ def check_concurrent(
                               progress=progress or (lambda _: None))
     finally:
         drop_live(world)
-        close_factory(world)
+        interrupted = close_factory(world)
+        if interrupted is not None:
+            raise interrupted

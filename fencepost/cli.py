@@ -486,7 +486,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
     ``coverage``, ``mutants`` and ``campaign`` run in a supervised child (see
     :mod:`fencepost.supervisor`); called with ``argv``, in this process."""
-    from .supervisor import STATUS, SUPERVISE_ENV, run_child, wants_supervision
+    from .supervisor import (
+        STATUS,
+        SUPERVISE_ENV,
+        exit_despite_threads,
+        run_child,
+        wants_supervision,
+    )
 
     if os.environ.get(SUPERVISE_ENV) == "child" and os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())  # last: adapter modules here are found, never shadowing
@@ -501,6 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         restore()
     STATUS.say("done", str(code))
+    if argv is None:
+        exit_despite_threads(code)
     return code
 
 

@@ -20,6 +20,16 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 4
 """The command's exit codes (README, "Exit codes"); a signal ends it with 128 + its number."""
 
 
+class EndedAbruptly(Exception):
+    """A process running part of the check ended without a verdict (a ``--jobs`` process
+    whose store ended it): ``how`` it ended, in which ``phase``. The command then ends as when
+    its supervised child does (see :func:`abrupt`)."""
+
+    def __init__(self, how: str, phase: str) -> None:
+        super().__init__(f"{how} during {phase}")
+        self.how, self.phase = how, phase
+
+
 def guarded(args: argparse.Namespace, run: Any) -> int:
     """``run()``, with every way it can end said in one line and a stable exit code."""
     from fencepost.scenarios.interrupt import Interrupted
@@ -29,6 +39,8 @@ def guarded(args: argparse.Namespace, run: Any) -> int:
     except ConfigurationError as e:
         say(f"fencepost: error: {masked(str(e))}")
         return EXIT_USAGE
+    except EndedAbruptly as e:
+        return abrupt(args, e.how, e.phase)
     except Interrupted as e:
         report = getattr(e, "report", None)
         written = _partial_report(args, report) if report is not None else ""

@@ -17,6 +17,12 @@ Example::
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
@@ -42,9 +48,64 @@ def example_database(where: str | ExampleDatabase) -> ExampleDatabase:
         raise ConfigurationError(
             f"--example-db {where!r}: use a directory or a redis://HOST:PORT/DB URL")
     try:
-        return DirectoryBasedExampleDatabase(where)
+        return RegularFilesDatabase(where)
     except OSError as e:
         raise ConfigurationError(f"--example-db {where}: {e.strerror or e}") from None
+
+
+ENTRY_BYTES = 1 << 20
+"""The largest entry of a directory database that is read (Hypothesis writes a few KiB)."""
+
+
+class RegularFilesDatabase(DirectoryBasedExampleDatabase):
+    """Hypothesis' directory database, reading only regular files of at most
+    :data:`ENTRY_BYTES`: anything else put there (a FIFO, whose open would never return; a
+    device; a huge file) is skipped, with one warning line on stderr per path."""
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        folder = self._key_path(key)
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in names:
+            value = _read_entry(folder / name)
+            if value is not None:
+                yield value
+
+
+_warned: set[str] = set()
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of at most :data:`ENTRY_BYTES`, else
+    None (said once per path). Opened without blocking, then looked at: a FIFO is never
+    waited for."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as e:
+        if e.errno != errno.ENOENT:  # gone meanwhile: Hypothesis deletes entries too
+            _skipped(path, f"cannot be opened: {e.strerror}")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > ENTRY_BYTES:
+            _skipped(path, "not a regular file" if not stat.S_ISREG(info.st_mode) else
+                     f"{info.st_size} bytes, more than {ENTRY_BYTES}")
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(ENTRY_BYTES + 1)[:ENTRY_BYTES]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _skipped(path: Path, why: str) -> None:
+    if str(path) not in _warned:
+        _warned.add(str(path))
+        print(f"fencepost: warning: --example-db: skipped {path} ({why})", file=sys.stderr,
+              flush=True)
 
 
 def redis_prefix(url: str) -> tuple[str, bytes]:

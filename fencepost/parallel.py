@@ -28,6 +28,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import connection
 from typing import Any
 
 from fencepost.scenarios.evidence import merged
@@ -36,6 +38,7 @@ from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.runner import RunResult, run_suite, units_of
 
+from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
 
 Progress = Callable[[str], None]
@@ -102,7 +105,23 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
         return ("interrupted", stop.result) if stop.result is not None else ("skipped", "")
     finally:
         _running.clear()
+        _name_left_threads()
     return "ok", result
+
+
+_named: set[str] = set()
+
+
+def _name_left_threads() -> None:
+    """In a pool process, after a part: say which threads the store left running (once
+    each); the process is killed at the end of the run if they keep it alive."""
+    from .supervisor import left_running
+
+    new = [t.name for t in left_running() if t.name not in _named]
+    if new:
+        _named.update(new)
+        say(f"fencepost: warning: the store left {len(new)} thread(s) running in a --jobs "
+            f"process ({', '.join(repr(n[:80]) for n in new[:5])})")
 
 
 def run_parts(
@@ -126,7 +145,13 @@ def run_parts(
     kwargs = {"profile": profile, "seed": seed, "options": dict(options),
               "call_timeout_s": call_timeout_s}
     done = threading.Event()
-    relay = threading.Thread(target=_relay, args=(lines, progress, done), daemon=True,
+    last: list[str] = []  # the last progress line (the phase a part that ends abruptly was in)
+
+    def told(line: str) -> None:
+        last[:] = [line]
+        progress(line)
+
+    relay = threading.Thread(target=_relay, args=(lines, told, done), daemon=True,
                              name="fencepost-progress")
     relay.start()
     from .registry import contract
@@ -137,6 +162,7 @@ def run_parts(
     try:
         futures = [pool.submit(_run_part, contract_name, adapter, k, kwargs, example_db)
                    for k in range(parts)]
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         try:
             wait(futures)
         except KeyboardInterrupt as stop:
@@ -148,12 +174,53 @@ def run_parts(
             partial = _merge([f for f in futures if not f.cancelled()], started,
                              interrupted=True)
             raise Interrupted(signum, partial) from None
+        if any(isinstance(f.exception(), BrokenProcessPool) for f in futures):
+            _shut_down(pool, POOL_EXIT_S)  # the pool's thread reaps them: their exit codes
+            raise EndedAbruptly(_how(processes), last[0] if last else "a --jobs part")
         return _merge(futures, started, interrupted=False)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        _shut_down(pool, POOL_EXIT_S)
         lines.close()
         done.set()
         relay.join(timeout=2)
+
+
+POOL_EXIT_S = 10.0
+"""How long a pool process may take to exit once the run is over (a store that left a thread
+running would keep it alive) before it is killed."""
+
+
+def _shut_down(pool: ProcessPoolExecutor, timeout_s: float) -> None:
+    """Shut ``pool`` down, waiting for its processes at most until ``timeout_s`` from now;
+    kill those still alive then, saying how many (their parts were over: their data dropped).
+    A process's end is seen on its sentinel, not by reaping it: the pool's own thread reaps."""
+    processes = [p for p in (getattr(pool, "_processes", None) or {}).values() if p.pid is not None]
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + timeout_s
+    pending = {p.sentinel: p for p in processes}
+    while pending and (left := deadline - time.monotonic()) > 0:
+        for ended in connection.wait(list(pending), left):
+            pending.pop(ended, None)  # type: ignore[call-overload]
+    for process in pending.values():
+        process.kill()
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout_s)
+    if pending:
+        say(f"fencepost: warning: {len(pending)} --jobs process(es) had not exited "
+            f"{timeout_s:g} s after their part (the store left a thread running?); killed")
+
+
+def _how(processes: list[Any]) -> str:
+    """How the process of ``processes`` that ended abruptly ended, in words (not the SIGTERM
+    the pool then sends the others)."""
+    codes = [p.exitcode for p in processes if p.exitcode]
+    codes.sort(key=lambda code: code == -signal.SIGTERM)
+    if not codes:
+        return "(a --jobs process) ended"
+    if codes[0] < 0:
+        return f"(a --jobs process) was killed by {signal.Signals(-codes[0]).name}"
+    return f"(a --jobs process) exited with status {codes[0]}"
 
 
 def _relay(lines: Any, progress: Progress, done: threading.Event) -> None:
@@ -169,7 +236,7 @@ def _relay(lines: Any, progress: Progress, done: threading.Event) -> None:
 
 def _stop_processes(pool: ProcessPoolExecutor) -> None:
     """SIGTERM to every process of ``pool``: each stops its part and drops its data."""
-    for process in list(getattr(pool, "_processes", {}).values()):
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
         if process.pid is not None and process.is_alive():
             try:
                 os.kill(process.pid, signal.SIGTERM)

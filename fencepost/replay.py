@@ -63,4 +63,6 @@ class Replay:
     def close(self) -> None:
         """Drop the replay's data and close the adapter's factory."""
         drop_live(self.world)
-        close_factory(self.world)
+        interrupted = close_factory(self.world)
+        if interrupted is not None:
+            raise interrupted

@@ -134,6 +134,39 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     return on_abrupt(how, said["phase"])
 
 
+def left_running() -> list[threading.Thread]:
+    """The threads of this process that are not daemons and still run (besides the main
+    thread): Python would wait for them before the process exits."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+
+
+def _kit_own(thread: threading.Thread) -> bool:
+    """A thread of the kit's ``--jobs`` pool (its manager, still joining killed processes)."""
+    return type(thread).__module__ == "concurrent.futures.process"
+
+
+def exit_despite_threads(code: int) -> None:
+    """End the process with ``code`` now if threads that are not daemons would keep it alive,
+    saying which a store left; else return. Everything the command had to write is written
+    and flushed by then."""
+    left = left_running()
+    if not left:
+        return
+    names = [t.name for t in left if not _kit_own(t)]
+    try:
+        if names:
+            shown = ", ".join(repr(n[:80]) for n in names[:5]) + (
+                " ..." if len(names) > 5 else "")
+            print(f"fencepost: warning: the store left {len(names)} thread(s) running "
+                  f"({shown}); exiting without waiting for them", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
+
+
 def die_with_parent() -> None:
     """In the child, before it runs: SIGTERM when the parent dies (Linux), so that even a
     supervisor killed outright leaves no run behind (the child cleans up on SIGTERM). A

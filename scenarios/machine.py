@@ -13,10 +13,13 @@ import hypothesis
 import hypothesis.configuration as hypothesis_configuration
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import ExampleDatabase
+from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from .harness import ClauseViolation, Harness, StoreLost, World
 from .shrinking import UNLIMITED, Shrinking, budgeted
+from .trace import TraceStep
+from .world import Seen, mark_seen, violation, violations_seen
 
 
 class WorldMachine(RuleBasedStateMachine):
@@ -40,6 +43,7 @@ class WorldMachine(RuleBasedStateMachine):
         self.prefix = f"x{cls.examples}"
         self.own = self.world.fork(f"m{cls.examples}") if self.own_store else self.world
         self.h = Harness(self.own)
+        mark_seen(self)
 
     def teardown(self) -> None:
         if self.own_store:
@@ -124,17 +128,90 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     seeded = hypothesis.seed(seed)(machine)
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None
+    unshrunk: set[str] = set()
     try:
         with (_private_hypothesis_home(), hypothesis.reporting.with_reporter(lambda _t: None),
-              budgeted(shrinking, shrink_started) as cut):
+              budgeted(shrinking, shrink_started) as cut, violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
-        for leaf in _leaves(error):
-            if isinstance(leaf, ClauseViolation):
-                violations.append(leaf)
-            elif isinstance(leaf, StoreLost):
-                lost = leaf
-            else:
-                raise
+        if _flaky(error):
+            violations, lost = _not_replayed(seen)
+            unshrunk.update(v.clause for v in violations)
+        else:
+            for leaf in _leaves(error):
+                if isinstance(leaf, ClauseViolation):
+                    violations.append(leaf)
+                elif isinstance(leaf, StoreLost):
+                    lost = leaf
+                else:
+                    raise
     return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)),
-                      frozenset(cut.clauses))
+                      frozenset(cut.clauses) | unshrunk)
+
+
+NOT_REPLAYED = "the store answered differently to the same steps when they were replayed"
+
+
+def _flaky(error: BaseException) -> bool:
+    """Did Hypothesis give up because replaying the same steps went another way (a
+    :class:`~hypothesis.errors.Flaky` anywhere in ``error``)?"""
+    if isinstance(error, Flaky):
+        return True
+    return isinstance(error, BaseExceptionGroup) and any(_flaky(e) for e in error.exceptions)
+
+
+def _not_replayed(seen: Seen) -> tuple[list[ClauseViolation], StoreLost | None]:
+    """The verdicts of a run Hypothesis could not replay: each clause's first violation,
+    unshrunk (a wrong answer is wrong whatever the store answers the next time), told where
+    the last example got another answer to the same steps than an earlier one; with none, the
+    run cannot conclude (why the store was lost first, if it was)."""
+    examples = [m for m in seen.marks if isinstance(m, WorldMachine)]
+    where = _where(examples)
+    violations = [
+        violation(v.clause, f"{v.message}\n({where}; this counterexample is the first "
+                  "run's, not shrunk)", v.trace, v.after)
+        for _, v in seen.first.values()]
+    if violations:
+        return violations, None
+    if seen.lost is not None:  # what went wrong first (a lost child) says more than the replay
+        return [], type(seen.lost)(f"{seen.lost} (and then {where})", seen.lost.trace)
+    last = tuple(examples[-1].h.trace) if examples else ()
+    return [], StoreLost(f"{where}, before any clause failed: the state machine cannot "
+                         "conclude", last)
+
+
+def _where(examples: list[WorldMachine]) -> str:
+    """Where the last of ``examples`` first got another answer to the same steps than an
+    earlier one kept (each example's id prefix read as the same), if it did. A read-back is
+    in a trace only when it differed, so one the earlier example went on past without a line
+    answered what the contract requires there."""
+    if not examples:
+        return NOT_REPLAYED
+    last = examples[-1]
+    replay = [_step(s, last.prefix) for s in last.h.trace]
+    for earlier in reversed(examples[:-1]):
+        steps = [_step(s, earlier.prefix) for s in earlier.h.trace]
+        n = next((k for k, (a, b) in enumerate(zip(steps, replay, strict=False)) if a != b),
+                 min(len(steps), len(replay)))
+        if n >= len(replay) or n >= len(steps):
+            continue
+        (done, first, _), (again_done, again, required) = steps[n], replay[n]
+        if done == again_done:
+            return (f"{NOT_REPLAYED}: step {n + 1}, {done}, {first} the first time and "
+                    f"{again} in the replay")
+        if required and required != again:
+            return (f"{NOT_REPLAYED}: step {n + 1}, {again_done}, {required} the first time "
+                    f"(as the contract requires) and {again} in the replay")
+    return NOT_REPLAYED
+
+
+def _step(step: TraceStep, prefix: str) -> tuple[str, str, str]:
+    """A step of an example's trace as what was done, what the store answered and what the
+    contract required, the example's id prefix written ``x``."""
+    def same(text: str) -> str:
+        return text.replace(f"{prefix}-", "x-")
+
+    done = f"[{step.at} ms] {step.actor}: " + (step.op.describe() if step.op else step.note)
+    answered = same(str(step.actual)) if step.actual is not None else ""
+    required = same(str(step.expected)) if step.expected is not None else ""
+    return same(done), answered, required

@@ -12,6 +12,7 @@ within their phase, go before the others; the rest keep this order.
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
@@ -190,11 +191,12 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
         # takes more than CHILD_GRACE_S); a drop held up longer is noted as such.
         _drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
                         else guard.timeout_s)
+    interrupted = ended.interrupted
     if not guard.abandoned:
-        close_factory(world)
+        interrupted = close_factory(world) or interrupted
     result = run.result()
-    if ended.interrupted is not None:
-        signum = getattr(ended.interrupted, "signum", signal.SIGINT)
+    if interrupted is not None:
+        signum = getattr(interrupted, "signum", signal.SIGINT)
         raise Interrupted(signum, result) from None
     if ended.error is not None:
         raise ended.error
@@ -338,20 +340,27 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
         evidence.ended[world.check] = f"lost: {reason}"
 
 
-def close_factory(world: World) -> None:
-    """The end of a run: the factory's ``close``, if any (a failure is noted in the evidence
-    as the adapter's fault)."""
+def close_factory(world: World) -> BaseException | None:
+    """The end of a run: the factory's ``close``, if any, watched as a store call is (it may
+    take the call timeout, then it is left behind). A failure or a close that did not return
+    is noted in the evidence as the adapter's fault. Returns the interruption (Ctrl-C, a
+    signal) that came meanwhile, if one did."""
     close = getattr(world.factory, "close", None)
     if close is None:
-        return
-    evidence = world.evidence
-    try:
-        world.guard.run("the adapter factory's close", close, cleanup=True)
-    except Exception as e:  # noqa: BLE001 - the adapter's fault, noted for the report
-        evidence.faults.append(f"the adapter factory's close raised {type(e).__name__}: "
-                               f"{told(e)}")
-    except RunStopped as e:
-        evidence.faults.append(f"the adapter factory's close: {told(e)}")
+        return None
+    evidence, guard = world.evidence, world.guard
+    ended = supervise(guard, functools.partial(guard.run, "the adapter factory's close", close,
+                                               cleanup=True))
+    error = ended.error
+    if ended.abandoned is not None:
+        evidence.faults.append(f"the adapter factory's close did not return in "
+                               f"{guard.timeout_s:g} s (--call-timeout); it was left behind")
+    elif isinstance(error, RunStopped):
+        evidence.faults.append(f"the adapter factory's close: {told(error)}")
+    elif error is not None:  # even SystemExit: the adapter's fault, noted for the report
+        evidence.faults.append(f"the adapter factory's close raised {type(error).__name__}: "
+                               f"{told(error)}")
+    return ended.interrupted
 
 
 def _drop_abandoned(world: World, timeout_s: float) -> None:

@@ -9,7 +9,9 @@ store through a world is :mod:`fencepost.scenarios.harness`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -20,7 +22,7 @@ from fencepost.spec.errors import ConfigurationError, ContractError, told
 
 from .clock import SimClock
 from .evidence import Evidence
-from .guard import DEFAULT_CALL_TIMEOUT_S, Guard
+from .guard import DEFAULT_CALL_TIMEOUT_S, Guard, RunStopped
 from .trace import TraceStep, render_trace
 
 _LOST = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})
@@ -62,7 +64,51 @@ def violation(clause: str, message: str, trace: tuple[TraceStep, ...],
             name = "Violation_" + clause.replace("-", "_")
             cls = type(name, (ClauseViolation,), {"clause": clause})
             _VIOLATION_TYPES[clause] = cls
-    return cls(clause, message, trace, after)
+    made = cls(clause, message, trace, after)
+    seen: Seen | None = getattr(_seen, "log", None)
+    if seen is not None:
+        seen.first.setdefault(clause, (seen.marks[-1] if seen.marks else None, made))
+    return made
+
+
+_seen = threading.local()
+
+
+@attrs.define
+class Seen:
+    """What :func:`violations_seen` kept: each clause's first violation made on the thread,
+    with the mark that was last when it was made, the first :class:`StoreLost`, and the last
+    ``keep`` marks (a state machine's examples, as they start)."""
+
+    keep: int = 200
+    first: dict[str, tuple[Any, ClauseViolation]] = attrs.Factory(dict)
+    marks: deque[Any] = attrs.Factory(deque)
+    lost: StoreLost | None = None
+
+    def mark(self, marker: Any) -> None:
+        self.marks.append(marker)
+        if len(self.marks) > self.keep:
+            self.marks.popleft()
+
+
+def mark_seen(marker: Any) -> None:
+    """Mark the :func:`violations_seen` active on this thread, if any, with ``marker``."""
+    seen: Seen | None = getattr(_seen, "log", None)
+    if seen is not None:
+        seen.mark(marker)
+
+
+@contextmanager
+def violations_seen(keep: int = 200) -> Iterator[Seen]:
+    """Keep each clause's first violation and the first lost store made on this thread
+    meanwhile (a state machine's: Hypothesis keeps only what it could replay), and the
+    caller's last ``keep`` marks."""
+    previous = getattr(_seen, "log", None)
+    _seen.log = seen = Seen(keep)
+    try:
+        yield seen
+    finally:
+        _seen.log = previous
 
 
 class StoreLost(Exception):
@@ -71,6 +117,9 @@ class StoreLost(Exception):
     def __init__(self, message: str, trace: tuple[TraceStep, ...]) -> None:
         super().__init__(message)
         self.trace = trace
+        seen: Seen | None = getattr(_seen, "log", None)
+        if seen is not None and seen.lost is None:
+            seen.lost = self
 
 
 class NotRunnable(StoreLost):
@@ -125,9 +174,9 @@ class World:
                 self._dropped = False
             try:
                 self.store = self.guard.run("the adapter factory", self.factory, self.env)
-            except (StoreLost, ConfigurationError):
+            except (StoreLost, ConfigurationError, RunStopped):
                 raise
-            except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+            except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's fault
                 raise AdapterFault(f"the adapter factory raised {_said(e)}", ()) from e
         return self.store
 
@@ -138,7 +187,9 @@ class World:
             if close is not None:
                 try:
                     self.guard.run("store.close", close, cleanup=True)
-                except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+                except RunStopped:
+                    raise
+                except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's
                     raise AdapterFault(f"store.close raised {_said(e)}", ()) from e
 
     def reopen(self) -> Any:
@@ -186,7 +237,9 @@ class World:
             if discard is not None:
                 self.guard.run("the adapter factory's discard", self.drop_data, discard,
                                cleanup=True)
-        except Exception as e:  # noqa: BLE001 - the adapter's fault, said as such
+        except RunStopped:
+            raise
+        except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's fault
             self.evidence.faults.append(
                 f"{self.namespace}: the factory's discard raised {_said(e)}")
         finally:

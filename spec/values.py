@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Forged, ForgedValue, Foreign, Minted, NotAValue, Opaque, Ref
+from .opaque import Foreign, Forged, ForgedValue, Minted, NotAValue, Opaque, Ref
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)

@@ -7,6 +7,7 @@ each child a marker (its own temporary directory on its command line) and look f
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.wire.client import WireLost
+from fencepost.adapters.wire.client import STDERR_LINE_BYTES, WireLost
 from fencepost.errors import ConfigurationError
 from fencepost.registry import contract, exec_factory
 from fencepost.spec import adk_ledger as adk
@@ -51,6 +52,8 @@ def env(namespace: str = "w1", now: int = 1_000) -> AdapterEnv:
     ("hang", "the adapter did not answer get within 1 s"),
     ("exit", "the adapter closed its stdout (exit status 7)"),
     ("garbage", "the adapter wrote a line that is not JSON: 'Traceback (most recent call last)"),
+    ("bad_utf8", "the adapter wrote a line that is not UTF-8 (byte 17): "
+                 "'{\"id\": 3, \"ok\": \"\ufffd\ufffd\"}'"),
     ("bad_code", "the adapter answered get with error code 'bogus', which adk-ledger does not "
                  "have (known: already_exists, backend_unavailable, completed,"),
     ("wrong_id", "the adapter answered id 1003, which no request in flight has"),  # call 3
@@ -76,6 +79,19 @@ def test_a_misbehaving_child_is_lost_with_its_reason_and_replaced(
     finally:
         factory.close()
     assert running(tmp_path) == []
+
+
+def test_a_stderr_flood_is_kept_as_bounded_lines(tmp_path: Path) -> None:
+    factory = hostile("flood_exit", tmp_path)
+    try:
+        store = factory(env())
+        with pytest.raises(WireLost) as lost:
+            store.get("missing")
+        assert lost.value.detail.startswith("the adapter closed its stdout (exit status 7)")
+        assert lost.value.detail.endswith(
+            f"(get) | {'x' * STDERR_LINE_BYTES} [line cut at {STDERR_LINE_BYTES} bytes]")
+    finally:
+        factory.close()
 
 
 def test_a_fault_makes_the_call_unknown_and_the_child_lives_on(tmp_path: Path) -> None:
@@ -191,6 +207,30 @@ def test_check_through_the_wire_stops_with_unknown_and_no_child_left(tmp_path: P
     assert ("store unavailable (error backend_unavailable: the adapter did not answer create "
             "within 1 s; its stderr ends: hostile: hang at call 5 (create))") in done.stdout
     assert " 0 fail, 2 unknown," in done.stdout  # one check lost; the next ran on a new child
+    assert running(tmp_path) == []
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("exit", "the adapter closed its stdout (exit status 7)"),
+    ("bad_utf8", "the adapter wrote a line that is not UTF-8 (byte 20)"),
+])
+def test_a_child_lost_in_the_state_machine_makes_its_clauses_unknown(
+        tmp_path: Path, mode: str, reason: str) -> None:
+    """Call 900 falls in the state machine (seed 3, one job): it cannot conclude, and
+    Hypothesis, replaying on the lost store, meets other answers (once the kit's error)."""
+    command = f"exec:{sys.executable} {HOSTILE} adk-ledger {mode} 900 {tmp_path}"
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", command,
+         "--seed", "3", "--jobs", "1", "--quiet", "--report", str(tmp_path / "R")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    machine = [c for c in report["clauses"] if c["reason"].startswith("machine: ")]
+    assert machine and {c["status"] for c in machine} == {"unknown"}
+    assert all(c["reason"].startswith(
+        f"machine: get: store unavailable (error backend_unavailable: {reason}") for c in machine)
+    assert report["summary"]["fail"] == 0
     assert running(tmp_path) == []
 
 

@@ -160,6 +160,15 @@ def test_a_store_that_ends_the_process_never_looks_like_success(tmp_path: Path, 
     assert all(how in r for _, r in verdicts(report).values())
 
 
+def test_a_store_that_ends_a_jobs_process_never_looks_like_success(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "os_exit", "--jobs", "2")
+    assert result.returncode == 3, result.stdout + result.stderr
+    how = "its process (a --jobs process) exited with status 7 during "
+    assert f"the run ended abruptly: {how}" in result.stderr
+    assert {s for s, _ in verdicts(report).values()} == {"unknown"}
+    assert all(how in r for _, r in verdicts(report).values())
+
+
 # -- answers are values: no object of the store's decides a comparison -------------------------
 
 NOT_A_VALUE = "after create, get answered something that is not a contract value: "
@@ -217,6 +226,32 @@ def test_arguments_a_store_changes_later_are_never_the_kits(tmp_path: Path) -> N
         assert "'scribbled': 2" in answered and "scribbled" not in required
 
 
+# -- a store that answers differently to the same steps ----------------------------------------
+
+
+def test_a_store_that_answers_differently_to_the_same_steps_fails_unshrunk(
+        tmp_path: Path) -> None:
+    """Every 20th get of a process answers not_found: Hypothesis, replaying a failure to
+    shrink it, meets other answers (its flakiness errors, once the kit's own error)."""
+    result, report = check(tmp_path, "adk-ledger", "flaky_gets")
+    assert result.returncode == 1, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-ARG-003"]
+    assert status == "fail" and reason.endswith(
+        "\n(the store answered differently to the same steps when they were replayed; this "
+        "counterexample is the first run's, not shrunk)")
+    assert reason.startswith("after claim, get answered error not_found; the contract requires")
+
+
+def test_a_factory_that_cannot_reopen_fails_durability(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "reopen_raises")
+    assert result.returncode == 1, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-DURABLE-001"]
+    assert status == "fail" and re.fullmatch(
+        r"reopening the store raised ReopenFailed: cannot reopen \w+ \(hostile store\)", reason)
+    assert {s for s, _ in verdicts(report).values()} == {"pass", "fail", "unknown",
+                                                         "unsupported"}
+
+
 # -- hangs: a verdict, never a hung kit ---------------------------------------------------------
 
 
@@ -242,6 +277,46 @@ def test_a_stuck_concurrent_worker_makes_linearizability_unknown(tmp_path: Path)
     status, reason = verdicts(report)["ADK-LIN-001"]
     assert status == "unknown" and "did not return in 1 s" in reason
     assert report["summary"]["fail"] == 0
+
+
+def test_a_factory_close_that_never_returns_is_left_behind(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "factory_close_hangs", "--call-timeout", "1")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ("the adapter's fault: the adapter factory's close did not return in 1 s "
+            "(--call-timeout); it was left behind") in result.stdout
+    assert report["summary"]["fail"] == report["summary"]["unknown"] == 0
+
+
+def test_system_exit_in_discard_is_the_adapters_fault(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "discard_exits")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert re.search(r"the adapter's fault: \w+: the factory's discard raised SystemExit: 3",
+                     result.stdout)
+    assert report["summary"]["pass"] == 43 and report["summary"]["unknown"] == 0
+
+
+def test_threads_a_store_leaves_running_do_not_keep_the_kit_alive(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "adk-ledger", "leaves_thread", "--jobs", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [line for line in result.stderr.splitlines() if "warning" in line] == [
+        "fencepost: warning: the store left 1 thread(s) running ('hostile-poller'); exiting "
+        "without waiting for them"]
+    assert report["summary"]["pass"] == 43
+
+
+def test_threads_a_store_leaves_running_do_not_keep_the_pool_alive(tmp_path: Path) -> None:
+    """Each pool process that ran a part started the thread (both, unless one process took
+    every part): each says so, and is killed at the end of the run."""
+    result, report = check(tmp_path, "adk-ledger", "leaves_thread", "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    warned = [line for line in result.stderr.splitlines() if "warning" in line]
+    processes = len(warned) - 1
+    assert processes in (1, 2) and warned == [
+        "fencepost: warning: the store left 1 thread(s) running in a --jobs process "
+        "('hostile-poller')"] * processes + [
+        f"fencepost: warning: {processes} --jobs process(es) had not exited 10 s after their "
+        "part (the store left a thread running?); killed"]
+    assert report["summary"]["pass"] == 43
 
 
 # -- signals: data dropped, partial report, no child left ---------------------------------------

@@ -37,8 +37,12 @@ import attrs
 from fencepost.spec.errors import BackendUnavailable
 
 PROTOCOL = "fencepost-wire/1"
+LINE_BYTES = 256 << 20
+"""The longest reply line the kit reads (256 MiB)."""
 STDERR_LINES = 50
 """How many of the child's last stderr lines a reason quotes."""
+STDERR_LINE_BYTES = 4096
+"""A line of a child's stderr is kept up to this many bytes."""
 START_TIMEOUT_S = 20.0
 """How long a child may take to answer ``hello`` at the least (a runtime starting up, a script
 compiled on first run: longer than one call may take)."""
@@ -91,7 +95,7 @@ class Child:
         self._changed = threading.Condition(self._lock)
         """Notified when a reply is handed over, the lead is free, or the child is lost."""
         self._leading = False
-        self._buffer = b""
+        self._buffer = bytearray()
         self._write = threading.Lock()
         self._next = 1
         self._waiting: dict[int, _Waiting] = {}
@@ -187,8 +191,14 @@ class Child:
         return None
 
     def _line(self, deadline: float) -> bytes | None:
-        """The next stdout line; b"" at end of file, None at the deadline."""
-        while b"\n" not in self._buffer:
+        """The next stdout line; b"" at end of file, None at the deadline. A line longer than
+        :data:`LINE_BYTES` is ended there (it is then no JSON, and the child is lost)."""
+        scanned = 0
+        while (end := self._buffer.find(b"\n", scanned)) < 0:
+            scanned = len(self._buffer)
+            if scanned > LINE_BYTES:
+                end = LINE_BYTES
+                break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
@@ -199,19 +209,25 @@ class Child:
             if not ready:
                 return None
             try:
-                chunk = os.read(self._stdout, 1 << 16)
+                chunk = os.read(self._stdout, 1 << 20)
             except OSError:
                 chunk = b""
             if not chunk:
                 return b""
             self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
         return line + b"\n"
 
     def _deliver(self, raw: bytes) -> str | None:
         """Hand one stdout line to its waiting request; what is wrong with it, if anything."""
         try:
-            reply = json.loads(raw)
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return (f"the adapter wrote a line that is not UTF-8 (byte {e.start}): "
+                    f"{_shown(raw)!r}")
+        try:
+            reply = json.loads(text)
         except ValueError:
             return f"the adapter wrote a line that is not JSON: {_shown(raw)!r}"
         if not isinstance(reply, dict):
@@ -233,8 +249,27 @@ class Child:
         return None
 
     def _read_log(self, stderr: IO[bytes]) -> None:
-        for raw in stderr:
-            self.stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        """Keep the child's last :data:`STDERR_LINES` lines of stderr, each cut to
+        :data:`STDERR_LINE_BYTES` (a flood without newlines costs no more than that)."""
+        line = b""
+        cut = False
+        while True:
+            chunk = stderr.read1(1 << 16) if hasattr(stderr, "read1") else stderr.read(1 << 16)
+            if not chunk:
+                break
+            *whole, rest = chunk.split(b"\n")
+            for part in whole:
+                self._log_line(line + part, cut or len(line) + len(part) > STDERR_LINE_BYTES)
+                line, cut = b"", False
+            line += rest
+            if len(line) > STDERR_LINE_BYTES:
+                line, cut = line[:STDERR_LINE_BYTES], True
+        if line or cut:
+            self._log_line(line, cut)
+
+    def _log_line(self, raw: bytes, cut: bool) -> None:
+        text = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace")
+        self.stderr.append(f"{text} [line cut at {STDERR_LINE_BYTES} bytes]" if cut else text)
 
     # -- losing and ending ----------------------------------------------------------------------
 

@@ -20,6 +20,11 @@ Behaviours:
 - ``segfault``: a call dereferences a null pointer;
 - ``unspeakable_error``: a call raises an exception whose ``str()`` and ``repr()`` raise;
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
+- ``reopen_raises``: the factory raises (an exception class of its own) when it is asked for a
+  namespace's store again (the store reopened);
+- ``discard_exits``: the factory's discard raises ``SystemExit(3)``;
+- ``factory_close_hangs``: the factory's close never returns;
+- ``leaves_thread``: the factory starts a thread that is not a daemon and never ends;
 - ``capabilities_string`` / ``capabilities_misspelt``: capabilities declared wrong;
 - the answer-changing behaviours of :data:`ALTERATIONS`.
 """
@@ -35,6 +40,7 @@ from typing import Any
 import attrs
 
 from fencepost.registry import contract
+from fencepost.spec.adk_ledger import NotFound
 from fencepost.spec.errors import BackendUnavailable
 
 CONTRACTS = {"adk_ledger": "adk-ledger", "snodo_tasks": "snodo-tasks",
@@ -134,6 +140,10 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "unspeakable_error": lambda: _after_warm_up(_raise(Unspeakable())),
 }
 
+class ReopenFailed(Exception):
+    """A factory's own exception class (defined here, not in the kit)."""
+
+
 class Liar(str):
     """A ``str`` that says it equals anything."""
 
@@ -208,7 +218,19 @@ def _scribble(_method: str, args: tuple[Any, ...], answer: Any) -> Any:
     return answer
 
 
+def _flaky_gets(method: str, _args: tuple[Any, ...], answer: Any) -> Any:
+    """Every 20th ``get`` of the process answers not_found: the same steps replayed meet
+    other ones."""
+    if method == "get" and next(_gets) % 20 == 19:
+        raise NotFound("gone for a moment (hostile store)")
+    return answer
+
+
+_gets = itertools.count()
+
+
 ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
+    "flaky_gets": _flaky_gets,
     "lying_phase": _records(_evolve(phase=lambda: Liar("bogus"))),
     "lying_id": _records(_evolve(invocation_id=lambda: Liar("not-the-id"))),
     "outcome_equal_to_all": _records(_evolve(outcome=EqualToAll)),
@@ -231,7 +253,8 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 - ``deep_checkpoint``: a checkpoint holding a list nested 10,000 deep;
 - ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
   the same object 2 ms after the call returned;
-- ``scribbles_arguments``: after answering, the store writes into the dicts it was given.
+- ``scribbles_arguments``: after answering, the store writes into the dicts it was given;
+- ``flaky_gets``: every 20th ``get`` of the process answers not_found.
 """
 
 
@@ -276,15 +299,25 @@ class HostileFactory:
         self.base = entry.memory_factory() if base == "memory" else entry.sql_factory(PG_URL)
         self.methods = tuple(entry.suite.protocol_methods)
         self.behaviour = behaviour
+        self.opened: set[str] = set()
+        self.threads: list[threading.Thread] = []
         make = BEHAVIOURS.get(behaviour)
         self.act = make() if make is not None else (lambda: None)
 
     def __call__(self, env: Any) -> HostileStore:
+        if self.behaviour == "reopen_raises":
+            if env.namespace in self.opened:
+                raise ReopenFailed(f"cannot reopen {env.namespace} (hostile store)")
+            self.opened.add(env.namespace)
         log = os.environ.get("HOSTILE_NAMESPACE_LOG")
         if log:  # the tests learn which namespaces a run made, to look for what it left
             with open(log, "a", encoding="utf-8") as f:
                 f.write(env.namespace + "\n")
         store = self.base(env)
+        if self.behaviour == "leaves_thread" and not self.threads:
+            thread = threading.Thread(target=_forever, name="hostile-poller", daemon=False)
+            thread.start()
+            self.threads.append(thread)
         caps: Any = None
         if self.behaviour == "capabilities_string":
             caps = "durable"
@@ -300,18 +333,27 @@ class HostileFactory:
             discard(env)
         if self.behaviour == "discard_raises":
             raise OSError("discard failed (hostile store)")
+        if self.behaviour == "discard_exits":
+            raise SystemExit(3)
 
     def close(self) -> None:
         close = getattr(self.base, "close", None)
         if close is not None:
             close()
+        if self.behaviour == "factory_close_hangs":
+            _forever()
+
+
+FACTORY_BEHAVIOURS = ("close_raises", "reopen_raises", "discard_raises", "discard_exits",
+                      "factory_close_hangs", "leaves_thread", "capabilities_string",
+                      "capabilities_misspelt")
+"""Behaviours of the factory and the store's close (the module doc says each)."""
 
 
 def __getattr__(name: str) -> HostileFactory:
     module, sep, behaviour = name.partition("__")
     behaviour, on_pg, _ = behaviour.partition("__postgres")
     if not sep or module not in CONTRACTS or behaviour not in (
-            *BEHAVIOURS, *ALTERATIONS, "close_raises", "discard_raises", "capabilities_string",
-            "capabilities_misspelt"):
+            *BEHAVIOURS, *ALTERATIONS, *FACTORY_BEHAVIOURS):
         raise AttributeError(name)
     return HostileFactory(CONTRACTS[module], behaviour, "postgres" if on_pg else "memory")

@@ -5,7 +5,9 @@ both the verdict on the lost check and the run going on.
 
     python tests/wire/hostile.py CONTRACT MODE N MARKER_DIR
 
-MODE: hang (never answer), exit (exit 7 mid-run), garbage (a line that is not JSON),
+MODE: hang (never answer), exit (exit 7 mid-run), flood_exit (64 MiB of stderr without a newline,
+then exit 7), garbage (a line that is not JSON), bad_utf8
+(a reply line that is not UTF-8),
 bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
 fault (a fault reply), bad_hello (answer hello with another protocol's refusal),
 mute_garbage (no answer at all to a line that is not JSON), none (behave).
@@ -54,10 +56,22 @@ class Hostile(Server):
             time.sleep(3600)
         if self.mode == "exit":
             os._exit(7)
+        if self.mode == "flood_exit":  # 64 MiB of stderr without a newline, then exit 7
+            block = b"x" * (1 << 20)
+            for _ in range(64):
+                sys.stderr.buffer.write(block)
+            sys.stderr.buffer.flush()
+            os._exit(7)
         if self.mode == "garbage":
             with self._write:
                 self._out.write("Traceback (most recent call last): oops\n")
                 self._out.flush()
+            return True
+        if self.mode == "bad_utf8":
+            with self._write:
+                self._out.flush()
+                self._out.buffer.write(b'{"id": %d, "ok": "\xff\xfe"}\n' % request["id"])
+                self._out.buffer.flush()
             return True
         if self.mode == "bad_code":
             self.reply(request["id"], error={"code": "bogus", "detail": "", "payload": None})
