@@ -6,8 +6,11 @@ dialect suite does), not in if-chains spread over the stores.
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -395,6 +398,97 @@ def unavailable_on_disconnect() -> Iterator[None]:
         raise
 
 
+REGISTRY = "fp__namespaces"
+"""The table where each namespace a run uses is written down as it is first opened: when, and
+by which host and process (what ``fencepost clean`` reads)."""
+LOCK_CLASS = 0x6670
+"""The first key of the PostgreSQL advisory locks that mark a namespace in use ("fp")."""
+
+
+def registry_table(metadata: sa.MetaData) -> sa.Table:
+    return sa.Table(REGISTRY, metadata,
+                    sa.Column("namespace", sa.String(200), primary_key=True),
+                    sa.Column("created_ms", sa.BigInteger, nullable=False),
+                    sa.Column("owner", sa.String(300), nullable=False))
+
+
+def owner_id() -> str:
+    """This process as the registry names it: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Liveness:
+    """Marks the namespaces a process has open as in use, for as long as it lives.
+
+    The first time a namespace is opened, a row of :data:`REGISTRY` says when and by whom; on
+    PostgreSQL, a shared advisory lock on the namespace is held by a connection of its own
+    until the namespace is discarded or the process ends (the server then releases it, however
+    the process ended). ``fencepost clean`` never drops a namespace whose lock it cannot
+    take, nor, elsewhere, one whose process still runs on this host."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine: Engine | None = None
+        self._conn: Connection | None = None
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._table = registry_table(sa.MetaData())
+
+    def hold(self, namespace: str) -> None:
+        with self._lock:
+            if namespace in self._held:
+                return
+            with unavailable_on_disconnect():
+                conn = self._connection()
+                if conn.dialect.name == "postgresql":  # first: then the row, never unmarked
+                    conn.execute(sa.text("SELECT pg_advisory_lock_shared(:c, hashtext(:n))"),
+                                 {"c": LOCK_CLASS, "n": namespace})
+                    conn.commit()  # the lock is the session's: it outlives the transaction
+                conn.execute(self._table.delete().where(self._table.c.namespace == namespace))
+                conn.execute(self._table.insert().values(
+                    namespace=namespace, created_ms=int(time.time() * 1000), owner=owner_id()))
+                conn.commit()
+            self._held.add(namespace)
+
+    def release(self, namespace: str) -> None:
+        with self._lock:
+            if namespace not in self._held or self._conn is None:
+                return
+            self._held.discard(namespace)
+            conn = self._conn
+            with unavailable_on_disconnect():
+                conn.execute(self._table.delete().where(self._table.c.namespace == namespace))
+                conn.commit()
+                if conn.dialect.name == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_unlock_shared(:c, hashtext(:n))"),
+                                 {"c": LOCK_CLASS, "n": namespace})
+                    conn.commit()
+
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            url = normalize_url(self.url)
+            self._engine = sa.create_engine(
+                url, poolclass=sa.NullPool,
+                connect_args={"timeout": 30} if url.startswith("sqlite") else {})
+            conn = self._engine.connect()
+            try:
+                self._table.create(conn, checkfirst=True)
+                conn.commit()
+            except exc.DBAPIError:  # another process made it meanwhile
+                conn.rollback()
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                _close_quietly(self._conn)
+            if self._engine is not None:
+                self._engine.dispose()
+            self._conn, self._engine = None, None
+            self._held.clear()
+
+
 class SqlStoreFactory:
     """``factory(env)`` opens a store of ``store_class`` on the database at ``url``;
     ``discard(env)`` drops one namespace's tables; ``close()`` lets the engine go.
@@ -414,6 +508,7 @@ class SqlStoreFactory:
             self.store_class = store_class
         self._engine: Engine | None = None
         self._lock = threading.Lock()
+        self.liveness = Liveness(url)
 
     @property
     def engine(self) -> Engine:
@@ -424,6 +519,7 @@ class SqlStoreFactory:
             return self._engine
 
     def __call__(self, env: Any) -> Any:
+        self.liveness.hold(env.namespace)
         return self.store_class(env, self.engine)
 
     def discard(self, env: Any) -> None:
@@ -433,16 +529,19 @@ class SqlStoreFactory:
                 self.drop(self.engine, env.namespace)
         finally:
             tables_dropped(self.engine, env.namespace)
+        self.liveness.release(env.namespace)
 
     def drop(self, engine: Engine, namespace: str) -> None:
         """Drop ``namespace``'s tables through ``engine``."""
         raise NotImplementedError
 
     def close(self) -> None:
-        """Close the engine's pooled connections (stores opened later connect afresh)."""
+        """Close the engine's pooled connections (stores opened later connect afresh) and
+        the connection that marks its namespaces in use."""
         with self._lock:
             if self._engine is not None:
                 self._engine.dispose()
+        self.liveness.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
-from . import arguments, campaign, gate
+from . import arguments, campaign, clean, gate
 from .ending import (
     EXIT_FAIL,
     EXIT_OK,
@@ -390,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_check)
 
     campaign.add_parser(sub)
+    clean.add_parser(sub)
 
     p = sub.add_parser("diff", help="compare two saved report.json files clause by clause: "
                        "regressions, known failures, improvements, new and removed clauses",
@@ -486,15 +487,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fencepost`` command. Run as the command (``argv`` None), ``check``,
     ``coverage``, ``mutants`` and ``campaign`` run in a supervised child (see
     :mod:`fencepost.supervisor`); called with ``argv``, in this process."""
+    from fencepost.adapters.processes import become_subreaper
+
     from .supervisor import (
         STATUS,
         SUPERVISE_ENV,
         exit_despite_threads,
         run_child,
+        sweep_at_exit,
         wants_supervision,
     )
 
-    if os.environ.get(SUPERVISE_ENV) == "child" and os.getcwd() not in sys.path:
+    child = os.environ.get(SUPERVISE_ENV) == "child"
+    if child:
+        become_subreaper()  # orphans of the run's tree come here, to be ended at its end
+    if child and os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())  # last: adapter modules here are found, never shadowing
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(words)
@@ -506,6 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = guarded(args, lambda: int(args.run(args)))
     finally:
         restore()
+    if child:
+        sweep_at_exit()
     STATUS.say("done", str(code))
     if argv is None:
         exit_despite_threads(code)

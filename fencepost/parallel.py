@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import select
 import signal
 import threading
 import time
@@ -55,6 +56,9 @@ def default_jobs() -> int:
 
 _progress_queue: Any = None
 _running = threading.Event()
+_told = threading.Event()
+_idle = threading.Event()
+_idle.set()
 _stopping = threading.Event()
 
 
@@ -69,12 +73,39 @@ def _start_process(progress_queue: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def stop(signum: int, _frame: Any) -> None:
+        if _told.is_set():
+            return  # stopping already: a second SIGTERM must not break the part's clean-up
+        _told.set()
         _stopping.set()
         if not _running.is_set():
             os._exit(128 + signum)
         raise Interrupted(signum)
 
     signal.signal(signal.SIGTERM, stop)
+    threading.Thread(target=_orphaned, args=(os.getppid(),), daemon=True,
+                     name="fencepost-orphaned").start()
+
+
+ORPHAN_GRACE_S = 30.0
+"""How long a pool process whose parent died may take to drop its part's data."""
+
+
+def _orphaned(parent: int) -> None:
+    """In a pool process: once the process that started it is gone (killed: nobody will read
+    its results), end this one, after the part running, if any, dropped its data (it was told
+    by SIGTERM, die_with_parent). Waits on the parent's pidfd where there is one."""
+    try:
+        fd = os.pidfd_open(parent)
+    except (OSError, AttributeError):
+        fd = -1
+    if fd >= 0:
+        select.select([fd], [], [])
+    else:
+        while os.getppid() == parent:
+            time.sleep(0.5)  # no pidfd: look again
+    os.kill(os.getpid(), signal.SIGTERM)  # stop the part, as die_with_parent's signal does
+    _idle.wait(ORPHAN_GRACE_S)  # set by the part's own thread once its data is dropped
+    os._exit(128 + signal.SIGTERM)
 
 
 def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, Any],
@@ -94,6 +125,7 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
     if _stopping.is_set():
         return "skipped", ""
     _running.set()
+    _idle.clear()
     try:
         factory, _ = resolve_adapter(contract_name, adapter)
         database = example_database(example_db) if example_db is not None else None
@@ -105,6 +137,7 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
         return ("interrupted", stop.result) if stop.result is not None else ("skipped", "")
     finally:
         _running.clear()
+        _idle.set()
         _name_left_threads()
     return "ok", result
 
@@ -200,7 +233,7 @@ def _shut_down(pool: ProcessPoolExecutor, timeout_s: float) -> None:
     pending = {p.sentinel: p for p in processes}
     while pending and (left := deadline - time.monotonic()) > 0:
         for ended in connection.wait(list(pending), left):
-            pending.pop(ended, None)  # type: ignore[call-overload]
+            pending.pop(ended, None)
     for process in pending.values():
         process.kill()
     manager = getattr(pool, "_executor_manager_thread", None)

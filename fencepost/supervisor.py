@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fencepost.adapters.processes import become_subreaper, end_orphans
+
 STATUS_FD_ENV = "FENCEPOST_STATUS_FD"
 SUPERVISE_ENV = "FENCEPOST_SUPERVISED"
 STOP_GRACE_ENV = "FENCEPOST_STOP_GRACE"
@@ -93,6 +95,7 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     when it ended without saying it was done."""
     read_fd, write_fd = os.pipe()
     env = {**os.environ, STATUS_FD_ENV: str(write_fd), SUPERVISE_ENV: "child"}
+    become_subreaper()  # what the child's tree leaves when the child is killed comes here
     # -P: the working directory is not put first on the child's path, where a folder named
     # fencepost (this repository's root) would hide the installed package; the child appends
     # it last instead (see cli.main), so an adapter module there is still found.
@@ -122,6 +125,9 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
     reader.join(2.0)
+    left = end_orphans(CHILD_GRACE_S)
+    if left:
+        _say(f"fencepost: ended {len(left)} process(es) the run left behind")
     if "done" in said:
         return int(said["done"])
     if forwarded and code == -signal.SIGKILL:
@@ -132,6 +138,21 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     else:
         how = f"exited with status {code}"
     return on_abrupt(how, said["phase"])
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def sweep_at_exit() -> None:
+    """In the supervised child, as the command ends: end every process its run left (a wire
+    adapter's grandchild that left its session and was adopted here)."""
+    left = end_orphans(1.0)
+    if left:
+        _say(f"fencepost: ended {len(left)} process(es) the store left behind")
 
 
 def left_running() -> list[threading.Thread]:

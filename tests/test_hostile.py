@@ -11,14 +11,17 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fencepost.adapters.processes import _wait_gone, descendants
 from fencepost.registry import contract
 
 EXTERNAL = str(Path(__file__).parent / "external")
@@ -365,6 +368,138 @@ def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_u
     report = complete_report(tmp_path / "R", "adk-ledger")
     assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
     assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
+
+
+def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2"
+                                   ) -> tuple[subprocess.Popen[str], list[int], list[str]]:
+    """A check with ``jobs`` whose concurrent run is stuck; the processes of its tree and the
+    namespaces it made, once it got there."""
+    top = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         "hostile:adk_ledger__hang_in_concurrent__postgres", "--seed", "3",
+         "--call-timeout", "600", "--jobs", jobs],
+        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    assert top.stderr is not None
+    for line in top.stderr:  # progress, one line per phase (stderr is not a terminal)
+        if line.startswith("... concurrent"):
+            break
+    else:
+        pytest.fail(f"the run ended before its concurrent phase: {top.wait()}")
+    tree = descendants(top.pid)
+    assert len(tree) >= (4 if jobs == "2" else 1), tree  # the child, its tracker, the pool
+    return top, tree, sorted(set((tmp_path / "namespaces").read_text().split()))
+
+
+def _ended(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie is not) once each has ended, or the hang guard
+    has passed: a run's processes end by themselves, this only waits for them."""
+    return sorted(_wait_gone(pids, time.monotonic() + HANG_GUARD_S))
+
+
+@pytest.mark.long
+def test_killing_the_supervised_child_leaves_no_process_of_the_run(tmp_path: Path,
+                                                                  pg_url: str) -> None:
+    """kill -9 of the supervised child: its pool processes drop their parts' data and end,
+    and the command (a subreaper) ends whatever else the run left; nothing holds a
+    connection, no table of the run is left."""
+    top, tree, namespaces = _stuck_in_the_concurrent_burst(tmp_path, pg_url)
+    os.kill(tree[0], signal.SIGKILL)
+    _, err = top.communicate(timeout=HANG_GUARD_S)
+    assert top.returncode == 3, err
+    assert "the run ended abruptly: its process was killed by SIGKILL" in err
+    assert _ended(tree) == []
+    assert _fp_tables(pg_url, namespaces) == []
+
+
+@pytest.mark.long
+def test_sigterm_then_sigkill_of_the_command_leaves_no_process_of_the_run(
+        tmp_path: Path, pg_url: str) -> None:
+    """What ``timeout -k`` does, at its worst: SIGTERM, then SIGKILL before the run could
+    stop. The supervised child is told by the kernel (its parent died), stops the run, drops
+    its data and ends, and so does everything under it."""
+    top, tree, namespaces = _stuck_in_the_concurrent_burst(tmp_path, pg_url)
+    top.send_signal(signal.SIGTERM)
+    top.kill()
+    top.communicate(timeout=HANG_GUARD_S)
+    assert _ended(tree) == []
+    assert _fp_tables(pg_url, namespaces) == []
+
+
+@pytest.mark.long
+def test_clean_drops_what_a_killed_run_left_and_nothing_else(tmp_path: Path,
+                                                            pg_url: str) -> None:
+    """A run killed outright (kill -9 of its whole tree) leaves its tables; ``fencepost
+    clean`` lists them, and with --drop drops them, while a live run's stay untouched."""
+    (tmp_path / "killed").mkdir()
+    (tmp_path / "live").mkdir()
+    killed, tree, left = _stuck_in_the_concurrent_burst(tmp_path / "killed", pg_url, "1")
+    for pid in (killed.pid, *tree):
+        os.kill(pid, signal.SIGKILL)
+    killed.communicate(timeout=HANG_GUARD_S)
+    assert _ended(tree) == []
+    assert _fp_tables(pg_url, left), "a run killed outright cannot drop its tables"
+    live, live_tree, running = _stuck_in_the_concurrent_burst(tmp_path / "live", pg_url, "1")
+    try:
+        listed = fencepost(tmp_path, "clean", pg_url)
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        rows = {line.split()[0]: line for line in listed.stdout.splitlines()[2:-1]}
+        assert all("left behind" in rows[ns] for ns in left if ns in rows)
+        assert all(rows[ns].endswith("live: a run holds it") for ns in running if ns in rows)
+        assert _fp_tables(pg_url, left), "without --drop nothing is dropped"
+        dropped = fencepost(tmp_path, "clean", pg_url, "--drop")
+        assert dropped.returncode == 0, dropped.stdout + dropped.stderr
+        assert _fp_tables(pg_url, left) == []
+        assert _fp_tables(pg_url, running), "a live run's tables stay"
+    finally:
+        live.send_signal(signal.SIGTERM)
+        live.communicate(timeout=HANG_GUARD_S)
+    assert _ended(live_tree) == [] and _fp_tables(pg_url, running) == []
+
+
+def test_clean_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
+    for args, said in [
+        (("clean", "sqlite:///" + str(tmp_path / "x.db"), "--older-than", "soon"),
+         "fencepost: error: --older-than 'soon': give a whole number and a unit, like 90s, "
+         "30m, 2h or 7d"),
+        (("clean", "nosuch://x"), "fencepost: error: not a database URL: 'nosuch://x' "),
+        (("clean", "postgresql://nobody:secret@127.0.0.1:1/x"),
+         "fencepost: error: cannot reach postgresql://nobody:***@127.0.0.1:1/x: "),
+    ]:
+        result = fencepost(tmp_path, *args)
+        assert result.returncode == 2 and result.stdout == "", result
+        assert result.stderr.startswith(said) and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_clean_on_sqlite_drops_only_what_no_running_process_holds(tmp_path: Path) -> None:
+    """Elsewhere than PostgreSQL a namespace is live while its process runs on this host; one
+    with no registry row predates the registry and counts as old."""
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        for name in ("fp_gone_adk_invocations", "fp_mine_adk_invocations",
+                     "fp_old_adk_invocations", "other_table"):
+            conn.execute(sa.text(f"CREATE TABLE {name} (x INTEGER)"))
+        conn.execute(sa.text("CREATE TABLE fp__namespaces (namespace VARCHAR(200) PRIMARY "
+                             "KEY, created_ms BIGINT NOT NULL, owner VARCHAR(300) NOT NULL)"))
+        now = int(time.time() * 1000)
+        conn.execute(sa.text("INSERT INTO fp__namespaces VALUES ('gone', :t, :dead), "
+                             "('mine', :t, :me)"),
+                     {"t": now, "dead": f"{socket.gethostname()}:999999999",
+                      "me": f"{socket.gethostname()}:{os.getpid()}"})
+    engine.dispose()
+    newer = fencepost(tmp_path, "clean", url, "--older-than", "1h", "--drop")
+    assert newer.returncode == 0 and newer.stdout.endswith(
+        "dropped 1 namespace(s) (1 table(s)); 0 taken by a run meanwhile, kept\n"), newer
+    result = fencepost(tmp_path, "clean", url, "--drop")
+    assert result.returncode == 0, result
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert sorted(sa.inspect(conn).get_table_names()) == [
+            "fp__namespaces", "fp_mine_adk_invocations", "other_table"]
+    engine.dispose()
 
 
 def test_sighup_stops_a_stuck_run_like_sigterm(tmp_path: Path) -> None:

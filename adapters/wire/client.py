@@ -34,6 +34,7 @@ from typing import IO, Any
 
 import attrs
 
+from fencepost.adapters.processes import descendants, signal_all
 from fencepost.spec.errors import BackendUnavailable
 
 PROTOCOL = "fencepost-wire/1"
@@ -337,12 +338,15 @@ class Child:
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL every process of the child's group, the child's own children too (also when the
-    child itself has exited: what it started may live on), and reap the child."""
+    """SIGKILL every process of the child's group and of its tree, those that left the group
+    (``setsid``) too, also when the child itself has exited (what it started may live on);
+    reap the child."""
+    tree = descendants(process.pid)
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass  # the group is gone
+    signal_all(tree, signal.SIGKILL)
     try:
         process.wait(5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
