@@ -31,7 +31,7 @@ from .ending import (
     signals_raise,
 )
 from .errors import ConfigurationError
-from .progress import progress_printer
+from .progress import progress_printer, stop_all
 
 
 class _Parser(argparse.ArgumentParser):
@@ -513,6 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = guarded(args, lambda: int(args.run(args)))
     finally:
         restore()
+        stop_all()
     if child:
         sweep_at_exit()
     STATUS.say("done", str(code))

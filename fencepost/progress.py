@@ -3,43 +3,92 @@
 On a terminal, one line rewritten in place: the phase, the check done of the phase's total, the
 current check and the time since the run began (``scenario 7/40:
 stale_token_cannot_commit_after_takeover (12.3 s)``). Elsewhere (a CI log, a pipe) one line per
-phase, when it begins, after ``... ``. Nothing with ``--quiet``.
+phase, when it begins, after ``... ``, and the latest again whenever
+:data:`PIPE_EVERY_S` have passed without a line (a slow store: a log that stops looks like a
+hung run). Nothing with ``--quiet``.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+PIPE_EVERY_S = 10.0
+"""In a pipe, the longest time without a progress line while a run goes on."""
 
-def progress_printer(enabled: bool) -> Any:
+_beating: set[threading.Event] = set()
+
+
+def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
+                     clock: Callable[[], float] = time.monotonic, beat: bool = True) -> Any:
     """A ``progress(message)`` callable as the module's docstring says, with ``done()`` to
-    clear the terminal's line at the end."""
+    clear the terminal's line and stop the pipe's heartbeat at the end, and ``beat()``, what
+    the heartbeat thread calls every ``every_s / 20`` (with ``beat`` False no thread is
+    started: a test calls it)."""
     tty = sys.stderr.isatty()
-    last_phase = [""]
-    began = time.monotonic()
+    state = {"phase": "", "latest": "", "printed": clock()}
+    began = clock()
+    lock = threading.Lock()
 
     from .supervisor import STATUS
+
+    def emit(message: str) -> None:
+        state["printed"] = clock()
+        print(f"... {message} ({clock() - began:.1f} s)", file=sys.stderr, flush=True)
 
     def show(message: str) -> None:
         STATUS.say("phase", message)
         if not enabled:
             return
-        line = f"{message} ({time.monotonic() - began:.1f} s)"
         if tty:
+            line = f"{message} ({clock() - began:.1f} s)"
             sys.stderr.write("\r\033[K" + line[:150])
             sys.stderr.flush()
             return
         phase = message.split(":")[0].split(" ")[0]
-        if phase != last_phase[0]:
-            last_phase[0] = phase
-            print(f"... {line}", file=sys.stderr, flush=True)
+        with lock:
+            state["latest"] = message
+            if phase != state["phase"]:
+                state["phase"] = phase
+                emit(message)
+
+    slice_s = every_s / 20  # how often the heartbeat looks: never more than every_s apart
+
+    def heartbeat() -> None:
+        with lock:
+            if state["latest"] and clock() - float(state["printed"]) >= every_s - slice_s:
+                emit(str(state["latest"]))
+
+    stop = threading.Event()
 
     def done() -> None:
+        stop.set()
+        _beating.discard(stop)
         if enabled and tty:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
 
+    if enabled and not tty and beat:
+        _beating.add(stop)
+
+        def run() -> None:
+            while not stop.wait(slice_s):
+                try:
+                    heartbeat()
+                except (OSError, ValueError):  # stderr closed
+                    return
+
+        threading.Thread(target=run, daemon=True, name="fencepost-heartbeat").start()
     show.done = done  # type: ignore[attr-defined]
+    show.beat = heartbeat  # type: ignore[attr-defined]
     return show
+
+
+def stop_all() -> None:
+    """Stop every heartbeat still going (a command that ended before its ``done()``)."""
+    for stop in list(_beating):
+        stop.set()
+    _beating.clear()

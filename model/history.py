@@ -142,6 +142,9 @@ class History:
     events: tuple[Event, ...] = attrs.field(converter=_events)
     options: Mapping[str, str] = attrs.field(factory=dict, converter=_options)
     capabilities: frozenset[str] = attrs.field(default=frozenset(), converter=_capabilities)
+    run: Mapping[str, str | int] = attrs.field(factory=dict, converter=_options, eq=False)
+    """The run that made it, for people (adapter, seed, profile, kit version, replay
+    command): in the header, never used to check it."""
 
     def __attrs_post_init__(self) -> None:
         for k, event in enumerate(self.events):
@@ -167,6 +170,8 @@ class History:
             header["options"] = dict(sorted(self.options.items()))
         if self.capabilities:
             header["capabilities"] = sorted(self.capabilities)
+        if self.run:
+            header["run"] = dict(self.run)
         yield json.dumps(header)
         for event in self.events:
             yield json.dumps(event_to_json(event), separators=(",", ":"))
@@ -221,7 +226,11 @@ class History:
         if not (isinstance(capabilities, list) and all(isinstance(c, str)
                                                        for c in capabilities)):
             raise ValueError(f"line {head_number}: capabilities must be a list of names")
-        return cls(contract, tuple(events), options, frozenset(capabilities))
+        run = head.get("run", {})
+        if not (isinstance(run, dict) and all(
+                isinstance(k, str) and type(v) in (str, int) for k, v in run.items())):
+            raise ValueError(f"line {head_number}: run must map names to strings or numbers")
+        return cls(contract, tuple(events), options, frozenset(capabilities), run)
 
     @classmethod
     def loads(cls, text: str, spec_of: SpecOf | None = None) -> History:

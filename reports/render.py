@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from tabulate import tabulate
 
 from .html import mutants_html, to_html
@@ -144,7 +145,10 @@ def write_reports(report: RunReport, directory: str,
         ("junit.xml", lambda: to_junit(report).encode("utf-8")),
     ]
     history = report.history
-    if history is not None:
+    if history is not None:  # its header names the run, as the report does
+        history = attrs.evolve(history, run={
+            "adapter": report.adapter, "seed": report.seed, "profile": report.profile,
+            "kit_version": report.kit_version, "replay": report.replay})
         files.append(("history.jsonl", lambda: history.dumps().encode("utf-8")))
     written: list[str] = []
     failed: list[tuple[str, OSError]] = []

@@ -23,6 +23,7 @@ Two readings of a value the codec does not know:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -170,7 +171,41 @@ def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
 MAX_DEPTH = 100
 """How deep a store's answer may nest (no contract value comes near it)."""
 
+CUT_BYTES = 16 << 20
+"""Text or bytes longer than this in an answer is kept as a :class:`Cut` (16 MiB: the kit
+sends no value near it, ledgence's largest, a settlement, is 8 MiB)."""
+
+
+@value_class
+@attrs.frozen
+class Cut:
+    """What the kit keeps of a huge text or bytes value in an answer: its kind, its size, a
+    digest of the whole and its first and last characters. No value the kit sends is so
+    large, so a cut value never agrees with the contract's; two cuts are equal when their
+    digests are (a huge id a store mints still reads back the same)."""
+
+    kind: str
+    size: int
+    sha256: str
+    head: Any
+    tail: Any
+
+    SHOWN = 40
+
+    @classmethod
+    def of(cls, value: str | bytes) -> Cut:
+        data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+        return cls(type(value).__name__, len(value), hashlib.sha256(data).hexdigest(),
+                   value[:cls.SHOWN], value[-cls.SHOWN:])
+
+    def __repr__(self) -> str:
+        unit = "characters" if self.kind == "str" else "bytes"
+        return (f"<{self.kind} of {self.size} {unit}, cut: sha256 {self.sha256[:16]}, "
+                f"{self.head!r} ... {self.tail!r}>")
+
 _EXACT = frozenset({str, int, float, bool, type(None), bytes})
+_SMALL = frozenset({int, float, bool, type(None)})
+"""The plain types whose values are never cut (see :data:`CUT_BYTES`)."""
 _KIT_OWN = frozenset({Minted, ForgedValue, Foreign})
 _CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (str, str.__str__), (int, int.__int__), (float, float.__float__), (bytes, bytes.__bytes__))
@@ -184,6 +219,7 @@ def snapshot(value: Any) -> Any:
     value), containers and registered value classes copied, and an object of any other class
     wrapped as a :class:`~fencepost.spec.opaque.Foreign` (its ``repr`` and hash taken now).
     Nothing in it is shared with the store: what the store changes later is not in it.
+    Text or bytes longer than :data:`CUT_BYTES` is kept as a :class:`Cut`.
     :class:`~fencepost.spec.opaque.NotAValue` says why an answer cannot be one (nested deeper
     than :data:`MAX_DEPTH`, an object whose ``__eq__``, ``__hash__`` or ``__repr__`` lies or
     raises, a value class that will not rebuild), with where in the answer."""
@@ -193,18 +229,20 @@ def snapshot(value: Any) -> Any:
 def _snapshot(value: Any, depth: int) -> Any:
     cls = type(value)
     if cls in _EXACT or cls in _KIT_OWN:
+        if (cls is str or cls is bytes) and len(value) > CUT_BYTES:
+            return Cut.of(value)
         return value
     if depth >= MAX_DEPTH:
         raise NotAValue(f"a value nested more than {MAX_DEPTH} deep")
     depth += 1
     try:
         if cls is dict:
-            return {k if type(k) in _EXACT else _snapshot(k, depth):
-                    v if type(v) in _EXACT else _snapshot(v, depth) for k, v in value.items()}
+            return {k if type(k) in _SMALL else _snapshot(k, depth):
+                    v if type(v) in _SMALL else _snapshot(v, depth) for k, v in value.items()}
         if cls is list:
-            return [v if type(v) in _EXACT else _snapshot(v, depth) for v in value]
+            return [v if type(v) in _SMALL else _snapshot(v, depth) for v in value]
         if cls is tuple:
-            return tuple([v if type(v) in _EXACT else _snapshot(v, depth) for v in value])
+            return tuple([v if type(v) in _SMALL else _snapshot(v, depth) for v in value])
         names = _REGISTERED.get(cls, _UNSEEN)
         if names is _UNSEEN:
             names = _registered(cls)
@@ -255,7 +293,7 @@ def _registered(cls: type) -> tuple[str, ...] | None:
 def _rebuilt(value: Any, cls: type, names: tuple[str, ...], depth: int) -> Any:
     try:
         if names:
-            return cls(*[v if type(v) in _EXACT else _snapshot(v, depth)
+            return cls(*[v if type(v) in _SMALL else _snapshot(v, depth)
                          for v in map(value.__getattribute__, names)])
         return cls(**{f.alias: _snapshot(getattr(value, f.name), depth)
                       for f in attrs.fields(cls) if f.init})

@@ -234,6 +234,19 @@ def test_a_child_lost_in_the_state_machine_makes_its_clauses_unknown(
     assert running(tmp_path) == []
 
 
+def test_processes_a_child_starts_outside_its_group_end_with_the_run(tmp_path: Path) -> None:
+    """Each wire child starts a process in a session of its own and one orphaned at once:
+    neither is in its process group, and the run ends both (its tree, and what the command,
+    a subreaper, adopted)."""
+    command = f"exec:{sys.executable} {HOSTILE} adk-ledger escapes 1 {tmp_path}"
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", command,
+         "--seed", "1", "--quiet", "--concurrency", "0", "--jobs", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert running(tmp_path) == []
+
+
 def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
     def children() -> list[str]:  # the adapter's processes, not the kit's own
         return [line for line in running(tmp_path) if "fencepost.cli" not in line]

@@ -4,6 +4,7 @@ linearizability, a non-atomic store caught with its counterexample."""
 from __future__ import annotations
 
 import functools
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from fencepost.model.history import History
 from fencepost.model.linearizability import LINEARIZABLE, NOT_LINEARIZABLE, segments
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract
+from fencepost.reports.render import write_reports
 from fencepost.scenarios.adk_ledger.workload import AdkWorkload
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.concurrent import run_concurrent
@@ -213,3 +215,19 @@ def test_a_saved_history_carries_what_the_model_needs_to_check_it_again(
     bare = History(loaded.contract, loaded.events, loaded.options)
     bare.save(path)
     assert main(["analyze", str(path), "--budget", "inf"]) == 1
+
+
+def test_a_reports_history_names_its_run(tmp_path: Path) -> None:
+    """history.jsonl says which run made it (a directory never mixes two runs, and a history
+    copied elsewhere still says where it came from); the run is not part of its value."""
+    report = fencepost.check("adk-ledger", "memory", seed=3, concurrent_ops=60)
+    written = write_reports(report, str(tmp_path))
+    assert str(tmp_path / "history.jsonl") in written
+    header = json.loads((tmp_path / "history.jsonl").read_text().splitlines()[0])
+    assert header["run"] == {"adapter": "memory", "seed": 3, "profile": "quick",
+                             "kit_version": report.kit_version, "replay": report.replay}
+    loaded = History.load(tmp_path / "history.jsonl")
+    assert loaded.run == header["run"] and loaded == report.history
+    bad = json.dumps({**header, "run": {"seed": [3]}})
+    with pytest.raises(ValueError, match="^line 1: run must map names to strings or numbers$"):
+        History.loads(bad + "\n")

@@ -229,6 +229,24 @@ def test_arguments_a_store_changes_later_are_never_the_kits(tmp_path: Path) -> N
         assert "'scribbled': 2" in answered and "scribbled" not in required
 
 
+def test_a_huge_answer_is_kept_cut_in_bounded_memory(tmp_path: Path) -> None:
+    """Every record read answers a 50 MiB outcome: the kit keeps its size, digest and ends
+    (what a report shows), and neither its memory nor the history grows with it."""
+    out, err = tmp_path / "out", tmp_path / "err"
+    with open(out, "w") as o, open(err, "w") as e:
+        command = subprocess.Popen(
+            [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+             "hostile:adk_ledger__huge_outcome", "--seed", "3", "--report", "R", "--quiet",
+             "--jobs", "1"], cwd=tmp_path, env=_env(tmp_path), stdout=o, stderr=e)
+        _, status, usage = os.wait4(command.pid, 0)  # the peak of the command and its child
+    assert os.waitstatus_to_exitcode(status) == 1, out.read_text() + err.read_text()
+    report = complete_report(tmp_path / "R", "adk-ledger")
+    state, reason = verdicts(report)["ADK-CREATE-001"]
+    assert state == "fail" and "outcome=<str of 52428800 characters, cut: sha256 " in reason
+    assert (tmp_path / "R" / "history.jsonl").stat().st_size < 1 << 20
+    assert usage.ru_maxrss < 1 << 20, f"{usage.ru_maxrss >> 10} MiB"  # KiB; 3 GiB uncut
+
+
 # -- a store that answers differently to the same steps ----------------------------------------
 
 

@@ -52,3 +52,36 @@ def test_on_a_terminal_every_check_rewrites_one_line(monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize("tty", [True, False])
 def test_quiet_shows_nothing(monkeypatch: pytest.MonkeyPatch, tty: bool) -> None:
     assert _shown(monkeypatch, tty=tty, enabled=False) == ""
+
+
+def test_in_a_pipe_a_long_phase_is_said_again_every_ten_seconds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    err = Err(False)
+    monkeypatch.setattr(sys, "stderr", err)
+    now = [100.0]
+    show = progress_printer(True, clock=lambda: now[0], beat=False)
+    show("state machine: example 1/60")
+    for seconds in (9.4, 0.1, 3.0, 2.0, 4.5, 0.5):  # a slow store: no new phase for 19.5 s
+        now[0] += seconds
+        show.beat()
+    show("state machine: example 2/60")
+    now[0] += 10.0
+    show.beat()
+    show.done()
+    assert err.getvalue().splitlines() == [
+        "... state machine: example 1/60 (0.0 s)",
+        "... state machine: example 1/60 (9.5 s)",  # looked at every 0.5 s: at most 10 s apart
+        "... state machine: example 1/60 (19.0 s)",
+        "... state machine: example 2/60 (29.5 s)",  # the latest message, not the phase's first
+    ]
+
+
+def test_the_heartbeat_stops_with_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that ended without its done() (an error) leaves no heartbeat running."""
+    from fencepost.progress import _beating, stop_all
+
+    monkeypatch.setattr(sys, "stderr", Err(False))
+    progress_printer(True)("scenario 1/3: a")
+    assert len(_beating) == 1
+    stop_all()
+    assert _beating == set()

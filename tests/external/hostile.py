@@ -182,6 +182,10 @@ class HashRaises:
         raise RuntimeError("no __hash__")
 
 
+HUGE = "x" * (50 << 20)
+"""A 50 MiB text."""
+
+
 def _nested(depth: int) -> Any:
     value: Any = "bottom"
     for _ in range(depth):
@@ -239,6 +243,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "answer_repr_raises": _records(lambda _a: ReprRaises()),
     "outcome_hash_raises": _records(_evolve(outcome=HashRaises)),
     "deep_checkpoint": _records(_evolve(checkpoint=lambda: {"deep": _nested(10_000)})),
+    "huge_outcome": _records(_evolve(outcome=lambda: HUGE)),
     "repaired_later": _records(_repaired_later, _concurrent_worker),
     "scribbles_arguments": _scribble,
 }
@@ -251,6 +256,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 - ``outcome_eq_raises``, ``answer_repr_raises``, ``outcome_hash_raises``: objects whose
   ``__eq__`` / ``__repr__`` / ``__hash__`` raise;
 - ``deep_checkpoint``: a checkpoint holding a list nested 10,000 deep;
+- ``huge_outcome``: a record's outcome is a text of 50 MiB;
 - ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
   the same object 2 ms after the call returned;
 - ``scribbles_arguments``: after answering, the store writes into the dicts it was given;

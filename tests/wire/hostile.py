@@ -10,13 +10,16 @@ then exit 7), garbage (a line that is not JSON), bad_utf8
 (a reply line that is not UTF-8),
 bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
 fault (a fault reply), bad_hello (answer hello with another protocol's refusal),
-mute_garbage (no answer at all to a line that is not JSON), none (behave).
+mute_garbage (no answer at all to a line that is not JSON), escapes (at call N, start two
+processes that leave its process group, one in a new session, one orphaned at once, every time),
+none (behave).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -45,9 +48,19 @@ class Hostile(Server):
             return True
         if request.get("type") == "call":
             self.calls += 1
-            if self.armed and self.calls == self.at:
+            if self.mode == "escapes" and self.calls == self.at:
+                self.escape()
+            elif self.armed and self.calls == self.at:
                 return self.misbehave(request)
         return super().handle(line)
+
+    def escape(self) -> None:
+        """Start two processes that leave this one's process group: one in a session of its
+        own, one orphaned at once (its parent, a shell, exits), each naming MARKER_DIR."""
+        marker = sys.argv[4]
+        sleeper = f"import time; time.sleep(3600)  # {marker}"
+        subprocess.Popen([sys.executable, "-c", sleeper], start_new_session=True)
+        subprocess.Popen(["sh", "-c", f"setsid {sys.executable} -c '{sleeper}' &"])
 
     def misbehave(self, request: dict[str, Any]) -> bool:
         print(f"hostile: {self.mode} at call {self.calls} ({request['op']})", file=sys.stderr,
