@@ -27,7 +27,8 @@ what the processes it served left in ``/dev/shm``) once every process it served 
 
 
 def parents() -> dict[int, int]:
-    """Every process's parent, by pid (empty where ``/proc`` cannot be read)."""
+    """Every running process's parent, by pid (a zombie, which has ended, is not in it; empty
+    where ``/proc`` cannot be read)."""
     found: dict[int, int] = {}
     try:
         names = os.listdir("/proc")
@@ -44,7 +45,7 @@ def parents() -> dict[int, int]:
         # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after
         # its last ")".
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and fields[1].isdigit():
+        if len(fields) > 1 and fields[1].isdigit() and fields[0] not in (b"Z", b"X"):
             found[int(name)] = int(fields[1])
     return found
 
@@ -133,20 +134,22 @@ def _wait_gone(pids: Collection[int], deadline: float) -> set[int]:
             os.close(fd)
 
 
-def end_orphans(grace_s: float, keep: Collection[int] = ()) -> list[int]:
+def end_orphans(grace_s: float, keep: Collection[int] = ()) -> list[str]:
     """End every process still under this one but those of ``keep`` (and the resource
     tracker, which ends by itself once the others are gone): SIGTERM, up to ``grace_s`` for
-    them to end, then SIGKILL. The pids it had to end, in the order found."""
+    them to end, then SIGKILL. What it had to end, in the order found: each as its command
+    line (cut to 60 characters) and pid."""
     me = os.getpid()
-    found = [pid for pid in descendants(me)
-             if pid not in keep and TRACKER not in _command(pid)]
+    _reap()  # orphans adopted here that have ended already
+    commands = {pid: _command(pid) for pid in descendants(me) if pid not in keep}
+    found = [pid for pid, command in commands.items() if TRACKER not in command]
     if found:
         signal_all(found, signal.SIGTERM)
         _killed(_wait_gone(found, time.monotonic() + grace_s))
     trackers = [pid for pid in descendants(me) if TRACKER in _command(pid)]
     _killed(_wait_gone(trackers, time.monotonic() + grace_s))
     _reap()
-    return found
+    return [f"{commands[pid].strip()[:60]!r} (pid {pid})" for pid in found]
 
 
 KILL_WAIT_S = 2.0

@@ -420,15 +420,17 @@ def owner_id() -> str:
 class Liveness:
     """Marks the namespaces a process has open as in use, for as long as it lives.
 
-    The first time a namespace is opened, a row of :data:`REGISTRY` says when and by whom; on
-    PostgreSQL, a shared advisory lock on the namespace is held by a connection of its own
-    until the namespace is discarded or the process ends (the server then releases it, however
-    the process ended). ``fencepost clean`` never drops a namespace whose lock it cannot
-    take, nor, elsewhere, one whose process still runs on this host."""
+    The first time a namespace is opened, a row of :data:`REGISTRY` says when and by whom
+    (written through the stores' own engine, as they write); on PostgreSQL, a shared advisory
+    lock on the namespace is held by a connection of its own until the namespace is discarded
+    or the process ends (the server then releases it, however the process ended).
+    ``fencepost clean`` never drops a namespace whose lock it cannot take, nor, elsewhere, one
+    whose process still runs on this host."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, engine: Callable[[], Engine]) -> None:
         self.url = url
-        self._engine: Engine | None = None
+        self._engine = engine
+        self._locker: Engine | None = None
         self._conn: Connection | None = None
         self._held: set[str] = set()
         self._lock = threading.Lock()
@@ -438,54 +440,57 @@ class Liveness:
         with self._lock:
             if namespace in self._held:
                 return
+            engine = self._engine()
             with unavailable_on_disconnect():
-                conn = self._connection()
-                if conn.dialect.name == "postgresql":  # first: then the row, never unmarked
-                    conn.execute(sa.text("SELECT pg_advisory_lock_shared(:c, hashtext(:n))"),
-                                 {"c": LOCK_CLASS, "n": namespace})
-                    conn.commit()  # the lock is the session's: it outlives the transaction
-                conn.execute(self._table.delete().where(self._table.c.namespace == namespace))
-                conn.execute(self._table.insert().values(
-                    namespace=namespace, created_ms=int(time.time() * 1000), owner=owner_id()))
-                conn.commit()
+                if engine.dialect.name == "postgresql":  # first: then the row, never unmarked
+                    self._locked("SELECT pg_advisory_lock_shared(:c, hashtext(:n))", namespace)
+                ensure_tables(engine, REGISTRY, lambda: self._made(engine))
+                try:  # the first holder's row stays (stores of one namespace open at once)
+                    with writing(engine) as conn:
+                        conn.execute(self._table.insert().values(
+                            namespace=namespace, created_ms=int(time.time() * 1000),
+                            owner=owner_id()))
+                except exc.IntegrityError:
+                    pass
             self._held.add(namespace)
 
     def release(self, namespace: str) -> None:
         with self._lock:
-            if namespace not in self._held or self._conn is None:
+            if namespace not in self._held:
                 return
             self._held.discard(namespace)
-            conn = self._conn
+            engine = self._engine()
             with unavailable_on_disconnect():
-                conn.execute(self._table.delete().where(self._table.c.namespace == namespace))
-                conn.commit()
-                if conn.dialect.name == "postgresql":
-                    conn.execute(sa.text("SELECT pg_advisory_unlock_shared(:c, hashtext(:n))"),
-                                 {"c": LOCK_CLASS, "n": namespace})
-                    conn.commit()
+                with writing(engine) as conn:
+                    conn.execute(self._table.delete().where(
+                        (self._table.c.namespace == namespace)
+                        & (self._table.c.owner == owner_id())))
+                if engine.dialect.name == "postgresql":
+                    self._locked("SELECT pg_advisory_unlock_shared(:c, hashtext(:n))",
+                                 namespace)
 
-    def _connection(self) -> Connection:
-        if self._conn is None:
-            url = normalize_url(self.url)
-            self._engine = sa.create_engine(
-                url, poolclass=sa.NullPool,
-                connect_args={"timeout": 30} if url.startswith("sqlite") else {})
-            conn = self._engine.connect()
-            try:
+    def _made(self, engine: Engine) -> None:
+        try:
+            with writing(engine) as conn:
                 self._table.create(conn, checkfirst=True)
-                conn.commit()
-            except exc.DBAPIError:  # another process made it meanwhile
-                conn.rollback()
-            self._conn = conn
-        return self._conn
+        except exc.DBAPIError:  # another process made it meanwhile
+            pass
+
+    def _locked(self, statement: str, namespace: str) -> None:
+        """``statement`` on the connection that holds the locks (made on first use)."""
+        if self._conn is None:
+            self._locker = sa.create_engine(normalize_url(self.url), poolclass=sa.NullPool)
+            self._conn = self._locker.connect()
+        self._conn.execute(sa.text(statement), {"c": LOCK_CLASS, "n": namespace})
+        self._conn.commit()  # the lock is the session's: it outlives the transaction
 
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 _close_quietly(self._conn)
-            if self._engine is not None:
-                self._engine.dispose()
-            self._conn, self._engine = None, None
+            if self._locker is not None:
+                self._locker.dispose()
+            self._conn, self._locker = None, None
             self._held.clear()
 
 
@@ -508,7 +513,7 @@ class SqlStoreFactory:
             self.store_class = store_class
         self._engine: Engine | None = None
         self._lock = threading.Lock()
-        self.liveness = Liveness(url)
+        self.liveness = Liveness(url, lambda: self.engine)
 
     @property
     def engine(self) -> Engine:

@@ -59,9 +59,10 @@ def guarded(args: argparse.Namespace, run: Any) -> int:
 
 
 def say(line: str) -> None:
+    """``line`` on stderr, flushed; nothing when stderr is closed."""
     try:
         print(line, file=sys.stderr, flush=True)
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError):
         pass
 
 

@@ -29,7 +29,7 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
     the heartbeat thread calls every ``every_s / 20`` (with ``beat`` False no thread is
     started: a test calls it)."""
     tty = sys.stderr.isatty()
-    state = {"phase": "", "latest": "", "printed": clock()}
+    state: dict[str, Any] = {"phase": "", "latest": "", "printed": clock()}
     began = clock()
     lock = threading.Lock()
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from fencepost.adapters.processes import become_subreaper, end_orphans
 
+from .ending import say
+
 STATUS_FD_ENV = "FENCEPOST_STATUS_FD"
 SUPERVISE_ENV = "FENCEPOST_SUPERVISED"
 STOP_GRACE_ENV = "FENCEPOST_STOP_GRACE"
@@ -127,7 +129,8 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     reader.join(2.0)
     left = end_orphans(CHILD_GRACE_S)
     if left:
-        _say(f"fencepost: ended {len(left)} process(es) the run left behind")
+        say(f"fencepost: ended {len(left)} process(es) the run left behind: "
+            f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}")
     if "done" in said:
         return int(said["done"])
     if forwarded and code == -signal.SIGKILL:
@@ -140,19 +143,13 @@ def run_child(argv: Sequence[str], on_abrupt: Callable[[str, str], int]) -> int:
     return on_abrupt(how, said["phase"])
 
 
-def _say(line: str) -> None:
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-
-
 def sweep_at_exit() -> None:
     """In the supervised child, as the command ends: end every process its run left (a wire
     adapter's grandchild that left its session and was adopted here)."""
     left = end_orphans(1.0)
     if left:
-        _say(f"fencepost: ended {len(left)} process(es) the store left behind")
+        say(f"fencepost: ended {len(left)} process(es) the store left behind: "
+            f"{', '.join(left[:5])}{' ...' if len(left) > 5 else ''}")
 
 
 def left_running() -> list[threading.Thread]:

@@ -147,8 +147,9 @@ def write_reports(report: RunReport, directory: str,
     history = report.history
     if history is not None:  # its header names the run, as the report does
         history = attrs.evolve(history, run={
-            "adapter": report.adapter, "seed": report.seed, "profile": report.profile,
-            "kit_version": report.kit_version, "replay": report.replay})
+            "adapter": mask_secrets(report.adapter), "seed": report.seed,
+            "profile": report.profile, "kit_version": report.kit_version,
+            "replay": mask_secrets(report.replay)})
         files.append(("history.jsonl", lambda: history.dumps().encode("utf-8")))
     written: list[str] = []
     failed: list[tuple[str, OSError]] = []

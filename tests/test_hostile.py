@@ -149,25 +149,17 @@ def test_an_exception_that_cannot_be_shown_fails_its_clause_not_the_kit(
         "requires ok")
 
 
-@pytest.mark.parametrize(("behaviour", "how"), [
-    ("os_exit", "exited with status 7"),
-    ("os_exit0", "exited with status 0"),
-    ("segfault", "was killed by SIGSEGV"),
+@pytest.mark.parametrize(("behaviour", "how", "jobs"), [
+    ("os_exit", "exited with status 7", "1"),
+    ("os_exit0", "exited with status 0", "1"),
+    ("segfault", "was killed by SIGSEGV", "1"),
+    ("os_exit", "(a --jobs process) exited with status 7", "2"),
 ])
 def test_a_store_that_ends_the_process_never_looks_like_success(tmp_path: Path, behaviour: str,
-                                                                how: str) -> None:
-    result, report = check(tmp_path, "adk-ledger", behaviour)
+                                                                how: str, jobs: str) -> None:
+    result, report = check(tmp_path, "adk-ledger", behaviour, "--jobs", jobs)
     assert result.returncode == 3, result.stdout + result.stderr
-    assert f"the run ended abruptly: its process {how}" in result.stderr
-    assert {s for s, _ in verdicts(report).values()} == {"unknown"}
-    assert all(how in r for _, r in verdicts(report).values())
-
-
-def test_a_store_that_ends_a_jobs_process_never_looks_like_success(tmp_path: Path) -> None:
-    result, report = check(tmp_path, "adk-ledger", "os_exit", "--jobs", "2")
-    assert result.returncode == 3, result.stdout + result.stderr
-    how = "its process (a --jobs process) exited with status 7 during "
-    assert f"the run ended abruptly: {how}" in result.stderr
+    assert f"the run ended abruptly: its process {how} during " in result.stderr
     assert {s for s, _ in verdicts(report).values()} == {"unknown"}
     assert all(how in r for _, r in verdicts(report).values())
 
