@@ -348,46 +348,14 @@ def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
     return [n for n in names if any(ns in n for ns in namespaces)]
 
 
-@pytest.mark.long
-@pytest.mark.parametrize(("signum", "code", "jobs"), [
-    (signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "1"), (signal.SIGINT, 130, "2")])
-def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
-                                                            signum: int, code: int,
-                                                            jobs: str) -> None:
-    """With --jobs 2 the signal reaches every process of the run: each drops its part's
-    data, the verdicts they reached are merged into the partial report."""
-    adapter = "hostile:adk_ledger__hang_in_concurrent__postgres"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", adapter,
-         "--seed", "3", "--report", "R", "--call-timeout", "600", "--jobs", jobs],
-        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
-    assert child.stderr is not None
-    for line in child.stderr:  # progress, one line per phase (stderr is not a terminal)
-        if line.startswith("... concurrent"):
-            break
-    else:
-        pytest.fail(f"the run ended before its concurrent phase: {child.wait()}")
-    namespaces = (tmp_path / "namespaces").read_text().split()
-    assert _fp_tables(pg_url, namespaces), "the run's tables should exist while it runs"
-    child.send_signal(signum)
-    out, err = child.communicate(timeout=HANG_GUARD_S)
-    assert child.returncode == code, out + err
-    assert f"interrupted by {signal.Signals(signum).name}" in err
-    assert _fp_tables(pg_url, namespaces) == []
-    report = complete_report(tmp_path / "R", "adk-ledger")
-    assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
-    assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
-
-
-def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2"
+def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2", *extra: str
                                    ) -> tuple[subprocess.Popen[str], list[int], list[str]]:
-    """A check with ``jobs`` whose concurrent run is stuck; the processes of its tree and the
-    namespaces it made, once it got there."""
+    """A check with ``jobs`` (and ``extra`` arguments) whose concurrent run is stuck; the
+    processes of its tree and the namespaces it made, once it got there."""
     top = subprocess.Popen(
         [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
          "hostile:adk_ledger__hang_in_concurrent__postgres", "--seed", "3",
-         "--call-timeout", "600", "--jobs", jobs],
+         "--call-timeout", "600", "--jobs", jobs, *extra],
         cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     assert top.stderr is not None
@@ -399,6 +367,27 @@ def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2"
     tree = descendants(top.pid)
     assert len(tree) >= (4 if jobs == "2" else 1), tree  # the child, its tracker, the pool
     return top, tree, sorted(set((tmp_path / "namespaces").read_text().split()))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(("signum", "code", "jobs"), [
+    (signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "1"), (signal.SIGINT, 130, "2")])
+def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_url: str,
+                                                            signum: int, code: int,
+                                                            jobs: str) -> None:
+    """With --jobs 2 the signal reaches every process of the run: each drops its part's
+    data, the verdicts they reached are merged into the partial report."""
+    child, _, namespaces = _stuck_in_the_concurrent_burst(tmp_path, pg_url, jobs, "--report",
+                                                          "R")
+    assert _fp_tables(pg_url, namespaces), "the run's tables should exist while it runs"
+    child.send_signal(signum)
+    out, err = child.communicate(timeout=HANG_GUARD_S)
+    assert child.returncode == code, out + err
+    assert f"interrupted by {signal.Signals(signum).name}" in err
+    assert _fp_tables(pg_url, namespaces) == []
+    report = complete_report(tmp_path / "R", "adk-ledger")
+    assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
+    assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
 
 
 def _ended(pids: list[int]) -> list[int]:
