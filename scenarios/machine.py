@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import hypothesis
-import hypothesis.configuration as hypothesis_configuration
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from .harness import ClauseViolation, Harness, StoreLost, World
+from .hypothesis_compat import private_home
 from .shrinking import UNLIMITED, Shrinking, budgeted
 from .trace import TraceStep
 from .world import Seen, mark_seen, violation, violations_seen
@@ -73,21 +70,6 @@ def _leaves(error: BaseException) -> list[BaseException]:
     return [error]
 
 
-@contextmanager
-def _private_hypothesis_home() -> Iterator[None]:
-    """Hypothesis caches files under ``./.hypothesis``; a run must not write into the user's
-    working directory, so point it at a temporary directory for the run, then restore."""
-    key = "__hypothesis_home_directory"
-    previous = hypothesis_configuration.__dict__.get(key)
-    scratch = tempfile.mkdtemp(prefix="fencepost-hypothesis-")
-    hypothesis_configuration.set_hypothesis_home_dir(scratch)
-    try:
-        yield
-    finally:
-        hypothesis_configuration.set_hypothesis_home_dir(previous)
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
                 progress: Callable[[str], None] | None = None,
                 shrinking: Shrinking = UNLIMITED,
@@ -130,7 +112,7 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     lost: StoreLost | None = None
     unshrunk: set[str] = set()
     try:
-        with (_private_hypothesis_home(), hypothesis.reporting.with_reporter(lambda _t: None),
+        with (private_home(), hypothesis.reporting.with_reporter(lambda _t: None),
               budgeted(shrinking, shrink_started) as cut, violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised

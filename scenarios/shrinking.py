@@ -9,19 +9,17 @@ raw counterexamples at once), or within a number of seconds per clause and in al
 smallest counterexample found so far is reported, marked as not minimal.
 
 The clock is a hook into Hypothesis' shrinker, the one place it decides whether to go on
-(``Shrinker.check_calls``, called after every test run it makes): :func:`budgeted` replaces it
-for the calling thread only, while a run is on, and says which clauses it cut short. No
-shrinking is a budget of 0, not Hypothesis' shrink phase turned off: without that phase
+(:mod:`.hypothesis_compat`, which holds every use of Hypothesis' internals): :func:`budgeted`
+sets it for the calling thread only, while a run is on, and says which clauses it cut short.
+No shrinking is a budget of 0, not Hypothesis' shrink phase turned off: without that phase
 Hypothesis stops looking at the first failure, and the run would report one clause, not all.
 
-A second hook (``ConjectureRunner.should_generate_more``) makes a run generate all of its
-examples even after a failure (Hypothesis stops soon after the first ones, to start
-shrinking): which clauses a run puts to the test must not depend on how early another clause
-broke, and every broken clause found by generation is reported at once. Two more
-(``ConjectureRunner.reuse_existing_test_cases`` and ``generate_new_test_cases``) do the same
-after failures replayed from an example database, where Hypothesis would not generate at
-all: the seeds of a campaign share one database, and each must put the store to the test,
-not only replay what another found.
+While a budget is set, a run also generates all of its examples even after a failure
+(Hypothesis stops soon after the first ones, to start shrinking): which clauses a run puts to
+the test must not depend on how early another clause broke, and every broken clause found by
+generation is reported at once. The same holds after failures replayed from an example
+database, where Hypothesis would not generate at all: the seeds of a campaign share one
+database, and each must put the store to the test, not only replay what another found.
 
 Example::
 
@@ -39,8 +37,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import attrs
-from hypothesis.internal.conjecture import engine as _engine
-from hypothesis.internal.conjecture import shrinker as _shrinker
+
+from .hypothesis_compat import clause_of, install
 
 
 @attrs.frozen
@@ -100,7 +98,7 @@ class Cut:
         now = time.perf_counter()
         key = id(shrinker)
         if key not in self._begun:
-            clause = _clause_of(shrinker)
+            clause = clause_of(shrinker)
             self._begun[key] = (now, clause)
             if self._first is None:
                 self._first = now
@@ -116,83 +114,15 @@ class Cut:
         return over
 
 
-def _clause_of(shrinker: Any) -> str:
-    origin = getattr(shrinker.shrink_target, "interesting_origin", None)
-    exc_type = getattr(origin, "exc_type", None)
-    return str(getattr(exc_type, "clause", "") or getattr(exc_type, "__name__", "?"))
-
-
 _active = threading.local()
-_original_check_calls = _shrinker.Shrinker.check_calls
 
 
-def _check_calls(self: Any) -> None:
-    _original_check_calls(self)
+def _clock() -> Cut | None:
     cut: Cut | None = getattr(_active, "cut", None)
-    if cut is not None and cut.tick(self):
-        raise _shrinker.StopShrinking
+    return cut
 
 
-_shrinker.Shrinker.check_calls = _check_calls  # type: ignore[method-assign]
-
-_original_should_generate_more = _engine.ConjectureRunner.should_generate_more
-
-
-def _should_generate_more(self: Any) -> bool:
-    found = self.interesting_test_cases
-    if getattr(_active, "cut", None) is None or not found:
-        return _original_should_generate_more(self)
-    # Hypothesis' own limits, as if nothing had been found yet, and no more calls than
-    # examples (a store failing every example makes no valid one).
-    self.interesting_test_cases = {}
-    try:
-        return bool(_original_should_generate_more(self)
-                    and self.call_count < self.settings.max_examples)
-    finally:
-        self.interesting_test_cases = found
-
-
-_engine.ConjectureRunner.should_generate_more = _should_generate_more  # type: ignore[method-assign]
-
-_original_generate_new_test_cases = _engine.ConjectureRunner.generate_new_test_cases
-
-
-def _generate_new_test_cases(self: Any) -> None:
-    replayed = self.interesting_test_cases
-    if getattr(_active, "cut", None) is None or not replayed:
-        _original_generate_new_test_cases(self)
-        return
-    # Failures the example database replayed: Hypothesis would skip generating and report
-    # them. Generate as if none had been found, then keep, per clause, the smaller of the
-    # replayed and the generated counterexample (as Hypothesis keeps the smaller of two).
-    self.interesting_test_cases = {}
-    try:
-        _original_generate_new_test_cases(self)
-    finally:
-        found = self.interesting_test_cases
-        for origin, result in replayed.items():
-            new = found.get(origin)
-            if new is None or _shrinker.sort_key(result.nodes) <= _shrinker.sort_key(new.nodes):
-                found[origin] = result
-        self.interesting_test_cases = found
-
-
-_engine.ConjectureRunner.generate_new_test_cases = (  # type: ignore[method-assign]
-    _generate_new_test_cases)
-
-_original_reuse = _engine.ConjectureRunner.reuse_existing_test_cases
-
-
-def _reuse_existing_test_cases(self: Any) -> None:
-    _original_reuse(self)
-    if getattr(_active, "cut", None) is not None:
-        # Hypothesis ends the run at once when a replayed failure had been shrunk before;
-        # this run goes on to generate (see _generate_new_test_cases).
-        self.reused_previously_shrunk_test_case = False
-
-
-_engine.ConjectureRunner.reuse_existing_test_cases = (  # type: ignore[method-assign]
-    _reuse_existing_test_cases)
+install(_clock)
 
 
 @contextmanager

@@ -102,5 +102,8 @@ def test_a_failure_replayed_from_the_example_database_does_not_stop_generation()
     again = run_machine(machine, examples=60, steps=5, seed=2, database=db,
                         shrinking=Shrinking.parse("0"))
     assert machine.first == [1]  # the stored, shrunk counterexample of X-1
-    assert machine.examples >= 60
+    # X-2 breaks from the 30th example on: generation went on past the replay. (Not all 60:
+    # X-2 depending on how many examples ran before is state Hypothesis may find its replays
+    # disagree with, and a run it calls flaky ends with the failures seen so far.)
+    assert machine.examples >= TwoBugs.x2_from
     assert sorted(v.clause for v in again.violations) == ["X-1", "X-2"]

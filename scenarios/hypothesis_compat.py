@@ -1,0 +1,178 @@
+"""Every use the kit makes of Hypothesis' internals, in one place, checked at import.
+
+Hypothesis has no public hook for what the kit's state machine runs need, so this module
+reaches into its engine, and nothing else in the kit does:
+
+- **the shrinker's clock**: ``Shrinker.check_calls`` (called after every test run a shrink
+  makes) is where a shrink budget stops it, raising ``StopShrinking``
+  (:mod:`~fencepost.scenarios.shrinking`);
+- **generation after a failure**: ``ConjectureRunner.should_generate_more``,
+  ``generate_new_test_cases`` and ``reuse_existing_test_cases`` are made to generate every
+  example of a run even after failures were found or replayed from an example database,
+  keeping per failure the smaller counterexample (``sort_key`` of its choices);
+- **the shrinker's failure**: ``shrink_target.interesting_origin.exc_type`` names the clause
+  being shrunk;
+- **Hypothesis' home directory** (``configuration.set_hypothesis_home_dir`` and the module
+  global it sets), pointed at a scratch directory while a run is on.
+
+:data:`NEEDED` lists them; :func:`missing` says which a Hypothesis release no longer has. A
+release that moved one is refused at import with the list, never half-used; the versions
+this module was tested with are :data:`TESTED` (also the bound in ``pyproject.toml``).
+The hooks act only for a thread that has something active (:func:`install`'s ``active``):
+another program's Hypothesis runs in the same process are untouched.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import hypothesis
+
+TESTED = ("6.100", "6.170")
+"""The oldest and newest Hypothesis release lines this module was tested with."""
+
+NEEDED = (
+    "hypothesis.internal.conjecture.shrinker:Shrinker.check_calls",
+    "hypothesis.internal.conjecture.shrinker:StopShrinking",
+    "hypothesis.internal.conjecture.shrinker:sort_key",
+    "hypothesis.internal.conjecture.engine:ConjectureRunner.should_generate_more",
+    "hypothesis.internal.conjecture.engine:ConjectureRunner.generate_new_test_cases",
+    "hypothesis.internal.conjecture.engine:ConjectureRunner.reuse_existing_test_cases",
+    "hypothesis.configuration:set_hypothesis_home_dir",
+    "hypothesis.configuration:__hypothesis_home_directory",
+)
+"""The internals the kit uses, as ``module:attribute.path``."""
+
+
+def _find(name: str) -> Any:
+    module_name, _, path = name.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in path.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def missing() -> list[str]:
+    """Those of :data:`NEEDED` this Hypothesis does not have."""
+    gone = []
+    for name in NEEDED:
+        try:
+            _find(name)
+        except (ImportError, AttributeError):
+            gone.append(name)
+    return gone
+
+
+class HypothesisMoved(ImportError):
+    """This Hypothesis release moved an internal the kit relies on."""
+
+
+_gone = missing()
+if _gone:
+    raise HypothesisMoved(
+        f"fencepost cannot use Hypothesis {hypothesis.__version__}: it no longer has "
+        f"{', '.join(_gone)} (fencepost was tested with Hypothesis {TESTED[0]} to "
+        f"{TESTED[1]}.x; install one of those)")
+
+from hypothesis import configuration as _configuration  # noqa: E402 - checked above
+from hypothesis.internal.conjecture import engine as _engine  # noqa: E402
+from hypothesis.internal.conjecture import shrinker as _shrinker  # noqa: E402
+
+StopShrinking = _shrinker.StopShrinking
+sort_key = _shrinker.sort_key
+
+
+def clause_of(shrinker: Any) -> str:
+    """The clause whose failure ``shrinker`` is shrinking (its exception class's ``clause``)."""
+    origin = getattr(shrinker.shrink_target, "interesting_origin", None)
+    exc_type = getattr(origin, "exc_type", None)
+    return str(getattr(exc_type, "clause", "") or getattr(exc_type, "__name__", "?"))
+
+
+_installed: list[Callable[[], Any]] = []
+
+
+def install(active: Callable[[], Any]) -> None:
+    """Install the hooks (once). ``active()`` is the calling thread's shrink clock (a value
+    with ``tick(shrinker) -> bool``, True when its time is up), or None when no run of the kit
+    is on in this thread: then Hypothesis behaves as released."""
+    if _installed:
+        return
+    _installed.append(active)
+    check_calls = _shrinker.Shrinker.check_calls
+    should_generate_more = _engine.ConjectureRunner.should_generate_more
+    generate_new = _engine.ConjectureRunner.generate_new_test_cases
+    reuse = _engine.ConjectureRunner.reuse_existing_test_cases
+
+    def _check_calls(self: Any) -> None:
+        check_calls(self)
+        clock = active()
+        if clock is not None and clock.tick(self):
+            raise StopShrinking
+
+    def _should_generate_more(self: Any) -> bool:
+        found = self.interesting_test_cases
+        if active() is None or not found:
+            return bool(should_generate_more(self))
+        # Hypothesis' own limits, as if nothing had been found yet, and no more calls than
+        # examples (a store failing every example makes no valid one).
+        self.interesting_test_cases = {}
+        try:
+            return bool(should_generate_more(self)
+                        and self.call_count < self.settings.max_examples)
+        finally:
+            self.interesting_test_cases = found
+
+    def _generate_new_test_cases(self: Any) -> None:
+        replayed = self.interesting_test_cases
+        if active() is None or not replayed:
+            generate_new(self)
+            return
+        # Failures the example database replayed: Hypothesis would skip generating and report
+        # them. Generate as if none had been found, then keep, per clause, the smaller of the
+        # replayed and the generated counterexample (as Hypothesis keeps the smaller of two).
+        self.interesting_test_cases = {}
+        try:
+            generate_new(self)
+        finally:
+            found = self.interesting_test_cases
+            for origin, result in replayed.items():
+                new = found.get(origin)
+                if new is None or sort_key(result.nodes) <= sort_key(new.nodes):
+                    found[origin] = result
+            self.interesting_test_cases = found
+
+    def _reuse_existing_test_cases(self: Any) -> None:
+        reuse(self)
+        if active() is not None:
+            # Hypothesis ends the run at once when a replayed failure had been shrunk before;
+            # this run goes on to generate (see _generate_new_test_cases).
+            self.reused_previously_shrunk_test_case = False
+
+    _shrinker.Shrinker.check_calls = _check_calls  # type: ignore[method-assign]
+    _engine.ConjectureRunner.should_generate_more = (  # type: ignore[method-assign]
+        _should_generate_more)
+    _engine.ConjectureRunner.generate_new_test_cases = (  # type: ignore[method-assign]
+        _generate_new_test_cases)
+    _engine.ConjectureRunner.reuse_existing_test_cases = (  # type: ignore[method-assign]
+        _reuse_existing_test_cases)
+
+
+@contextmanager
+def private_home() -> Iterator[None]:
+    """Hypothesis caches files under ``./.hypothesis``; a run must not write into the user's
+    working directory: point it at a scratch directory for the run, then restore it."""
+    key = "__hypothesis_home_directory"
+    previous = _configuration.__dict__.get(key)
+    scratch = tempfile.mkdtemp(prefix="fencepost-hypothesis-")
+    _configuration.set_hypothesis_home_dir(scratch)
+    try:
+        yield
+    finally:
+        _configuration.set_hypothesis_home_dir(previous)
+        shutil.rmtree(scratch, ignore_errors=True)
