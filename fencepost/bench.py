@@ -48,6 +48,7 @@ from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.harness import World
 from fencepost.scenarios.machine import run_machine
+from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.synthetic import simulate
 
@@ -58,7 +59,6 @@ from .errors import ConfigurationError
 from .mutants import run_mutants
 from .registry import contract, contract_names, resolve_adapter
 
-Progress = Callable[[str], None]
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 OVERHEAD_TARGET = 1.2  # kit / direct on SQLite (issue 16; it was 1.5)
 CHECKER_TARGET = (10_000, 8, 2.0)  # operations, processes, seconds (partitioned)

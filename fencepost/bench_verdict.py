@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 import attrs
@@ -31,10 +31,10 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
+from fencepost.scenarios.phases import Progress
+
 from .parallel import default_jobs
 from .registry import contract
-
-Progress = Callable[[str], None]
 
 VERDICT_MAX_S = 20.0
 VERDICT_MEDIAN_S = 10.0

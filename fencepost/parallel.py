@@ -27,7 +27,7 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import connection
@@ -36,13 +36,12 @@ from typing import Any
 from fencepost.scenarios.evidence import merged
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
+from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.runner import RunResult, run_suite, units_of
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
-
-Progress = Callable[[str], None]
 
 JOBS_ENV = "FENCEPOST_JOBS"
 

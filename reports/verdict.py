@@ -104,8 +104,8 @@ def _untested(clause: Clause, evidence: Evidence) -> str:
     """Why a clause nothing failed was never put to the test, in the words of what happened."""
     ran = {check: how for check, how in evidence.ended.items()
            if check in clause.checks or check.split(":")[0] in clause.checks}
-    if ran and all(ran.values()):
-        stops = sorted(set(ran.values()))
+    if ran and not any(how.held for how in ran.values()):
+        stops = sorted({str(how) for how in ran.values()})
         said = "; ".join(stops[:3]) + (f"; and {len(stops) - 3} more" if len(stops) > 3 else "")
         return (f"not put to the test: each of its {len(ran)} checks stopped before reaching "
                 f"it ({said})")

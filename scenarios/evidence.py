@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from fencepost.model.answers import Answers
@@ -39,6 +41,36 @@ NOT_MINIMAL = "(not minimal: shrinking was stopped by its budget; --shrink-budge
     "it fully)\n"
 
 
+@attrs.frozen
+class Ending:
+    """How a check ended: it held (``HELD``), it failed ``clauses``, or it was lost (could not
+    conclude) with a ``reason``. Shown as the reports say it: ``failed X-1, X-2``, ``lost:
+    why``, and nothing for a check that held."""
+
+    failed: tuple[str, ...] = ()
+    lost: str | None = None
+
+    @classmethod
+    def failing(cls, clauses: Iterable[str]) -> Ending:
+        return cls(failed=tuple(sorted(clauses)))
+
+    @classmethod
+    def lost_for(cls, reason: object) -> Ending:
+        return cls(lost=str(reason))
+
+    @property
+    def held(self) -> bool:
+        return not self.failed and self.lost is None
+
+    def __str__(self) -> str:
+        if self.failed:
+            return "failed " + ", ".join(self.failed)
+        return "" if self.lost is None else f"lost: {self.lost}"
+
+
+HELD = Ending()
+
+
 @attrs.define
 class Evidence:
     """What the checks of a run found, clause by clause."""
@@ -50,8 +82,8 @@ class Evidence:
     steps: int = 0
     # clause -> situation -> how often it was reached with the store agreeing
     situations: dict[str, dict[str, int]] = attrs.Factory(dict)
-    # check -> how it first ended: "" it held, "failed CLAUSE", "lost: why"
-    ended: dict[str, str] = attrs.Factory(dict)
+    ended: dict[str, Ending] = attrs.Factory(dict)
+    """Each check run, and how it first ended."""
     stopped: str = ""
     """Why the run stopped before its end (a call that did not return, an interruption)."""
     faults: list[str] = attrs.Factory(list)

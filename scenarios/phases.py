@@ -19,7 +19,7 @@ from fencepost.model.linearizability import (
     render_counterexample,
 )
 from fencepost.scenarios.concurrent import run_concurrent
-from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
+from fencepost.scenarios.evidence import CONCURRENT, HELD, Ending, Evidence, Failure
 from fencepost.scenarios.fault_checks import fault_check
 from fencepost.scenarios.harness import ClauseViolation, Harness, StoreLost, World
 from fencepost.scenarios.injection import FAULT_INJECTION
@@ -29,6 +29,8 @@ from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.ops import Op
 
 Progress = Callable[[str], None]
+"""How a run says what it is doing: called with one line per check or phase it starts (the one
+definition; the front's runners, bench and ``--jobs`` pass the same callables)."""
 
 
 def first_of(names: Collection[str], first: AbstractSet[str]) -> list[str]:
@@ -70,7 +72,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
     except StoreLost as lost:
         for clause in clauses:
             world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
-        world.evidence.ended[CONCURRENT] = f"lost: {lost}"
+        world.evidence.ended[CONCURRENT] = Ending.lost_for(lost)
         world.forget_store()
         return None
     finally:
@@ -99,8 +101,8 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
             if changes_overlapped(run.history, suite.partition, suite.model.pure):
                 world.evidence.reach(clause, OVERLAPPED)
     world.evidence.ended[CONCURRENT] = (
-        "failed " + ", ".join(clauses) if failure is not None
-        else f"lost: {why}" if why is not None else "")
+        Ending.failing(clauses) if failure is not None
+        else Ending.lost_for(why) if why is not None else HELD)
     world.evidence.steps += len(run.history.events)
     return run.history
 
@@ -172,19 +174,20 @@ def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], N
             world.evidence.lost(v.clause, f"{check}: not concluded: {first} (after the check "
                                 f"went on past a difference that failed "
                                 f"{', '.join(v.after)}, which it may follow from)")
-            world.evidence.ended.setdefault(check, f"lost: after {', '.join(v.after)} failed")
+            world.evidence.ended.setdefault(
+                check, Ending.lost_for(f"after {', '.join(v.after)} failed"))
             return False
         world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
-        world.evidence.ended.setdefault(check, f"failed {v.clause}")
+        world.evidence.ended.setdefault(check, Ending.failing([v.clause]))
         return False
     except StoreLost as lost:
         lost_check(suite, world.evidence, check, str(lost))
-        world.evidence.ended.setdefault(check, f"lost: {lost}")
+        world.evidence.ended.setdefault(check, Ending.lost_for(lost))
         world.forget_store()
         return False
     finally:
         h.settle_repeats()
-    world.evidence.ended.setdefault(check, "")
+    world.evidence.ended.setdefault(check, HELD)
     return not h.masked
 
 

@@ -30,7 +30,7 @@ from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError, told
 
 from .clock import SimClock
-from .evidence import CONCURRENT, Evidence, Failure
+from .evidence import CONCURRENT, HELD, Ending, Evidence, Failure
 from .guard import (
     CANCEL_GRACE_S,
     DEFAULT_CALL_TIMEOUT_S,
@@ -324,10 +324,10 @@ class _Run:
                                                  "(--concurrency 0)")
 
 
-def _ending(run: Any) -> str:
+def _ending(run: Any) -> Ending:
     if run.violations:
-        return "failed " + ", ".join(sorted(v.clause for v in run.violations))
-    return f"lost: {run.lost}" if run.lost is not None else ""
+        return Ending.failing(v.clause for v in run.violations)
+    return Ending.lost_for(run.lost) if run.lost is not None else HELD
 
 
 def _stopped(suite: Suite, world: World, reason: str) -> None:
@@ -337,7 +337,7 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
         evidence.stopped = reason
     if world.check:
         lost_check(suite, evidence, world.check, reason)
-        evidence.ended[world.check] = f"lost: {reason}"
+        evidence.ended[world.check] = Ending.lost_for(reason)
 
 
 def close_factory(world: World) -> BaseException | None:

@@ -1,6 +1,7 @@
-"""The layering of DESIGN.md, read from every module's imports (``ast``, relative imports
-resolved): each layer imports only itself and the layers below it, and spec and model are pure
-(no adapters, databases, threads, wall clock or global randomness)."""
+"""The layering the README's "Layout" section states (from the project's design card), read
+from every module's imports (``ast``, relative imports resolved): each layer imports only
+itself and the layers below it, and spec and model are pure (no adapters, databases, threads,
+wall clock or global randomness)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 from fencepost.api import check
 from fencepost.registry import contract
 from fencepost.reports.verdict import RunReport
-from fencepost.scenarios.evidence import Evidence, Failure, merged
+from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
 from fencepost.scenarios.runner import units_in_order, units_of
 
 
@@ -50,14 +50,17 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
     a.reach("X-1", "s"), b.reach("X-1", "s"), b.reach("X-1", "t")
     a.steps, b.steps = 5, 7
     b.lost("X-3", "why")
-    a.ended["scenario:a"], b.ended["machine"] = "failed X-1", "failed X-1, X-2"
+    a.ended["scenario:a"] = Ending.failing(["X-1"])
+    b.ended["machine"] = Ending.failing(["X-2", "X-1"])
     whole = merged([a, b])
     assert {c: f.message for c, f in whole.failures.items()} == {"X-1": "first", "X-2": "only"}
     assert whole.exercised == {"X-1": 5}
     assert whole.situations == {"X-1": {"s": 2, "t": 1}}
     assert whole.steps == 12
     assert whole.unknown == {"X-3": "why"}
-    assert whole.ended == {"scenario:a": "failed X-1", "machine": "failed X-1, X-2"}
+    assert {check: str(how) for check, how in whole.ended.items()} == {
+        "scenario:a": "failed X-1", "machine": "failed X-1, X-2"}
+    assert whole.ended["machine"] == Ending(failed=("X-1", "X-2"))
 
 
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:

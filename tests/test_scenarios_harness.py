@@ -13,6 +13,7 @@ from fencepost.model.adk_ledger import owner_node
 from fencepost.model.base import Step
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract
+from fencepost.scenarios.evidence import Ending
 from fencepost.scenarios.harness import (
     AdapterFault,
     ClauseViolation,
@@ -426,4 +427,4 @@ def test_a_stop_after_going_on_is_not_concluded_rather_than_failed() -> None:
     assert world.evidence.unknown == {"ADK-REV-001": (
         "scenario:t: not concluded: a later difference (after the check went on past a "
         "difference that failed ADK-OWNER-001, which it may follow from)")}
-    assert world.evidence.ended["scenario:t"] == "lost: after ADK-OWNER-001 failed"
+    assert world.evidence.ended["scenario:t"] == Ending(lost="after ADK-OWNER-001 failed")
