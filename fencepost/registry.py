@@ -242,7 +242,7 @@ def wire_schema(contract_name: str) -> str:
 
     from fencepost.adapters.wire.store import error_classes
     from fencepost.spec.ops import operations
-    from fencepost.spec.values import _TYPES
+    from fencepost.spec.values import value_classes
 
     entry = contract(contract_name)
     lines = [f"{entry.name} over fencepost-wire/1 (docs/protocol.md)", "", "operations (call):"]
@@ -251,7 +251,7 @@ def wire_schema(contract_name: str) -> str:
         lines.append(f"  {name}({args})")
     lines += ["", "value classes ({\"__type__\": NAME, field: value, ...}):"]
     held = {id(v) for v in vars(entry.spec).values()}
-    for name, cls in sorted(_TYPES.items()):
+    for name, cls in sorted(value_classes().items()):
         if id(cls) in held:
             fields = ", ".join(a.name for a in attrs.fields(cls) if a.init)
             lines.append(f"  {name}({fields})")

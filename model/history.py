@@ -35,7 +35,7 @@ from typing import IO, Any
 import attrs
 
 from fencepost.model.base import options_with_defaults
-from fencepost.spec.ops import _OPS, Op
+from fencepost.spec.ops import Op, operations
 from fencepost.spec.outcome import Crash, Err, Ok, Outcome, outcome_from_json, outcome_to_json
 from fencepost.spec.values import decode, encode
 
@@ -261,7 +261,7 @@ def _header(data: Any, number: int, spec_of: SpecOf) -> tuple[str, ModuleType]:
                          f"not supported (this kit reads version {VERSION})")
     contract = data.get("contract")
     spec = spec_of(contract) if isinstance(contract, str) else None
-    if spec is None or contract not in _OPS:
+    if spec is None or not operations(contract):
         raise ValueError(f"line {number}: unknown contract {contract!r}")
     return contract, spec
 
@@ -330,7 +330,7 @@ def op_to_json(op: Op) -> dict[str, Any]:
 def op_from_json(contract: str, data: Any) -> Op:
     if not isinstance(data, dict) or not isinstance(data.get("op"), str):
         raise ValueError(f"an op is {{\"op\": name, \"args\": {{...}}}}, not {data!r}")
-    cls = _OPS.get(contract, {}).get(data["op"])
+    cls = operations(contract).get(data["op"])
     if cls is None:
         raise ValueError(f"{contract} has no operation {data['op']!r}")
     args = data.get("args", {})

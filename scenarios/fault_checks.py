@@ -34,7 +34,7 @@ from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 from .harness import Harness, StoreLost, World, blamed_on, violation
 from .injection import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .trace import TraceStep
-from .world import _LOST
+from .world import LOST_EXCEPTIONS
 
 
 @attrs.frozen
@@ -237,7 +237,7 @@ def _surfaced(actual: Outcome, errors: frozenset[str]) -> bool:
     """Did the store answer with a database failure the contract allows?"""
     if isinstance(actual, Err):
         return actual.code in errors
-    return isinstance(actual, Crash) and actual.kind in _LOST
+    return isinstance(actual, Crash) and actual.kind in LOST_EXCEPTIONS
 
 
 def _shown(h: Harness, target: Target, before: Any, states: list[Any]) -> list[Any]:

@@ -45,14 +45,14 @@ from fencepost.spec.outcome import Crash, Err, Ok, Outcome, agrees, answered
 from .evidence import Failure
 from .trace import TraceStep
 from .world import (
-    _LOST,
+    LOST_EXCEPTIONS,
     AdapterFault,
     ClauseViolation,
     NotRunnable,
     StoreLost,
     World,
-    _said,
-    _unavailable,
+    backend_away,
+    exception_said,
     violation,
 )
 
@@ -126,11 +126,12 @@ class Harness:
             self.world.reopen()
         except Exception as e:  # noqa: BLE001 - a store that cannot reopen breaks durability
             cause = e.__cause__ if isinstance(e, AdapterFault) and e.__cause__ else e
-            if _unavailable(cause):  # the backend was away: nothing is shown either way
-                raise StoreLost(f"reopening the store: {_said(cause)}", tuple(self.trace)) from e
+            if backend_away(cause):  # the backend was away: nothing is shown either way
+                raise StoreLost(f"reopening the store: {exception_said(cause)}",
+                                tuple(self.trace)) from e
             raise violation(
                 self.model.durable_clause,
-                f"reopening the store raised {_said(cause)}",
+                f"reopening the store raised {exception_said(cause)}",
                 tuple(self.trace),
             ) from e
         durable = self.model.durable_clause
@@ -448,7 +449,7 @@ class Harness:
         if key is not None:
             self.touched.add(key)
         if isinstance(actual, Err) and actual.code == "backend_unavailable" or (
-            isinstance(actual, Crash) and actual.kind in _LOST
+            isinstance(actual, Crash) and actual.kind in LOST_EXCEPTIONS
         ):
             said = actual.detail if isinstance(actual, Err) else actual.message
             why = f": {said}" if said and said != "backend_unavailable" else ""

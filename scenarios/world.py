@@ -25,7 +25,7 @@ from .evidence import Evidence
 from .guard import DEFAULT_CALL_TIMEOUT_S, Guard, RunStopped
 from .trace import TraceStep, render_trace
 
-_LOST = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})
+LOST_EXCEPTIONS = frozenset({"ConnectionError", "BrokenPipeError", "TimeoutError"})
 """The exception names that mean the connection to the store was lost."""
 
 class ClauseViolation(AssertionError):
@@ -177,7 +177,7 @@ class World:
             except (StoreLost, ConfigurationError, RunStopped):
                 raise
             except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's fault
-                raise AdapterFault(f"the adapter factory raised {_said(e)}", ()) from e
+                raise AdapterFault(f"the adapter factory raised {exception_said(e)}", ()) from e
         return self.store
 
     def close(self) -> None:
@@ -190,7 +190,7 @@ class World:
                 except RunStopped:
                     raise
                 except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's
-                    raise AdapterFault(f"store.close raised {_said(e)}", ()) from e
+                    raise AdapterFault(f"store.close raised {exception_said(e)}", ()) from e
 
     def reopen(self) -> Any:
         self.close()
@@ -241,7 +241,7 @@ class World:
             raise
         except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's fault
             self.evidence.faults.append(
-                f"{self.namespace}: the factory's discard raised {_said(e)}")
+                f"{self.namespace}: the factory's discard raised {exception_said(e)}")
         finally:
             # Only now is the data gone: a run abandoned while this discard is under way still
             # finds the world in ``live`` and waits for it in drop_data.
@@ -257,12 +257,13 @@ class World:
                 self._dropped = True
 
 
-def _unavailable(e: BaseException) -> bool:
+def backend_away(e: BaseException) -> bool:
     """Is ``e`` the store saying its backend is away (not a wrong answer)?"""
     return (isinstance(e, ContractError) and e.code == "backend_unavailable"
-            or type(e).__name__ in _LOST)
+            or type(e).__name__ in LOST_EXCEPTIONS)
 
 
-def _said(e: BaseException) -> str:
+def exception_said(e: BaseException) -> str:
+    """``Kind: first line of its text`` (the kind alone when it says nothing)."""
     text = told(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__

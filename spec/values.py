@@ -50,6 +50,11 @@ def value_class(cls: T) -> T:
     return cls
 
 
+def value_classes() -> dict[str, type]:
+    """The registered value classes by name (a copy)."""
+    return dict(_TYPES)
+
+
 # A model's placeholder for a value the store chooses (in reports' expected answers): saved and
 # loaded as itself, so that a reloaded counterexample compares and renders as the live one.
 value_class(Opaque)
