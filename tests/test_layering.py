@@ -115,7 +115,7 @@ a new one fails the test below, and so does one of these once it is gone (strike
 
 def test_no_module_imports_another_modules_private_names_but_those_left() -> None:
     found: dict[str, set[str]] = {}
-    for layer, path in modules():
+    for _, path in modules():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
