@@ -260,7 +260,9 @@ def _header(data: Any, number: int, spec_of: SpecOf) -> tuple[str, ModuleType]:
         raise ValueError(f"line {number}: history format version {data.get('version')!r} is "
                          f"not supported (this kit reads version {VERSION})")
     contract = data.get("contract")
-    spec = spec_of(contract) if isinstance(contract, str) else None
+    if not isinstance(contract, str):
+        raise ValueError(f"line {number}: unknown contract {contract!r}")
+    spec = spec_of(contract)
     if spec is None or not operations(contract):
         raise ValueError(f"line {number}: unknown contract {contract!r}")
     return contract, spec
