@@ -45,12 +45,12 @@ from .ledgence_tasks_records import (
     Refused,
     State,
     TaskRec,
-    _check,
-    _err,
-    _find,
-    _ok,
-    _refuse,
+    check_under,
+    err_step,
+    find_task,
     is_live,
+    ok_step,
+    refused_with,
     status_of,
 )
 
@@ -68,29 +68,29 @@ def _open_session(state: State, op: spec.OpenSession, ctx: Ctx) -> Step:
                 op.concurrency < 1):
             raise spec.InvalidInput("concurrency must be at least 1")
 
-    _check("LDG-SESSION-002", check)
+    check_under("LDG-SESSION-002", check)
     d = Draft(state)
     d.minted += 1
     name = f"ws#{d.minted}"
     session = spec.WorkerSession(name, op.scope, op.queue, op.concurrency,
                                  ctx.now + spec.SESSION_MS)
     d.sessions[name] = session
-    return _ok(d.freeze(), session, "LDG-SESSION-001")
+    return ok_step(d.freeze(), session, "LDG-SESSION-001")
 
 
 def _extend_session(state: State, op: spec.ExtendSession, ctx: Ctx) -> Step:
-    _check("LDG-SESSION-003", lambda: spec.validate_text(op.worker_session_id,
+    check_under("LDG-SESSION-003", lambda: spec.validate_text(op.worker_session_id,
                                                           "worker_session_id"))
     session = state.sessions.get(op.worker_session_id)
     if session is None:
-        raise _refuse(spec.UnknownSession(str(op.worker_session_id)), "LDG-SESSION-003")
+        raise refused_with(spec.UnknownSession(str(op.worker_session_id)), "LDG-SESSION-003")
     if ctx.now >= session.expires_at:
-        raise _refuse(spec.SessionExpired(session.id), "LDG-SESSION-004")
+        raise refused_with(spec.SessionExpired(session.id), "LDG-SESSION-004")
     d = Draft(state)
     d.replaced[session.id] = session.expires_at
     session = attrs.evolve(session, expires_at=ctx.now + spec.SESSION_MS)
     d.sessions[session.id] = session
-    return _ok(d.freeze(), session, "LDG-SESSION-004")
+    return ok_step(d.freeze(), session, "LDG-SESSION-004")
 
 
 
@@ -103,22 +103,22 @@ def _lookup(state: State, op: spec.LookupSubmission, ctx: Ctx) -> Step:
         spec.validate_text(op.idempotency_key, "idempotency_key",
                            spec.MAX_IDEMPOTENCY_KEY_BYTES)
 
-    _check("LDG-LOOKUP-001", check)
+    check_under("LDG-LOOKUP-001", check)
     task_id = state.keys.get((op.scope, op.idempotency_key))
     found = state.tasks[task_id].snapshot if task_id is not None else None
-    return _ok(state, found, "LDG-LOOKUP-001")
+    return ok_step(state, found, "LDG-LOOKUP-001")
 
 
 def _accept(state: State, op: spec.AcceptResolvedSubmission, ctx: Ctx) -> Step:
-    _check("LDG-SUBMIT-004", lambda: spec.validate_submission(op.command, op.descriptor))
+    check_under("LDG-SUBMIT-004", lambda: spec.validate_submission(op.command, op.descriptor))
     task = op.command.input
     key = (task.scope, op.command.idempotency_key)
     winner = state.keys.get(key)
     if winner is not None:
         rec = state.tasks[winner]
         if not spec.same_submission(rec.snapshot.input, task):
-            raise _refuse(spec.Conflict("another input under this key"), "LDG-SUBMIT-003")
-        return _ok(state, rec.snapshot, "LDG-SUBMIT-002")
+            raise refused_with(spec.Conflict("another input under this key"), "LDG-SUBMIT-003")
+        return ok_step(state, rec.snapshot, "LDG-SUBMIT-002")
     d = Draft(state)
     d.minted += 1
     task_id, run_id = f"task#{d.minted}", f"run#{d.minted}"
@@ -127,7 +127,7 @@ def _accept(state: State, op: spec.AcceptResolvedSubmission, ctx: Ctx) -> Step:
     d.tasks[task_id] = TaskRec(snap, (spec.HistoryEvent(task_id, None, ctx.now, "submitted"),))
     d.keys[key] = task_id
     reused = any(k == key[1] for _, k in state.keys)
-    return _ok(d.freeze(), snap, "LDG-SUBMIT-005" if reused else "LDG-SUBMIT-001")
+    return ok_step(d.freeze(), snap, "LDG-SUBMIT-005" if reused else "LDG-SUBMIT-001")
 
 
 # --- reads -------------------------------------------------------------------------------------
@@ -144,43 +144,43 @@ def _read_clause(state: State, rec: TaskRec, now: int, clause: str) -> str:
 
 
 def _status(state: State, op: spec.Status, ctx: Ctx) -> Step:
-    rec = _find(state, op.scope, op.task_id)
-    return _ok(state, status_of(rec), _read_clause(state, rec, ctx.now, "LDG-READ-001"))
+    rec = find_task(state, op.scope, op.task_id)
+    return ok_step(state, status_of(rec), _read_clause(state, rec, ctx.now, "LDG-READ-001"))
 
 
 def _result(state: State, op: spec.Result, ctx: Ctx) -> Step:
-    rec = _find(state, op.scope, op.task_id)
-    return _ok(state, spec.TaskResult(status_of(rec), rec.outcome),
+    rec = find_task(state, op.scope, op.task_id)
+    return ok_step(state, spec.TaskResult(status_of(rec), rec.outcome),
                _read_clause(state, rec, ctx.now, "LDG-READ-001"))
 
 
 def _inspect(state: State, op: spec.Inspect, ctx: Ctx) -> Step:
-    rec = _find(state, op.scope, op.task_id)
-    return _ok(state, rec.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-001"))
+    rec = find_task(state, op.scope, op.task_id)
+    return ok_step(state, rec.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-001"))
 
 
 def _inspect_attempt(state: State, op: spec.InspectAttempt, ctx: Ctx) -> Step:
-    _check("LDG-READ-003", lambda: spec.validate_text(op.attempt_id, "attempt_id"))
-    rec = _find(state, op.scope, op.task_id)
+    check_under("LDG-READ-003", lambda: spec.validate_text(op.attempt_id, "attempt_id"))
+    rec = find_task(state, op.scope, op.task_id)
     att = state.attempts.get(op.attempt_id)
     if att is None or att.task_id != op.task_id:
-        raise _refuse(spec.NotFound(str(op.attempt_id)), "LDG-READ-003")
-    return _ok(state, att.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-003"))
+        raise refused_with(spec.NotFound(str(op.attempt_id)), "LDG-READ-003")
+    return ok_step(state, att.snapshot, _read_clause(state, rec, ctx.now, "LDG-READ-003"))
 
 
 def _history(state: State, op: spec.History, ctx: Ctx) -> Step:
     """The reference, then ``after`` (a u64 in the seed, so a negative or non-integer one is
     refused before any task is looked up), then the task; at most 100 events after it. seed:
     crates/ledgence-adapter-postgres/src/storage.rs:186-203 at 2b1bcd2."""
-    _check("LDG-READ-001", lambda: (spec.validate_scope(op.scope),
+    check_under("LDG-READ-001", lambda: (spec.validate_scope(op.scope),
                                     spec.validate_text(op.task_id, "task_id")))
     after = op.after_sequence
     if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-        raise _refuse(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
-    rec = _find(state, op.scope, op.task_id)
+        raise refused_with(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
+    rec = find_task(state, op.scope, op.task_id)
     page = [spec.RecordedHistoryEvent(i, e) for i, e in enumerate(rec.history, 1) if i > after]
     # A page that agrees shows every transition wrote its events: HISTORY-002 held too.
-    return _ok(state, page[:100], "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
+    return ok_step(state, page[:100], "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -193,12 +193,12 @@ def page_key(status: spec.TaskStatus, ctx: Ctx) -> tuple[int, bytes]:
 
 
 def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
-    _check("LDG-LIST-004", lambda: spec.validate_list_query(op.scope, op.query))
+    check_under("LDG-LIST-004", lambda: spec.validate_list_query(op.scope, op.query))
     query, filters = op.query, op.query.filters
     cursor = query.cursor
     if cursor is not None and not (isinstance(cursor, PagePosition) and cursor.scope == op.scope
                                    and cursor.filters == filters):
-        raise _refuse(spec.InvalidInput("the cursor does not match this scope and these "
+        raise refused_with(spec.InvalidInput("the cursor does not match this scope and these "
                                         "filters"), "LDG-LIST-007")
     rows = sorted((status_of(r) for r in state.tasks.values()
                    if r.snapshot.input.scope == op.scope),
@@ -229,7 +229,7 @@ def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
         clause = "LDG-LIST-002"
     else:
         clause = "LDG-LIST-001"
-    return _ok(state, spec.TaskPage(tuple(page), next_cursor), clause, also=tuple(also))
+    return ok_step(state, spec.TaskPage(tuple(page), next_cursor), clause, also=tuple(also))
 
 
 _STEPS: dict[type, Any] = {
@@ -253,7 +253,7 @@ def step(state: State, op: Op, ctx: Ctx) -> Step | OneOf:
     try:
         return _STEPS[type(op)](state, op, ctx)  # type: ignore[no-any-return]
     except Refused as refused:
-        return _err(state, refused.error, refused.clause)
+        return err_step(state, refused.error, refused.clause)
 
 
 def observer(key: str, bindings: Mapping[str, Any], state: State) -> tuple[Op, ...] | None:

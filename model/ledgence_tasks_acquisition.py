@@ -21,14 +21,14 @@ from .ledgence_tasks_records import (
     State,
     StoredAttempt,
     TaskRec,
-    _check,
-    _live_failure,
-    _ok,
-    _refuse,
-    _session,
     authority,
+    check_under,
     is_live,
     lease_expiry,
+    live_failure,
+    live_session,
+    ok_step,
+    refused_with,
 )
 
 # --- acquisition -------------------------------------------------------------------------------
@@ -52,23 +52,23 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
     """probe_acquisition (``deadline`` given) or acquire (None): replies as ProbeCompleted /
     ProbePending for the probe; the bare reply for acquire."""
     now = ctx.now
-    _check("LDG-ACQ-005", lambda: spec.validate_acquire(command))
+    check_under("LDG-ACQ-005", lambda: spec.validate_acquire(command))
     if deadline is not None:
         if not isinstance(finish_empty, bool) or isinstance(deadline, bool) or not isinstance(
                 deadline, int):
-            raise _refuse(spec.InvalidInput("finish_empty must be a bool and deadline_ms an "
+            raise refused_with(spec.InvalidInput("finish_empty must be a bool and deadline_ms an "
                                             "integer"), "LDG-ACQ-005")
         if deadline <= now:
-            raise _refuse(spec.Unavailable("the acquisition deadline has passed"),
+            raise refused_with(spec.Unavailable("the acquisition deadline has passed"),
                           "LDG-ACQ-015")
-    session = _session(state, command.worker_session_id, "LDG-ACQ-004", now)
+    session = live_session(state, command.worker_session_id, "LDG-ACQ-004", now)
     if (session.scope != command.scope or session.queue != command.queue
             or command.consumer_id >= session.concurrency):
-        raise _refuse(spec.InvalidInput("the command does not match its session"),
+        raise refused_with(spec.InvalidInput("the command does not match its session"),
                       "LDG-ACQ-005")
     seq = command.sequence
     if seq == 0:
-        raise _refuse(spec.OutOfOrder("sequences start at 1"), "LDG-ACQ-006")
+        raise refused_with(spec.OutOfOrder("sequences start at 1"), "LDG-ACQ-006")
     cursor = state.cursors.get((session.id, command.consumer_id))
     others = any(s == session.id and c != command.consumer_id for s, c in state.cursors)
 
@@ -76,30 +76,30 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
         return spec.ProbeCompleted(reply, kind) if deadline is not None else reply
 
     if cursor is None and seq != 1:
-        raise _refuse(spec.OutOfOrder("a consumer's first sequence is 1"),
+        raise refused_with(spec.OutOfOrder("a consumer's first sequence is 1"),
                       "LDG-ACQ-016" if others else "LDG-ACQ-006")
     if cursor is not None:
         if seq == cursor.sequence and (session.id, command.consumer_id, seq) in state.receipts:
-            raise _refuse(spec.Conflict(f"sequence {seq} holds a dispatch claim"),
+            raise refused_with(spec.Conflict(f"sequence {seq} holds a dispatch claim"),
                           "LDG-DISPATCH-005")
         if seq < cursor.sequence:
-            raise _refuse(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-ACQ-007")
+            raise refused_with(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-ACQ-007")
         if seq > cursor.sequence + 1:
-            raise _refuse(spec.OutOfOrder(f"sequence {seq}"), "LDG-ACQ-008")
+            raise refused_with(spec.OutOfOrder(f"sequence {seq}"), "LDG-ACQ-008")
         previous = state.attempts[cursor.attempt] if cursor.attempt is not None else None
         if seq == cursor.sequence:
             if previous is None:
-                return _ok(state, done(spec.AcquireEmpty(seq), "replayed"), "LDG-ACQ-009")
+                return ok_step(state, done(spec.AcquireEmpty(seq), "replayed"), "LDG-ACQ-009")
             rec = state.tasks[previous.task_id]
             if is_live(rec, previous, now):
-                return _ok(state, done(spec.AcquireAssigned(seq, _assignment(rec, previous, now)),
-                                       "replayed"), "LDG-ACQ-010")
+                assigned = spec.AcquireAssigned(seq, _assignment(rec, previous, now))
+                return ok_step(state, done(assigned, "replayed"), "LDG-ACQ-010")
             lost = spec.AcquireOwnershipLost(seq, spec.AttemptRef(previous.task_id,
                                                                   cursor.attempt or ""))
-            return _ok(state, done(lost, "replayed"),
-                       _live_failure(rec, previous, now, "LDG-ACQ-011"))
+            return ok_step(state, done(lost, "replayed"),
+                       live_failure(rec, previous, now, "LDG-ACQ-011"))
         if previous is not None and is_live(state.tasks[previous.task_id], previous, now):
-            raise _refuse(spec.Busy("the previous assignment is still live"), "LDG-ACQ-012")
+            raise refused_with(spec.Busy("the previous assignment is still live"), "LDG-ACQ-012")
     queued = [r for r in state.tasks.values() if r.snapshot.state == "queued"]
     eligible = sorted((r for r in queued if _eligible(r, command.scope, command.queue, now)),
                       key=lambda r: (r.snapshot.available_at, r.snapshot.submitted_at))
@@ -107,11 +107,11 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
     passed_over = ("LDG-ACQ-001",) if len(queued) > len(eligible[:1]) else ()
     if not eligible:
         if not finish_empty:
-            return _ok(state, spec.ProbePending(session.expires_at - now), "LDG-ACQ-013",
+            return ok_step(state, spec.ProbePending(session.expires_at - now), "LDG-ACQ-013",
                        also=passed_over)
         d = Draft(state)
         d.cursors[(session.id, command.consumer_id)] = ConsumerCursor(seq, None)
-        return _ok(d.freeze(), done(spec.AcquireEmpty(seq), "finalized_empty"), "LDG-ACQ-014",
+        return ok_step(d.freeze(), done(spec.AcquireEmpty(seq), "finalized_empty"), "LDG-ACQ-014",
                    also=passed_over)
     first = (eligible[0].snapshot.available_at, eligible[0].snapshot.submitted_at)
     tied = [r for r in eligible
@@ -163,7 +163,7 @@ def _claim(state: State, rec: TaskRec, session: spec.WorkerSession, command: Any
         clause = "LDG-ACQ-016"
     else:
         clause = "LDG-ACQ-002"
-    return _ok(new, done(reply, "claimed"), clause)
+    return ok_step(new, done(reply, "claimed"), clause)
 
 
 def _probe(state: State, op: spec.ProbeAcquisition, ctx: Ctx) -> Step | OneOf:
@@ -180,15 +180,15 @@ def _acquire(state: State, op: spec.Acquire, ctx: Ctx) -> Step | OneOf:
 def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
     if "dispatch" not in ctx.capabilities:
-        raise _refuse(spec.InvalidInput(spec.UNSUPPORTED_DISPATCH), "LDG-DISPATCH-008")
-    _check("LDG-DISPATCH-007", lambda: spec.validate_claim(command))
+        raise refused_with(spec.InvalidInput(spec.UNSUPPORTED_DISPATCH), "LDG-DISPATCH-008")
+    check_under("LDG-DISPATCH-007", lambda: spec.validate_claim(command))
     acq, target = command.acquisition, command.dispatch
     seq = acq.sequence
     key = (acq.worker_session_id, acq.consumer_id, seq)
     receipt = state.receipts.get(key)
     if receipt is not None:
         if receipt.command != command:
-            raise _refuse(spec.Conflict(f"sequence {seq} was claimed with another command"),
+            raise refused_with(spec.Conflict(f"sequence {seq} was claimed with another command"),
                           "LDG-DISPATCH-005")
         replayed = receipt.disposition
         if receipt.attempt is not None:
@@ -199,43 +199,43 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
                           spec.AcquireOwnershipLost(seq, spec.AttemptRef(att.task_id,
                                                                          receipt.attempt)))
             replayed = spec.ClaimClaimed(again)
-        return _ok(state, spec.ClaimReply(command, replayed), "LDG-DISPATCH-005")
-    session = _session(state, acq.worker_session_id, "LDG-DISPATCH-006", now)
+        return ok_step(state, spec.ClaimReply(command, replayed), "LDG-DISPATCH-005")
+    session = live_session(state, acq.worker_session_id, "LDG-DISPATCH-006", now)
     if (session.scope != acq.scope or session.queue != acq.queue
             or acq.consumer_id >= session.concurrency):
-        raise _refuse(spec.InvalidInput("the claim does not match its session"),
+        raise refused_with(spec.InvalidInput("the claim does not match its session"),
                       "LDG-DISPATCH-007")
     cursor = state.cursors.get((session.id, acq.consumer_id))
     if cursor is None and seq != 1:
-        raise _refuse(spec.OutOfOrder("a consumer's first sequence is 1"), "LDG-DISPATCH-006")
+        raise refused_with(spec.OutOfOrder("a consumer's first sequence is 1"), "LDG-DISPATCH-006")
     if cursor is not None:
         if seq < cursor.sequence:
-            raise _refuse(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-DISPATCH-006")
+            raise refused_with(spec.ObsoleteOperation(f"sequence {seq}"), "LDG-DISPATCH-006")
         if seq == cursor.sequence:
-            raise _refuse(spec.Conflict(f"sequence {seq} was used by an acquisition"),
+            raise refused_with(spec.Conflict(f"sequence {seq} was used by an acquisition"),
                           "LDG-DISPATCH-005")
         if seq > cursor.sequence + 1:
-            raise _refuse(spec.OutOfOrder(f"sequence {seq}"), "LDG-DISPATCH-006")
+            raise refused_with(spec.OutOfOrder(f"sequence {seq}"), "LDG-DISPATCH-006")
         previous = state.attempts[cursor.attempt] if cursor.attempt is not None else None
         if previous is not None and is_live(state.tasks[previous.task_id], previous, now):
-            raise _refuse(spec.Busy("the previous assignment is still live"),
+            raise refused_with(spec.Busy("the previous assignment is still live"),
                           "LDG-DISPATCH-006")
     rec = state.tasks.get(target.task_id)
     if rec is None or rec.snapshot.input.scope != target.scope:
-        raise _refuse(spec.NotFound(str(target.task_id)), "LDG-DISPATCH-007")
+        raise refused_with(spec.NotFound(str(target.task_id)), "LDG-DISPATCH-007")
     snap = rec.snapshot
     if snap.input.queue != target.queue:
-        raise _refuse(spec.Conflict("the task is in another queue"), "LDG-DISPATCH-007")
+        raise refused_with(spec.Conflict("the task is in another queue"), "LDG-DISPATCH-007")
     g, n = target.generation, snap.attempt_count
     if g > n + 1:
-        raise _refuse(spec.InvalidInput("dispatch generation has never been issued"),
+        raise refused_with(spec.InvalidInput("dispatch generation has never been issued"),
                       "LDG-DISPATCH-007")
     disposition: Any
     if snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None:
         disposition, clause = spec.ClaimTerminalOrSuperseded(), "LDG-DISPATCH-003"
     elif snap.state == "active":
         if g == n + 1:  # seed: crates/ledgence-orchestration-core/src/dispatch.rs:36-39
-            raise _refuse(spec.InvalidInput("dispatch generation has never been issued"),
+            raise refused_with(spec.InvalidInput("dispatch generation has never been issued"),
                           "LDG-DISPATCH-007")
         if g == n:
             disposition = spec.ClaimAlreadyHandedOff(
@@ -255,12 +255,12 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
         assigned = spec.AcquireAssigned(seq, _assignment(after.tasks[snap.task_id],
                                                          after.attempts[attempt], now))
         d.receipts[key] = Receipt(command, spec.ClaimClaimed(assigned), attempt)
-        return _ok(d.freeze(), spec.ClaimReply(command, spec.ClaimClaimed(assigned)),
+        return ok_step(d.freeze(), spec.ClaimReply(command, spec.ClaimClaimed(assigned)),
                    "LDG-DISPATCH-001", also=("LDG-DISPATCH-008",))
     d = Draft(state)
     d.cursors[(session.id, acq.consumer_id)] = ConsumerCursor(seq, None)
     d.receipts[key] = Receipt(command, disposition)
-    return _ok(d.freeze(), spec.ClaimReply(command, disposition), clause,
+    return ok_step(d.freeze(), spec.ClaimReply(command, disposition), clause,
                also=("LDG-DISPATCH-008",))
 
 

@@ -19,16 +19,16 @@ from .ledgence_tasks_records import (
     State,
     StoredAttempt,
     TaskRec,
-    _check,
-    _find,
-    _live_failure,
-    _ok,
-    _refuse,
-    _session,
     authority,
+    check_under,
+    find_task,
     finish,
     is_live,
     lease_expiry,
+    live_failure,
+    live_session,
+    ok_step,
+    refused_with,
 )
 
 # --- owner calls -------------------------------------------------------------------------------
@@ -47,14 +47,14 @@ def _owned(state: State, owner: Any, clause: str,
     crates/ledgence-orchestration-core/src/lib.rs:245-251 at 220b133)."""
     rec = state.tasks.get(owner.task_id)
     if rec is None or rec.snapshot.input.scope != owner.scope:
-        raise _refuse(spec.NotFound(str(owner.task_id)), "LDG-OWNER-001")
+        raise refused_with(spec.NotFound(str(owner.task_id)), "LDG-OWNER-001")
     att = state.attempts.get(owner.attempt_id)
     if att is None or att.task_id != owner.task_id:
         if missing_attempt == "not_found":
-            raise _refuse(spec.NotFound(str(owner.attempt_id)), "LDG-OWNER-001")
-        raise _refuse(spec.OwnershipLost("the owner does not hold this attempt"), clause)
+            raise refused_with(spec.NotFound(str(owner.attempt_id)), "LDG-OWNER-001")
+        raise refused_with(spec.OwnershipLost("the owner does not hold this attempt"), clause)
     if att.owner != owner:
-        raise _refuse(spec.OwnershipLost("the owner does not hold this attempt"), clause)
+        raise refused_with(spec.OwnershipLost("the owner does not hold this attempt"), clause)
     return rec, att
 
 
@@ -71,7 +71,7 @@ def _cursor_holds(state: State, owner: Any) -> None:
         return
     rec = state.tasks.get(owner.task_id)
     missing = rec is None or rec.snapshot.input.scope != owner.scope
-    raise _refuse(spec.OwnershipLost("the consumer's cursor does not name this attempt"),
+    raise refused_with(spec.OwnershipLost("the consumer's cursor does not name this attempt"),
                   "LDG-OWNER-001" if missing else "LDG-RENEW-002")
 
 
@@ -85,31 +85,31 @@ def _renewing_owner(command: Any) -> None:
 
 def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
-    _check("LDG-OWNER-001", lambda: _renewing_owner(command))
-    _check("LDG-RENEW-008", lambda: spec.validate_renew(command))
+    check_under("LDG-OWNER-001", lambda: _renewing_owner(command))
+    check_under("LDG-RENEW-008", lambda: spec.validate_renew(command))
     owner = command.owner
-    session = _session(state, owner.worker_session_id, "LDG-RENEW-003", now)
+    session = live_session(state, owner.worker_session_id, "LDG-RENEW-003", now)
     cursor_first = ctx.options.get(spec.RENEW_LOOKUP, spec.CURSOR_FIRST) == spec.CURSOR_FIRST
     if cursor_first:
         _cursor_holds(state, owner)
     rec, att = _owned(state, owner, "LDG-RENEW-002", missing_attempt="ownership_lost")
     if not is_live(rec, att, now):
-        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
-                      _live_failure(rec, att, now, "LDG-RENEW-002"))
+        raise refused_with(spec.OwnershipLost("the attempt is no longer live"),
+                      live_failure(rec, att, now, "LDG-RENEW-002"))
     last = att.snapshot.last_renewal
     last_seq = last.sequence if last is not None else 0
     seq = command.sequence
     if seq == 0:
-        raise _refuse(spec.OutOfOrder("renewal sequences start at 1"), "LDG-RENEW-004")
+        raise refused_with(spec.OutOfOrder("renewal sequences start at 1"), "LDG-RENEW-004")
     if seq < last_seq:
-        raise _refuse(spec.ObsoleteOperation(f"renewal {seq}"), "LDG-RENEW-004")
+        raise refused_with(spec.ObsoleteOperation(f"renewal {seq}"), "LDG-RENEW-004")
     if seq == last_seq and last is not None:
         if last.intent != command.intent:
-            raise _refuse(spec.Conflict("this renewal sequence had another intent"),
+            raise refused_with(spec.Conflict("this renewal sequence had another intent"),
                           "LDG-RENEW-006")
-        return _ok(state, authority(rec, att, now), "LDG-RENEW-005")
+        return ok_step(state, authority(rec, att, now), "LDG-RENEW-005")
     if seq > last_seq + 1:
-        raise _refuse(spec.OutOfOrder(f"renewal {seq}"), "LDG-RENEW-004")
+        raise refused_with(spec.OutOfOrder(f"renewal {seq}"), "LDG-RENEW-004")
     d = Draft(state)
     name = owner.attempt_id
     expiry = lease_expiry(now, att.snapshot.authority_deadline, session)
@@ -123,7 +123,7 @@ def _renew(state: State, op: spec.Renew, ctx: Ctx) -> Step:
         d.record(owner.task_id, "dispatch_authorized", now, name)
         clause = "LDG-RENEW-007"
     new = d.freeze()
-    return _ok(new, authority(new.tasks[owner.task_id], new.attempts[name], now), clause)
+    return ok_step(new, authority(new.tasks[owner.task_id], new.attempts[name], now), clause)
 
 
 def started_after(snap: spec.AttemptSnapshot, report: Any) -> bool:
@@ -137,29 +137,29 @@ def started_after(snap: spec.AttemptSnapshot, report: Any) -> bool:
 
 def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
-    _check("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
-    _check("LDG-SETTLE-006", lambda: spec.validate_settle(command))
+    check_under("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
+    check_under("LDG-SETTLE-006", lambda: spec.validate_settle(command))
     owner = command.owner
     rec, att = _owned(state, owner, "LDG-SETTLE-002")
     # Once the owner matched, the seed's order: the operation id, the output's nesting, the
     # report's identity, the size.
     # seed: crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee.
-    _check("LDG-SETTLE-006", lambda: spec.check_operation_id(command))
-    _check("LDG-SETTLE-006", lambda: spec.check_report_output(command))
-    _check("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
+    check_under("LDG-SETTLE-006", lambda: spec.check_operation_id(command))
+    check_under("LDG-SETTLE-006", lambda: spec.check_report_output(command))
+    check_under("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
                                                                  rec.snapshot.descriptor))
-    _check("LDG-SETTLE-006", lambda: spec.check_settlement_size(command))
+    check_under("LDG-SETTLE-006", lambda: spec.check_settlement_size(command))
     stored = att.snapshot.settlement
     if stored is not None:
         if not spec.same_settlement(stored, command):
-            raise _refuse(spec.Conflict("this attempt was settled differently"),
+            raise refused_with(spec.Conflict("this attempt was settled differently"),
                           "LDG-SETTLE-004")
         assert att.receipt is not None
-        return _ok(state, spec.SettleReply(att.receipt, True, rec.snapshot.state),
+        return ok_step(state, spec.SettleReply(att.receipt, True, rec.snapshot.state),
                    "LDG-SETTLE-003")
     if not is_live(rec, att, now):
-        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
-                      _live_failure(rec, att, now, "LDG-SETTLE-002"))
+        raise refused_with(spec.OwnershipLost("the attempt is no longer live"),
+                      live_failure(rec, att, now, "LDG-SETTLE-002"))
     d = Draft(state)
     name = owner.attempt_id
     receipt = spec.SettleReceipt(command.operation_id, owner.task_id, name, now)
@@ -171,27 +171,27 @@ def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     if command.quiescence == spec.CONFIRMED:
         clause = finish(d, owner.task_id, name, now)
     new = d.freeze()
-    return _ok(new, spec.SettleReply(receipt, False, new.tasks[owner.task_id].snapshot.state),
+    return ok_step(new, spec.SettleReply(receipt, False, new.tasks[owner.task_id].snapshot.state),
                clause)
 
 
 def _confirm(state: State, op: spec.ConfirmQuiescence, ctx: Ctx) -> Step:
     now, owner = ctx.now, op.owner
-    _check("LDG-OWNER-001", lambda: spec.validate_owner(owner))
+    check_under("LDG-OWNER-001", lambda: spec.validate_owner(owner))
     rec, att = _owned(state, owner, "LDG-QUIESCE-004")
     if att.snapshot.quiescence == spec.CONFIRMED:
-        return _ok(state, rec.snapshot.state, "LDG-QUIESCE-002")
+        return ok_step(state, rec.snapshot.state, "LDG-QUIESCE-002")
     if not is_live(rec, att, now):
-        raise _refuse(spec.OwnershipLost("the attempt is no longer live"),
-                      _live_failure(rec, att, now, "LDG-QUIESCE-004"))
+        raise refused_with(spec.OwnershipLost("the attempt is no longer live"),
+                      live_failure(rec, att, now, "LDG-QUIESCE-004"))
     if att.snapshot.settlement is None:
-        raise _refuse(spec.InvalidInput("no accepted report to confirm"), "LDG-QUIESCE-003")
+        raise refused_with(spec.InvalidInput("no accepted report to confirm"), "LDG-QUIESCE-003")
     d = Draft(state)
     d.evolve_attempt(owner.attempt_id, quiescence=spec.CONFIRMED)
     d.record(owner.task_id, "cleanup_confirmed", now, owner.attempt_id)
     effect = finish(d, owner.task_id, owner.attempt_id, now)
     new = d.freeze()
-    return _ok(new, new.tasks[owner.task_id].snapshot.state, "LDG-QUIESCE-001", effect)
+    return ok_step(new, new.tasks[owner.task_id].snapshot.state, "LDG-QUIESCE-001", effect)
 
 
 # --- cancel and recovery -----------------------------------------------------------------------
@@ -199,10 +199,10 @@ def _confirm(state: State, op: spec.ConfirmQuiescence, ctx: Ctx) -> Step:
 
 def _cancel(state: State, op: spec.Cancel, ctx: Ctx) -> Step:
     now = ctx.now
-    rec = _find(state, op.scope, op.task_id)
+    rec = find_task(state, op.scope, op.task_id)
     snap = rec.snapshot
     if snap.state in spec.TERMINAL_TASK_STATES or snap.cancel_requested_at is not None:
-        return _ok(state, snap.state, "LDG-CANCEL-002")
+        return ok_step(state, snap.state, "LDG-CANCEL-002")
     d = Draft(state)
     task_id = snap.task_id
     if snap.state == "queued":
@@ -210,7 +210,7 @@ def _cancel(state: State, op: spec.Cancel, ctx: Ctx) -> Step:
         d.tasks[task_id] = attrs.evolve(d.tasks[task_id], outcome={"kind": "cancelled"})
         d.record(task_id, "cancel_requested", now)
         d.record(task_id, "cancelled", now)
-        return _ok(d.freeze(), "cancelled", "LDG-CANCEL-001")
+        return ok_step(d.freeze(), "cancelled", "LDG-CANCEL-001")
     name = snap.current_attempt_id
     assert name is not None
     att = state.attempts[name]
@@ -221,10 +221,10 @@ def _cancel(state: State, op: spec.Cancel, ctx: Ctx) -> Step:
         lease = attrs.evolve(att.snapshot.lease,
                              expires_at=min(att.snapshot.lease.expires_at, cut))
         d.evolve_attempt(name, authority_deadline=cut, lease=lease)
-        return _ok(d.freeze(), "active", "LDG-CANCEL-003")
+        return ok_step(d.freeze(), "active", "LDG-CANCEL-003")
     d.record(task_id, "lease_expired", now, name)
     finish(d, task_id, name, now)
-    return _ok(d.freeze(), "cancelled", _live_failure(rec, att, now, "LDG-CANCEL-004"))
+    return ok_step(d.freeze(), "cancelled", live_failure(rec, att, now, "LDG-CANCEL-004"))
 
 
 def expired_candidates(state: State, now: int) -> list[TaskRec]:
@@ -249,10 +249,10 @@ def _expire_batch(state: State, op: spec.ExpireBatch, ctx: Ctx) -> Step | OneOf:
     now, limit = ctx.now, op.limit
     if isinstance(limit, bool) or not isinstance(limit, int) or not (
             1 <= limit <= spec.MAX_RECOVERY_BATCH):
-        raise _refuse(spec.InvalidInput("limit must be in 1..=100"), "LDG-RECOVER-002")
+        raise refused_with(spec.InvalidInput("limit must be in 1..=100"), "LDG-RECOVER-002")
     due = expired_candidates(state, now)
     if not due:
-        return _ok(state, spec.RecoveryProgress(0, 0), "LDG-RECOVER-004")
+        return ok_step(state, spec.RecoveryProgress(0, 0), "LDG-RECOVER-004")
     if len(due) <= limit:
         return _expire(state, due, now, "LDG-RECOVER-001")
     # The shortlist is the `limit` earliest; tasks tied with the last one may be either.
@@ -283,7 +283,7 @@ def _expire(state: State, shortlist: list[TaskRec], now: int, clause: str) -> St
     effect = ("LDG-RECOVER-003" if clause == "LDG-RECOVER-003" else effects.pop()
               if len(effects) == 1 else "LDG-RECOVER-001")
     progress = spec.RecoveryProgress(len(shortlist), len(shortlist))
-    return _ok(d.freeze(), progress, clause, effect)
+    return ok_step(d.freeze(), progress, clause, effect)
 
 
 STEPS: dict[type, Any] = {

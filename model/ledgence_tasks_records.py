@@ -1,7 +1,7 @@
 """The records of the ``ledgence-tasks`` model and the rules every operation shares.
 
 The state (:class:`State`: tasks, attempts, sessions, consumers' cursors, dispatch receipts)
-and the :class:`Draft` a step edits; how an answer is made (:func:`_ok` hides the model's names
+and the :class:`Draft` a step edits; how an answer is made (:func:`ok_step` hides the model's names
 in :class:`~fencepost.spec.opaque.Opaque`, :class:`Refused` carries a refusal and its clause);
 liveness, authority and lease expiry (``LDG-LIVE-*``, ``LDG-AUTH-*``); the lookups of a session
 or a task that most operations start with; and :func:`finish`, which every way an attempt ends
@@ -146,11 +146,11 @@ def _opaque_ids(value: Any) -> Any:
     return value
 
 
-def _err(state: State, error: ContractError, clause: str) -> Step:
+def err_step(state: State, error: ContractError, clause: str) -> Step:
     return Step(Err(error.code, error.detail), state, clause, clause)
 
 
-def _ok(state: State, value: Any, clause: str, effect: str | None = None,
+def ok_step(state: State, value: Any, clause: str, effect: str | None = None,
         also: tuple[str, ...] = ()) -> Step:
     return Step(Ok(_opaque_ids(value)), state, clause, effect or clause, also)
 
@@ -162,14 +162,14 @@ class Refused(Exception):
         self.error, self.clause = error, clause
 
 
-def _check(clause: str, check: Callable[[], Any]) -> None:
+def check_under(clause: str, check: Callable[[], Any]) -> None:
     try:
         check()
     except ContractError as e:
         raise Refused(e, clause) from None
 
 
-def _refuse(error: ContractError, clause: str) -> Refused:
+def refused_with(error: ContractError, clause: str) -> Refused:
     return Refused(error, clause)
 
 
@@ -218,7 +218,7 @@ def lease_expiry(now: int, authority_deadline: int, session: spec.WorkerSession)
     return min(now + spec.LEASE_MS, authority_deadline, session.expires_at)
 
 
-def _live_failure(task: TaskRec, att: StoredAttempt, now: int, clause: str) -> str:
+def live_failure(task: TaskRec, att: StoredAttempt, now: int, clause: str) -> str:
     """The clause a not-live answer rests on: the equality rule at the exact boundary."""
     return "LDG-LIVE-001" if at_boundary(task, att, now) else clause
 
@@ -226,26 +226,26 @@ def _live_failure(task: TaskRec, att: StoredAttempt, now: int, clause: str) -> s
 # --- lookups every operation shares ----------------------------------------------------------
 
 
-def _session(state: State, session_id: str, clause: str, now: int) -> spec.WorkerSession:
+def live_session(state: State, session_id: str, clause: str, now: int) -> spec.WorkerSession:
     session = state.sessions.get(session_id)
     if session is None:
-        raise _refuse(spec.UnknownSession(session_id), clause)
+        raise refused_with(spec.UnknownSession(session_id), clause)
     if now >= session.expires_at:
-        raise _refuse(spec.SessionExpired(session_id), clause)
+        raise refused_with(spec.SessionExpired(session_id), clause)
     return session
 
 
-def _find(state: State, scope: Any, task_id: Any) -> TaskRec:
+def find_task(state: State, scope: Any, task_id: Any) -> TaskRec:
     """The task in ``scope``: malformed references answer invalid_input (READ-001), a missing
     task or one of another scope not_found (READ-002)."""
     def check() -> None:
         spec.validate_scope(scope)
         spec.validate_text(task_id, "task_id")
 
-    _check("LDG-READ-001", check)
+    check_under("LDG-READ-001", check)
     rec = state.tasks.get(task_id)
     if rec is None or rec.snapshot.input.scope != scope:
-        raise _refuse(spec.NotFound(str(task_id)), "LDG-READ-002")
+        raise refused_with(spec.NotFound(str(task_id)), "LDG-READ-002")
     return rec
 
 

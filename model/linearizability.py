@@ -37,15 +37,15 @@ from fencepost.spec.ops import Op
 
 from .base import ContractModel, options_with_defaults
 from .history import Event, History
-from .linearizability_bindings import _Bindings
+from .linearizability_bindings import Bindings
 from .linearizability_partition import default_partition, partitions, segments
 from .linearizability_render import render_counterexample
 from .linearizability_search import (
-    _CheckContext,
-    _Ends,
-    _Partition,
-    _Seen,
-    _Start,
+    CheckContext,
+    Ends,
+    Partition,
+    SeenStates,
+    Start,
     counterexample,
     search,
     unwind,
@@ -100,7 +100,7 @@ def check_history(
         raise ValueError(f"a {history.contract} history cannot be checked against the "
                          f"{model.name} model")
     started = clock()
-    world = _CheckContext(
+    world = CheckContext(
         model=model,
         options=options_with_defaults(model.choices, dict(options or {}), model.settings),
         capabilities=frozenset(capabilities),
@@ -119,7 +119,7 @@ def check_history(
     return Verdict(verdict, tuple(results), clock() - started)
 
 
-def _check_partition(world: _CheckContext, key: Hashable | None, events: list[Event],
+def _check_partition(world: CheckContext, key: Hashable | None, events: list[Event],
                      budget_s: float, clock: Callable[[], float]) -> PartitionResult:
     """Check one partition segment by segment (see :func:`segments`): the search of a segment
     starts from every configuration the previous segment can end in, and a partition is
@@ -127,7 +127,7 @@ def _check_partition(world: _CheckContext, key: Hashable | None, events: list[Ev
     started = clock()
     deadline = started + budget_s
     digests: dict[int, tuple[Any, int]] = {}
-    frontier: list[_Start] = [(world.model.initial, _Bindings({}, {}, digests), (), None)]
+    frontier: list[Start] = [(world.model.initial, Bindings({}, {}, digests), (), None)]
     explored = [0]  # configurations visited, over every search
 
     def result(verdict: CheckResult, cx: Counterexample | None = None) -> PartitionResult:
@@ -136,13 +136,13 @@ def _check_partition(world: _CheckContext, key: Hashable | None, events: list[Ev
     parts = segments(events)
     for number, segment in enumerate(parts):
         last = number == len(parts) - 1
-        ends: _Ends = {}
-        by_pending: dict[tuple[int, ...], list[_Start]] = {}
+        ends: Ends = {}
+        by_pending: dict[tuple[int, ...], list[Start]] = {}
         for start in frontier:
             by_pending.setdefault(tuple(id(e) for e in start[2]), []).append(start)
         for group in by_pending.values():
-            part = _Partition(world, list(group[0][2]) + segment, digests)
-            seen: _Seen = set()
+            part = Partition(world, list(group[0][2]) + segment, digests)
+            seen: SeenStates = set()
             for state, b, _pending, trail in group:
                 verdict, _best = search(part, state, b.fresh(), deadline, clock, seen,
                                         None if last else ends, trail)
@@ -155,7 +155,7 @@ def _check_partition(world: _CheckContext, key: Hashable | None, events: list[Ev
             continue
         # Nowhere to go: the smallest story is this segment from one of its starts.
         state, b, pending, trail = frontier[0]
-        part = _Partition(world, list(pending) + segment, digests)
+        part = Partition(world, list(pending) + segment, digests)
         _verdict, best = search(part, state, b.fresh(), float("inf"), clock, set(), None, trail)
         assert best is not None
         return result(NOT_LINEARIZABLE, counterexample(part, key, best, unwind(trail)))

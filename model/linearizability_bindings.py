@@ -29,27 +29,27 @@ from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, Shown
 from fencepost.spec.ops import Op
 
 from .base import Ctx
-from .linearizability_keys import _MISSING, _digest, _Key, _same
+from .linearizability_keys import MISSING, Key, digest, same
 
 _MASK = (1 << 64) - 1
 
 
 def _name_item(name: str, value: Any, digests: dict[int, tuple[Any, int]]) -> int:
-    return hash((0, name, _digest(value, digests)))
+    return hash((0, name, digest(value, digests)))
 
 
-def _meaning_item(vkey: _Key, meaning: Any, digests: dict[int, tuple[Any, int]]) -> int:
-    return hash((1, vkey.h, _digest(meaning, digests)))
+def _meaning_item(vkey: Key, meaning: Any, digests: dict[int, tuple[Any, int]]) -> int:
+    return hash((1, vkey.h, digest(meaning, digests)))
 
 
-class _BKey:
+class BindingsKey:
     """Bindings as a configuration key: the hash is kept up to date as names are bound (a sum
     over the items, so binding one more costs one item, not the whole map); equal keys have
     exactly equal maps."""
 
     __slots__ = ("b", "h")
 
-    def __init__(self, b: _Bindings, h: int) -> None:
+    def __init__(self, b: Bindings, h: int) -> None:
         self.b = b
         self.h = h
 
@@ -57,28 +57,28 @@ class _BKey:
         return self.h
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _BKey):
+        if not isinstance(other, BindingsKey):
             return NotImplemented
         if self.b is other.b:
             return True
-        return (self.h == other.h and _same(self.b.names, other.b.names)
-                and _same(self.b.meanings, other.b.meanings))
+        return (self.h == other.h and same(self.b.names, other.b.names)
+                and same(self.b.meanings, other.b.meanings))
 
 
-class _Unbound(Exception):
+class Unbound(Exception):
     """An op refers to a name this order has not bound."""
 
 
-class _Bindings:
+class Bindings:
     """Names bound so far in one order of the search. Immutable: binding more makes a new one
     (copy on write), so the orders share the common ones.
 
     ``names``: model name -> real value (str meanings, ``Ctx.minted``); ``meanings``: real
-    value (as a :class:`_Key`) -> the model's meaning, to translate recorded ops."""
+    value (as a :class:`Key`) -> the model's meaning, to translate recorded ops."""
 
     __slots__ = ("names", "meanings", "digests", "key", "ops", "ctxs")
 
-    def __init__(self, names: dict[str, Any], meanings: dict[_Key, Any],
+    def __init__(self, names: dict[str, Any], meanings: dict[Key, Any],
                  digests: dict[int, tuple[Any, int]], h: int | None = None) -> None:
         self.names = names
         self.meanings = meanings
@@ -86,74 +86,74 @@ class _Bindings:
         if h is None:
             h = sum(_name_item(n, v, digests) for n, v in names.items()) + sum(
                 _meaning_item(k, m, digests) for k, m in meanings.items())
-        self.key: _BKey | None = _BKey(self, h & _MASK) if names or meanings else None
+        self.key: BindingsKey | None = BindingsKey(self, h & _MASK) if names or meanings else None
         self.ops: dict[int, Op | None] = {}  # event index -> the op as the model sees it
         self.ctxs: dict[int, Ctx] = {}  # store time -> the step's context
 
     def real(self, name: str) -> Any:
         return self.names[name]
 
-    def fresh(self) -> _Bindings:
+    def fresh(self) -> Bindings:
         """The same bindings with empty caches (its ``ops`` cache is per partition)."""
-        return _Bindings(self.names, self.meanings, self.digests,
+        return Bindings(self.names, self.meanings, self.digests,
                          self.key.h if self.key is not None else 0)
 
     def extend(self, pairs: list[tuple[Any, Any]], unique: bool,
-               digests: dict[int, tuple[Any, int]]) -> _Bindings | None:
+               digests: dict[int, tuple[Any, int]]) -> Bindings | None:
         """These bindings plus ``pairs`` (meaning, real value) from an agreeing answer; None if
         a name would get a second value, or (``unique``) a value a second name."""
         names: dict[str, Any] | None = None
-        meanings: dict[_Key, Any] | None = None
+        meanings: dict[Key, Any] | None = None
         h = self.key.h if self.key is not None else 0
         for meaning, value in pairs:
-            vkey = _Key(value, digests)
+            vkey = Key(value, digests)
             if isinstance(meaning, str):
-                bound = (names if names is not None else self.names).get(meaning, _MISSING)
-                if bound is not _MISSING:
-                    if not _same(bound, value):
+                bound = (names if names is not None else self.names).get(meaning, MISSING)
+                if bound is not MISSING:
+                    if not same(bound, value):
                         return None
                     continue
-                twin = (meanings if meanings is not None else self.meanings).get(vkey, _MISSING)
-                if twin is not _MISSING and twin != meaning and unique and isinstance(twin, str):
+                twin = (meanings if meanings is not None else self.meanings).get(vkey, MISSING)
+                if twin is not MISSING and twin != meaning and unique and isinstance(twin, str):
                     return None
                 if names is None:
                     names = dict(self.names)
                 names[meaning] = value
                 h += _name_item(meaning, value, digests)
-                if twin is _MISSING and not isinstance(meaning, Shown):
+                if twin is MISSING and not isinstance(meaning, Shown):
                     if meanings is None:
                         meanings = dict(self.meanings)
                     meanings[vkey] = meaning
                     h += _meaning_item(vkey, meaning, digests)
             else:
-                current = (meanings if meanings is not None else self.meanings).get(vkey, _MISSING)
-                if current is not _MISSING and _same(current, meaning):
+                current = (meanings if meanings is not None else self.meanings).get(vkey, MISSING)
+                if current is not MISSING and same(current, meaning):
                     continue
                 if meanings is None:
                     meanings = dict(self.meanings)
-                if current is not _MISSING:
+                if current is not MISSING:
                     h -= _meaning_item(vkey, current, digests)
                 meanings[vkey] = meaning
                 h += _meaning_item(vkey, meaning, digests)
         if names is None and meanings is None:
             return self
-        return _Bindings(names if names is not None else self.names,
+        return Bindings(names if names is not None else self.names,
                          meanings if meanings is not None else self.meanings, digests, h)
 
     def to_model(self, value: Any, digests: dict[int, tuple[Any, int]]) -> Any:
         """``value`` as the model knows it: bound real values replaced by their meanings,
-        references by their names; raises :class:`_Unbound` for a name not bound here."""
+        references by their names; raises :class:`Unbound` for a name not bound here."""
         if isinstance(value, Ref):
             if value.name not in self.names:
-                raise _Unbound(value.name)
+                raise Unbound(value.name)
             return value.name
         if isinstance(value, Forged | ForgedValue):
             return ForgedMeaning(value.label)
         if value is None or isinstance(value, bool | int | float):
             return value  # numbers are never translated: too many coincide with arguments
         if self.meanings:
-            meaning = self.meanings.get(_Key(value, digests), _MISSING)
-            if meaning is not _MISSING:
+            meaning = self.meanings.get(Key(value, digests), MISSING)
+            if meaning is not MISSING:
                 return meaning
         cls = type(value)
         if attrs.has(cls):
@@ -180,13 +180,13 @@ class _Bindings:
         return value
 
 
-def _has_refs(value: Any) -> bool:
+def has_refs(value: Any) -> bool:
     if isinstance(value, Ref | Forged | ForgedValue):
         return True
     if attrs.has(type(value)):
-        return any(_has_refs(getattr(value, f.name)) for f in attrs.fields(type(value)))
+        return any(has_refs(getattr(value, f.name)) for f in attrs.fields(type(value)))
     if isinstance(value, tuple | list):
-        return any(_has_refs(v) for v in value)
+        return any(has_refs(v) for v in value)
     if isinstance(value, dict):
-        return any(_has_refs(k) or _has_refs(v) for k, v in value.items())
+        return any(has_refs(k) or has_refs(v) for k, v in value.items())
     return False

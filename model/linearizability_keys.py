@@ -22,35 +22,35 @@ from typing import Any
 
 import attrs
 
-_MISSING = object()
+MISSING = object()
 
 
-class _Key:
+class Key:
     """A value as a hashable, exactly compared key (see the module doc)."""
 
     __slots__ = ("value", "h")
 
     def __init__(self, value: Any, digests: dict[int, tuple[Any, int]],
-                 parent: Any = _MISSING) -> None:
+                 parent: Any = MISSING) -> None:
         self.value = value
-        self.h = _digest(value, digests) if parent is _MISSING else _digest_from(
+        self.h = digest(value, digests) if parent is MISSING else digest_from(
             value, parent, digests)
 
     def __hash__(self) -> int:
         return self.h
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Key) or self.h != other.h:
+        if not isinstance(other, Key) or self.h != other.h:
             return False
         if self.value is other.value:
             return True
         # The digests already tell 1, 1.0 and True apart, so the values' own == (fast, in C
-        # for dicts and attrs) decides; _same when == cannot.
+        # for dicts and attrs) decides; same when == cannot.
         try:
             equal = self.value == other.value
         except Exception:  # noqa: BLE001 - a value whose == raises: compare structurally
-            return _same(self.value, other.value)
-        return equal if isinstance(equal, bool) else _same(self.value, other.value)
+            return same(self.value, other.value)
+        return equal if isinstance(equal, bool) else same(self.value, other.value)
 
 
 _ATTRS, _MAPPING, _SEQUENCE, _SET, _OTHER = range(5)
@@ -75,7 +75,7 @@ def _kind(cls: type) -> tuple[int, tuple[str, ...]]:
     return found
 
 
-def _digest(value: Any, digests: dict[int, tuple[Any, int]]) -> int:
+def digest(value: Any, digests: dict[int, tuple[Any, int]]) -> int:
     """A structural hash that tells 1, 1.0 and True apart. Attrs instances and mappings are
     cached by id (the cache holds them, so an id is not reused while cached): a record shared
     by many states is digested once, a state met again costs a lookup."""
@@ -86,7 +86,7 @@ def _digest(value: Any, digests: dict[int, tuple[Any, int]]) -> int:
         return hash(("bool", value))
     if cls is float:
         return hash(("float", repr(value)))
-    if cls is _Key:
+    if cls is Key:
         return int(value.h)
     kind, fields = _kind(cls)
     if kind == _ATTRS or kind == _MAPPING:
@@ -94,23 +94,23 @@ def _digest(value: Any, digests: dict[int, tuple[Any, int]]) -> int:
         if cached is not None and cached[0] is value:
             return int(cached[1])
     if kind == _ATTRS:
-        h = hash((cls, *(_digest(getattr(value, n), digests) for n in fields)))
+        h = hash((cls, *(digest(getattr(value, n), digests) for n in fields)))
     elif kind == _MAPPING:
         total = hash(cls)
         get = digests.get
         for k, v in value.items():
-            kh = hash(k) if type(k) is str else _digest(k, digests)
+            kh = hash(k) if type(k) is str else digest(k, digests)
             cached = get(id(v))
-            vh = cached[1] if cached is not None and cached[0] is v else _digest(v, digests)
+            vh = cached[1] if cached is not None and cached[0] is v else digest(v, digests)
             total += hash((kh, vh))
         extra = getattr(value, "__dict__", None)  # a dict subclass with attributes of its own
         if extra:
-            total += _digest(dict(extra), digests)
+            total += digest(dict(extra), digests)
         h = total & 0xFFFF_FFFF_FFFF_FFFF
     elif kind == _SEQUENCE:
-        return hash((cls, *(_digest(v, digests) for v in value)))
+        return hash((cls, *(digest(v, digests) for v in value)))
     elif kind == _SET:
-        return hash((cls, sum(_digest(v, digests) for v in value) & 0xFFFF_FFFF_FFFF_FFFF))
+        return hash((cls, sum(digest(v, digests) for v in value) & 0xFFFF_FFFF_FFFF_FFFF))
     else:
         try:
             return hash((cls, value))
@@ -121,31 +121,31 @@ def _digest(value: Any, digests: dict[int, tuple[Any, int]]) -> int:
 
 
 def _item(k: Any, v: Any, digests: dict[int, tuple[Any, int]]) -> int:
-    return hash((hash(k) if type(k) is str else _digest(k, digests), _digest(v, digests)))
+    return hash((hash(k) if type(k) is str else digest(k, digests), digest(v, digests)))
 
 
-def _digest_from(value: Any, parent: Any, digests: dict[int, tuple[Any, int]]) -> int:
-    """:func:`_digest` of ``value``, a step's new state, from its ``parent`` (the state before,
+def digest_from(value: Any, parent: Any, digests: dict[int, tuple[Any, int]]) -> int:
+    """:func:`digest` of ``value``, a step's new state, from its ``parent`` (the state before,
     already digested): a mapping with the parent's keys in the parent's order is updated by the
     items whose values are not the parent's objects (found at C speed), not re-hashed whole;
     attrs instances go field by field. Anything else is digested afresh."""
     if value is parent:
-        return _digest(value, digests)
+        return digest(value, digests)
     cls = type(value)
     if cls is not type(parent):
-        return _digest(value, digests)
+        return digest(value, digests)
     cached = digests.get(id(value))
     if cached is not None and cached[0] is value:
         return int(cached[1])
     kind, fields = _kind(cls)
     if kind == _ATTRS:
-        h = hash((cls, *(_digest_from(getattr(value, n), getattr(parent, n), digests)
+        h = hash((cls, *(digest_from(getattr(value, n), getattr(parent, n), digests)
                          for n in fields)))
     elif kind == _MAPPING:
         before = digests.get(id(parent))
         if (before is None or before[0] is not parent
                 or getattr(value, "__dict__", None) or getattr(parent, "__dict__", None)):
-            return _digest(value, digests)
+            return digest(value, digests)
         total = int(before[1])
         if len(value) >= len(parent) and all(map(operator.eq, value, parent)):
             # the parent's keys in order (map stops at the shorter), maybe some added after
@@ -158,19 +158,19 @@ def _digest_from(value: Any, parent: Any, digests: dict[int, tuple[Any, int]]) -
             for k in parent.keys() - value.keys():
                 total -= _item(k, parent[k], digests)
             for k, v in value.items():
-                w = parent.get(k, _MISSING)
+                w = parent.get(k, MISSING)
                 if w is not v:
                     total += _item(k, v, digests)
-                    if w is not _MISSING:
+                    if w is not MISSING:
                         total -= _item(k, w, digests)
         h = total & 0xFFFF_FFFF_FFFF_FFFF
     else:
-        return _digest(value, digests)
+        return digest(value, digests)
     digests[id(value)] = (value, h)
     return h
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
     """Exact structural equality: types must match all the way down."""
     if a is b:
         return True
@@ -183,22 +183,22 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     kind, fields = _kind(cls)
     if kind == _ATTRS:
-        return all(_same(getattr(a, n), getattr(b, n)) for n in fields)
+        return all(same(getattr(a, n), getattr(b, n)) for n in fields)
     if kind == _MAPPING:
-        if len(a) != len(b) or not _same(getattr(a, "__dict__", None),
+        if len(a) != len(b) or not same(getattr(a, "__dict__", None),
                                          getattr(b, "__dict__", None)):
             return False
         # keys by ==, as the dict finds them (a digest match already told 1, 1.0 and True
         # apart in all but freak cases)
         for k, v in a.items():
-            w = b.get(k, _MISSING)
-            if v is not w and (w is _MISSING or not _same(v, w)):
+            w = b.get(k, MISSING)
+            if v is not w and (w is MISSING or not same(v, w)):
                 return False
         return True
     if kind == _SEQUENCE:
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if kind == _SET:
-        return len(a) == len(b) and all(any(_same(x, y) for y in b) for x in a)
+        return len(a) == len(b) and all(any(same(x, y) for y in b) for x in a)
     try:
         hash(a)
     except TypeError:

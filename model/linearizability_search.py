@@ -33,8 +33,8 @@ from fencepost.spec.outcome import Outcome, agrees
 
 from .base import ContractModel, Ctx, OneOf, Step
 from .history import Event
-from .linearizability_bindings import _Bindings, _BKey, _has_refs, _Unbound
-from .linearizability_keys import _digest, _digest_from, _Key, _same
+from .linearizability_bindings import Bindings, BindingsKey, Unbound, has_refs
+from .linearizability_keys import Key, digest, digest_from, same
 from .linearizability_verdict import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
@@ -47,7 +47,7 @@ _CHECK_CLOCK_EVERY = 64  # search iterations between looks at the clock
 
 
 @attrs.frozen
-class _CheckContext:
+class CheckContext:
     """What every step of one check shares: the model and the context it steps in."""
 
     model: ContractModel
@@ -56,10 +56,10 @@ class _CheckContext:
     dead: frozenset[str]
 
 
-class _Partition:
+class Partition:
     """One partition's events and how the model answers them under some bindings."""
 
-    def __init__(self, world: _CheckContext, events: list[Event],
+    def __init__(self, world: CheckContext, events: list[Event],
                  digests: dict[int, tuple[Any, int]]) -> None:
         self.world = world
         order = sorted(range(len(events)), key=lambda k: (events[k].invoked, k))
@@ -68,26 +68,26 @@ class _Partition:
         pure = world.model.pure
         self.pure = [bool(d and pure is not None and pure(e.op, e.outcome))
                      for d, e in zip(self.determinate, self.events, strict=True)]
-        self.refs = [_has_refs(e.op) for e in self.events]
+        self.refs = [has_refs(e.op) for e in self.events]
         self.unique = world.model.mint_clause is not None
         self.digests = digests
         # per event: the state and bindings it was last tried in and what that gave (states are
         # immutable, so the same objects give the same answer: reads and refusals in between
         # leave the state object as it was)
-        self.last: list[tuple[Any, Any, list[tuple[Any, _Bindings]]] | None] = [None] * len(
+        self.last: list[tuple[Any, Any, list[tuple[Any, Bindings]]] | None] = [None] * len(
             self.events)
 
-    def model_op(self, i: int, b: _Bindings) -> Op | None:
+    def model_op(self, i: int, b: Bindings) -> Op | None:
         if not self.refs[i] and not b.meanings:
             return self.events[i].op
         if i not in b.ops:
             try:
                 b.ops[i] = b.to_model(self.events[i].op, self.digests)
-            except _Unbound:
+            except Unbound:
                 b.ops[i] = None
         return b.ops[i]
 
-    def ctx(self, i: int, b: _Bindings) -> Ctx:
+    def ctx(self, i: int, b: Bindings) -> Ctx:
         at = self.events[i].at
         ctx = b.ctxs.get(at)
         if ctx is None:
@@ -97,7 +97,7 @@ class _Partition:
             b.ctxs[at] = ctx
         return ctx
 
-    def answers(self, i: int, state: Any, b: _Bindings) -> tuple[Step, ...] | None:
+    def answers(self, i: int, state: Any, b: Bindings) -> tuple[Step, ...] | None:
         """The model's allowed steps for event ``i`` now (bound names filled in); None when
         the op names something this order has not bound."""
         op = self.model_op(i, b)
@@ -109,7 +109,7 @@ class _Partition:
             steps = tuple(attrs.evolve(s, outcome=known(s.outcome, b.real)) for s in steps)
         return steps
 
-    def successors(self, i: int, state: Any, b: _Bindings) -> list[tuple[Any, _Bindings]]:
+    def successors(self, i: int, state: Any, b: Bindings) -> list[tuple[Any, Bindings]]:
         """The (state, bindings) event ``i`` can lead to from here."""
         last = self.last[i]
         if last is not None and last[0] is state and last[1] is b:
@@ -118,17 +118,17 @@ class _Partition:
         self.last[i] = (state, b, out)
         return out
 
-    def _successors(self, i: int, state: Any, b: _Bindings) -> list[tuple[Any, _Bindings]]:
+    def _successors(self, i: int, state: Any, b: Bindings) -> list[tuple[Any, Bindings]]:
         steps = self.answers(i, state, b)
         if not steps:
             return []
         event = self.events[i]
-        out: list[tuple[Any, _Bindings]] = []
+        out: list[tuple[Any, Bindings]] = []
         if not self.determinate[i]:
             for s in steps:  # no effect is the same as never taking effect: skipped
                 if s.state is not state and (
-                        _digest_from(s.state, state, self.digests) != _digest(state, self.digests)
-                        or not _same(s.state, state)):
+                        digest_from(s.state, state, self.digests) != digest(state, self.digests)
+                        or not same(s.state, state)):
                     out.append((s.state, b))
             return out
         actual = event.outcome
@@ -149,14 +149,14 @@ _CALL, _RETURN = 0, 1
 # indeterminate events of earlier segments not placed yet (they may still take effect), and the
 # trail that led there: None, or (the previous trail, the events it placed in order).
 _Trail = tuple[Any, tuple[Event, ...]] | None
-_Start = tuple[Any, _Bindings, tuple[Event, ...], _Trail]
+Start = tuple[Any, Bindings, tuple[Event, ...], _Trail]
 # The memo of configurations: the events placed (a bitmask), the state, the bindings.
-_Seen = set[tuple[int, _Key, _BKey | None]]
+SeenStates = set[tuple[int, Key, BindingsKey | None]]
 # Where the orders of a segment end: keyed by state, bindings and the unplaced events' ids.
-_Ends = dict[tuple[_Key, _BKey | None, tuple[int, ...]], _Start]
+Ends = dict[tuple[Key, BindingsKey | None, tuple[int, ...]], Start]
 # The longest path found: the events placed in order, the state and bindings after them, and
 # the event that could not be placed next.
-_Best = tuple[list[int], Any, _Bindings, int]
+_Best = tuple[list[int], Any, Bindings, int]
 
 
 def unwind(trail: _Trail) -> tuple[Event, ...]:
@@ -177,8 +177,8 @@ class _Search:
                  "state", "b", "linearized", "remaining", "found", "stack", "path", "best",
                  "entry", "scan")
 
-    def __init__(self, part: _Partition, state: Any, b: _Bindings, seen: _Seen,
-                 ends: _Ends | None, trail: _Trail) -> None:
+    def __init__(self, part: Partition, state: Any, b: Bindings, seen: SeenStates,
+                 ends: Ends | None, trail: _Trail) -> None:
         self.part, self.seen, self.ends, self.trail = part, seen, ends, trail
         self._link_entries()
         self.state, self.b = state, b
@@ -186,7 +186,7 @@ class _Search:
         self.remaining = sum(part.determinate)  # determinate events not placed yet
         self.found = False  # some order placed every determinate event (collecting ends)
         # frames: (call entry, state, bindings, linearized, successors, next successor, forced)
-        self.stack: list[tuple[int, Any, _Bindings, int, list[tuple[Any, _Bindings]], int,
+        self.stack: list[tuple[int, Any, Bindings, int, list[tuple[Any, Bindings]], int,
                                bool]] = []
         self.path: list[int] = []  # the events placed, in order
         self.best: _Best | None = None
@@ -241,7 +241,7 @@ class _Search:
             if answer is not None:
                 return answer
 
-    def _scan(self) -> tuple[int, tuple[Any, _Bindings]] | None:
+    def _scan(self) -> tuple[int, tuple[Any, Bindings]] | None:
         """Once per configuration: the forced call here, if any (see :meth:`_forced`)."""
         self.scan = False
         return self._forced()
@@ -256,13 +256,13 @@ class _Search:
         evs, det, linearized = self.part.events, self.part.determinate, self.linearized
         unplaced = tuple(evs[i] for i in range(len(evs)) if not det[i]
                          and not linearized >> i & 1)
-        ekey = (_Key(self.state, self.part.digests), self.b.key, tuple(id(e) for e in unplaced))
+        ekey = (Key(self.state, self.part.digests), self.b.key, tuple(id(e) for e in unplaced))
         if ekey not in ends:
             ends[ekey] = (self.state, self.b, unplaced,
                           (self.trail, tuple(evs[i] for i in self.path)))
         return None if self._pop() else LINEARIZABLE
 
-    def _place_forced(self, c: int, succ: tuple[Any, _Bindings]) -> CheckResult | None:
+    def _place_forced(self, c: int, succ: tuple[Any, Bindings]) -> CheckResult | None:
         """Place the forced call ``c``; if that configuration was seen, everything from here
         was explored already: undo."""
         if not self._push(c, [succ], 0, forced=True) and not self._pop():
@@ -300,7 +300,7 @@ class _Search:
         nxt[prv[c]] = c
         prv[nxt[c]] = c
 
-    def _push(self, c: int, succ: list[tuple[Any, _Bindings]], k: int,
+    def _push(self, c: int, succ: list[tuple[Any, Bindings]], k: int,
               forced: bool = False) -> bool:
         """Take the first successor from ``k`` on that leads somewhere new."""
         i = self.event_of[c]
@@ -308,7 +308,7 @@ class _Search:
         seen, digests, state = self.seen, self.part.digests, self.state
         for idx in range(k, len(succ)):
             s2, b2 = succ[idx]
-            config = (bit, _Key(s2, digests, state), b2.key)
+            config = (bit, Key(s2, digests, state), b2.key)
             if config in seen:
                 continue
             seen.add(config)
@@ -338,7 +338,7 @@ class _Search:
             return True
         return False
 
-    def _forced(self) -> tuple[int, tuple[Any, _Bindings]] | None:
+    def _forced(self) -> tuple[int, tuple[Any, Bindings]] | None:
         """A pure call that fits here and changes nothing (a read, a refusal): placing it now
         loses no order (wherever else it could go it changes nothing either), so the search
         places it without trying the other candidates (a partial-order reduction)."""
@@ -350,14 +350,14 @@ class _Search:
             if pure[i]:
                 succ = part.successors(i, state, b)
                 if len(succ) == 1 and succ[0][1] is b and (
-                        succ[0][0] is state or _same(succ[0][0], state)):
+                        succ[0][0] is state or same(succ[0][0], state)):
                     return j, succ[0]
             j = nxt[j]
         return None
 
 
-def search(part: _Partition, state: Any, b: _Bindings, deadline: float,
-           clock: Callable[[], float], seen: _Seen, ends: _Ends | None,
+def search(part: Partition, state: Any, b: Bindings, deadline: float,
+           clock: Callable[[], float], seen: SeenStates, ends: Ends | None,
            trail: _Trail = None) -> tuple[CheckResult, _Best | None]:
     """Search ``part`` from ``state``/``b`` until ``clock()`` reaches ``deadline``. Without
     ``ends``: stop at the first order that places every determinate event (linearizable). With
@@ -369,14 +369,14 @@ def search(part: _Partition, state: Any, b: _Bindings, deadline: float,
     return walk.run(deadline, clock), walk.best
 
 
-def counterexample(part: _Partition, key: Hashable | None, best: _Best,
+def counterexample(part: Partition, key: Hashable | None, best: _Best,
                    before: tuple[Event, ...] = ()) -> Counterexample:
     """The counterexample the longest path ``best`` of a failed search shows."""
     path, state, b, blocked = best
     steps = part.answers(blocked, state, b)
     expected: list[Outcome] = []
     for s in steps or ():
-        if not any(_same(s.outcome, o) for o in expected):
+        if not any(same(s.outcome, o) for o in expected):
             expected.append(s.outcome)
     return Counterexample(
         partition=key,
