@@ -108,16 +108,19 @@ def _wait_gone(pids: Collection[int], deadline: float) -> set[int]:
     """Wait until each of ``pids`` has ended (a zombie has), at most until ``deadline``; those
     still running then. Waits on pidfds (Linux 5.3+), else looks again every 50 ms."""
     fds: dict[int, int] = {}
+    pidfds = True
     for pid in pids:
         try:
             fds[os.pidfd_open(pid)] = pid
         except ProcessLookupError:
-            continue
-        except (OSError, AttributeError):
-            fds = {}
+            continue  # ended already
+        except (OSError, AttributeError):  # no pidfds here: close those opened, look instead
+            for fd in fds:
+                os.close(fd)
+            fds, pidfds = {}, False
             break
     try:
-        if fds or not pids:
+        if pidfds:
             while fds and (left := deadline - time.monotonic()) > 0:
                 ready, _, _ = select.select(list(fds), [], [], left)
                 for fd in ready:
