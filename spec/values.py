@@ -31,7 +31,17 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .opaque import Foreign, Forged, ForgedValue, Minted, NotAValue, Opaque, Ref
+from .opaque import (
+    Foreign,
+    Forged,
+    ForgedValue,
+    Minted,
+    NotAValue,
+    Opaque,
+    Ref,
+    evolve_fields,
+    init_fields,
+)
 
 _TYPES: dict[str, type] = {}
 T = TypeVar("T", bound=type)
@@ -324,13 +334,9 @@ def handed(value: Any) -> Any:
         return [v if type(v) in _EXACT else handed(v) for v in value]
     if cls is tuple:
         return tuple([v if type(v) in _EXACT else handed(v) for v in value])
-    if attrs.has(cls):
-        names = [(f.name, f.alias) for f in attrs.fields(cls) if f.init]
-        parts = {alias: getattr(value, name) for name, alias in names}
-        copies = {alias: handed(v) for alias, v in parts.items()}
-        if all(copies[a] is parts[a] for a in parts):
-            return value
-        return cls(**copies)
+    names = init_fields(cls)
+    if names is not None:  # an attrs value: rebuilt when a field was copied
+        return evolve_fields(value, names, handed, _EXACT)
     return value
 
 

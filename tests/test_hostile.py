@@ -443,8 +443,10 @@ def test_clean_drops_what_a_killed_run_left_and_nothing_else(tmp_path: Path,
         listed = fencepost(tmp_path, "clean", pg_url)
         assert listed.returncode == 0, listed.stdout + listed.stderr
         rows = {line.split()[0]: line for line in listed.stdout.splitlines()[2:-1]}
-        assert all("left behind" in rows[ns] for ns in left if ns in rows)
-        assert all(rows[ns].endswith("live: a run holds it") for ns in running if ns in rows)
+        killed_rows = [rows[ns] for ns in left if ns in rows]
+        live_rows = [rows[ns] for ns in running if ns in rows]
+        assert killed_rows and all("left behind" in row for row in killed_rows), rows
+        assert live_rows and all(row.endswith("live: a run holds it") for row in live_rows)
         assert _fp_tables(pg_url, left), "without --drop nothing is dropped"
         dropped = fencepost(tmp_path, "clean", pg_url, "--drop")
         assert dropped.returncode == 0, dropped.stdout + dropped.stderr
