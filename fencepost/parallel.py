@@ -1,6 +1,6 @@
 """``--jobs N``: the independent parts of one run in parallel processes.
 
-A run is made of parts (:func:`~fencepost.scenarios.runner.units_of`: the scripted scenarios
+A run is made of parts (:func:`~fencepost.scenarios.kinds.parts_of`: the scripted scenarios
 and fault cases, the state machine, each race, the concurrent run), each on a store namespace of
 its own under a clock of its own, so a part finds the same things wherever it runs. With
 ``jobs`` > 1 each part runs in a process of a pool (the adapter spec resolved there: a store
@@ -38,7 +38,8 @@ from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import Profile
-from fencepost.scenarios.runner import RunResult, run_suite, units_of
+from fencepost.scenarios.kinds import parts_of
+from fencepost.scenarios.runner import RunResult, run_suite
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
@@ -107,7 +108,7 @@ def _orphaned(parent: int) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
-def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, Any],
+def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, Any],
               example_db: str | None) -> tuple[str, RunResult | str]:
     """One part in a pool process: ``("ok", result)``, ``("interrupted", partial result)``,
     ``("config", message)``, or ``("skipped", "")`` for a part taken after the run was
@@ -128,7 +129,7 @@ def _run_part(contract_name: str, adapter: str, unit: int, kwargs: Mapping[str, 
     try:
         factory, _ = resolve_adapter(contract_name, adapter)
         database = example_database(example_db) if example_db is not None else None
-        result = run_suite(contract(contract_name).suite, factory, units=(unit,),
+        result = run_suite(contract(contract_name).suite, factory, parts=(part,),
                            progress=progress, example_db=database, **kwargs)
     except ConfigurationError as e:
         return "config", str(e)
@@ -188,7 +189,7 @@ def run_parts(
     relay.start()
     from .registry import contract
 
-    parts = len(units_of(contract(contract_name).suite))
+    parts = len(parts_of(contract(contract_name).suite))
     pool = ProcessPoolExecutor(max_workers=min(jobs, parts), mp_context=ctx,
                                initializer=_start_process, initargs=(lines,))
     try:

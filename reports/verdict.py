@@ -10,6 +10,7 @@ import attrs
 
 from fencepost.model.answers import Answers
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
+from fencepost.scenarios.kinds import covers, kind, kind_of
 from fencepost.spec.clauses import Catalogue, Clause
 
 
@@ -103,7 +104,7 @@ def _verdict(clause: Clause, evidence: Evidence, capabilities: frozenset[str],
 def _untested(clause: Clause, evidence: Evidence) -> str:
     """Why a clause nothing failed was never put to the test, in the words of what happened."""
     ran = {check: how for check, how in evidence.ended.items()
-           if check in clause.checks or check.split(":")[0] in clause.checks}
+           if covers(clause, check)}
     if ran and not any(how.held for how in ran.values()):
         stops = sorted({str(how) for how in ran.values()})
         said = "; ".join(stops[:3]) + (f"; and {len(stops) - 3} more" if len(stops) > 3 else "")

@@ -4,6 +4,7 @@ each already cleaned (:mod:`fencepost.reports.text`), so no writer emits a raw a
 from __future__ import annotations
 
 from fencepost.scenarios.evidence import NOT_MINIMAL, Failure
+from fencepost.scenarios.kinds import kind, kind_of
 from fencepost.scenarios.trace import TraceStep, trace_to_code
 from fencepost.scenarios.trace import render_trace as _render_trace
 
@@ -59,7 +60,10 @@ def failure_steps(failure: Failure) -> str:
 def replay_code(v: ClauseVerdict, report: RunReport) -> str | None:
     """The counterexample as a script, cleaned, for sequential checks (a race is not
     replayable)."""
-    if v.failure is None or v.failure.check.startswith(("race:", "concurrent")):
+    if v.failure is None:
+        return None
+    found_by = kind(kind_of(v.failure.check))
+    if found_by is None or not found_by.replayable:
         return None
     return clean_block(trace_to_code(v.failure.trace, report.contract, report.adapter))
 

@@ -1,8 +1,8 @@
-"""The phases of a run, each over every check of its kind: the scripted scenarios, the fault
-cases, the races and the concurrent run with its linearizability check (the state machine
-runs through :mod:`.machine`). :mod:`.runner` runs them in order; each records what it found
-in the world's evidence: a failure, or a loss (``backend_unavailable``, a stopped run) against
-every clause the check covers."""
+"""The built-in kinds of check (see :mod:`.kinds`), each run over every check of its kind in a
+part: the scripted scenarios, the fault cases, the state machine (through :mod:`.machine`), the
+races and the concurrent run with its linearizability check. :mod:`.runner` runs the parts in
+order; each kind records what it found in the world's evidence: a failure, or a loss
+(``backend_unavailable``, a stopped run) against every clause the check covers."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from fencepost.scenarios.evidence import CONCURRENT, HELD, Ending, Evidence, Fai
 from fencepost.scenarios.fault_checks import fault_check
 from fencepost.scenarios.harness import ClauseViolation, Harness, StoreLost, World
 from fencepost.scenarios.injection import FAULT_INJECTION
+from fencepost.scenarios.kinds import CheckKind, PartRun, clauses_of, declare
+from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.suite import Suite
 from fencepost.scenarios.trace import TraceStep
@@ -63,7 +65,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
     world.evidence.checks_run.add(CONCURRENT)
     world.check = CONCURRENT
     fork = world.fork("c")
-    clauses = [c.id for c in suite.clauses if CONCURRENT in c.checks]
+    clauses = clauses_of(suite, CONCURRENT)
     try:
         progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
         run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
@@ -151,9 +153,9 @@ def changes_overlapped(history: History, partition: Callable[[Op], Hashable | No
 
 
 def lost_check(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:
-    for clause in suite.clauses:
-        if check in clause.checks or check.split(":")[0] in clause.checks:
-            evidence.lost(clause.id, f"{check}: {reason}")
+    """Every clause ``check`` covers is unknown, for ``reason``."""
+    for clause in clauses_of(suite, check):
+        evidence.lost(clause, f"{check}: {reason}")
 
 
 def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None],
@@ -270,3 +272,55 @@ def run_races(
             if not _run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
                 break
     return gated_off
+
+
+def _scenario_kind(run: PartRun, _name: str | None) -> None:
+    run_scenarios(run.suite, run.part, run.progress, run.done, run.first_for("scenario"))
+
+
+def _fault_kind(run: PartRun, _name: str | None) -> None:
+    run_faults(run.suite, run.part, run.progress, run.done, run.first_for("fault"))
+
+
+def _machine_kind(run: PartRun, _name: str | None) -> None:
+    profile, world = run.profile, run.part
+    run.progress(f"state machine: {profile.examples} examples of up to {profile.steps} steps")
+    world.check = "machine"
+    found = run_machine(run.suite.machine_for(world), examples=profile.examples,
+                        steps=profile.steps, seed=run.seed, progress=run.progress,
+                        shrinking=profile.shrink, database=run.example_db)
+    run.examples += found.examples
+    for v in found.violations:
+        world.evidence.fail(v.clause, Failure("machine", v.message, v.trace,
+                                              minimal=v.clause not in found.unshrunk))
+    if found.lost is not None:
+        lost_check(run.suite, world.evidence, "machine", str(found.lost))
+        world.forget_store()
+    world.evidence.ended.setdefault("machine", (
+        Ending.failing(v.clause for v in found.violations) if found.violations
+        else Ending.lost_for(found.lost) if found.lost is not None else HELD))
+
+
+def _race_kind(run: PartRun, name: str | None) -> None:
+    run.gated_off.update(run_races(run.suite, run.part, run.profile, run.progress, run.done,
+                                   only=name))
+
+
+def _concurrent_kind(run: PartRun, _name: str | None) -> None:
+    run.history = run_concurrent_check(run.suite, run.part, run.profile, run.seed,
+                                       run.progress)
+    if run.history is None and run.profile.concurrency < 1:
+        for clause in clauses_of(run.suite, CONCURRENT):
+            run.gated_off[clause] = "not checked: no concurrent run (--concurrency 0)"
+
+
+SCENARIO = declare(CheckKind("scenario", _scenario_kind, timing="scenarios"))
+FAULT = declare(CheckKind("fault", _fault_kind, requires=frozenset({FAULT_INJECTION}),
+                          joins="scenario", applies=lambda suite: suite.faults is not None,
+                          timing="faults"))
+MACHINE = declare(CheckKind("machine", _machine_kind))
+RACE = declare(CheckKind("race", _race_kind, requires=frozenset({"concurrency"}),
+                         split=lambda suite: tuple(suite.races), timing="races",
+                         replayable=False))
+CONCURRENT_KIND = declare(CheckKind(CONCURRENT, _concurrent_kind,
+                                    requires=frozenset({"concurrency"}), replayable=False))

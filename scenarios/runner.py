@@ -1,9 +1,10 @@
 """Run every check of a suite against one adapter and gather the evidence.
 
-Order: scripted scenarios and the checks under injected database faults (stores that expose
-their SQLAlchemy engine), both fast and pointed; then the state machine (broad); then the
-real-thread races; then the concurrent run, whose history is checked for linearizability. Each
-check runs on ids of its own (a prefix), against one store opened once per run (the fault cases
+A run is made of parts, cut by the kinds of check (:mod:`.kinds`), in their order: scripted
+scenarios and the checks under injected database faults (stores that expose their SQLAlchemy
+engine), both fast and pointed; then the state machine (broad); then the real-thread races;
+then the concurrent run, whose history is checked for linearizability; then the kinds from
+outside the kit. Each check runs on ids of its own (a prefix), against one store opened once per run (the fault cases
 and the concurrent run that see whole queues on stores of their own), under one simulated clock
 that only moves forward. A run may name checks to run ``first`` (``fencepost mutants`` names
 the checks of the clause it expects to fail, and stops once it has): their phases, and they
@@ -30,7 +31,7 @@ from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError, told
 
 from .clock import SimClock
-from .evidence import CONCURRENT, HELD, Ending, Evidence, Failure
+from .evidence import Ending, Evidence
 from .guard import (
     CANCEL_GRACE_S,
     DEFAULT_CALL_TIMEOUT_S,
@@ -42,16 +43,8 @@ from .guard import (
 from .harness import AdapterFault, World
 from .injection import FAULT_INJECTION, found_capabilities
 from .interrupt import Interrupted
-from .machine import run_machine
-from .phases import (
-    Progress,
-    first_of,
-    lost_check,
-    run_concurrent_check,
-    run_faults,
-    run_races,
-    run_scenarios,
-)
+from .kinds import parts_of, run_check, wanted
+from .phases import Progress, first_of, lost_check
 from .profiles import Profile
 from .suite import Suite
 
@@ -165,7 +158,7 @@ def run_suite(
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     first: Collection[str] = (),
     example_db: ExampleDatabase | None = None,
-    units: Collection[int] | None = None,
+    parts: Collection[int] | None = None,
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -177,13 +170,13 @@ def run_suite(
     true (the mutants command stops as soon as the expected clause has failed); the checks named
 in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others. The
     state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
-    it finds there. ``units`` (indexes of :func:`units_of`; default all) runs only those
-    parts."""
+    it finds there. ``parts`` (indexes of :func:`~.kinds.parts_of`; default all) runs only
+    those parts."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
-               frozenset(first), example_db=example_db, units=units)
+               frozenset(first), example_db=example_db, parts=parts)
     ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
         _stopped(suite, run.current or world, ended.abandoned)
@@ -203,26 +196,11 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
     return result
 
 
-def units_of(suite: Suite) -> tuple[tuple[str, ...], ...]:
-    """The independent parts of a run of ``suite``, in order: the scenarios with the fault
-    cases, the state machine, each race, the concurrent run. Each runs on a store namespace of
-    its own under a clock of its own that starts at :data:`CLOCK_START`, so what a part finds
-    does not depend on which parts ran before it, nor where (``--jobs``: parts in parallel
-    processes, their evidence merged in this order)."""
-    races = tuple((f"race:{name}",) for name in suite.races)
-    return (("scenario", "fault"), ("machine",), *races, (CONCURRENT,))
-
-
-def _wanted(kind: str, first: AbstractSet[str]) -> bool:
-    """Is the part's check kind (``scenario``, ``race:NAME``) named in ``first``
-    (``scenario:NAME``, ``race:NAME``, ``race``, ``machine``)?"""
-    return any(kind == f or kind == f.split(":")[0] or f == kind.split(":")[0] for f in first)
-
-
-def units_in_order(units: tuple[tuple[str, ...], ...], first: AbstractSet[str]) -> list[int]:
-    """The indexes of ``units``, those holding a check named in ``first`` first."""
-    return sorted(range(len(units)),
-                  key=lambda k: not any(_wanted(kind, first) for kind in units[k]))
+def parts_in_order(parts: tuple[tuple[str, ...], ...], first: AbstractSet[str]) -> list[int]:
+    """The indexes of ``parts`` (:func:`~.kinds.parts_of`), those holding a check named in
+    ``first`` first."""
+    return sorted(range(len(parts)),
+                  key=lambda k: not any(wanted(check, first) for check in parts[k]))
 
 
 @attrs.define
@@ -243,26 +221,22 @@ class _Run:
     gated_off: dict[str, str] = attrs.Factory(dict)
     history: History | None = None
     example_db: ExampleDatabase | None = None
-    units: Collection[int] | None = None
+    parts: Collection[int] | None = None
     current: World | None = None
 
     def checks(self) -> None:
         suite, root = self.suite, self.world
         try:
             open_checked(suite, root)
-            phases = {"scenario": self._scenarios, "fault": self._faults,
-                      "machine": self._machine, CONCURRENT: self._concurrent}
-            units = units_of(suite)
-            for k in units_in_order(units, self.first):
-                if self.units is not None and k not in self.units:
+            parts = parts_of(suite)
+            for k in parts_in_order(parts, self.first):
+                if self.parts is not None and k not in self.parts:
                     continue
                 self.current = root.fork(f"u{k}", clock=SimClock(CLOCK_START))
-                wanted = [kind for kind in units[k] if _wanted(kind, self.first)]
-                for kind in first_of(units[k], set(wanted)):
-                    name, _, race = kind.partition(":")
+                named = {check for check in parts[k] if wanted(check, self.first)}
+                for check in first_of(parts[k], named):
                     t0 = time.perf_counter()
-                    self._races(race) if name == "race" else phases[kind]()
-                    timing = "races" if name == "race" else phases[kind].__name__.strip("_")
+                    timing = run_check(self, check)
                     self.timings[timing] = (self.timings.get(timing, 0.0)
                                             + time.perf_counter() - t0)
                     if self.done(root.evidence):
@@ -287,47 +261,8 @@ class _Run:
         assert self.current is not None
         return self.current
 
-    def _scenarios(self) -> None:
-        run_scenarios(self.suite, self.part, self.progress, self.done, self.first)
-
-    def _faults(self) -> None:
-        run_faults(self.suite, self.part, self.progress, self.done, self.first)
-
-    def _machine(self) -> None:
-        profile, world = self.profile, self.part
-        self.progress(f"state machine: {profile.examples} examples of up to {profile.steps} "
-                      "steps")
-        world.check = "machine"
-        run = run_machine(self.suite.machine_for(world), examples=profile.examples,
-                          steps=profile.steps, seed=self.seed, progress=self.progress,
-                          shrinking=profile.shrink, database=self.example_db)
-        self.examples = run.examples
-        for v in run.violations:
-            world.evidence.fail(v.clause, Failure("machine", v.message, v.trace,
-                                                  minimal=v.clause not in run.unshrunk))
-        if run.lost is not None:
-            lost_check(self.suite, world.evidence, "machine", str(run.lost))
-            world.forget_store()
-        world.evidence.ended.setdefault("machine", _ending(run))
-
-    def _races(self, name: str) -> None:
-        self.gated_off.update(run_races(self.suite, self.part, self.profile, self.progress,
-                                         self.done, only=name))
-
-    def _concurrent(self) -> None:
-        self.history = run_concurrent_check(self.suite, self.part, self.profile, self.seed,
-                                       self.progress)
-        if self.history is None and self.profile.concurrency < 1:
-            for clause in self.suite.clauses:
-                if CONCURRENT in clause.checks:
-                    self.gated_off[clause.id] = ("not checked: no concurrent run "
-                                                 "(--concurrency 0)")
-
-
-def _ending(run: Any) -> Ending:
-    if run.violations:
-        return Ending.failing(v.clause for v in run.violations)
-    return Ending.lost_for(run.lost) if run.lost is not None else HELD
+    def first_for(self, kind: str) -> frozenset[str]:
+        return frozenset(check.removeprefix(f"{kind}:") for check in self.first)
 
 
 def _stopped(suite: Suite, world: World, reason: str) -> None:

@@ -17,7 +17,8 @@ from fencepost.api import check
 from fencepost.registry import contract
 from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
-from fencepost.scenarios.runner import units_in_order, units_of
+from fencepost.scenarios.kinds import parts_of
+from fencepost.scenarios.runner import parts_in_order
 
 
 def _seen(report: RunReport) -> list[tuple[Any, ...]]:
@@ -65,17 +66,17 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
 
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:
     suite = contract("ledgence-tasks").suite
-    kinds = [kind for unit in units_of(suite) for kind in unit]
+    kinds = [kind for part in parts_of(suite) for kind in part]
     assert kinds == ["scenario", "fault", "machine",
                      *(f"race:{name}" for name in suite.races), "concurrent"]
 
 
 def test_the_parts_holding_the_checks_named_first_go_first() -> None:
-    units = (("scenario", "fault"), ("machine",), ("race:a",), ("race:b",), ("concurrent",))
-    assert units_in_order(units, {"race:b"}) == [3, 0, 1, 2, 4]
-    assert units_in_order(units, {"scenario:x", "concurrent"}) == [0, 4, 1, 2, 3]
-    assert units_in_order(units, {"race"}) == [2, 3, 0, 1, 4]
-    assert units_in_order(units, set()) == [0, 1, 2, 3, 4]
+    parts = (("scenario", "fault"), ("machine",), ("race:a",), ("race:b",), ("concurrent",))
+    assert parts_in_order(parts, {"race:b"}) == [3, 0, 1, 2, 4]
+    assert parts_in_order(parts, {"scenario:x", "concurrent"}) == [0, 4, 1, 2, 3]
+    assert parts_in_order(parts, {"race"}) == [2, 3, 0, 1, 4]
+    assert parts_in_order(parts, set()) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2", "two"])
