@@ -36,9 +36,9 @@ from typing import Any
 from fencepost.scenarios.evidence import merged
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
+from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import Profile
-from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.runner import RunResult, run_suite
 
 from .ending import EndedAbruptly, say

@@ -10,7 +10,7 @@ import attrs
 
 from fencepost.model.answers import Answers
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
-from fencepost.scenarios.kinds import covers, kind, kind_of
+from fencepost.scenarios.kinds import covers
 from fencepost.spec.clauses import Catalogue, Clause
 
 

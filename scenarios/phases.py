@@ -158,8 +158,8 @@ def lost_check(suite: Suite, evidence: Evidence, check: str, reason: str) -> Non
         evidence.lost(clause, f"{check}: {reason}")
 
 
-def _run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None],
-             go_on: bool = False) -> bool:
+def run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None],
+            go_on: bool = False) -> bool:
     """Run one check; record its failure, or its loss against every clause it covers.
     True when it passed. With ``go_on`` (scripted scenarios) a difference in fields alone
     fails its clause and the check goes on (see :mod:`.harness`)."""
@@ -204,7 +204,7 @@ def run_scenarios(
             return
         k = number[name]
         progress(f"scenario {k}/{len(names)}: {name}")
-        _run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"),
+        run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"),
                  go_on=True)
 
 
@@ -233,7 +233,7 @@ def run_faults(
             return
         k = number[name]
         progress(f"faults {k}/{len(faults)}: {name}")
-        _run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
+        run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
 
 
 def run_races(
@@ -269,7 +269,7 @@ def run_races(
                 return gated_off
             progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
             prefix = f"r{index[name]}x{r}"
-            if not _run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
+            if not run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
                 break
     return gated_off
 

@@ -4,11 +4,11 @@ A run is made of parts, cut by the kinds of check (:mod:`.kinds`), in their orde
 scenarios and the checks under injected database faults (stores that expose their SQLAlchemy
 engine), both fast and pointed; then the state machine (broad); then the real-thread races;
 then the concurrent run, whose history is checked for linearizability; then the kinds from
-outside the kit. Each check runs on ids of its own (a prefix), against one store opened once per run (the fault cases
-and the concurrent run that see whole queues on stores of their own), under one simulated clock
-that only moves forward. A run may name checks to run ``first`` (``fencepost mutants`` names
-the checks of the clause it expects to fail, and stops once it has): their phases, and they
-within their phase, go before the others; the rest keep this order.
+outside the kit. Each check runs on ids of its own (a prefix), against one store opened once
+per run (the fault cases and the concurrent run that see whole queues on stores of their own),
+under one simulated clock that only moves forward. A run may name checks to run ``first``
+(``fencepost mutants`` names the checks of the clause it expects to fail, and stops once it
+has): their parts, and they within their part, go before the others; the rest keep this order.
 """
 
 from __future__ import annotations

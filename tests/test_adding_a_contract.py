@@ -6,6 +6,7 @@ entry point's sake, as a ``.dist-info`` directory on the path of the commands it
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -17,16 +18,22 @@ import pytest
 EXTERNAL = Path(__file__).parent / "external"
 
 
+def install(tmp_path: Path, name: str, entry_points: str) -> dict[str, str]:
+    """The environment of a process in which the distribution ``name`` of the packages in
+    tests/external is installed with ``entry_points`` (an ``entry_points.txt``)."""
+    site = tmp_path / "site"
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join((str(site), str(EXTERNAL))))
+
+
 @pytest.fixture
 def installed(tmp_path: Path) -> dict[str, str]:
     """The environment of a process in which tiny-register is installed."""
-    site = tmp_path / "site"
-    info = site / "tiny_register-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-register\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[fencepost.contracts]\ntiny-register = tiny_register.contract:declare\n")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join((str(site), str(EXTERNAL))))
+    return install(tmp_path, "tiny-register",
+                   "[fencepost.contracts]\ntiny-register = tiny_register.contract:declare\n")
 
 
 def fencepost(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,6 +87,19 @@ def test_the_plugin_runs_it(installed: dict[str, str], tmp_path: Path) -> None:
         cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
+
+
+def test_a_contract_outside_imports_the_authoring_module_alone() -> None:
+    """What the kit offers a contract's author is one module: ``fencepost.authoring``."""
+    found = {}
+    for path in sorted((EXTERNAL / "tiny_register").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                if name.split(".")[0] == "fencepost":
+                    found.setdefault(name, []).append(f"{path.name}:{node.lineno}")
+    assert set(found) == {"fencepost.authoring"}, found
 
 
 def test_analyze_reads_a_history_of_it(installed: dict[str, str], tmp_path: Path) -> None:

@@ -413,7 +413,7 @@ def test_a_difference_in_a_field_without_a_clause_of_its_own_stops_the_check() -
 
 
 def test_a_stop_after_going_on_is_not_concluded_rather_than_failed() -> None:
-    from fencepost.scenarios.phases import _run_one
+    from fencepost.scenarios.phases import run_one
 
     h0 = _mutant("finish_keeps_owner")
     world = h0.world
@@ -422,7 +422,7 @@ def test_a_stop_after_going_on_is_not_concluded_rather_than_failed() -> None:
         _finished_twice(h)  # goes on past the owner difference
         raise h._stop("ADK-REV-001", "a later difference")
 
-    assert _run_one(ADK.suite, world, "scenario:t", body, go_on=True) is False
+    assert run_one(ADK.suite, world, "scenario:t", body, go_on=True) is False
     assert list(world.evidence.failures) == ["ADK-OWNER-001"]
     assert world.evidence.unknown == {"ADK-REV-001": (
         "scenario:t: not concluded: a later difference (after the check went on past a "

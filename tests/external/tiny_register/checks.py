@@ -7,9 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from fencepost.scenarios.checks import Races, Scenarios
-from fencepost.scenarios.harness import Harness, World
-from fencepost.scenarios.machine import WorldMachine
+from fencepost.authoring import Harness, Races, Scenarios, World, WorldMachine
 
 from .spec import Get, Put
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fencepost.contract import Contract
+from fencepost.authoring import Contract
 
 
 def declare() -> Contract:
-    from fencepost.scenarios.suite import Suite
+    from fencepost.authoring import Suite
 
     from . import spec
     from .checks import RACES, SCENARIOS, machine_for

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fencepost.model.base import ContractModel, Ctx, Step
-from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Err, Ok
+from fencepost.authoring import ContractModel, Ctx, Err, Ok, Op, Step
 
 from . import spec
 

@@ -6,9 +6,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.spec.clauses import Catalogue, Clause
-from fencepost.spec.errors import ContractError
-from fencepost.spec.ops import Op, operation
+from fencepost.authoring import Catalogue, Clause, ContractError, Op, operation
 
 CONTRACT = "tiny-register"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fencepost.adapters.faulty.base import Mutant
-from fencepost.env import AdapterEnv
+from fencepost.authoring import AdapterEnv, Mutant
 
 from .spec import NotFound, VersionConflict
 

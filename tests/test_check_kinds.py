@@ -1,0 +1,110 @@
+"""A kind of check declared outside the kit runs through ``check``, ``--jobs``, ``mutants`` and
+the pytest plugin, with no kit file and no file of the contract edited: the check-kind seam.
+
+The kind is tests/external/probe_kind (its ``fencepost.check_kinds`` entry point), its checks
+for tiny-register are tests/external/probe_kind/tiny_register.py (``fencepost.checks``), the
+contract is tests/external/tiny_register; all are "installed" as test_adding_a_contract does."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_adding_a_contract import EXTERNAL, fencepost, install
+
+from fencepost.registry import contract
+from fencepost.scenarios.kinds import kinds, parts_of
+
+ENTRY_POINTS = """[fencepost.contracts]
+tiny-register = tiny_register.contract:declare
+
+[fencepost.check_kinds]
+probe = probe_kind:KIND
+
+[fencepost.checks]
+tiny-register.probe = probe_kind.tiny_register:PROBES
+"""
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> dict[str, str]:
+    return install(tmp_path, "probe-kind", ENTRY_POINTS)
+
+
+def test_the_built_in_kinds_cut_a_run_into_their_parts() -> None:
+    assert [k.name for k in kinds()] == ["scenario", "fault", "machine", "race", "concurrent"]
+    suite = contract("adk-ledger").suite
+    assert parts_of(suite) == (("scenario", "fault"), ("machine",),
+                               *((f"race:{name}",) for name in suite.races), ("concurrent",))
+
+
+def test_the_kind_is_a_part_of_every_run_of_a_contract_that_has_it(
+        installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "check", "tiny-register", "--adapter", "memory",
+                       "--seed", "1", "--report", "R", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    assert "probe" in report["timings"], report["timings"]
+    assert {c["id"]: c["status"] for c in report["clauses"]} == {
+        "TINY-PUT-001": "pass", "TINY-PUT-002": "pass", "TINY-GET-001": "pass"}
+
+
+def test_its_checks_fail_the_clause_they_break(installed: dict[str, str],
+                                               tmp_path: Path) -> None:
+    """Run first, the probe is what finds the stale overwrite; its counterexample names it."""
+    code = ("import fencepost.api as api\n"
+            "r = api.check('tiny-register', 'tiny_register.store:make_last_writer_wins', "
+            "seed=1, first=('probe',))\n"
+            "[v] = [v for v in r.verdicts if v.clause.id == 'TINY-PUT-002']\n"
+            "print(v.status, v.failure.check, len(v.failure.trace))\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=installed,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.split() == ["fail", "probe:stale_overwrite", "3"]
+
+
+def test_it_runs_as_a_part_of_its_own_with_jobs(installed: dict[str, str],
+                                                tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "check", "tiny-register", "--adapter",
+                       "tiny_register.store:make_last_writer_wins", "--seed", "1", "--jobs", "2",
+                       "--report", "R", "--quiet")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    assert "probe" in report["timings"], report["timings"]
+    assert {c["id"]: c["status"] for c in report["clauses"]}["TINY-PUT-002"] == "fail"
+
+
+def test_mutants_and_the_plugin_run_it(installed: dict[str, str], tmp_path: Path) -> None:
+    result = fencepost(installed, tmp_path, "mutants", "tiny-register", "--report", "M",
+                       "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    [row] = json.loads((tmp_path / "M" / "mutants.json").read_text())
+    assert (row["name"], row["caught"]) == ("last_writer_wins", True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fencepost-contract",
+         "tiny-register", "--fencepost-adapter", "memory", "--fencepost-seed", "1"],
+        cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout
+
+
+def test_a_broken_kind_is_a_configuration_error(tmp_path: Path) -> None:
+    env = install(tmp_path, "broken-kind", ENTRY_POINTS.replace("probe_kind:KIND",
+                                                                "probe_kind:NOTHING"))
+    result = fencepost(env, tmp_path, "check", "tiny-register", "--adapter", "memory",
+                       "--seed", "1", "--quiet")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "fencepost: error: the check kind 'probe' (probe_kind:NOTHING) cannot be loaded: "
+        "AttributeError: module 'probe_kind' has no attribute 'NOTHING'"], result.stderr
+
+
+def test_the_kind_imports_the_authoring_module_alone() -> None:
+    for path in sorted((EXTERNAL / "probe_kind").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fencepost"):
+                assert node.module == "fencepost.authoring", (path, node.lineno)
