@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from fencepost.spec.clauses import Choice, Setting
 from fencepost.spec.opaque import agree, all_fields
+from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
 
@@ -111,45 +113,64 @@ def as_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value or {})
 
 
+StepFunction = Callable[[Any, Op, Ctx], "Step | OneOf"]
+"""``step(state, op, ctx)``: the model's answer to ``op`` in ``state`` (pure)."""
+Observe = Callable[[str, Any, Any], "Op | tuple[Op, ...] | None"]
+"""``observe(key, bindings, state)``: the read-only op(s) whose answer shows a record's state,
+or None when it cannot be read."""
+Changed = Callable[[Any, Any], Iterable[str]]
+"""``changed(state_before, state_after)``: the keys whose records a step changed besides its
+own ``op.key()``."""
+AnswerClause = Callable[[Op, str, Outcome, Outcome], "str | None"]
+"""``answer_clause(op, step_clause, expected, actual)``: the clause a differing answer breaks
+when the difference itself names it, else None."""
+Pure = Callable[[Op, Any], bool]
+"""``pure(op, answer)``: does ``op`` answered ``answer`` change nothing wherever it is placed?"""
+Situations = Callable[[Any, Op, Ctx, Any], Iterable[tuple[str, str]]]
+"""``situations(state_before, op, ctx, step)``: the (clause, situation) pairs an agreed step
+put to the test."""
+
+
 @attrs.frozen
 class ContractModel:
     """A contract's reference model as the harness sees it.
 
-    ``step`` is the pure step function; ``observe(key, bindings, state)`` builds the read-only op
-    whose answer shows a record's state (``get``), or None when it cannot be read;
+    ``step`` is the pure step function; ``observe`` builds the read that shows a record;
     ``field_clauses`` narrows a lone mismatching field after an accepted step to its own clause;
-    ``choices`` are the documented options; ``settings`` the numeric ones.
+    ``choices`` are the documented options; ``settings`` the numeric ones. Blame is decided
+    from these alone (:func:`attribute_outcome`, :func:`attribute_effect`): the clause the
+    step names, narrowed by ``field_clauses``, ``refusal_clauses`` and ``answer_clause``.
     """
 
     name: str
     initial: Any
-    step: Any
-    observe: Any
+    step: StepFunction
+    observe: Observe
     field_clauses: Mapping[str, str]
-    choices: tuple[Any, ...]
+    choices: tuple[Choice, ...]
     durable_clause: str
-    settings: tuple[Any, ...] = ()
-    # Identifiers the store mints (Opaque("task#1") in answers) must be unique: a store that
-    # hands out one id for two things breaks this clause. None: the contract mints none.
+    settings: tuple[Setting, ...] = ()
     mint_clause: str | None = None
-    # (op, error code[, payload]) -> the clause a wrongful refusal of an allowed op breaks
+    """Identifiers the store mints (``Opaque("task#1")`` in answers) must be unique: a store
+    that hands out one id for two things breaks this clause. None: the contract mints none."""
     refusal_clauses: Mapping[tuple[Any, ...], str] = attrs.field(factory=dict)
-    # changed(state_before, state_after) -> keys whose records a step changed besides its own
-    # op.key() (an acquisition claims some task): the harness reads them back too
-    changed: Any = None
-    # answer_clause(op, step_clause, expected, actual) -> the clause a differing answer (or
-    # read-back, with step_clause "") breaks when the difference itself names it, else None
-    answer_clause: Any = None
-    # pure(op, answer) -> True when ``op`` answered ``answer`` changes nothing wherever it is
-    # placed (reads; refusals): the linearizability search places such a call as soon as it fits
-    # without trying it anywhere later. None: no call is known to be pure.
-    pure: Any = None
-    # situations(state_before, op, ctx, step) -> (clause, situation) pairs: the cases of the
-    # catalogue's clauses (Clause.situations) this agreed step put to the test. None: none.
-    situations: Any = None
+    """(op name, error code[, payload]) -> the clause a wrongful refusal of an allowed op
+    breaks."""
+    changed: Changed | None = None
+    """The records a step changed besides its own (an acquisition claims some task): the
+    harness reads them back too."""
+    answer_clause: AnswerClause | None = None
+    """The clause a differing answer (or read-back, with step_clause "") breaks when the
+    difference itself names it."""
+    pure: Pure | None = None
+    """Reads and refusals: the linearizability search places such a call as soon as it fits
+    without trying it anywhere later. None: no call is known to be pure."""
+    situations: Situations | None = None
+    """The cases of the catalogue's clauses (``Clause.situations``) an agreed step put to the
+    test. None: none."""
 
 
-def reads_and_refusals(*reads: str) -> Any:
+def reads_and_refusals(*reads: str) -> Pure:
     """A ``pure`` for models whose refusals (an ``Err`` answer) never change the state and
     whose ops named ``reads`` never do."""
     names = frozenset(reads)

@@ -361,6 +361,7 @@ class Harness:
         for key in dict.fromkeys([*self._changed(self.state, state), *keys]):
             for observe in self._observations(key, state):
                 expected = self.model.step(state, self.for_model(observe), self.ctx())
+                assert isinstance(expected, Step), "a read has one answer"
                 if not agrees(self._known(expected.outcome),
                               self.run(self.world.open(), observe)):
                     return False
