@@ -9,6 +9,7 @@ import attrs
 from fencepost.model.answers import Answers
 from fencepost.model.linearizability_verdict import Counterexample
 
+from .kinds import kind, kind_of
 from .trace import TraceStep, render_trace
 
 CONCURRENT = "concurrent"
@@ -71,6 +72,16 @@ class Ending:
 HELD = Ending()
 
 
+def shortest_first(failure: Failure) -> tuple[bool, bool, int]:
+    """How a failure ranks as the counterexample of its clause, the least first: one that can
+    be replayed as a script (not a race's nor a concurrent run's), shrunk, then the fewest
+    steps. Of two that rank alike, the one found first is kept (a run's order, and so
+    ``--jobs``' merge, is fixed)."""
+    found_by = kind(kind_of(failure.check))
+    replayable = found_by is not None and found_by.replayable
+    return not replayable, not failure.minimal, len(failure.trace)
+
+
 @attrs.define
 class Evidence:
     """What the checks of a run found, clause by clause."""
@@ -96,7 +107,11 @@ class Evidence:
         counts[situation] = counts.get(situation, 0) + 1
 
     def fail(self, clause: str, failure: Failure) -> None:
-        self.failures.setdefault(clause, failure)
+        """Keep ``failure`` for ``clause`` unless a failure kept already is as short: the
+        report shows the shortest counterexample any check found (:func:`shortest_first`)."""
+        kept = self.failures.get(clause)
+        if kept is None or shortest_first(failure) < shortest_first(kept):
+            self.failures[clause] = failure
 
     def lost(self, clause: str, reason: str) -> None:
         self.unknown.setdefault(clause, reason)
@@ -104,8 +119,8 @@ class Evidence:
 
 def merged(parts: list[Evidence]) -> Evidence:
     """The evidence of a run made of ``parts`` (in the run's order), as if one run had found
-    it all in that order: the first failure, reason and ending of each clause or check kept,
-    counts summed."""
+    it all in that order: the shortest failure (the first of those alike), the first reason
+    and ending of each clause or check kept, counts summed."""
     whole = Evidence()
     for part in parts:
         for clause, n in part.exercised.items():

@@ -19,6 +19,7 @@ from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
 from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.runner import parts_in_order
+from fencepost.scenarios.trace import TraceStep
 
 
 def _seen(report: RunReport) -> list[tuple[Any, ...]]:
@@ -40,6 +41,30 @@ def test_the_same_seed_gives_the_same_verdicts_and_counterexamples_at_jobs_1_and
     failed = {v.clause.id for v in two.failed()}
     assert "ADK-CLAIM-002" in failed
     assert one.timings.keys() == two.timings.keys()
+
+
+def steps(n: int) -> tuple[TraceStep, ...]:
+    return tuple(TraceStep("kit", k, note="the clock moved") for k in range(n))
+
+
+def test_a_clause_keeps_the_shortest_counterexample_any_check_found() -> None:
+    """Shortest first: a script's over a race's, a shrunk one over one cut short, then the
+    fewest steps; of two alike, the first found."""
+    e = Evidence()
+    e.fail("X-1", Failure("scenario:long", "long script", steps(12)))
+    e.fail("X-1", Failure("machine", "cut short", steps(3), minimal=False))
+    e.fail("X-1", Failure("race:r", "a race", steps(1)))
+    e.fail("X-1", Failure("concurrent", "a history", steps(1)))
+    assert e.failures["X-1"].message == "long script"
+    e.fail("X-1", Failure("machine", "shrunk", steps(4)))
+    assert e.failures["X-1"].message == "shrunk"
+    e.fail("X-1", Failure("scenario:short", "as short", steps(4)))
+    assert e.failures["X-1"].message == "shrunk"
+    e.fail("X-2", Failure("race:r", "a race", steps(5)))
+    e.fail("X-2", Failure("concurrent", "a shorter history", steps(2)))
+    assert e.failures["X-2"].message == "a shorter history"
+    e.fail("X-2", Failure("fault:f", "a fault case", steps(9)))
+    assert e.failures["X-2"].message == "a fault case"
 
 
 def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
