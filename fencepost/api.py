@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-import attrs
 from hypothesis.database import ExampleDatabase
 
 from fencepost.reports.verdict import RunReport, judge
@@ -25,7 +23,7 @@ from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.phases import Progress
-from fencepost.scenarios.profiles import MAX_FAULTED, PROFILES
+from fencepost.scenarios.profiles import MAX_FAULTED
 from fencepost.scenarios.runner import RunResult, run_suite
 from fencepost.scenarios.shrinking import Shrinking
 
@@ -34,6 +32,7 @@ from .contract import Factory
 from .errors import ConfigurationError
 from .example_db import example_database
 from .registry import adapter_options, contract, resolve_adapter
+from .run_config import RunConfig
 
 
 def new_seed() -> int:
@@ -81,84 +80,50 @@ def check(
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
     """
     entry = contract(contract_name)
-    if profile not in PROFILES:
-        raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
-    chosen = PROFILES[profile]
-    overrides: dict[str, int] = {}
-    for flag, count in (("concurrency", concurrency), ("ops", concurrent_ops)):
-        if count is not None:
-            if count < 0:
-                raise ConfigurationError(f"{flag} must be 0 or more, not {count}")
-            overrides[flag] = count
-    if not call_timeout_s > 0:
-        raise ConfigurationError(
-            f"--call-timeout must be more than 0 seconds, not {call_timeout_s:g}")
-    if shrink_budget is not None:
-        try:
-            shrink = (shrink_budget if isinstance(shrink_budget, Shrinking)
-                      else Shrinking.parse(shrink_budget))
-        except ValueError as e:
-            raise ConfigurationError(str(e)) from None
-        chosen = attrs.evolve(chosen, shrink=shrink)
+    config = RunConfig.of(
+        contract_name, seed=new_seed() if seed is None else seed, profile=profile,
+        options=options, concurrency=concurrency, concurrent_ops=concurrent_ops, strict=strict,
+        call_timeout_s=call_timeout_s, shrink_budget=shrink_budget, jobs=jobs)
     database = example_database(example_db) if example_db is not None else None
-    if concurrency is not None:
-        chosen = attrs.evolve(chosen, concurrency=concurrency)
-    if concurrent_ops is not None:
-        chosen = attrs.evolve(chosen, concurrent_ops=concurrent_ops)
     factory, name = resolve_adapter(contract_name, adapter)
-    options = {**adapter_options(contract_name, adapter), **(options or {})}
-    suite = entry.suite
-    seed = new_seed() if seed is None else seed
-    if jobs < 1:
-        raise ConfigurationError(f"--jobs must be 1 or more, not {jobs}")
+    run_options = {**adapter_options(contract_name, adapter), **config.options}
     run: Callable[[], RunResult]
     if (jobs > 1 and isinstance(adapter, str) and stop_when is None and not first
             and not isinstance(example_db, ExampleDatabase)):
         from .parallel import run_parts
 
         run = functools.partial(
-            run_parts, contract_name, adapter, jobs=jobs, profile=chosen, seed=seed,
-            options=options, progress=progress or (lambda _: None),
+            run_parts, contract_name, adapter, jobs=jobs, profile=config.profile,
+            seed=config.seed, options=run_options, progress=progress or (lambda _: None),
             call_timeout_s=call_timeout_s, example_db=example_db)
     else:
         run = functools.partial(
-            run_suite, suite, factory, profile=chosen, seed=seed, options=options,
-            progress=progress or (lambda _: None), stop_when=stop_when,
+            run_suite, entry.suite, factory, profile=config.profile, seed=config.seed,
+            options=run_options, progress=progress or (lambda _: None), stop_when=stop_when,
             call_timeout_s=call_timeout_s, first=first, example_db=database)
-    replay = ["fencepost", "check", contract_name, "--adapter", name, "--profile", profile,
-              "--seed", str(seed)]
-    for key, value in sorted((options or {}).items()):
-        replay += ["--option", f"{key}={value}"]
-    for flag, count in overrides.items():
-        replay += [f"--{flag}", str(count)]
-    if strict:
-        replay.append("--strict")
-    if chosen.shrink != PROFILES[profile].shrink:
-        replay += ["--shrink-budget", chosen.shrink.describe()]
-    if call_timeout_s != DEFAULT_CALL_TIMEOUT_S:
-        replay += ["--call-timeout", f"{call_timeout_s:g}"]
 
     def report_of(result: RunResult) -> RunReport:
-        verdicts = judge(suite.clauses, result.evidence, result.capabilities,
+        verdicts = judge(entry.clauses, result.evidence, result.capabilities,
                          result.gated_off, result.options, strict=strict)
         return RunReport(
             contract=contract_name,
             adapter=name,
             kit_version=__version__,
             profile=profile,
-            seed=seed,
+            seed=config.seed,
             options=dict(result.options),
             capabilities=result.capabilities,
             timings=dict(result.timings),
             steps=result.steps,
             examples=result.examples,
             verdicts=tuple(verdicts),
-            replay=shlex.join(replay),
+            replay=config.replay(name),
             history=result.history,
             faults=tuple(result.evidence.faults),
             stopped=result.evidence.stopped,
             concurrent=result.evidence.concurrent,
             catalogue_version=entry.catalogue_version,
+            pure=entry.suite.model.pure,
         )
 
     try:

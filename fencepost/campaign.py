@@ -287,25 +287,14 @@ def run_campaign(
 def _preflight(settings: CampaignSettings, example_db: str | None) -> None:
     """Every check a seed would make before it starts, made once here: a bad contract,
     profile, option, adapter, count or example database is one line before any seed runs."""
-    from fencepost.registry import resolve_adapter, validate_options
-    from fencepost.scenarios.profiles import PROFILES
-    from fencepost.scenarios.shrinking import Shrinking
+    from fencepost.registry import resolve_adapter
 
-    if settings.profile not in PROFILES:
-        raise ConfigurationError(f"unknown profile {settings.profile!r}; use "
-                                 f"{', '.join(PROFILES)}")
-    validate_options(settings.contract, dict(settings.options))
-    for flag, count in (("--concurrency", settings.concurrency), ("--ops", settings.ops)):
-        if count is not None and count < 0:
-            raise ConfigurationError(f"{flag} must be 0 or more, not {count}")
-    if not settings.call_timeout_s > 0:
-        raise ConfigurationError(f"--call-timeout must be more than 0 seconds, not "
-                                 f"{settings.call_timeout_s:g}")
-    if settings.shrink_budget is not None:
-        try:
-            Shrinking.parse(settings.shrink_budget)
-        except ValueError as e:
-            raise ConfigurationError(f"--shrink-budget: {e}") from None
+    from .run_config import RunConfig
+
+    RunConfig.of(settings.contract, seed=0, profile=settings.profile,
+                 options=settings.options, concurrency=settings.concurrency,
+                 concurrent_ops=settings.ops, strict=settings.strict,
+                 call_timeout_s=settings.call_timeout_s, shrink_budget=settings.shrink_budget)
     resolve_adapter(settings.contract, settings.adapter)
     if example_db is not None:
         from .example_db import example_database

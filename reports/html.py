@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jinja2
 
+from fencepost.model.base import Pure
 from fencepost.scenarios.evidence import NOT_MINIMAL
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.outcome import agrees
@@ -26,8 +27,6 @@ from .text import clean_block, clean_line
 from .timeline import EARLIER, Picture, differing, intervals, timeline
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
 from .views import concurrent_line, evidence_of, mark, reason_of, replay_code
-
-Pure = Callable[[Any, Any], bool]
 
 
 @functools.cache
@@ -41,9 +40,9 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def to_html(report: RunReport, pure: Pure | None = None) -> str:
-    """The text of ``report.html``. ``pure(op, answer)`` (the contract model's) tells which
-    calls change nothing: their answers never draw a lease."""
+def to_html(report: RunReport) -> str:
+    """The text of ``report.html``. ``report.pure(op, answer)`` (the contract model's) tells
+    which calls change nothing: their answers never draw a lease."""
     counts = [(str(s), report.count(s)) for s in (FAIL, UNKNOWN, UNSUPPORTED, PASS)
               if report.count(s)]
     view = {
@@ -58,7 +57,7 @@ def to_html(report: RunReport, pure: Pure | None = None) -> str:
         "stopped": clean_line(report.stopped, 600),
         "faults": [clean_line(f, 600) for f in report.faults],
         "rows": [_row(v) for v in report.verdicts],
-        "failures": [_failure(v, report, pure) for v in report.verdicts
+        "failures": [_failure(v, report, report.pure) for v in report.verdicts
                      if v.status == FAIL and v.failure is not None],
     }
     return _environment().get_template("report.html.j2").render(r=view, nonce=_nonce())

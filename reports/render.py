@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 from tabulate import tabulate
@@ -120,11 +119,10 @@ def write_whole(path: str, data: bytes) -> None:
         raise
 
 
-def write_reports(report: RunReport, directory: str,
-                  pure: Callable[[Any, Any], bool] | None = None) -> list[str]:
+def write_reports(report: RunReport, directory: str) -> list[str]:
     """Write report.json, report.md, report.html and junit.xml into ``directory`` (created if
     missing), and history.jsonl when the run was concurrent (``fencepost analyze`` re-checks
-    it). ``pure`` is the contract model's (see :func:`~fencepost.reports.html.to_html`).
+    it).
 
     Each file is whole or absent: written under a temporary name and renamed. The kit's own
     file names left in ``directory`` by an earlier run are removed first, so the directory
@@ -141,7 +139,7 @@ def write_reports(report: RunReport, directory: str,
     files: list[tuple[str, Callable[[], bytes]]] = [
         ("report.json", lambda: dumps(report).encode("utf-8", "backslashreplace")),
         ("report.md", lambda: to_markdown(report).encode("utf-8", "backslashreplace")),
-        ("report.html", lambda: to_html(report, pure).encode("utf-8", "backslashreplace")),
+        ("report.html", lambda: to_html(report).encode("utf-8", "backslashreplace")),
         ("junit.xml", lambda: to_junit(report).encode("utf-8")),
     ]
     history = report.history

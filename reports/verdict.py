@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from fencepost.model.answers import Answers
+from fencepost.model.base import Pure
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
 from fencepost.scenarios.kinds import covers
 from fencepost.spec.clauses import Catalogue, Clause
@@ -144,6 +145,9 @@ class RunReport:
     catalogue_version: str = ""
     """The version (``"MAJOR.MINOR"``) of the clause catalogue the run judged by; "" when
     unknown (a report written before reports carried it): such a report is no baseline."""
+    pure: Pure | None = attrs.field(default=None, eq=False, repr=False)
+    """The contract model's ``pure(op, answer)``: which answered calls change nothing (the
+    HTML report draws no lease for them); None for a report read back from JSON."""
 
     def count(self, status: str) -> int:
         return sum(1 for v in self.verdicts if v.status == status)

@@ -46,7 +46,7 @@ def fenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
                    stop_when=_stop_at("ADK-FENCE-001"))
     assert [v.clause.id for v in report.failed()] == ["ADK-FENCE-001"]
     directory = tmp_path_factory.mktemp("fenced")
-    write_reports(report, str(directory), contract("adk-ledger").suite.model.pure)
+    write_reports(report, str(directory))
     return directory / "report.html"
 
 
