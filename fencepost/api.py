@@ -28,10 +28,11 @@ from fencepost.scenarios.runner import RunResult, run_suite
 from fencepost.scenarios.shrinking import Shrinking
 
 from . import __version__
+from .adapter_spec import adapter_options, resolve_adapter
 from .contract import Factory
 from .errors import ConfigurationError
 from .example_db import example_database
-from .registry import adapter_options, contract, resolve_adapter
+from .registry import contract
 from .run_config import RunConfig
 
 

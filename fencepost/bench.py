@@ -52,12 +52,13 @@ from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.synthetic import simulate
 
+from .adapter_spec import resolve_adapter
 from .bench_tape import Tape, replay_direct, replay_kit, replay_model, tape_machine
 from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .mutants import run_mutants
-from .registry import contract, contract_names, resolve_adapter
+from .registry import contract, contract_names
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 OVERHEAD_TARGET = 1.2  # kit / direct on SQLite (issue 16; it was 1.5)

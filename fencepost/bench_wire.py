@@ -6,7 +6,7 @@ serve``, and the stores in other languages of ``examples/`` where their toolchai
 - **steps per second** of the contract's state machine through the protocol, as ``check`` runs
   it, beside the same machine on the in-process memory store (measured in the same run);
 - **the per-call round trip**: one cheap call (the contract's operation with the fewest
-  arguments, see :func:`fencepost.registry.probe_call`) repeated, median and p99 in µs, beside
+  arguments, see :func:`fencepost.wire_spec.probe_call`) repeated, median and p99 in µs, beside
   the same call on the in-process memory store. For the served memory store the difference is
   exactly what the protocol adds (same store, same call); the target is at most
   :data:`ADDED_TARGET_US` µs median.
@@ -26,9 +26,11 @@ from typing import Any
 
 import attrs
 
+from .adapter_spec import resolve_adapter
 from .contract import Factory
 from .env import AdapterEnv
-from .registry import contract, exec_factory, probe_call, resolve_adapter
+from .registry import contract
+from .wire_spec import exec_factory, probe_call
 
 ROOT_EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "examples")

@@ -287,7 +287,7 @@ def run_campaign(
 def _preflight(settings: CampaignSettings, example_db: str | None) -> None:
     """Every check a seed would make before it starts, made once here: a bad contract,
     profile, option, adapter, count or example database is one line before any seed runs."""
-    from fencepost.registry import resolve_adapter
+    from fencepost.adapter_spec import resolve_adapter
 
     from .run_config import RunConfig
 

@@ -97,7 +97,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from fencepost.registry import ADAPTER_FORMS, contract, contract_names
+    from fencepost.adapter_spec import ADAPTER_FORMS
+    from fencepost.registry import contract, contract_names
 
     if not args.contract:
         listed = [(e.name, len(e.clauses), e.summary) for e in map(contract, contract_names())]
@@ -214,9 +215,11 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve a Python store over fencepost-wire/1 on stdin/stdout (until shutdown or EOF)."""
     from fencepost import __version__
+    from fencepost.adapter_spec import resolve_adapter
     from fencepost.adapters.wire.serve import serve
-    from fencepost.registry import contract, resolve_adapter, served_capabilities
+    from fencepost.registry import contract
     from fencepost.spec.ops import operations
+    from fencepost.wire_spec import served_capabilities
 
     entry = contract(args.contract)
     if args.mutant:
@@ -241,7 +244,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_wire_check(args: argparse.Namespace) -> int:
     """Probe an exec adapter's protocol handling (docs/protocol.md), contract aside."""
     from fencepost.adapters.wire.conformance import wire_check
-    from fencepost.registry import contract, exec_argv, probe_call, wire_timeout
+    from fencepost.registry import contract
+    from fencepost.wire_spec import exec_argv, probe_call, wire_timeout
 
     entry = contract(args.contract)
     options = arguments.contract_options(args.contract, args.option)
@@ -264,7 +268,7 @@ def cmd_wire_check(args: argparse.Namespace) -> int:
 
 def cmd_protocol(args: argparse.Namespace) -> int:
     """What an adapter of CONTRACT must understand over fencepost-wire/1."""
-    from fencepost.registry import wire_schema
+    from fencepost.wire_spec import wire_schema
 
     print(wire_schema(args.contract))
     return EXIT_OK

@@ -13,11 +13,13 @@ import attrs
 from fencepost.adapters.faulty.base import Expected, Mutant
 from fencepost.reports.verdict import UNKNOWN, RunReport
 
+from .adapter_spec import TempSqliteFactory
 from .api import check
 from .contract import Contract
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import TempSqliteFactory, contract, exec_factory
+from .registry import contract
+from .wire_spec import exec_factory
 
 if TYPE_CHECKING:
     from fencepost.scenarios.evidence import Evidence

@@ -113,8 +113,9 @@ def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, 
     """One part in a pool process: ``("ok", result)``, ``("interrupted", partial result)``,
     ``("config", message)``, or ``("skipped", "")`` for a part taken after the run was
     stopped (or stopped before it had a result)."""
+    from .adapter_spec import resolve_adapter
     from .example_db import example_database
-    from .registry import contract, resolve_adapter
+    from .registry import contract
 
     q = _progress_queue
 

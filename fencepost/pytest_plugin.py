@@ -271,8 +271,9 @@ def pytest_collection_modifyitems(
     name = config.getoption("fencepost_contract")
     if not name:
         return
+    from fencepost.adapter_spec import resolve_adapter
     from fencepost.errors import ConfigurationError
-    from fencepost.registry import contract, resolve_adapter
+    from fencepost.registry import contract
 
     entry = contract(name)  # validated in pytest_configure
     try:

@@ -26,8 +26,8 @@ from fencepost.scenarios.runner import close_factory, drop_live, new_world, open
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
+from .adapter_spec import resolve_adapter
 from .registry import contract as contract_entry
-from .registry import resolve_adapter
 
 
 class Replay:

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
+from fencepost.adapter_spec import resolve_adapter
 from fencepost.api import check
 from fencepost.model.adk_ledger import MODEL, default_options
-from fencepost.registry import resolve_adapter
 from fencepost.scenarios.adk_ledger import races
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.harness import Harness, World

@@ -199,7 +199,7 @@ def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespace_is_made_aga
         tmp_path: Path, contract_name: str) -> None:
     """A store of a namespace this engine already made sure of opens without a statement; one
     of a namespace discarded since makes its tables again (and works)."""
-    from fencepost.registry import resolve_adapter
+    from fencepost.adapter_spec import resolve_adapter
     from fencepost.scenarios.clock import SimClock
     from fencepost.spec.env import AdapterEnv
 
@@ -296,7 +296,7 @@ def test_a_read_fails_where_the_fault_injector_arms_it_on_the_driver_path_too(
     """The kit's fault injection counts and fails statements in SQLAlchemy's hook: while it
     listens, a read that would run on the driver goes through SQLAlchemy, so a store's read
     still meets the injected failure (and answers unavailable)."""
-    from fencepost.registry import resolve_adapter
+    from fencepost.adapter_spec import resolve_adapter
     from fencepost.scenarios.clock import SimClock
     from fencepost.scenarios.injection import STATEMENT, Fault, FaultInjector
     from fencepost.spec.env import AdapterEnv

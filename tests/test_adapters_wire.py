@@ -22,9 +22,10 @@ import pytest
 
 from fencepost.adapters.wire.client import STDERR_LINE_BYTES, WireLost
 from fencepost.errors import ConfigurationError
-from fencepost.registry import contract, exec_factory
+from fencepost.registry import contract
 from fencepost.spec import adk_ledger as adk
 from fencepost.spec.env import AdapterEnv
+from fencepost.wire_spec import exec_factory
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "wire" / "hostile.py"

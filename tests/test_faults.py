@@ -16,11 +16,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc
 
+from fencepost.adapter_spec import TempSqliteFactory
 from fencepost.adapters.faulty import db_failures as faulty
 from fencepost.adapters.sql import make_engine
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory, run_mutants
-from fencepost.registry import TempSqliteFactory, contract, contract_names
+from fencepost.registry import contract, contract_names
 from fencepost.reports.verdict import ClauseVerdict, judge
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.harness import World

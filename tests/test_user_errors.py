@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 import fencepost
+from fencepost.adapter_spec import TempSqliteFactory
 from fencepost.errors import ConfigurationError
 from fencepost.model.history import History
-from fencepost.registry import TempSqliteFactory, contract, contract_names
+from fencepost.registry import contract, contract_names
 from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 

@@ -25,8 +25,9 @@ import time
 from typing import Any
 
 from fencepost.adapters.wire.serve import Server
-from fencepost.registry import contract, served_capabilities
+from fencepost.registry import contract
 from fencepost.spec.ops import operations
+from fencepost.wire_spec import served_capabilities
 
 
 class Hostile(Server):

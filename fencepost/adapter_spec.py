@@ -1,0 +1,215 @@
+"""Adapter specs: what ``--adapter`` may say (``memory``, ``sqlite``, a database URL,
+``MODULE:FACTORY``, ``exec:COMMAND``, ``faulty:NAME[@BASE]``) and the factory each names."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any, cast
+
+from .contract import Contract, Factory
+from .env import AdapterEnv
+from .errors import ConfigurationError
+from .registry import contract
+from .wire_spec import exec_factory
+
+ADAPTER_FORMS = (
+    "memory",
+    "sqlite",
+    "sqlite:///PATH",
+    "postgresql://USER@HOST:PORT/DB",
+    "postgresql+psycopg://...",
+    "MODULE:FACTORY",
+    "exec:COMMAND [ARGS...]",
+    "faulty:NAME[@memory|@sqlite|@exec]",
+)
+
+
+class TempSqliteFactory:
+    """The ``sqlite`` adapter: a database file in a private temporary directory, removed at
+    the end of the run (``close``).
+
+    The directory is made when the first store is opened, not before: a run that stops at a
+    configuration error (a bad option, a store missing methods) before opening one leaves
+    nothing behind, and neither does resolving the spec only to validate it."""
+
+    def __init__(self, entry: Contract, store_class: type | None = None) -> None:
+        entry.require_sql()
+        self.entry = entry
+        self.store_class = store_class
+        self.directory: str | None = None
+        self.inner: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str | None:
+        """The database's URL, None until the first store is opened."""
+        return None if self.directory is None else f"sqlite:///{self.directory}/ledger.db"
+
+    def _opened(self) -> Any:
+        with self._lock:
+            if self.inner is None:
+                self.directory = tempfile.mkdtemp(prefix="fencepost-")
+                try:
+                    self.inner = self.entry.sql_factory(f"sqlite:///{self.directory}/ledger.db",
+                                                        self.store_class)
+                except BaseException:
+                    self._remove()
+                    raise
+            return self.inner
+
+    def __call__(self, env: AdapterEnv) -> Any:
+        return self._opened()(env)
+
+    def discard(self, env: AdapterEnv) -> None:
+        """Drop one namespace's tables."""
+        discard = getattr(self.inner, "discard", None)
+        if discard is not None:
+            discard(env)
+
+    def close(self) -> None:
+        """Close the database and remove the temporary directory (the end of the run)."""
+        with self._lock:
+            inner, self.inner = self.inner, None
+            try:
+                close = getattr(inner, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                self._remove()
+
+    def _remove(self) -> None:
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, str]:
+    """Turn an adapter spec into ``(factory, display name)``; raise ConfigurationError with
+    what to write instead when the spec is bad or its server unreachable."""
+    entry = contract(contract_name)
+    if callable(spec):
+        return spec, getattr(spec, "__qualname__", repr(spec))
+    if spec == "memory":
+        return entry.memory_factory(), "memory"
+    if spec == "sqlite":
+        return TempSqliteFactory(entry), "sqlite"
+    if spec.startswith("sqlite:///"):
+        _check_sqlite_path(spec)
+        return entry.sql_factory(spec), spec
+    if spec.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
+        _probe(spec)
+        return entry.sql_factory(spec), spec
+    if spec.startswith("exec:"):
+        return exec_factory(entry, spec[len("exec:"):]), spec
+    if spec.startswith(FAULTY):
+        from .mutants import mutant_factory
+
+        mutant, base = faulty_store(entry, spec)
+        return mutant_factory(entry, mutant, base), spec
+    if "://" not in spec and ":" in spec:
+        return _import_factory(spec), spec
+    raise ConfigurationError(
+        f"cannot understand adapter {spec!r}; use one of: {', '.join(ADAPTER_FORMS)}"
+    )
+
+
+def _check_sqlite_path(url: str) -> None:
+    """Fail before the run when SQLite could not create or write the database file."""
+    import sqlalchemy as sa
+
+    try:
+        database = sa.engine.make_url(url).database
+    except Exception as e:  # noqa: BLE001 - a malformed URL
+        raise ConfigurationError(f"cannot use the database URL {url}: {e}") from None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = os.path.abspath(database)
+    directory = os.path.dirname(path)
+    problem = None
+    if os.path.isdir(path):
+        problem = f"{path} is a directory; name a file in it"
+    elif os.path.exists(path):
+        if not os.access(path, os.R_OK | os.W_OK):
+            problem = f"{path} is not readable and writable"
+    elif os.path.exists(directory) and not os.path.isdir(directory):
+        problem = f"{directory} is a file, not a directory"
+    elif not os.path.isdir(directory):
+        problem = (f"directory {directory} does not exist; create it, or use --adapter "
+                   "sqlite for a temporary database")
+    elif not os.access(directory, os.W_OK | os.X_OK):
+        problem = f"directory {directory} is not writable"
+    if problem is not None:
+        raise ConfigurationError(f"cannot use the SQLite database {url}: {problem}")
+
+
+def _probe(url: str) -> None:
+    from fencepost.adapters.sql import probe
+    from fencepost.spec.errors import BackendUnavailable
+
+    try:
+        probe(url)
+    except BackendUnavailable as e:
+        reason = str(e).strip().splitlines()[0]
+        raise ConfigurationError(f"cannot reach the database at {url}: {reason}") from None
+    except Exception as e:  # noqa: BLE001 - bad URL, missing driver, ...
+        raise ConfigurationError(f"cannot use the database URL {url}: {e}") from None
+
+
+FAULTY = "faulty:"
+"""The adapter form of a known-faulty store: ``faulty:NAME`` (on memory) or ``faulty:NAME@BASE``."""
+
+
+def faulty_store(entry: Contract, spec: str) -> tuple[Any, str]:
+    """The known-faulty store ``faulty:NAME[@BASE]`` names, and its base (default memory)."""
+    from .mutants import BASES, runs_on
+
+    name, _, base = spec[len(FAULTY):].partition("@")
+    base = base or "memory"
+    by_name = {m.name: m for m in entry.mutants}
+    if name not in by_name:
+        raise ConfigurationError(
+            f"{entry.name} has no known-faulty store {name!r} (see fencepost mutants "
+            f"{entry.name} for the {len(by_name)} there are)")
+    if base not in BASES:
+        raise ConfigurationError(f"{spec}: a faulty store is built on {', '.join(BASES)}, "
+                                 f"not {base!r}")
+    mutant = by_name[name]
+    if not runs_on(mutant, base):
+        raise ConfigurationError(f"{spec}: {name} runs only on {', '.join(mutant.bases)}")
+    return mutant, base
+
+
+def adapter_options(contract_name: str, spec: str | Factory) -> dict[str, str]:
+    """The options an adapter spec brings: a faulty store's (its bug shows under them), none
+    for any other adapter."""
+    if isinstance(spec, str) and spec.startswith(FAULTY):
+        mutant, _ = faulty_store(contract(contract_name), spec)
+        return dict(mutant.options)
+    return {}
+
+
+def _import_factory(spec: str) -> Factory:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigurationError(
+            f"cannot import module {module_name!r} for adapter {spec!r} ({e}); "
+            "is its directory on PYTHONPATH?"
+        ) from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed at import
+        raise ConfigurationError(
+            f"importing {module_name!r} raised {type(e).__name__}: {e}"
+        ) from None
+    factory: Any = module
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
+    if not callable(factory):
+        raise ConfigurationError(f"{spec!r} is not callable; it must be factory(env) -> store")
+    return cast(Factory, factory)
