@@ -44,29 +44,29 @@ NOT_MINIMAL = "(not minimal: shrinking was stopped by its budget; --shrink-budge
 
 @attrs.frozen
 class Ending:
-    """How a check ended: it held (``HELD``), it failed ``clauses``, or it was lost (could not
-    conclude) with a ``reason``. Shown as the reports say it: ``failed X-1, X-2``, ``lost:
-    why``, and nothing for a check that held."""
+    """How a check ended: it held (``HELD``), it failed ``clauses``, or it could not conclude
+    (``unknown``, with the reason). Shown as the reports say it: ``failed X-1, X-2``,
+    ``unknown: why``, and nothing for a check that held."""
 
     failed: tuple[str, ...] = ()
-    lost: str | None = None
+    unknown: str | None = None
 
     @classmethod
     def failing(cls, clauses: Iterable[str]) -> Ending:
         return cls(failed=tuple(sorted(clauses)))
 
     @classmethod
-    def lost_for(cls, reason: object) -> Ending:
-        return cls(lost=str(reason))
+    def unknown_for(cls, reason: object) -> Ending:
+        return cls(unknown=str(reason))
 
     @property
     def held(self) -> bool:
-        return not self.failed and self.lost is None
+        return not self.failed and self.unknown is None
 
     def __str__(self) -> str:
         if self.failed:
             return "failed " + ", ".join(self.failed)
-        return "" if self.lost is None else f"lost: {self.lost}"
+        return "" if self.unknown is None else f"unknown: {self.unknown}"
 
 
 HELD = Ending()
@@ -113,7 +113,8 @@ class Evidence:
         if kept is None or shortest_first(failure) < shortest_first(kept):
             self.failures[clause] = failure
 
-    def lost(self, clause: str, reason: str) -> None:
+    def mark_unknown(self, clause: str, reason: str) -> None:
+        """``clause`` could not be concluded, for ``reason`` (the first reason is kept)."""
         self.unknown.setdefault(clause, reason)
 
 
@@ -128,7 +129,7 @@ def merged(parts: list[Evidence]) -> Evidence:
         for clause, failure in part.failures.items():
             whole.fail(clause, failure)
         for clause, reason in part.unknown.items():
-            whole.lost(clause, reason)
+            whole.mark_unknown(clause, reason)
         whole.checks_run |= part.checks_run
         whole.steps += part.steps
         for clause, counts in part.situations.items():

@@ -73,8 +73,8 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
                              max_faulted=profile.concurrent_max_faulted, progress=progress)
     except StoreLost as lost:
         for clause in clauses:
-            world.evidence.lost(clause, f"{CONCURRENT}: {lost}")
-        world.evidence.ended[CONCURRENT] = Ending.lost_for(lost)
+            world.evidence.mark_unknown(clause, f"{CONCURRENT}: {lost}")
+        world.evidence.ended[CONCURRENT] = Ending.unknown_for(lost)
         world.forget_store()
         return None
     finally:
@@ -96,7 +96,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
         if failure is not None:
             world.evidence.fail(clause, failure)
         elif why is not None:
-            world.evidence.lost(clause, f"{CONCURRENT}: {why}")
+            world.evidence.mark_unknown(clause, f"{CONCURRENT}: {why}")
         else:
             world.evidence.exercised[clause] = (world.evidence.exercised.get(clause, 0)
                                                 + answers.answered)
@@ -104,7 +104,7 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
                 world.evidence.reach(clause, OVERLAPPED)
     world.evidence.ended[CONCURRENT] = (
         Ending.failing(clauses) if failure is not None
-        else Ending.lost_for(why) if why is not None else HELD)
+        else Ending.unknown_for(why) if why is not None else HELD)
     world.evidence.steps += len(run.history.events)
     return run.history
 
@@ -152,10 +152,10 @@ def changes_overlapped(history: History, partition: Callable[[Op], Hashable | No
     return False
 
 
-def lost_check(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:
+def unknown_check(suite: Suite, evidence: Evidence, check: str, reason: str) -> None:
     """Every clause ``check`` covers is unknown, for ``reason``."""
     for clause in clauses_of(suite, check):
-        evidence.lost(clause, f"{check}: {reason}")
+        evidence.mark_unknown(clause, f"{check}: {reason}")
 
 
 def run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], None],
@@ -173,18 +173,18 @@ def run_one(suite: Suite, world: World, check: str, body: Callable[[Harness], No
         if v.after and v.clause not in v.after:
             # A difference after the check went on past another may follow from it.
             first = v.message.splitlines()[0] if v.message else ""
-            world.evidence.lost(v.clause, f"{check}: not concluded: {first} (after the check "
-                                f"went on past a difference that failed "
-                                f"{', '.join(v.after)}, which it may follow from)")
+            world.evidence.mark_unknown(
+                v.clause, f"{check}: not concluded: {first} (after the check went on past a "
+                f"difference that failed {', '.join(v.after)}, which it may follow from)")
             world.evidence.ended.setdefault(
-                check, Ending.lost_for(f"after {', '.join(v.after)} failed"))
+                check, Ending.unknown_for(f"after {', '.join(v.after)} failed"))
             return False
         world.evidence.fail(v.clause, Failure(check, v.message, v.trace))
         world.evidence.ended.setdefault(check, Ending.failing([v.clause]))
         return False
     except StoreLost as lost:
-        lost_check(suite, world.evidence, check, str(lost))
-        world.evidence.ended.setdefault(check, Ending.lost_for(lost))
+        unknown_check(suite, world.evidence, check, str(lost))
+        world.evidence.ended.setdefault(check, Ending.unknown_for(lost))
         world.forget_store()
         return False
     finally:
@@ -294,11 +294,11 @@ def _machine_kind(run: PartRun, _name: str | None) -> None:
         world.evidence.fail(v.clause, Failure("machine", v.message, v.trace,
                                               minimal=v.clause not in found.unshrunk))
     if found.lost is not None:
-        lost_check(run.suite, world.evidence, "machine", str(found.lost))
+        unknown_check(run.suite, world.evidence, "machine", str(found.lost))
         world.forget_store()
     world.evidence.ended.setdefault("machine", (
         Ending.failing(v.clause for v in found.violations) if found.violations
-        else Ending.lost_for(found.lost) if found.lost is not None else HELD))
+        else Ending.unknown_for(found.lost) if found.lost is not None else HELD))
 
 
 def _race_kind(run: PartRun, name: str | None) -> None:

@@ -44,7 +44,7 @@ from .harness import AdapterFault, World
 from .injection import FAULT_INJECTION, found_capabilities
 from .interrupt import Interrupted
 from .kinds import parts_of, run_check, wanted
-from .phases import Progress, first_of, lost_check
+from .phases import Progress, first_of, unknown_check
 from .profiles import Profile
 from .suite import Suite
 
@@ -271,8 +271,8 @@ def _stopped(suite: Suite, world: World, reason: str) -> None:
     if not evidence.stopped:
         evidence.stopped = reason
     if world.check:
-        lost_check(suite, evidence, world.check, reason)
-        evidence.ended[world.check] = Ending.lost_for(reason)
+        unknown_check(suite, evidence, world.check, reason)
+        evidence.ended[world.check] = Ending.unknown_for(reason)
 
 
 def close_factory(world: World) -> BaseException | None:

@@ -75,7 +75,7 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
     a.exercised["X-1"], b.exercised["X-1"] = 2, 3
     a.reach("X-1", "s"), b.reach("X-1", "s"), b.reach("X-1", "t")
     a.steps, b.steps = 5, 7
-    b.lost("X-3", "why")
+    b.mark_unknown("X-3", "why")
     a.ended["scenario:a"] = Ending.failing(["X-1"])
     b.ended["machine"] = Ending.failing(["X-2", "X-1"])
     whole = merged([a, b])

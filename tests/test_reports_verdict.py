@@ -43,7 +43,7 @@ def test_all_exercised_and_capable_passes_with_exit_0() -> None:
 
 def test_lost_store_makes_a_clause_unknown_not_pass() -> None:
     evidence = Evidence(exercised={"T-A-001": 1, "T-B-001": 1, "T-C-001": 1})
-    evidence.lost("T-C-001", "machine: store unavailable")
+    evidence.mark_unknown("T-C-001", "machine: store unavailable")
     report = _report(evidence, frozenset({"durable"}))
     assert report.verdicts[2].status == "unknown"
     assert report.exit_code == 3

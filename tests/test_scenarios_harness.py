@@ -427,4 +427,4 @@ def test_a_stop_after_going_on_is_not_concluded_rather_than_failed() -> None:
     assert world.evidence.unknown == {"ADK-REV-001": (
         "scenario:t: not concluded: a later difference (after the check went on past a "
         "difference that failed ADK-OWNER-001, which it may follow from)")}
-    assert world.evidence.ended["scenario:t"] == Ending(lost="after ADK-OWNER-001 failed")
+    assert world.evidence.ended["scenario:t"] == Ending(unknown="after ADK-OWNER-001 failed")
