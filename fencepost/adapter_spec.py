@@ -13,7 +13,7 @@ from typing import Any, cast
 from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import contract
+from .registry import contract_named
 from .wire_spec import exec_factory
 
 ADAPTER_FORMS = (
@@ -36,9 +36,9 @@ class TempSqliteFactory:
     configuration error (a bad option, a store missing methods) before opening one leaves
     nothing behind, and neither does resolving the spec only to validate it."""
 
-    def __init__(self, entry: Contract, store_class: type | None = None) -> None:
-        entry.require_sql()
-        self.entry = entry
+    def __init__(self, contract: Contract, store_class: type | None = None) -> None:
+        contract.require_sql()
+        self.entry = contract
         self.store_class = store_class
         self.directory: str | None = None
         self.inner: Any = None
@@ -90,26 +90,26 @@ class TempSqliteFactory:
 def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, str]:
     """Turn an adapter spec into ``(factory, display name)``; raise ConfigurationError with
     what to write instead when the spec is bad or its server unreachable."""
-    entry = contract(contract_name)
+    contract = contract_named(contract_name)
     if callable(spec):
         return spec, getattr(spec, "__qualname__", repr(spec))
     if spec == "memory":
-        return entry.memory_factory(), "memory"
+        return contract.memory_factory(), "memory"
     if spec == "sqlite":
-        return TempSqliteFactory(entry), "sqlite"
+        return TempSqliteFactory(contract), "sqlite"
     if spec.startswith("sqlite:///"):
         _check_sqlite_path(spec)
-        return entry.sql_factory(spec), spec
+        return contract.sql_factory(spec), spec
     if spec.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
         _probe(spec)
-        return entry.sql_factory(spec), spec
+        return contract.sql_factory(spec), spec
     if spec.startswith("exec:"):
-        return exec_factory(entry, spec[len("exec:"):]), spec
+        return exec_factory(contract, spec[len("exec:"):]), spec
     if spec.startswith(FAULTY):
         from .mutants import mutant_factory
 
-        mutant, base = faulty_store(entry, spec)
-        return mutant_factory(entry, mutant, base), spec
+        mutant, base = faulty_store(contract, spec)
+        return mutant_factory(contract, mutant, base), spec
     if "://" not in spec and ":" in spec:
         return _import_factory(spec), spec
     raise ConfigurationError(
@@ -163,17 +163,17 @@ FAULTY = "faulty:"
 """The adapter form of a known-faulty store: ``faulty:NAME`` (on memory) or ``faulty:NAME@BASE``."""
 
 
-def faulty_store(entry: Contract, spec: str) -> tuple[Any, str]:
+def faulty_store(contract: Contract, spec: str) -> tuple[Any, str]:
     """The known-faulty store ``faulty:NAME[@BASE]`` names, and its base (default memory)."""
     from .mutants import BASES, runs_on
 
     name, _, base = spec[len(FAULTY):].partition("@")
     base = base or "memory"
-    by_name = {m.name: m for m in entry.mutants}
+    by_name = {m.name: m for m in contract.mutants}
     if name not in by_name:
         raise ConfigurationError(
-            f"{entry.name} has no known-faulty store {name!r} (see fencepost mutants "
-            f"{entry.name} for the {len(by_name)} there are)")
+            f"{contract.name} has no known-faulty store {name!r} (see fencepost mutants "
+            f"{contract.name} for the {len(by_name)} there are)")
     if base not in BASES:
         raise ConfigurationError(f"{spec}: a faulty store is built on {', '.join(BASES)}, "
                                  f"not {base!r}")
@@ -187,7 +187,7 @@ def adapter_options(contract_name: str, spec: str | Factory) -> dict[str, str]:
     """The options an adapter spec brings: a faulty store's (its bug shows under them), none
     for any other adapter."""
     if isinstance(spec, str) and spec.startswith(FAULTY):
-        mutant, _ = faulty_store(contract(contract_name), spec)
+        mutant, _ = faulty_store(contract_named(contract_name), spec)
         return dict(mutant.options)
     return {}
 

@@ -32,7 +32,7 @@ from .adapter_spec import adapter_options, resolve_adapter
 from .contract import Factory
 from .errors import ConfigurationError
 from .example_db import example_database
-from .registry import contract
+from .registry import contract_named
 from .run_config import RunConfig
 
 
@@ -80,7 +80,7 @@ def check(
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
     raised, it is in the report (``report.exit_code``, ``report.failed()``).
     """
-    entry = contract(contract_name)
+    contract = contract_named(contract_name)
     config = RunConfig.of(
         contract_name, seed=new_seed() if seed is None else seed, profile=profile,
         options=options, concurrency=concurrency, concurrent_ops=concurrent_ops, strict=strict,
@@ -99,12 +99,12 @@ def check(
             call_timeout_s=call_timeout_s, example_db=example_db)
     else:
         run = functools.partial(
-            run_suite, entry.suite, factory, profile=config.profile, seed=config.seed,
+            run_suite, contract.suite, factory, profile=config.profile, seed=config.seed,
             options=run_options, progress=progress or (lambda _: None), stop_when=stop_when,
             call_timeout_s=call_timeout_s, first=first, example_db=database)
 
     def report_of(result: RunResult) -> RunReport:
-        verdicts = judge(entry.clauses, result.evidence, result.capabilities,
+        verdicts = judge(contract.clauses, result.evidence, result.capabilities,
                          result.gated_off, result.options, strict=strict)
         return RunReport(
             contract=contract_name,
@@ -123,8 +123,8 @@ def check(
             faults=tuple(result.evidence.faults),
             stopped=result.evidence.stopped,
             concurrent=result.evidence.concurrent,
-            catalogue_version=entry.catalogue_version,
-            pure=entry.suite.model.pure,
+            catalogue_version=contract.catalogue_version,
+            pure=contract.suite.model.pure,
         )
 
     try:
@@ -166,7 +166,7 @@ def check_concurrent(
     from fencepost.scenarios.concurrent import run_concurrent
     from fencepost.scenarios.runner import close_factory, drop_live, new_world, open_checked
 
-    suite = contract(contract_name).suite
+    suite = contract_named(contract_name).suite
     if suite.workload is None:
         raise ConfigurationError(f"{contract_name} has no concurrent workload")
     factory, _name = resolve_adapter(contract_name, adapter)

@@ -58,7 +58,7 @@ from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .mutants import run_mutants
-from .registry import contract, contract_names
+from .registry import contract_named, contract_names
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 OVERHEAD_TARGET = 1.2  # kit / direct on SQLite (issue 16; it was 1.5)
@@ -218,11 +218,11 @@ def _quiet(_: str) -> None:
 # --- 1. state-machine steps per second ----------------------------------------------------------
 
 
-def _world(entry: Contract, factory: Any, start: int = CLOCK_START) -> World:
+def _world(contract: Contract, factory: Any, start: int = CLOCK_START) -> World:
     """A world on a fresh namespace of ``factory``, its store open (as ``check`` opens it)."""
-    world = new_world(entry.suite, factory, namespace=f"b{uuid.uuid4().hex[:10]}",
+    world = new_world(contract.suite, factory, namespace=f"b{uuid.uuid4().hex[:10]}",
                       start_ms=start)
-    open_checked(entry.suite, world)
+    open_checked(contract.suite, world)
     return world
 
 
@@ -234,11 +234,11 @@ def _close(factory: Factory) -> None:
 
 def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
     """The operation sequences of ``name``'s state machine (seed 1) on the memory store."""
-    entry = contract(name)
+    contract = contract_named(name)
     factory, _ = resolve_adapter(name, "memory")
-    world = _world(entry, factory)
+    world = _world(contract, factory)
     try:
-        run, tapes = tape_machine(entry.suite.machine_for, world,
+        run, tapes = tape_machine(contract.suite.machine_for, world,
                                   examples=sizes.examples, steps=sizes.steps, seed=1)
     finally:
         world.discard()
@@ -249,7 +249,7 @@ def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
 
 def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Rate:
     """The model alone stepping ``tapes`` (repeated until ``min_seconds`` have passed)."""
-    model = contract(name).suite.model
+    model = contract_named(name).suite.model
     steps, started = 0, time.perf_counter()
     while True:
         steps += sum(replay_model(model, tape) for tape in tapes)
@@ -261,11 +261,11 @@ def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Ra
 def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate:
     """The state machine (seed 1) on ``factory``'s store: steps (``Evidence.steps``) per
     second of :func:`run_machine`."""
-    entry = contract(name)
-    world = _world(entry, factory)
+    contract = contract_named(name)
+    world = _world(contract, factory)
     try:
         started = time.perf_counter()
-        run = run_machine(entry.suite.machine_for(world), examples=sizes.examples,
+        run = run_machine(contract.suite.machine_for(world), examples=sizes.examples,
                           steps=sizes.steps, seed=1)
         elapsed = time.perf_counter() - started
     finally:
@@ -353,10 +353,10 @@ class _MeteredFactory:
             discard(env)
 
 
-def _replay(entry: Contract, factory: _MeteredFactory, tape: Tape,
+def _replay(contract: Contract, factory: _MeteredFactory, tape: Tape,
             kit: bool) -> tuple[float, float]:
     """One tape on a fresh namespace: (seconds, of which in the store)."""
-    world = _world(entry, factory, tape.start)
+    world = _world(contract, factory, tape.start)
     try:
         factory.meter.spent = 0.0
         started = time.perf_counter()
@@ -374,7 +374,7 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
     """``tapes`` through the kit and as direct calls on SQLite, alternating which goes first
     tape by tape, ``sizes.rounds`` times; each side's figure is the sum over the tapes of each
     tape's fastest round (a pause of the machine in one round then costs only that tape)."""
-    entry = contract(name)
+    contract = contract_named(name)
     sqlite, _ = resolve_adapter(name, "sqlite")
     factory = _MeteredFactory(sqlite, _Meter())
     best: dict[bool, list[tuple[float, float]]] = {
@@ -384,7 +384,7 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
             progress(f"overhead/{name}: round {r + 1}/{sizes.rounds} on SQLite")
             for k, tape in enumerate(tapes):
                 for side in (True, False) if (k + r) % 2 == 0 else (False, True):
-                    best[side][k] = min(best[side][k], _replay(entry, factory, tape, side))
+                    best[side][k] = min(best[side][k], _replay(contract, factory, tape, side))
     finally:
         _close(sqlite)
     kit_s, kit_store = (sum(column) for column in zip(*best[True], strict=True))
@@ -440,7 +440,7 @@ def bench_detection(name: str, seeds: int, progress: Progress = _quiet,
                     limit: int | None = None) -> list[Detection]:
     """Each known-faulty adapter of ``name`` (base memory, profile quick; the first ``limit``)
     with seeds 1..N, one ``run_mutants`` call per adapter and seed, timed here."""
-    mutants = [m for m in contract(name).mutants if "memory" in m.bases][:limit]
+    mutants = [m for m in contract_named(name).mutants if "memory" in m.bases][:limit]
     found: dict[str, list[tuple[float | None, int | None]]] = {m.name: [] for m in mutants}
     for seed in range(1, seeds + 1):
         for k, mutant in enumerate(mutants, 1):
@@ -479,7 +479,7 @@ def run_bench(
     """Measure every figure for ``contracts`` (default: all), on this machine, now."""
     names = tuple(contracts or contract_names())
     for name in names:
-        contract(name)
+        contract_named(name)
     if sizes.seeds < 1:
         raise ConfigurationError("--seeds must be at least 1")
     started = time.perf_counter()

@@ -34,7 +34,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from fencepost.scenarios.phases import Progress
 
 from .parallel import default_jobs
-from .registry import contract
+from .registry import contract_named
 
 VERDICT_MAX_S = 20.0
 VERDICT_MEDIAN_S = 10.0
@@ -77,7 +77,7 @@ def bench_verdicts(name: str, bases: Sequence[str], limit: int | None = None, se
     when ``limit`` keeps only some) as ``check`` on every base of ``bases``."""
     from .api import check
 
-    mutants = contract(name).mutants
+    mutants = contract_named(name).mutants
     chosen = list(mutants) if limit is None else _spread(list(mutants), limit)
     times = []
     for base in bases:

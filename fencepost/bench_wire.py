@@ -29,7 +29,7 @@ import attrs
 from .adapter_spec import resolve_adapter
 from .contract import Factory
 from .env import AdapterEnv
-from .registry import contract
+from .registry import contract_named
 from .wire_spec import exec_factory, probe_call
 
 ROOT_EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -136,7 +136,7 @@ def bench_wire(name: str, machine_rate: Callable[[str, str, Factory], Any], call
                progress: Callable[[str], None]) -> list[WireRow]:
     """Section 5 for contract ``name``; ``machine_rate(name, target, factory)`` is section 1's
     measure (a :class:`~fencepost.bench.Rate`)."""
-    entry = contract(name)
+    contract = contract_named(name)
     memory, _ = resolve_adapter(name, "memory")
     progress(f"wire/{name}: in-process memory round trips")
     memory_median = statistics.median(round_trips(memory, name, calls)) * 1e6
@@ -144,14 +144,14 @@ def bench_wire(name: str, machine_rate: Callable[[str, str, Factory], Any], call
     rows = []
     for label, command in wire_stores(name):
         progress(f"wire/{name}: {label}")
-        factory = exec_factory(entry, command)
+        factory = exec_factory(contract, command)
         try:
             times = round_trips(factory, name, calls)
             if command.endswith(shlex.quote(FLOOR)):  # it stores nothing: no state machine
                 rows.append(WireRow(name, label, None, memory_rate, statistics.median(times) * 1e6,
                                     _us(times, 0.99), memory_median, calls, "-"))
                 continue
-            rate = machine_rate(name, label, exec_factory(entry, command))
+            rate = machine_rate(name, label, exec_factory(contract, command))
         except Exception as e:  # noqa: BLE001 - a store that cannot be measured says why
             rows.append(WireRow(name, label, None, memory_rate, None, None, memory_median,
                                 calls, f"{type(e).__name__}: {e}"[:80]))

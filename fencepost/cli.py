@@ -98,25 +98,26 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from fencepost.adapter_spec import ADAPTER_FORMS
-    from fencepost.registry import contract, contract_names
+    from fencepost.registry import contract_named, contract_names
 
     if not args.contract:
-        listed = [(e.name, len(e.clauses), e.summary) for e in map(contract, contract_names())]
+        listed = [(c.name, len(c.clauses), c.summary)
+                  for c in map(contract_named, contract_names())]
         print(tabulate(listed, headers=("contract", "clauses", "what")))
         print("\nadapters: " + ", ".join(ADAPTER_FORMS))
         return EXIT_OK
-    entry = contract(args.contract)
+    contract = contract_named(args.contract)
     rows = [
         (c.id, c.title, ", ".join(sorted(c.requires)) or "-", ", ".join(c.checks))
-        for c in entry.clauses
+        for c in contract.clauses
     ]
     print(tabulate(rows, headers=("clause", "title", "requires", "checks")))
     print("\ncapabilities a store may declare (store.capabilities):")
-    for name, meaning in entry.capabilities.items():
+    for name, meaning in contract.capabilities.items():
         print(f"  {name:16} {meaning}")
-    if entry.choices:
+    if contract.choices:
         print("\noptions (--option NAME=VALUE; the default is what the seed implementation does):")
-    for choice in entry.choices:
+    for choice in contract.choices:
         values = ", ".join(v for v, _ in choice.values)
         print(f"  {choice.name}={choice.default}  [{values}]\n      doc: {choice.doc_says}"
               f"\n      implementation: {choice.implementation_does}")
@@ -124,13 +125,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"      {value}: {meaning}")
         if choice.source:
             print(f"      seed source: {choice.source}")
-    if entry.settings:
+    if contract.settings:
         print("\nsettings (--option NAME=VALUE, passed to the adapter in env.options):")
-    for setting in entry.settings:
+    for setting in contract.settings:
         print(f"  {setting.name}={setting.default}  {setting.meaning}")
-    print(f"\nprotocol: {entry.spec.__name__}  ({', '.join(entry.suite.protocol_methods)})")
+    print(f"\nprotocol: {contract.spec.__name__}  ({', '.join(contract.suite.protocol_methods)})")
     print("adapters: " + ", ".join(ADAPTER_FORMS))
-    print(f"known-faulty adapters: {len(entry.mutants)} (fencepost mutants {entry.name})")
+    print(f"known-faulty adapters: {len(contract.mutants)} (fencepost mutants {contract.name})")
     return EXIT_OK
 
 
@@ -217,45 +218,45 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from fencepost import __version__
     from fencepost.adapter_spec import resolve_adapter
     from fencepost.adapters.wire.serve import serve
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
     from fencepost.spec.ops import operations
     from fencepost.wire_spec import served_capabilities
 
-    entry = contract(args.contract)
+    contract = contract_named(args.contract)
     if args.mutant:
         from fencepost.mutants import mutant_factory
 
         try:
-            mutant = entry.mutant(args.mutant)
+            mutant = contract.mutant(args.mutant)
         except KeyError:
-            names = ", ".join(m.name for m in entry.mutants)
+            names = ", ".join(m.name for m in contract.mutants)
             raise ConfigurationError(f"{args.contract} has no known-faulty store "
                                      f"{args.mutant!r}; known: {names}") from None
-        factory: Any = mutant_factory(entry, mutant, "memory")
+        factory: Any = mutant_factory(contract, mutant, "memory")
         name = f"fencepost-serve:{args.mutant}"
     else:
         factory, name = resolve_adapter(args.contract, args.adapter)
         name = f"fencepost-serve:{name}"
-    capabilities = served_capabilities(entry, factory)
-    return serve(entry.name, factory, operations(entry.name), capabilities, name=name,
+    capabilities = served_capabilities(contract, factory)
+    return serve(contract.name, factory, operations(contract.name), capabilities, name=name,
                  version=__version__)
 
 
 def cmd_wire_check(args: argparse.Namespace) -> int:
     """Probe an exec adapter's protocol handling (docs/protocol.md), contract aside."""
     from fencepost.adapters.wire.conformance import wire_check
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
     from fencepost.wire_spec import exec_argv, probe_call, wire_timeout
 
-    entry = contract(args.contract)
+    contract = contract_named(args.contract)
     options = arguments.contract_options(args.contract, args.option)
     from fencepost.model.base import options_with_defaults
 
-    options = options_with_defaults(entry.choices, options, entry.settings)
+    options = options_with_defaults(contract.choices, options, contract.settings)
     import shlex
 
     command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
-    results = wire_check(entry.name, exec_argv(command), probe_call(entry.name), options,
+    results = wire_check(contract.name, exec_argv(command), probe_call(contract.name), options,
                          timeout_s=wire_timeout())
     print(tabulate([(r.name, r.required, r.got, "ok" if r.passed else "WRONG") for r in results],
                    headers=("probe", "the protocol requires", "the adapter answered", ""),
@@ -286,13 +287,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         check_history,
         render_counterexample,
     )
-    from fencepost.registry import contract, validate_capabilities, validate_options
+    from fencepost.registry import contract_named, validate_capabilities, validate_options
 
     if not args.budget >= 0:  # also refuses nan
         raise ConfigurationError(f"--budget must be 0 or more seconds, not {args.budget}")
     def spec_of(name: str) -> Any:  # any installed contract, the third-party ones too
         try:
-            return contract(name).spec
+            return contract_named(name).spec
         except ConfigurationError:
             return None
 
@@ -302,7 +303,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"cannot read history {args.history!r}: {e.strerror}") from None
     except ValueError as e:
         raise ConfigurationError(f"{args.history}: not a fencepost history: {e}") from None
-    model = contract(history.contract).suite.model
+    model = contract_named(history.contract).suite.model
     options = validate_options(history.contract,
                                {**history.options, **arguments.options(args.option or ())})
     capabilities = history.capabilities | validate_capabilities(history.contract,

@@ -134,14 +134,14 @@ def _unfinished_report(args: argparse.Namespace, reason: str) -> str | None:
     if not args.report:
         return None
     from fencepost import __version__
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
     from fencepost.reports.render import write_reports
     from fencepost.reports.verdict import RunReport, judge
     from fencepost.scenarios.evidence import Evidence
 
-    entry = contract(args.contract)
-    every = frozenset(entry.capabilities)
-    verdicts = judge(entry.clauses, Evidence(stopped=reason), every, {})
+    contract = contract_named(args.contract)
+    every = frozenset(contract.capabilities)
+    verdicts = judge(contract.clauses, Evidence(stopped=reason), every, {})
     report = RunReport(
         contract=args.contract, adapter=args.adapter, kit_version=__version__,
         profile=args.profile, seed=args.seed if args.seed is not None else 0,

@@ -9,11 +9,11 @@ from typing import Any
 
 def read_baseline(path: str, contract_name: str) -> Any:
     """The ``--baseline`` report, read and found comparable before the run starts."""
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
     from fencepost.reports.baseline import comparable, load_baseline
 
     report = load_baseline(path, "--baseline")
-    comparable(report, contract_name, contract(contract_name).catalogue_version,
+    comparable(report, contract_name, contract_named(contract_name).catalogue_version,
                what=f"--baseline {path}")
     return report
 

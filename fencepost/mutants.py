@@ -18,7 +18,7 @@ from .api import check
 from .contract import Contract
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import contract
+from .registry import contract_named
 from .wire_spec import exec_factory
 
 if TYPE_CHECKING:
@@ -48,15 +48,15 @@ class MutantRow:
     expected: str = "fail"
 
 
-def mutant_factory(entry: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
+def mutant_factory(contract: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
     """A factory for ``mutant`` built on the correct ``base`` store."""
     if base == "exec":
-        return exec_factory(entry, shlex.join([sys.executable, "-m", "fencepost.cli", "serve",
-                                               entry.name, "--mutant", mutant.name]))
-    store_class = mutant.store_class(entry.store_class(base))
+        return exec_factory(contract, shlex.join([sys.executable, "-m", "fencepost.cli", "serve",
+                                               contract.name, "--mutant", mutant.name]))
+    store_class = mutant.store_class(contract.store_class(base))
     if base == "memory":
-        return entry.memory_factory(store_class)
-    return TempSqliteFactory(entry, store_class)
+        return contract.memory_factory(store_class)
+    return TempSqliteFactory(contract, store_class)
 
 
 def elsewhere(contract_name: str, base: str, only: list[str] | None = None
@@ -64,7 +64,7 @@ def elsewhere(contract_name: str, base: str, only: list[str] | None = None
     """The known-faulty adapters (of ``only``, if given) that do not run on ``base``, by the
     base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
     out: dict[str, list[str]] = {}
-    for mutant in contract(contract_name).mutants:
+    for mutant in contract_named(contract_name).mutants:
         if not runs_on(mutant, base) and (not only or mutant.name in only):
             out.setdefault(mutant.bases[0], []).append(mutant.name)
     return out
@@ -110,15 +110,15 @@ def run_mutants(
     """Run the kit against each known-faulty adapter of ``contract_name`` built on ``base``."""
     if base not in BASES:
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
-    entry = contract(contract_name)
-    mutants = [m for m in entry.mutants if runs_on(m, base) and (not only or m.name in only)]
+    contract = contract_named(contract_name)
+    mutants = [m for m in contract.mutants if runs_on(m, base) and (not only or m.name in only)]
     if not mutants and not only:
         raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
     if only and len(mutants) != len(set(only)):
-        catalogue = {m.name for m in entry.mutants}
+        catalogue = {m.name for m in contract.mutants}
         unknown = [name for name in only if name not in catalogue]
         if unknown:
-            known = ", ".join(m.name for m in entry.mutants)
+            known = ", ".join(m.name for m in contract.mutants)
             raise ConfigurationError(f"unknown mutant {', '.join(unknown)}; known: {known}")
         needs = "; ".join(f"{', '.join(names)} only on --adapter {other}"
                           for other, names in elsewhere(contract_name, base, only).items())
@@ -130,12 +130,12 @@ def run_mutants(
         expected = mutant.expected_clause
         report = check(
             contract_name,
-            mutant_factory(entry, mutant, base),
+            mutant_factory(contract, mutant, base),
             profile=profile,
             seed=seed,
             options=dict(mutant.options),
             stop_when=_judged(mutant),
-            first=entry.clauses[expected].checks,
+            first=contract.clauses[expected].checks,
         )
         failed = report.failed()
         by_id = {v.clause.id: v for v in failed}

@@ -115,7 +115,7 @@ def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, 
     stopped (or stopped before it had a result)."""
     from .adapter_spec import resolve_adapter
     from .example_db import example_database
-    from .registry import contract
+    from .registry import contract_named
 
     q = _progress_queue
 
@@ -130,7 +130,7 @@ def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, 
     try:
         factory, _ = resolve_adapter(contract_name, adapter)
         database = example_database(example_db) if example_db is not None else None
-        result = run_suite(contract(contract_name).suite, factory, parts=(part,),
+        result = run_suite(contract_named(contract_name).suite, factory, parts=(part,),
                            progress=progress, example_db=database, **kwargs)
     except ConfigurationError as e:
         return "config", str(e)
@@ -188,9 +188,9 @@ def run_parts(
     relay = threading.Thread(target=_relay, args=(lines, told, done), daemon=True,
                              name="fencepost-progress")
     relay.start()
-    from .registry import contract
+    from .registry import contract_named
 
-    parts = len(parts_of(contract(contract_name).suite))
+    parts = len(parts_of(contract_named(contract_name).suite))
     pool = ProcessPoolExecutor(max_workers=min(jobs, parts), mp_context=ctx,
                                initializer=_start_process, initargs=(lines,))
     try:

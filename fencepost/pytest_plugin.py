@@ -247,11 +247,11 @@ def _shrink_budget_and_jobs(config: pytest.Config) -> None:
 
 def _baseline(contract_name: str, path: str) -> Any:
     """The ``--fencepost-baseline`` report, read and found comparable before collection."""
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
     from fencepost.reports.baseline import comparable, load_baseline
 
     baseline = load_baseline(path, "--fencepost-baseline")
-    comparable(baseline, contract_name, contract(contract_name).catalogue_version,
+    comparable(baseline, contract_name, contract_named(contract_name).catalogue_version,
                what=f"--fencepost-baseline {path}")
     return baseline
 
@@ -273,9 +273,9 @@ def pytest_collection_modifyitems(
         return
     from fencepost.adapter_spec import resolve_adapter
     from fencepost.errors import ConfigurationError
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
 
-    entry = contract(name)  # validated in pytest_configure
+    contract = contract_named(name)  # validated in pytest_configure
     try:
         # validation only: the sqlite adapter makes its directory when a store is opened
         resolve_adapter(name, config.getoption("fencepost_adapter") or "sqlite")
@@ -284,7 +284,7 @@ def pytest_collection_modifyitems(
     if config.getoption("fencepost_only") and items:
         config.hook.pytest_deselected(items=list(items))
         items.clear()
-    for clause in entry.clauses:
+    for clause in contract.clauses:
         items.append(
             ClauseItem.from_parent(
                 session,

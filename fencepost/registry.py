@@ -19,7 +19,7 @@ def contract_names() -> tuple[str, ...]:
     return tuple(sorted(_entry_points()))
 
 
-def contract(name: str) -> Contract:
+def contract_named(name: str) -> Contract:
     """The contract ``name``, declared by its entry point (imported once, on first use)."""
     points = _entry_points()
     if name not in points:
@@ -71,9 +71,9 @@ def validate_options(contract_name: str, options: Mapping[str, str]) -> dict[str
     (as the run itself checks them), else ConfigurationError naming the known ones."""
     from fencepost.model.base import options_with_defaults
 
-    entry = contract(contract_name)
+    contract = contract_named(contract_name)
     try:
-        options_with_defaults(entry.choices, options, entry.settings)
+        options_with_defaults(contract.choices, options, contract.settings)
     except ValueError as e:
         raise ConfigurationError(str(e)) from None
     return dict(options)
@@ -81,7 +81,7 @@ def validate_options(contract_name: str, options: Mapping[str, str]) -> dict[str
 
 def validate_capabilities(contract_name: str, names: Iterable[str]) -> frozenset[str]:
     """``names`` if each is a capability of the contract, else ConfigurationError."""
-    known = contract(contract_name).capabilities
+    known = contract_named(contract_name).capabilities
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigurationError(

@@ -27,7 +27,7 @@ from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
 from .adapter_spec import resolve_adapter
-from .registry import contract as contract_entry
+from .registry import contract_named
 
 
 class Replay:
@@ -41,7 +41,7 @@ class Replay:
         start_ms: int = 1_000_000,
         options: dict[str, str] | None = None,
     ) -> None:
-        suite = contract_entry(contract).suite
+        suite = contract_named(contract).suite
         factory, _ = resolve_adapter(contract, adapter)
         self.world = new_world(suite, factory, options=options,
                                namespace=f"replay{uuid.uuid4().hex[:8]}", start_ms=start_ms)

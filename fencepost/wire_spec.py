@@ -11,7 +11,7 @@ from typing import Any
 from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
-from .registry import contract
+from .registry import contract_named
 
 WIRE_TIMEOUT_ENV = "FENCEPOST_WIRE_TIMEOUT"
 WIRE_TIMEOUT_S = 5.0
@@ -26,12 +26,12 @@ def wire_timeout() -> float:
     return min(seconds_from_env(WIRE_TIMEOUT_ENV, WIRE_TIMEOUT_S), 0.8 * default_call_timeout())
 
 
-def exec_factory(entry: Contract, command: str) -> Factory:
+def exec_factory(contract: Contract, command: str) -> Factory:
     """The adapter of ``exec:COMMAND``: a child process speaking ``fencepost-wire/1``."""
     from fencepost.adapters.wire.store import WireFactory
     from fencepost.spec.ops import operations
 
-    return WireFactory(entry.name, entry.spec, operations(entry.name), exec_argv(command),
+    return WireFactory(contract.name, contract.spec, operations(contract.name), exec_argv(command),
                        timeout_s=wire_timeout())
 
 
@@ -64,12 +64,12 @@ def probe_call(contract_name: str) -> dict[str, Any]:
     from fencepost.spec.ops import operations
 
     arguments = {name: [a.name for a in attrs.fields(op)]  # type: ignore[arg-type]
-                 for name, op in operations(contract(contract_name).name).items()}
+                 for name, op in operations(contract_named(contract_name).name).items()}
     name = min((n for n, args in arguments.items() if args), key=lambda n: len(arguments[n]))
     return {"op": name, "args": {a: "wire-check" for a in arguments[name]}}
 
 
-def served_capabilities(entry: Contract, factory: Factory) -> frozenset[str]:
+def served_capabilities(contract: Contract, factory: Factory) -> frozenset[str]:
     """What a store of ``factory`` declares (a store opened on a scratch namespace and
     dropped again), less what the wire cannot carry (fault injection needs the engine)."""
     import uuid
@@ -85,7 +85,7 @@ def served_capabilities(entry: Contract, factory: Factory) -> frozenset[str]:
         discard = getattr(factory, "discard", None)
         if discard is not None:
             discard(env)
-    return declared & frozenset(entry.capabilities)
+    return declared & frozenset(contract.capabilities)
 
 
 def wire_schema(contract_name: str) -> str:
@@ -97,27 +97,27 @@ def wire_schema(contract_name: str) -> str:
     from fencepost.spec.ops import operations
     from fencepost.spec.values import value_classes
 
-    entry = contract(contract_name)
-    lines = [f"{entry.name} over fencepost-wire/1 (docs/protocol.md)", "", "operations (call):"]
-    for name, op in operations(entry.name).items():
+    contract = contract_named(contract_name)
+    lines = [f"{contract.name} over fencepost-wire/1 (docs/protocol.md)", "", "operations (call):"]
+    for name, op in operations(contract.name).items():
         args = ", ".join(a.name for a in attrs.fields(op))  # type: ignore[arg-type]
         lines.append(f"  {name}({args})")
     lines += ["", "value classes ({\"__type__\": NAME, field: value, ...}):"]
-    held = {id(v) for v in vars(entry.spec).values()}
+    held = {id(v) for v in vars(contract.spec).values()}
     for name, cls in sorted(value_classes().items()):
         if id(cls) in held:
             fields = ", ".join(a.name for a in attrs.fields(cls) if a.init)
             lines.append(f"  {name}({fields})")
     lines += ["", "error codes (error.code):"]
-    for code, cls in sorted(error_classes(entry.spec).items()):
+    for code, cls in sorted(error_classes(contract.spec).items()):
         lines.append(f"  {code}  ({cls.__name__})")
     lines += ["", "capabilities (hello):"]
-    lines += [f"  {name}: {text}" for name, text in entry.capabilities.items()
+    lines += [f"  {name}: {text}" for name, text in contract.capabilities.items()
               if name != "fault_injection"]
     lines += ["", "options (hello, open), default first:"]
-    for c in entry.choices:
+    for c in contract.choices:
         others = [v for v, _ in c.values if v != c.default]
         lines.append(f"  {c.name}: {', '.join([c.default, *others])}")
-    for setting in entry.settings:
+    for setting in contract.settings:
         lines.append(f"  {setting.name}: {setting.default} (a setting)")
     return "\n".join(lines)

@@ -22,14 +22,14 @@ import pytest
 
 from fencepost.adapters.wire.client import STDERR_LINE_BYTES, WireLost
 from fencepost.errors import ConfigurationError
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.spec import adk_ledger as adk
 from fencepost.spec.env import AdapterEnv
 from fencepost.wire_spec import exec_factory
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "wire" / "hostile.py"
-ADK = contract("adk-ledger")
+ADK = contract_named("adk-ledger")
 
 
 def running(marker: Path) -> list[str]:

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from fencepost.registry import contract, contract_names
+from fencepost.registry import contract_named, contract_names
 
 
 @pytest.fixture(params=contract_names())
 def entry(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    return contract(request.param)
+    return contract_named(request.param)
 
 
 def test_clause_ids_are_unique_and_well_formed(entry) -> None:  # type: ignore[no-untyped-def]

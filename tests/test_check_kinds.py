@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_adding_a_contract import EXTERNAL, fencepost, install
 
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.scenarios.kinds import kinds, parts_of
 
 ENTRY_POINTS = """[fencepost.contracts]
@@ -37,7 +37,7 @@ def installed(tmp_path: Path) -> dict[str, str]:
 
 def test_the_built_in_kinds_cut_a_run_into_their_parts() -> None:
     assert [k.name for k in kinds()] == ["scenario", "fault", "machine", "race", "concurrent"]
-    suite = contract("adk-ledger").suite
+    suite = contract_named("adk-ledger").suite
     assert parts_of(suite) == (("scenario", "fault"), ("machine",),
                                *((f"race:{name}",) for name in suite.races), ("concurrent",))
 
@@ -55,10 +55,11 @@ def test_the_kind_is_a_part_of_every_run_of_a_contract_that_has_it(
 
 def test_its_checks_fail_the_clause_they_break(installed: dict[str, str],
                                                tmp_path: Path) -> None:
-    """Run first, the probe is what finds the stale overwrite; its counterexample names it."""
+    """Run first (and the run stopped there), the probe is what finds the stale overwrite;
+    its counterexample names it."""
     code = ("import fencepost.api as api\n"
             "r = api.check('tiny-register', 'tiny_register.store:make_last_writer_wins', "
-            "seed=1, first=('probe',))\n"
+            "seed=1, first=('probe',), stop_when=lambda e: 'TINY-PUT-002' in e.failures)\n"
             "[v] = [v for v in r.verdicts if v.clause.id == 'TINY-PUT-002']\n"
             "print(v.status, v.failure.check, len(v.failure.trace))\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=installed,

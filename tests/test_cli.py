@@ -16,7 +16,7 @@ import pytest
 
 from fencepost import cli, ending
 from fencepost.mutants import BASES, MutantRow, runs_on
-from fencepost.registry import contract, contract_names
+from fencepost.registry import contract_named, contract_names
 from fencepost.spec.adk_ledger import CLAUSES
 
 EXTERNAL = str(Path(__file__).parent / "external")
@@ -137,9 +137,9 @@ def test_list_shows_contracts_clauses_and_options(tmp_path: Path) -> None:
 def test_list_of_each_contract_names_every_clause(name: str, tmp_path: Path) -> None:
     result = fencepost("list", name, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    clauses = contract(name).clauses
+    clauses = contract_named(name).clauses
     assert all(c.id in result.stdout for c in clauses)
-    assert f"known-faulty adapters: {len(contract(name).mutants)}" in result.stdout
+    assert f"known-faulty adapters: {len(contract_named(name).mutants)}" in result.stdout
 
 
 def test_mutants_table_and_json(tmp_path: Path) -> None:
@@ -172,7 +172,7 @@ def test_mutants_says_how_many_more_need_the_other_base(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The summary counts the faulty adapters run and names those left for the other base,
     all from the catalogue (the run itself is stubbed: its rows are not what is tested)."""
-    catalogue = contract(name).mutants
+    catalogue = contract_named(name).mutants
 
     def every_one_caught(contract_name: str, *, base: str, **_: Any) -> list[MutantRow]:
         return [MutantRow(m.name, m.bug, m.expected_clause, dict(m.options), True,
@@ -203,4 +203,4 @@ def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
 @pytest.mark.parametrize("name", contract_names())
 def test_readme_counts_each_contracts_faulty_adapters_as_the_catalogue_does(name: str) -> None:
     text = README.read_text().split("## Checking the checker", 1)[1]
-    assert f"- `{name}`, {len(contract(name).mutants)}:" in text
+    assert f"- `{name}`, {len(contract_named(name).mutants)}:" in text

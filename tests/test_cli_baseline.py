@@ -25,9 +25,9 @@ pytestmark = pytest.mark.xdist_group("cli_baseline")
 
 BASE = ["--profile", "quick", "--seed", "1", "--quiet"]
 STORES = '''\
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 
-e = contract("adk-ledger")
+e = contract_named("adk-ledger")
 
 
 def _sequential(name):

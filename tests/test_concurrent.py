@@ -18,7 +18,7 @@ from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
 from fencepost.model.linearizability import LINEARIZABLE, NOT_LINEARIZABLE, segments
 from fencepost.mutants import mutant_factory
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.reports.render import write_reports
 from fencepost.scenarios.adk_ledger.workload import AdkWorkload
 from fencepost.scenarios.clock import SimClock
@@ -27,7 +27,7 @@ from fencepost.scenarios.harness import World
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.outcome import Ok
 
-ADK = contract("adk-ledger")
+ADK = contract_named("adk-ledger")
 UNBOUNDED = math.inf
 """The checker's budget here: it is wall-clock time, and a verdict asserted in these tests must
 not depend on how loaded the machine is (the checker's speed is what fencepost bench measures).

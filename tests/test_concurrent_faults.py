@@ -18,7 +18,7 @@ from fencepost.model.history import Event
 from fencepost.model.linearizability import UNKNOWN as UNKNOWN_RESULT
 from fencepost.model.linearizability_verdict import PartitionResult, Verdict
 from fencepost.mutants import caught, run_mutants
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.reports.html import to_html
 from fencepost.reports.json_report import report_from_json, to_json
 from fencepost.reports.markdown import to_markdown
@@ -154,7 +154,7 @@ def test_the_checker_alone_would_pass_the_flaky_history(
 
 @pytest.mark.parametrize("name", sorted(LIN))
 def test_the_flaky_backend_is_caught_as_an_expected_unknown(name: str) -> None:
-    [mutant] = [m for m in contract(name).mutants if m.name == "flaky_backend"]
+    [mutant] = [m for m in contract_named(name).mutants if m.name == "flaky_backend"]
     assert (mutant.expected, mutant.expected_clause) == (Expected.UNKNOWN, LIN[name])
     [row] = run_mutants(name, base="memory", only=["flaky_backend"])
     assert (row.caught, row.caught_by, row.expected, row.steps) == (
@@ -198,7 +198,7 @@ def test_a_search_out_of_budget_says_how_many_calls_faulted(
 # -- what counts as caught ----------------------------------------------------------------------
 
 def _report(status: str, answers: Answers | None, failed_too: bool = False) -> RunReport:
-    entry = contract("adk-ledger")
+    entry = contract_named("adk-ledger")
     lin = ClauseVerdict(entry.clauses["ADK-LIN-001"], status, "why", 0, None, {}, answers)
     other = ClauseVerdict(entry.clauses["ADK-FENCE-001"], "fail" if failed_too else "pass")
     return RunReport("adk-ledger", "faulty:flaky_backend", "0", "quick", 1, {}, frozenset(),
@@ -215,7 +215,7 @@ def _report(status: str, answers: Answers | None, failed_too: bool = False) -> R
 def test_an_expected_unknown_is_caught_only_for_its_faults(
         status: str, answers: Answers, failed_too: bool, expected: tuple[bool, list[str]]
         ) -> None:
-    [mutant] = [m for m in contract("adk-ledger").mutants if m.name == "flaky_backend"]
+    [mutant] = [m for m in contract_named("adk-ledger").mutants if m.name == "flaky_backend"]
     assert caught(mutant, _report(status, answers, failed_too)) == expected
 
 

@@ -8,7 +8,7 @@ import pytest
 from fencepost.cli import main
 from fencepost.coverage import run_coverage
 from fencepost.model.adk_ledger import default_options
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.scenarios.phases import OVERLAPPED
 from fencepost.scenarios.profiles import PROFILES
 from fencepost.scenarios.runner import run_suite
@@ -29,9 +29,9 @@ def _declared(options: dict[str, str], capabilities: frozenset[str]) -> set[tupl
 
 @pytest.mark.parametrize("given", [{}, {"metadata_keys": "optional"}])
 def test_adk_ledger_reaches_exactly_its_declared_situations(given: dict[str, str]) -> None:
-    suite = contract("adk-ledger").suite
-    result = run_suite(suite, contract("adk-ledger").memory_factory(), profile=PROFILES["quick"],
-                       seed=1, options=given)
+    suite = contract_named("adk-ledger").suite
+    result = run_suite(suite, contract_named("adk-ledger").memory_factory(),
+                       profile=PROFILES["quick"], seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()
                for s, n in counts.items() if n}
     caps = frozenset(result.capabilities) & set(CAPABILITIES)
@@ -58,7 +58,8 @@ def test_coverage_of_a_store_that_breaks_a_clause_exits_1() -> None:
     from fencepost.mutants import mutant_factory
 
     mutant = next(m for m in MUTANTS if m.name == "claim_boundary_off_by_one")
-    table = run_coverage("adk-ledger", mutant_factory(contract("adk-ledger"), mutant, "memory"),
+    table = run_coverage("adk-ledger",
+                         mutant_factory(contract_named("adk-ledger"), mutant, "memory"),
                          profile="quick", seeds=1)
     assert "ADK-CLAIM-005" in table.failed and table.exit_code == 1
 
@@ -108,7 +109,7 @@ def test_snodo_tasks_reaches_exactly_its_declared_situations(given: dict[str, st
     from fencepost.model.base import options_with_defaults
     from fencepost.spec import snodo_tasks as snodo
 
-    entry = contract("snodo-tasks")
+    entry = contract_named("snodo-tasks")
     result = run_suite(entry.suite, entry.memory_factory(),
                        profile=PROFILES["quick"], seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()
@@ -129,7 +130,7 @@ def test_ledgence_tasks_reaches_exactly_its_declared_situations(given: dict[str,
     from fencepost.model.base import options_with_defaults
     from fencepost.spec import ledgence_tasks as ledgence
 
-    entry = contract("ledgence-tasks")
+    entry = contract_named("ledgence-tasks")
     result = run_suite(entry.suite, entry.memory_factory(),
                        profile=PROFILES["quick"], seed=1, options=given)
     reached = {(c, s) for c, counts in result.evidence.situations.items()

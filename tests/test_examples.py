@@ -12,7 +12,7 @@ import pytest
 from conftest import require_program
 
 from fencepost.api import check
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {
@@ -45,7 +45,7 @@ def test_the_example_store_passes_every_applicable_clause(name: str) -> None:
         [(v.clause.id, v.status, v.reason) for v in report.verdicts if v.status != "pass"]
     # only what no wire store can offer is unsupported: injected database failures
     unsupported = [c for c, s in verdicts.items() if s == "unsupported"]
-    assert unsupported == [c.id for c in contract(name).clauses
+    assert unsupported == [c.id for c in contract_named(name).clauses
                            if "fault_injection" in c.requires]
     assert report.exit_code == 0
 
@@ -57,7 +57,7 @@ CASES = [(name, bug, clause) for name in sorted(EXAMPLES)
 @pytest.mark.parametrize(("name", "bug", "clause"), CASES,
                          ids=[f"{n}:{b}" for n, b, _ in CASES])
 def test_each_bug_switch_is_caught_by_its_clause(name: str, bug: str, clause: str) -> None:
-    entry = contract(name)
+    entry = contract_named(name)
     report = check(name, f"{adapter(name)} --bug {bug}", profile="quick", seed=1,
                    stop_when=lambda evidence: clause in evidence.failures,
                    first=entry.clauses[clause].checks)

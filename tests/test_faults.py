@@ -21,7 +21,7 @@ from fencepost.adapters.faulty import db_failures as faulty
 from fencepost.adapters.sql import make_engine
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory, run_mutants
-from fencepost.registry import contract, contract_names
+from fencepost.registry import contract_named, contract_names
 from fencepost.reports.verdict import ClauseVerdict, judge
 from fencepost.scenarios.clock import SimClock
 from fencepost.scenarios.harness import World
@@ -144,7 +144,7 @@ def test_an_armed_fault_leaves_other_threads_and_later_calls_alone(engine: sa.En
 
 def _fault_verdicts(name: str, factory: Any) -> dict[str, ClauseVerdict]:
     """Run only the fault checks of contract ``name`` against ``factory``'s store."""
-    suite = contract(name).suite
+    suite = contract_named(name).suite
     world = World(model=suite.model, factory=factory, clock=SimClock(CLOCK_START),
                   namespace=f"tf{uuid.uuid4().hex[:8]}",
                   options=options_with_defaults(suite.model.choices, {}, suite.model.settings))
@@ -162,12 +162,12 @@ def _fault_verdicts(name: str, factory: Any) -> dict[str, ClauseVerdict]:
 
 
 def _fault_clauses(name: str) -> set[str]:
-    return {c.id for c in contract(name).clauses if FAULT_INJECTION in c.requires}
+    return {c.id for c in contract_named(name).clauses if FAULT_INJECTION in c.requires}
 
 
 @pytest.mark.parametrize("name", contract_names())
 def test_the_sqlite_store_passes_every_fault_clause(name: str) -> None:
-    verdicts = _fault_verdicts(name, TempSqliteFactory(contract(name)))
+    verdicts = _fault_verdicts(name, TempSqliteFactory(contract_named(name)))
     assert {c: v.status for c, v in verdicts.items()} == dict.fromkeys(_fault_clauses(name),
                                                                        "pass")
     assert all(v.evidence >= 20 for v in verdicts.values()), verdicts
@@ -175,13 +175,13 @@ def test_the_sqlite_store_passes_every_fault_clause(name: str) -> None:
 
 @pytest.mark.parametrize("name", contract_names())
 def test_the_postgresql_store_passes_every_fault_clause(name: str, pg_url: str) -> None:
-    verdicts = _fault_verdicts(name, contract(name).sql_factory(pg_url))
+    verdicts = _fault_verdicts(name, contract_named(name).sql_factory(pg_url))
     assert {c: v.status for c, v in verdicts.items()} == dict.fromkeys(_fault_clauses(name),
                                                                        "pass")
 
 
 def test_a_store_without_an_engine_has_no_fault_injection() -> None:
-    entry = contract("adk-ledger")
+    entry = contract_named("adk-ledger")
     world = World(model=entry.suite.model, factory=entry.memory_factory(),
                   clock=SimClock(CLOCK_START), namespace="tfmem", options={})
     try:
@@ -198,8 +198,8 @@ MUTANTS = [(name, m) for name, group in (("adk-ledger", faulty.ADK_LEDGER),
 
 @pytest.mark.parametrize(("name", "mutant"), MUTANTS, ids=[f"{n}:{m.name}" for n, m in MUTANTS])
 def test_a_store_that_mishandles_a_database_failure_is_caught(name: str, mutant: Any) -> None:
-    assert mutant in contract(name).mutants
-    verdicts = _fault_verdicts(name, mutant_factory(contract(name), mutant, "sqlite"))
+    assert mutant in contract_named(name).mutants
+    verdicts = _fault_verdicts(name, mutant_factory(contract_named(name), mutant, "sqlite"))
     failed = verdicts[mutant.expected_clause]
     assert failed.status == "fail", (mutant.name, {c: v.status for c, v in verdicts.items()})
     assert failed.failure is not None
@@ -207,7 +207,7 @@ def test_a_store_that_mishandles_a_database_failure_is_caught(name: str, mutant:
 
 
 def test_the_counterexample_shows_the_fault_and_the_records() -> None:
-    ledger = contract("adk-ledger")
+    ledger = contract_named("adk-ledger")
     [ignored] = [m for m in faulty.ADK_LEDGER if m.name == "commit_failure_ignored"]
     failure = _fault_verdicts("adk-ledger", mutant_factory(ledger, ignored, "sqlite"))[
         "ADK-FAULT-002"].failure
@@ -236,7 +236,7 @@ def test_a_leaked_driver_error_fails_the_surfacing_clause() -> None:
             except BackendUnavailable as e:
                 raise e.__cause__ from None  # type: ignore[misc]
 
-    ledger = contract("adk-ledger")
+    ledger = contract_named("adk-ledger")
     verdicts = _fault_verdicts("adk-ledger", TempSqliteFactory(ledger, Leaky))
     failure = verdicts["ADK-FAULT-001"].failure
     assert failure is not None

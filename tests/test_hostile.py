@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from fencepost.adapters.processes import _wait_gone, descendants
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 
 EXTERNAL = str(Path(__file__).parent / "external")
 MODULES = {"adk-ledger": "adk_ledger", "snodo-tasks": "snodo_tasks",
@@ -65,7 +65,7 @@ def complete_report(directory: Path, contract_name: str) -> dict[str, Any]:
     """The report in ``directory`` parses (JSON and JUnit) and has a verdict for every
     clause of the contract."""
     report: dict[str, Any] = json.loads((directory / "report.json").read_text())
-    ids = [c.id for c in contract(contract_name).clauses]
+    ids = [c.id for c in contract_named(contract_name).clauses]
     assert [c["id"] for c in report["clauses"]] == ids
     cases = ET.parse(directory / "junit.xml").getroot().iter("testcase")
     assert sorted(c.get("name") or "" for c in cases) == sorted(ids)

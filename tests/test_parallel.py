@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fencepost.api import check
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
 from fencepost.scenarios.kinds import parts_of
@@ -90,7 +90,7 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
 
 
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:
-    suite = contract("ledgence-tasks").suite
+    suite = contract_named("ledgence-tasks").suite
     kinds = [kind for part in parts_of(suite) for kind in part]
     assert kinds == ["scenario", "fault", "machine",
                      *(f"race:{name}" for name in suite.races), "concurrent"]

@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from fencepost.errors import ConfigurationError
-from fencepost.registry import contract, contract_names
+from fencepost.registry import contract_named, contract_names
 from fencepost.reports.baseline import (
     Kind,
     classify,
@@ -257,11 +257,11 @@ def test_report_json_carries_the_catalogue_version_and_an_old_one_loads_without(
 @pytest.mark.parametrize("name", contract_names())
 def test_each_contract_says_its_catalogue_version(name: str) -> None:
     # 2.0 for each: issue 25 changed what values are sent and which refusals are due
-    assert contract(name).catalogue_version == "2.0"
+    assert contract_named(name).catalogue_version == "2.0"
 
 
 def test_a_spec_without_a_catalogue_version_is_at_1_0() -> None:
-    entry = contract("adk-ledger")
+    entry = contract_named("adk-ledger")
     bare = types.ModuleType("bare_spec")
     assert attrs.evolve(entry, spec=bare).catalogue_version == "1.0"
     bare.CATALOGUE_VERSION = "1.4"  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from conftest import require_program
 
 from fencepost.api import check
 from fencepost.cli import main
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.reports.html import to_html
 from fencepost.reports.render import write_reports
 
@@ -42,7 +42,7 @@ def fenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report of a store that skips checkpoint's token check (its first fence failure,
     a scripted scenario: c1's lease taken over by c2, then c1's checkpoint accepted)."""
     report = check("adk-ledger", "faulty:zombie_checkpoint", seed=1, concurrency=0,
-                   first=contract("adk-ledger").clauses["ADK-FENCE-001"].checks,
+                   first=contract_named("adk-ledger").clauses["ADK-FENCE-001"].checks,
                    stop_when=_stop_at("ADK-FENCE-001"))
     assert [v.clause.id for v in report.failed()] == ["ADK-FENCE-001"]
     directory = tmp_path_factory.mktemp("fenced")
@@ -160,7 +160,7 @@ def test_markup_from_the_store_is_shown_as_text_and_never_run(tmp_path: Path) ->
     """A store whose error message is a script and an image with an onerror handler: the
     report shows the text; in the browser neither ran (the page's own script did), and the
     adapter's name with markup is text too."""
-    memory = contract("adk-ledger").memory_factory()
+    memory = contract_named("adk-ledger").memory_factory()
     report = check("adk-ledger", lambda env: MarkupInMessages(memory(env)), seed=1,
                    concurrency=0, stop_when=lambda evidence: bool(evidence.failures))
     assert report.failed()
@@ -217,7 +217,7 @@ def test_check_writes_report_html_and_mutants_writes_mutants_html(tmp_path: Path
     page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
     dom = Dom(page)
     rows = dom.find("tr")[1:]
-    assert len(rows) == len(contract("adk-ledger").clauses)
+    assert len(rows) == len(contract_named("adk-ledger").clauses)
     assert {r[1]["data-status"] for r in rows} == {"pass", "unsupported"}
     assert not dom.find("section")  # nothing failed: no failure sections
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing external

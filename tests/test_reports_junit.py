@@ -31,9 +31,9 @@ def run() -> RunReport:
     and passes."""
     from fencepost.api import check
     from fencepost.mutants import mutant_factory
-    from fencepost.registry import contract
+    from fencepost.registry import contract_named
 
-    entry = contract("adk-ledger")
+    entry = contract_named("adk-ledger")
     mutant = next(m for m in entry.mutants if m.name == "zombie_checkpoint")
     report = check("adk-ledger", mutant_factory(entry, mutant, "memory"), profile="quick",
                    seed=1, concurrency=0,

@@ -12,7 +12,7 @@ from fencepost.adapters.adk_ledger.memory import MemoryLedger
 from fencepost.model.adk_ledger import owner_node
 from fencepost.model.base import Step
 from fencepost.mutants import mutant_factory
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.scenarios.evidence import Ending
 from fencepost.scenarios.harness import (
     AdapterFault,
@@ -30,14 +30,14 @@ from fencepost.spec.errors import BackendUnavailable
 from fencepost.spec.opaque import Forged, ForgedValue, Opaque, Ref
 from fencepost.spec.outcome import Ok
 
-ADK = contract("adk-ledger")
-SNODO = contract("snodo-tasks")
+ADK = contract_named("adk-ledger")
+SNODO = contract_named("snodo-tasks")
 META = {"workflow_id": "wf", "workflow_version": 1, "kind": "k"}
 START = 1_000_000  # the runner's simulated start
 
 
 def _world(factory: Any, name: str = "adk-ledger") -> World:
-    return new_world(contract(name).suite, factory, namespace=f"th{uuid.uuid4().hex[:8]}")
+    return new_world(contract_named(name).suite, factory, namespace=f"th{uuid.uuid4().hex[:8]}")
 
 
 @pytest.fixture

@@ -17,13 +17,13 @@ import fencepost
 from fencepost.adapter_spec import TempSqliteFactory
 from fencepost.errors import ConfigurationError
 from fencepost.model.history import History
-from fencepost.registry import contract, contract_names
+from fencepost.registry import contract_named, contract_names
 from fencepost.scenarios.synthetic import simulate
 from fencepost.spec import adk_ledger as spec
 
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0  # root may write anywhere
 ADK_OPTIONS = ", ".join(sorted(c.name for c in (*spec.CHOICES, *getattr(spec, "SETTINGS", ()))))
-ADK_SQLITE_ONLY = [m.name for m in contract("adk-ledger").mutants if "memory" not in m.bases]
+ADK_SQLITE_ONLY = [m.name for m in contract_named("adk-ledger").mutants if "memory" not in m.bases]
 
 
 def fencepost_cli(*args: str, cwd: Path, read_only: Path | None = None
@@ -242,10 +242,10 @@ def test_the_api_on_sqlite_leaves_no_temporary_directory_after_a_configuration_e
 def test_the_sqlite_directory_exists_from_the_first_store_to_close(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    unused = TempSqliteFactory(contract(name))
+    unused = TempSqliteFactory(contract_named(name))
     unused.close()
     assert os.listdir(tmp_path) == [] and unused.url is None
-    factory = TempSqliteFactory(contract(name))
+    factory = TempSqliteFactory(contract_named(name))
     env = fencepost.AdapterEnv(clock=lambda: 1_000_000, namespace="ue1")
     store = factory(env)
     assert factory.directory is not None and os.path.isdir(factory.directory)

@@ -39,7 +39,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.spec.adk_ledger import NotFound
 from fencepost.spec.errors import BackendUnavailable
 
@@ -301,7 +301,7 @@ class HostileFactory:
     """A factory of hostile stores over the contract's memory store."""
 
     def __init__(self, contract_name: str, behaviour: str, base: str = "memory") -> None:
-        entry = contract(contract_name)
+        entry = contract_named(contract_name)
         self.base = entry.memory_factory() if base == "memory" else entry.sql_factory(PG_URL)
         self.methods = tuple(entry.suite.protocol_methods)
         self.behaviour = behaviour

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from fencepost.adapters.wire.serve import Server
-from fencepost.registry import contract
+from fencepost.registry import contract_named
 from fencepost.spec.ops import operations
 from fencepost.wire_spec import served_capabilities
 
@@ -105,7 +105,7 @@ def main() -> int:
     armed = not os.path.exists(marker)
     if armed:
         open(marker, "w").close()
-    entry = contract(name)
+    entry = contract_named(name)
     factory = entry.memory_factory()
     server = Hostile(entry.name, factory, operations(entry.name),
                      served_capabilities(entry, factory), sys.stdout, mode=mode, at=at,
