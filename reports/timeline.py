@@ -11,7 +11,7 @@ step before and the first step at or after it), or past the right edge when the 
 first.
 
 :func:`intervals` lays out a concurrent run that is not linearizable (a checker
-:class:`~fencepost.model.linearizability_verdict.Counterexample`), as Porcupine draws one:
+:class:`~fencepost.model.linearizability.verdict.Counterexample`), as Porcupine draws one:
 real time to scale, one lane per process, each call an interval from invocation to return
 (open-ended when it never returned), those of the longest linearizable prefix numbered in
 their order, and the call that could not be placed marked with the answer the store gave and
@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.linearizability_verdict import Counterexample
+from fencepost.model.linearizability.verdict import Counterexample
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import attrs
 
 from fencepost.model.answers import Answers
-from fencepost.model.linearizability_verdict import Counterexample
+from fencepost.model.linearizability.verdict import Counterexample
 
 from .kinds import kind, kind_of
 from .trace import TraceStep, render_trace

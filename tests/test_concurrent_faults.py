@@ -16,7 +16,7 @@ from fencepost.cli import main
 from fencepost.model.answers import Answers, answers_of, faulted
 from fencepost.model.history import Event
 from fencepost.model.linearizability import UNKNOWN as UNKNOWN_RESULT
-from fencepost.model.linearizability_verdict import PartitionResult, Verdict
+from fencepost.model.linearizability.verdict import PartitionResult, Verdict
 from fencepost.mutants import caught, run_mutants
 from fencepost.registry import contract_named
 from fencepost.reports.html import to_html

@@ -22,7 +22,7 @@ from fencepost.model.adk_ledger import (
     step,
     view,
 )
-from fencepost.model.adk_ledger_situations import situations
+from fencepost.model.adk_ledger.situations import situations
 from fencepost.model.base import Ctx
 from fencepost.spec.adk_ledger import (
     Checkpoint,

@@ -29,8 +29,8 @@ from fencepost.adapters.ledgence_tasks.memory import MemoryLedgenceFactory
 from fencepost.adapters.ledgence_tasks.sql import SqlLedgenceFactory
 from fencepost.env import AdapterEnv
 from fencepost.model import ledgence_tasks as model
-from fencepost.model import ledgence_tasks_records as records
 from fencepost.model.base import Ctx, Step
+from fencepost.model.ledgence_tasks import records
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.outcome import Err, Ok
 

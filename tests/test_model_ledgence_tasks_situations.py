@@ -8,7 +8,7 @@ import attrs
 
 from fencepost.model.base import Ctx, OneOf
 from fencepost.model.ledgence_tasks import EMPTY, State, step
-from fencepost.model.ledgence_tasks_situations import situations
+from fencepost.model.ledgence_tasks.situations import situations
 from fencepost.scenarios.ledgence_tasks.scripted import DESCRIPTOR, SCOPE, task_input
 from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec

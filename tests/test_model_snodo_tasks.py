@@ -8,7 +8,7 @@ import attrs
 
 from fencepost.model.base import Ctx, OneOf
 from fencepost.model.snodo_tasks import step
-from fencepost.model.snodo_tasks_records import EMPTY, MAIN, AccessM, LeaseM
+from fencepost.model.snodo_tasks.records import EMPTY, MAIN, AccessM, LeaseM
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Opaque
 from fencepost.spec.outcome import Err, Ok

@@ -8,8 +8,8 @@ import pytest
 
 from fencepost.model.base import Ctx, OneOf
 from fencepost.model.snodo_tasks import step
-from fencepost.model.snodo_tasks_records import EMPTY, MAIN, AccessM
-from fencepost.model.snodo_tasks_situations import situations
+from fencepost.model.snodo_tasks.records import EMPTY, MAIN, AccessM
+from fencepost.model.snodo_tasks.situations import situations
 from fencepost.spec import snodo_tasks as spec
 
 NOW = 1_000

@@ -11,7 +11,7 @@ from fencepost.adapters.faulty.snodo_tasks import MUTANTS
 from fencepost.api import check
 from fencepost.model.base import Ctx
 from fencepost.model.snodo_tasks import step
-from fencepost.model.snodo_tasks_records import EMPTY, MAIN, AccessM, LeaseM
+from fencepost.model.snodo_tasks.records import EMPTY, MAIN, AccessM, LeaseM
 from fencepost.mutants import run_mutants
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import ForgedMeaning

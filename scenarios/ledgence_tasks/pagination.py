@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fencepost.model.ledgence_tasks_records import UnissuedPosition
+from fencepost.model.ledgence_tasks.records import UnissuedPosition
 from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Forged, Minted, Ref

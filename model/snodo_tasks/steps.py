@@ -1,11 +1,11 @@
 """Reference model of the ``snodo-tasks`` contract.
 
-The rules, one per operation, over the state of :mod:`.snodo_tasks_records` (``task_id ->
+The rules, one per operation, over the state of :mod:`.records` (``task_id ->
 Agg``; accesses and leases by their meaning, :class:`AccessM` and :class:`LeaseM`, which the
 harness binds to the store's real opaque values). ``claim_next`` answers :class:`OneOf` over
 every recoverable task. Where the seed's stores disagree the model follows ``ctx.options``
 (``spec.CHOICES``; by default the upstream Memory store's order of checks). Arguments the seed's
-Store functions have no clause for are refused first (:mod:`.snodo_tasks_arguments`).
+Store functions have no clause for are refused first (:mod:`.arguments`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from fencepost.spec.opaque import Opaque, Ref, agree
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok
 
-from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
-from .snodo_tasks_arguments import event_refusal, guard, task_problem
-from .snodo_tasks_records import (
+from ..base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
+from .arguments import event_refusal, guard, task_problem
+from .records import (
     EMPTY,
     MAIN,
     AccessM,
@@ -442,7 +442,7 @@ def observer(task_id: str, bindings: Mapping[str, Any], _state: Any = None) -> O
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
-    from .snodo_tasks_situations import situations  # it builds on this module's State
+    from .situations import situations  # it builds on this module's State
 
     return situations(before, op, ctx, step)
 

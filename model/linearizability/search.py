@@ -31,11 +31,11 @@ from fencepost.spec.opaque import harvest, known
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome, agrees
 
-from .base import ContractModel, Ctx, OneOf, Step
-from .history import Event
-from .linearizability_bindings import Bindings, BindingsKey, Unbound, has_refs
-from .linearizability_keys import Key, digest, digest_from, same
-from .linearizability_verdict import (
+from ..base import ContractModel, Ctx, OneOf, Step
+from ..history import Event
+from .bindings import Bindings, BindingsKey, Unbound, has_refs
+from .keys import Key, digest, digest_from, same
+from .verdict import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,

@@ -3,7 +3,7 @@
 State: ``task_id -> Agg`` (scope, snapshot, claim, generation, seen events), with the count of
 creates and the event ids of reaped tasks. Accesses and leases are represented by their meaning
 (:class:`AccessM`, :class:`LeaseM`); the harness binds them to the store's real opaque values.
-The rules that step this state are in :mod:`.snodo_tasks`; the time predicates every rule and
+The rules that step this state are in :mod:`.steps`; the time predicates every rule and
 situation reads (:func:`expired`, :func:`live`, :func:`recoverable`) are here with the records.
 """
 

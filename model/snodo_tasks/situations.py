@@ -10,7 +10,7 @@ another task's, another scope's, another store's, a forged one, a fenced lease);
 and exceeded; candidates whose id order differs from the order they were created or expire in;
 where the seed's stores disagree, the reading of the option in force (``"a still clock
 (millisecond)"``); and which argument was at its edge (``"claim with a lease_ms of 0"``, from
-:mod:`.snodo_tasks_arguments`). The catalogue declares the same names (``Clause.situations``);
+:mod:`.arguments`). The catalogue declares the same names (``Clause.situations``);
 a run that never reaches one of a clause's situations passes it only weakly.
 """
 
@@ -24,10 +24,10 @@ from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.clauses import limit
 from fencepost.spec.ops import Op
 
-from .base import Ctx, Step
-from .snodo_tasks import lease_state
-from .snodo_tasks_arguments import event_refusal, guard, task_problem
-from .snodo_tasks_records import MAIN, AccessM, Agg, LeaseM, State, expired, live, recoverable
+from ..base import Ctx, Step
+from .arguments import event_refusal, guard, task_problem
+from .records import MAIN, AccessM, Agg, LeaseM, State, expired, live, recoverable
+from .steps import lease_state
 
 Found = Iterator[tuple[str, str]]
 FENCED_OPS = {"renew": "renew", "release": "release", "transition": "a worker event"}

@@ -19,7 +19,7 @@ from fencepost.spec.opaque import Opaque
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
 
-from .base import field_diff
+from ..base import field_diff
 
 
 def _claimed_task(outcome: Outcome) -> Any:

@@ -1,7 +1,7 @@
 """Exact structural keys for model states and values, for the linearizability search's memo.
 
 Model states are immutable values but often unhashable (the ledger is a dict, records hold
-dicts). The configuration set of :mod:`fencepost.model.linearizability_search` keys a state by
+dicts). The configuration set of :mod:`fencepost.model.linearizability.search` keys a state by
 a 64-bit structural digest (cached per attrs instance and mapping, so records shared between
 states are digested once) that tells 1, 1.0 and True apart (as
 :func:`~fencepost.spec.outcome.agrees` does): dicts by items, attrs instances by their ``eq``

@@ -9,18 +9,19 @@ answer the store gave, when the model steps the events in that order from its in
         print(render_counterexample(verdict))
 
 The checker needs only the model, so it lives in the model layer; this module is its entry
-point and re-exports its public names. Its concerns live apart:
+point, whose public names the package (:mod:`fencepost.model.linearizability`) re-exports. Its
+concerns live apart:
 
-- :mod:`.linearizability_partition`: the history cut by record (P-compositionality) and each
+- :mod:`.partition`: the history cut by record (P-compositionality) and each
   partition cut where it was quiescent (segments);
-- :mod:`.linearizability_search`: Wing & Gong's search with Lowe's memoized configurations over
+- :mod:`.search`: Wing & Gong's search with Lowe's memoized configurations over
   one segment, indeterminate events included;
-- :mod:`.linearizability_bindings`: the names the models mint, bound to the store's real ids in
+- :mod:`.bindings`: the names the models mint, bound to the store's real ids in
   each order, and recorded ops translated back to the model's names;
-- :mod:`.linearizability_keys`: exact structural keys for (often unhashable) model states;
-- :mod:`.linearizability_verdict`: the results (:class:`CheckResult`, a ``str`` enum),
+- :mod:`.keys`: exact structural keys for (often unhashable) model states;
+- :mod:`.verdict`: the results (:class:`CheckResult`, a ``str`` enum),
   :class:`Verdict`, :class:`PartitionResult`, :class:`Counterexample`;
-- :mod:`.linearizability_render`: a counterexample as text.
+- :mod:`.render`: a counterexample as text.
 
 **Budget.** Each partition gets ``budget_s`` seconds of search; a partition whose search runs
 out is ``unknown``, and a history with an unknown partition (and none proven non-linearizable)
@@ -35,12 +36,12 @@ from typing import Any
 
 from fencepost.spec.ops import Op
 
-from .base import ContractModel, options_with_defaults
-from .history import Event, History
-from .linearizability_bindings import Bindings
-from .linearizability_partition import default_partition, partitions, segments
-from .linearizability_render import render_counterexample
-from .linearizability_search import (
+from ..base import ContractModel, options_with_defaults
+from ..history import Event, History
+from .bindings import Bindings
+from .partition import default_partition, partitions, segments
+from .render import render_counterexample
+from .search import (
     CheckContext,
     Ends,
     Partition,
@@ -50,7 +51,7 @@ from .linearizability_search import (
     search,
     unwind,
 )
-from .linearizability_verdict import (
+from .verdict import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,

@@ -15,7 +15,8 @@ from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.ops import Op
 
-from .adk_ledger import (
+from ..base import Ctx, Step
+from .steps import (
     ARGUMENT_CLAUSES,
     State,
     admits,
@@ -23,7 +24,6 @@ from .adk_ledger import (
     integer,
     valid_finish_phase,
 )
-from .base import Ctx, Step
 
 AT, AFTER, JUST_BEFORE = "at lease_until exactly", "after lease_until", "at lease_until - 1"
 Found = Iterator[tuple[str, str]]

@@ -28,7 +28,7 @@ from fencepost.spec.opaque import Opaque, Shown
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
-from .base import (
+from ..base import (
     ContractModel,
     Ctx,
     Step,
@@ -366,7 +366,7 @@ FIELD_CLAUSES = {
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
-    from .adk_ledger_situations import situations  # it builds on this module's StoredInvocation
+    from .situations import situations  # it builds on this module's StoredInvocation
 
     return situations(before, op, ctx, step)
 

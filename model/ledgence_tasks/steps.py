@@ -14,13 +14,13 @@ model's names), the step is a :class:`OneOf` and the store's answer picks the op
 This module holds sessions, submissions, reads and listing, the step table and :data:`MODEL`;
 the rest of the model sits beside it, by the clauses it serves:
 
-- :mod:`.ledgence_tasks_records`: the state, how answers are made, liveness and authority, the
-  shared lookups and :func:`~.ledgence_tasks_records.finish`;
-- :mod:`.ledgence_tasks_acquisition`: ``probe_acquisition``, ``acquire``, ``claim_dispatch``;
-- :mod:`.ledgence_tasks_attempts`: ``renew``, ``settle``, ``confirm_quiescence``, ``cancel``,
+- :mod:`.records`: the state, how answers are made, liveness and authority, the
+  shared lookups and :func:`~.records.finish`;
+- :mod:`.acquisition`: ``probe_acquisition``, ``acquire``, ``claim_dispatch``;
+- :mod:`.attempts`: ``renew``, ``settle``, ``confirm_quiescence``, ``cancel``,
   ``expire_batch``;
-- :mod:`.ledgence_tasks_blame`: which clause a differing answer breaks (``answer_clause``);
-- :mod:`.ledgence_tasks_situations`: the situations each step covers.
+- :mod:`.blame`: which clause a differing answer breaks (``answer_clause``);
+- :mod:`.situations`: the situations each step covers.
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Opaque, Ref
 from fencepost.spec.ops import Op
 
-from . import ledgence_tasks_acquisition as acquisition
-from . import ledgence_tasks_attempts as attempts
-from .base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
-from .ledgence_tasks_blame import answer_clause
-from .ledgence_tasks_records import (
+from ..base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
+from . import acquisition, attempts
+from .blame import answer_clause
+from .records import (
     EMPTY,
     Draft,
     PagePosition,
@@ -275,7 +274,7 @@ def changed(before: State, after: State) -> list[str]:
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
-    from .ledgence_tasks_situations import situations  # it builds on this module's records
+    from .situations import situations  # it builds on this module's records
 
     return situations(before, op, ctx, step)
 

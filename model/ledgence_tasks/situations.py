@@ -8,7 +8,7 @@ cursor an acquisition met; how an attempt finished; a history page holding exact
 or one more left behind; a bounded scan whose earliest expiries are neither the lowest ids nor
 the first submitted. A run that never reaches one of a clause's situations passes it weakly.
 The worker calls' cases (acquisition, renewal, settlement, quiescence, targeted dispatch) are
-in :mod:`.ledgence_worker_situations`.
+in :mod:`.worker_situations`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ops import Op
 
-from .base import Ctx, Step
-from .ledgence_tasks import page_key
-from .ledgence_tasks_attempts import expired_candidates
-from .ledgence_tasks_records import State, TaskRec, UnissuedPosition, is_live, status_of
-from .ledgence_worker_situations import (
+from ..base import Ctx, Step
+from .attempts import expired_candidates
+from .records import State, TaskRec, UnissuedPosition, is_live, status_of
+from .steps import page_key
+from .worker_situations import (
     acquisition,
     boundary,
     claim_dispatch,

@@ -13,8 +13,8 @@ import attrs
 
 from fencepost.spec import ledgence_tasks as spec
 
-from .base import Ctx, OneOf, Step
-from .ledgence_tasks_records import (
+from ..base import Ctx, OneOf, Step
+from .records import (
     ConsumerCursor,
     Draft,
     Receipt,

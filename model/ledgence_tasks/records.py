@@ -22,7 +22,7 @@ from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the 
 from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
 from fencepost.spec.outcome import Err, Ok
 
-from .base import Step
+from ..base import Step
 
 
 @attrs.frozen

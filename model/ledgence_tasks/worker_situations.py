@@ -1,5 +1,5 @@
 """The situations of the ledgence-tasks worker calls: acquisition, renewal, settlement,
-quiescence and targeted dispatch (see :mod:`.ledgence_tasks_situations`, which dispatches to
+quiescence and targeted dispatch (see :mod:`.situations`, which dispatches to
 these and holds the rest).
 
 Also the liveness helpers both modules use: :func:`boundary` names where now stands against a
@@ -16,8 +16,8 @@ from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 
-from .base import Ctx, Step
-from .ledgence_tasks_records import State, StoredAttempt, TaskRec, is_live
+from ..base import Ctx, Step
+from .records import State, StoredAttempt, TaskRec, is_live
 
 Found = Iterator[tuple[str, str]]
 BEFORE, AT, AFTER, PAST = names.BEFORE, names.AT, names.AFTER, names.PAST

@@ -6,8 +6,8 @@ could not be placed after it with what the model allowed there.
 
 from __future__ import annotations
 
-from .history import Event
-from .linearizability_verdict import Counterexample, Verdict
+from ..history import Event
+from .verdict import Counterexample, Verdict
 
 _BAR = 40
 _BEFORE_SHOWN = 12

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 from fencepost.spec.ops import Op
 
-from .history import Event, History
+from ..history import Event, History
 
 
 def default_partition(op: Op) -> Hashable | None:

@@ -19,7 +19,7 @@ import attrs
 
 from fencepost.spec.outcome import Outcome
 
-from .history import Event
+from ..history import Event
 
 
 class CheckResult(enum.StrEnum):
@@ -50,7 +50,7 @@ class Counterexample:
     ``expected`` the model's allowed answers for it there (bound names shown as real values),
     empty when the model could not even read its op (a reference to an id not minted yet).
     ``before`` is an order of the partition's earlier events (its earlier segments, see
-    :func:`~fencepost.model.linearizability_partition.segments`) that linearizes and ends where
+    :func:`~fencepost.model.linearizability.partition.segments`) that linearizes and ends where
     the search of ``events`` started; then ``events`` is the one segment that cannot go on from
     there.
     """
@@ -71,7 +71,7 @@ class Counterexample:
 
     def render(self) -> str:
         """The readable account of :func:`render_counterexample`."""
-        from .linearizability_render import render_counterexample  # it renders these types
+        from .render import render_counterexample  # it renders these types
 
         return render_counterexample(self)
 

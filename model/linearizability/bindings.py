@@ -28,8 +28,8 @@ import attrs
 from fencepost.spec.opaque import Forged, ForgedMeaning, ForgedValue, Ref, Shown
 from fencepost.spec.ops import Op
 
-from .base import Ctx
-from .linearizability_keys import MISSING, Key, digest, same
+from ..base import Ctx
+from .keys import MISSING, Key, digest, same
 
 _MASK = (1 << 64) - 1
 
