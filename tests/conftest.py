@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,6 +95,22 @@ def race(n: int, work: Callable[[int], Any]) -> list[Any]:
     for t in threads:
         t.join(timeout=60)
     return answers
+
+
+def source_copy(target: Path) -> Path:
+    """A copy of the project's sources (every file git tracks or would, none it ignores) in
+    ``target``, to build from: setuptools builds in the source's ``build/``, which keeps
+    modules since moved or deleted and is shared by builds running at the same time."""
+    root = Path(__file__).resolve().parent.parent
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=root, capture_output=True, check=True,
+                            timeout=60).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = root / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -8,6 +8,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from conftest import source_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"spec", "model", "adapters", "scenarios", "reports"}
 
@@ -29,7 +31,7 @@ def test_every_package_folder_is_declared() -> None:
 def test_wheel_holds_only_the_fencepost_package(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", str(tmp_path), str(ROOT)],
+         "-w", str(tmp_path), str(source_copy(tmp_path / "source"))],
         check=True, capture_output=True, timeout=300,
     )
     [wheel] = tmp_path.glob("fencepost-*.whl")

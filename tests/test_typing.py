@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import source_copy
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
 pytestmark = pytest.mark.xdist_group("typing")
@@ -17,9 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An installed copy of the package: mypy cannot follow setuptools' editable finder."""
     target = tmp_path_factory.mktemp("installed")
+    source = source_copy(tmp_path_factory.mktemp("source"))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-         str(ROOT)],
+         str(source)],
         check=True, capture_output=True, timeout=300,
     )
     return target
