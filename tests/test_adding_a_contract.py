@@ -80,25 +80,36 @@ def test_mutants_catches_its_faulty_store(installed: dict[str, str], tmp_path: P
         "last_writer_wins", True, "TINY-PUT-002")
 
 
-def test_the_plugin_runs_it(installed: dict[str, str], tmp_path: Path) -> None:
+def plugin_passes_tiny_register(env: dict[str, str], cwd: Path) -> None:
+    """The pytest plugin runs tiny-register on memory: its three clauses pass."""
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fencepost-contract",
          "tiny-register", "--fencepost-adapter", "memory", "--fencepost-seed", "1"],
-        cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
 
 
-def test_a_contract_outside_imports_the_authoring_module_alone() -> None:
-    """What the kit offers a contract's author is one module: ``fencepost.authoring``."""
-    found = {}
-    for path in sorted((EXTERNAL / "tiny_register").glob("*.py")):
+def test_the_plugin_runs_it(installed: dict[str, str], tmp_path: Path) -> None:
+    plugin_passes_tiny_register(installed, tmp_path)
+
+
+def kit_imports(package: str) -> dict[str, list[str]]:
+    """The modules of the kit ``tests/external/PACKAGE`` imports, with where."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((EXTERNAL / package).glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             for name in names:
                 if name.split(".")[0] == "fencepost":
                     found.setdefault(name, []).append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_a_contract_outside_imports_the_authoring_module_alone() -> None:
+    """What the kit offers a contract's author is one module: ``fencepost.authoring``."""
+    found = kit_imports("tiny_register")
     assert set(found) == {"fencepost.authoring"}, found
 
 

@@ -7,14 +7,13 @@ contract is tests/external/tiny_register; all are "installed" as test_adding_a_c
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_adding_a_contract import EXTERNAL, fencepost, install
+from test_adding_a_contract import fencepost, install, kit_imports, plugin_passes_tiny_register
 
 from fencepost.registry import contract_named
 from fencepost.scenarios.kinds import kinds, parts_of
@@ -85,12 +84,7 @@ def test_mutants_and_the_plugin_run_it(installed: dict[str, str], tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     [row] = json.loads((tmp_path / "M" / "mutants.json").read_text())
     assert (row["name"], row["caught"]) == ("last_writer_wins", True)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fencepost-contract",
-         "tiny-register", "--fencepost-adapter", "memory", "--fencepost-seed", "1"],
-        cwd=tmp_path, env=installed, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 passed" in result.stdout
+    plugin_passes_tiny_register(installed, tmp_path)
 
 
 def test_a_broken_kind_is_a_configuration_error(tmp_path: Path) -> None:
@@ -105,7 +99,5 @@ def test_a_broken_kind_is_a_configuration_error(tmp_path: Path) -> None:
 
 
 def test_the_kind_imports_the_authoring_module_alone() -> None:
-    for path in sorted((EXTERNAL / "probe_kind").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fencepost"):
-                assert node.module == "fencepost.authoring", (path, node.lineno)
+    found = kit_imports("probe_kind")
+    assert set(found) == {"fencepost.authoring"}, found

@@ -3,8 +3,10 @@ linearizable against a contract's reference model?"""
 
 from __future__ import annotations
 
-from .check import (
-    DEFAULT_BUDGET_S,
+from .check import DEFAULT_BUDGET_S, check_history
+from .partition import default_partition, partitions, segments
+from .render import render_counterexample
+from .verdict import (
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,
@@ -12,11 +14,6 @@ from .check import (
     Counterexample,
     PartitionResult,
     Verdict,
-    check_history,
-    default_partition,
-    partitions,
-    render_counterexample,
-    segments,
 )
 
 __all__ = [

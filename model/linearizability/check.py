@@ -39,8 +39,7 @@ from fencepost.spec.ops import Op
 from ..base import ContractModel, options_with_defaults
 from ..history import Event, History
 from .bindings import Bindings
-from .partition import default_partition, partitions, segments
-from .render import render_counterexample
+from .partition import partitions, segments
 from .search import (
     CheckContext,
     Ends,
@@ -61,21 +60,7 @@ from .verdict import (
     Verdict,
 )
 
-__all__ = [
-    "DEFAULT_BUDGET_S",
-    "LINEARIZABLE",
-    "NOT_LINEARIZABLE",
-    "UNKNOWN",
-    "CheckResult",
-    "Counterexample",
-    "PartitionResult",
-    "Verdict",
-    "check_history",
-    "default_partition",
-    "partitions",
-    "render_counterexample",
-    "segments",
-]
+__all__ = ["DEFAULT_BUDGET_S", "check_history"]
 
 DEFAULT_BUDGET_S = 10.0
 
