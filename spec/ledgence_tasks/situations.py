@@ -10,8 +10,8 @@ a run that misses one passes the clause only weakly. A clause with one case name
 
 from __future__ import annotations
 
-from .clauses import Situation, situation
-from .ledgence_delivery import HISTORY_REASONS, RETRYABLE_FAILURE_KINDS
+from ..clauses import Situation, situation
+from .delivery import HISTORY_REASONS, RETRYABLE_FAILURE_KINDS
 
 BEFORE, AT, AFTER = ("1 ms before the lease expiry", "at the lease expiry exactly",
                      "1 ms after the lease expiry")
