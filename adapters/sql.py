@@ -1,4 +1,7 @@
 """SQLAlchemy plumbing shared by the SQL stores: engines, per-backend locking, error mapping.
+Over 500 lines: it is the SQL stores' one shared toolbox (engines, read connections, row
+locks, writer gates, the namespace registry and liveness, the store factory), each piece short
+and imported by name from here by every SQL store.
 
 Per-backend behaviour lives in small functions registered by dialect name (as SQLAlchemy's own
 dialect suite does), not in if-chains spread over the stores.

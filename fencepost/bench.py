@@ -1,4 +1,8 @@
 """``fencepost bench``: how fast the kit is on this machine, measured in one run.
+Over 500 lines: the result types and the in-process measurements (figures 1 to 4), one
+section each, with the run that gathers every figure; the other figures and the rendering are
+in modules of their own (``bench_wire``, ``bench_verdict``, ``bench_campaign``,
+``bench_render``).
 
 Four figures per contract (see :func:`run_bench`):
 

@@ -1,5 +1,7 @@
 """``fencepost``: check an adapter against a contract, list contracts, run the mutants,
 measure situation coverage.
+Over 500 lines: the parser of every subcommand (some 150 lines of options and help) and one
+short ``cmd_*`` function per subcommand, whose work is done in the modules they call.
 
 Exit codes: 0 every applicable clause passed; 1 a clause failed (or a mutant escaped);
 2 bad usage or configuration (one line on stderr, found before the run starts); 3 nothing

@@ -1,4 +1,6 @@
 """Drive a store and its reference model through the same operations and compare every answer.
+Over 500 lines: it is one class, :class:`Harness`, that every check drives; its steps (apply,
+compare, read back, go on past a field difference) share its state and trace.
 
 The harness is what every check uses: scripted scenarios, the state machines and the races.
 After each operation it compares the outcomes, then reads the touched record back from both

@@ -1,7 +1,7 @@
 """The layering the README's "Layout" section states (from the project's design card), read
 from every module's imports (``ast``, relative imports resolved): each layer imports only
 itself and the layers below it, and spec and model are pure (no adapters, databases, threads,
-wall clock or global randomness)."""
+wall clock or global randomness). And no module is over 500 lines without saying why."""
 
 from __future__ import annotations
 
@@ -108,3 +108,24 @@ def test_no_module_imports_another_modules_private_names() -> None:
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert found == []
+
+
+MAX_LINES = 500
+LONG_REASON = "Over 500 lines:"
+
+
+def test_no_module_is_over_500_lines_without_a_reason() -> None:
+    """A module of the package is at most 500 lines, unless the first paragraph of its
+    docstring has a line starting ``Over 500 lines:`` that says why it stays one module."""
+    offenders = []
+    for _, path in modules():
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines <= MAX_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        first = doc.split("\n\n")[0].splitlines()
+        if not any(line.startswith(LONG_REASON) and line[len(LONG_REASON):].strip()
+                   for line in first):
+            offenders.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    assert offenders == []

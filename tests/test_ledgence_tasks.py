@@ -74,7 +74,7 @@ def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
 
 
 def test_non_string_json_keys_are_invalid_input() -> None:
-    from fencepost.spec.ledgence_submission import canonical_json
+    from fencepost.spec.ledgence_tasks.submission import canonical_json
 
     with pytest.raises(spec.InvalidInput, match="keys must be strings"):
         canonical_json({1: "x", None: "y"})
@@ -252,7 +252,7 @@ def test_an_outcome_read_back_otherwise_than_the_seed_fails_read_001_alone(
 
 def test_each_new_situation_is_named_by_its_clause() -> None:
     """The cases the gaps needed are situations, so a run that misses one passes weakly."""
-    from fencepost.spec import ledgence_situations as names
+    from fencepost.spec.ledgence_tasks import situations as names
 
     situations = {c.id: {s.name for s in c.situations} for c in spec.CLAUSES}
     assert names.EXTENSION_READ_BACK in situations["LDG-SESSION-004"]

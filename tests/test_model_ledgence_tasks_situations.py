@@ -10,8 +10,8 @@ from fencepost.model.base import Ctx, OneOf
 from fencepost.model.ledgence_tasks import EMPTY, State, step
 from fencepost.model.ledgence_tasks.situations import situations
 from fencepost.scenarios.ledgence_tasks.scripted import DESCRIPTOR, SCOPE, task_input
-from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.ledgence_tasks import situations as names
 
 REAL = {"task#2": "task_z", "task#3": "task_m", "task#4": "task_a"}  # ids unlike submission
 

@@ -38,9 +38,11 @@ def test_wheel_holds_only_the_fencepost_package(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.startswith("fencepost-")}
     assert top == {"fencepost"}
-    for must in ("fencepost/spec/adk_ledger.py", "fencepost/model/adk_ledger/steps.py",
+    for must in ("fencepost/spec/adk_ledger/__init__.py", "fencepost/model/adk_ledger/steps.py",
                  "fencepost/adapters/adk_ledger/sql.py", "fencepost/py.typed",
-                 "fencepost/scenarios/adk_ledger/machine.py", "fencepost/reports/render.py"):
+                 "fencepost/scenarios/adk_ledger/machine.py", "fencepost/reports/render.py",
+                 "fencepost/spec/adk_ledger/catalogue.py", "fencepost/spec/snodo_tasks/ops.py",
+                 "fencepost/spec/ledgence_tasks/delivery.py"):
         assert must in names
 
 

@@ -1,8 +1,8 @@
 """Known-faulty adk-ledger stores: each is the correct core with one real-world bug.
+Over 500 lines: a catalogue of one-hook classes, each a few lines; the ones for arguments at
+their edges are already in :mod:`.adk_ledger_arguments`.
 
-The kit's own tests require every one of them to be caught by its expected clause. A catalogue
-of one-hook classes, long for that reason; the ones for arguments at their edges are in
-:mod:`.adk_ledger_arguments`.
+The kit's own tests require every one of them to be caught by its expected clause.
 """
 
 from __future__ import annotations

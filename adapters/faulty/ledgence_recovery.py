@@ -1,6 +1,8 @@
 """Known-faulty ledgence-tasks stores: settlement, quiescence, the finish rules, cancel,
 recovery and attempt reads. Each is the correct core with one bug, caught by its expected
-clause."""
+clause.
+Over 500 lines: a catalogue of small one-bug classes, one per rule bent; the other ledgence
+faulty stores are already split by area (delivery, discovery, edges)."""
 
 from __future__ import annotations
 

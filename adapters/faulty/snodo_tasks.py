@@ -1,8 +1,8 @@
 """Known-faulty snodo-tasks stores: each is the correct core with one real-world bug.
+Over 500 lines: a catalogue of one-hook classes (each a ``TasksCore`` that overrides one of
+its hooks), each a few lines; the ones at the value boundary are in :mod:`.snodo_tasks_values`.
 
-The kit's own tests require every one of them to be caught by its expected clause. A catalogue
-of one-hook classes (each a ``TasksCore`` that overrides one of its hooks), long for that
-reason.
+The kit's own tests require every one of them to be caught by its expected clause.
 """
 
 from __future__ import annotations

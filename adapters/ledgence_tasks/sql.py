@@ -1,4 +1,7 @@
 """The SQLAlchemy ledgence-tasks store: one store for SQLite and PostgreSQL.
+Over 500 lines: one transaction class over six tables and the store built on it, with the
+locking and atomicity argument (this docstring) beside the code it is about; the schema, the
+JSON of the records and the per-backend statements are already in :mod:`.sql_schema`.
 
 Six tables per run; their columns and indexes, the exact JSON of the stored records and the
 statements that differ by backend are in :mod:`.sql_schema`.

@@ -47,8 +47,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from fencepost.adapters.sql import TABLES_CACHED, table_name
-from fencepost.spec import ledgence_delivery, ledgence_discovery, ledgence_submission
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.ledgence_tasks import delivery, discovery, submission
 from fencepost.spec.values import Codec
 
 from .core import StoredAttempt, TaskRecord
@@ -56,7 +56,7 @@ from .core import StoredAttempt, TaskRecord
 # --- exact JSON ---------------------------------------------------------------------------------
 
 CODEC = Codec([
-    *(c for module in (ledgence_submission, ledgence_delivery, ledgence_discovery)
+    *(c for module in (submission, delivery, discovery)
       for c in vars(module).values()
       if isinstance(c, type) and attrs.has(c) and c.__module__ == module.__name__),
     TaskRecord,

@@ -1,4 +1,7 @@
 """The snodo-tasks rules written once over a small storage interface.
+Over 500 lines: it is one class, ``TasksCore``, whose ten operations share its hooks and
+checks; its records and argument validation are already apart (:mod:`.records`,
+:mod:`.validation`).
 
 ``TasksCore`` implements the ten operations on top of ``_transaction()``, a context manager that
 yields a :class:`~.records.Txn`: one atomic unit of work (a mutex, ``BEGIN IMMEDIATE``, row

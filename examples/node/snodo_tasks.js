@@ -6,7 +6,7 @@
 //   node examples/node/snodo_tasks.js [--bug NAME]      (or SNODO_TASKS_BUG=NAME)
 //   fencepost check snodo-tasks --adapter "exec:node examples/node/snodo_tasks.js"
 //
-// The rules follow the snodo-tasks contract (spec/snodo_tasks.py and its notes): the order
+// The rules follow the snodo-tasks contract (spec/snodo_tasks/ and its notes): the order
 // of checks of each operation, and the readings named by the contract's options. See
 // README.md beside this file for how the contract maps onto this code.
 'use strict';

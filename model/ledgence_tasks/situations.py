@@ -2,7 +2,7 @@
 
 :func:`situations` looks at the store before the step, at the op and at the step's answer and
 next state, and names the cases of ``spec.ledgence_tasks.CLAUSES`` it reached (the names are
-declared in ``spec/ledgence_situations.py``): a lease expiry met 1 ms before, exactly or 1 ms
+declared in ``spec/ledgence_tasks/situations.py``): a lease expiry met 1 ms before, exactly or 1 ms
 after; which of now + 60 000, the authority deadline and the session expiry capped a lease; the
 cursor an acquisition met; how an attempt finished; a history page holding exactly 100 events
 or one more left behind; a bounded scan whose earliest expiries are neither the lowest ids nor
@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.ledgence_tasks import situations as names
 from fencepost.spec.ops import Op
 
 from ..base import Ctx, Step

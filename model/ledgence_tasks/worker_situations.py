@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
+from fencepost.spec.ledgence_tasks import situations as names
 
 from ..base import Ctx, Step
 from .records import State, StoredAttempt, TaskRec, is_live

@@ -1,7 +1,6 @@
 """The situations of the snodo-tasks clauses that one agreed step puts to the test.
-
-It is a little over 500 lines because it mirrors the catalogue: one small function per operation
-naming the situations its clauses declare, so a situation is found beside its siblings.
+Over 500 lines: it mirrors the catalogue, one small function per operation naming the
+situations its clauses declare, so that a situation is found beside its siblings.
 
 :func:`situations` looks at the store before the step and at the step's answer and names the
 cases of ``spec.snodo_tasks.CLAUSES`` it reached: a lease expiry, retry_at or TTL met exactly or

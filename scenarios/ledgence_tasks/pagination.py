@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from fencepost.model.ledgence_tasks.records import UnissuedPosition
-from fencepost.spec import ledgence_situations as names
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.ledgence_tasks import situations as names
 from fencepost.spec.opaque import Forged, Minted, Ref
 
 from ..checks import Scenarios

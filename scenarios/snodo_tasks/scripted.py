@@ -1,10 +1,10 @@
 """Named scripted scenarios: every case the snodo stores' own tests cover, and more.
+Over 500 lines: a catalogue of small independent scenarios; their order is the order they
+register in, which numbers their ids, so they stay in one module.
 
 Each scenario is a plain function of a :class:`Harness`; the model supplies every expected
 answer, so a scenario only says what happens, never what should come back. Checks that see the
-whole store (claim_next, reap, capacity) run on a forked world of their own. A catalogue of
-small independent scenarios, long for that reason; their order is the order they register in,
-which numbers their ids, so they stay in one module.
+whole store (claim_next, reap, capacity) run on a forked world of their own.
 """
 
 from __future__ import annotations

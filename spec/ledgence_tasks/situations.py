@@ -4,14 +4,14 @@ A clause whose rule has more than one case names them here (``Clause.situations`
 liveness boundaries met 1 ms before, exactly and 1 ms after; which of the three bounds caps a
 lease; the cursor an acquisition meets; how an attempt finishes; which bound of a batch or a
 history page is reached and which exceeded by one; and, for LDG-OWNER-001, each reading of
-``renew_lookup``. ``model/ledgence_tasks_situations.py`` names those each agreed step reached;
+``renew_lookup``. ``model/ledgence_tasks/situations.py`` names those each agreed step reached;
 a run that misses one passes the clause only weakly. A clause with one case names none.
 """
 
 from __future__ import annotations
 
-from .clauses import Situation, situation
-from .ledgence_delivery import HISTORY_REASONS, RETRYABLE_FAILURE_KINDS
+from ..clauses import Situation, situation
+from .delivery import HISTORY_REASONS, RETRYABLE_FAILURE_KINDS
 
 BEFORE, AT, AFTER = ("1 ms before the lease expiry", "at the lease expiry exactly",
                      "1 ms after the lease expiry")

@@ -1,737 +1,16 @@
-"""The ``snodo-tasks`` contract: the snodo Tasks store (revisioned tasks, worker leases).
-
-Time is store-authoritative: the store reads ``env.clock()`` (integer ms); no operation takes a
-time argument. Accesses and leases are opaque values the store mints; the kit only hands back
-what it was given (or values nobody issued, to attack). Capacity limits arrive in
-``env.options`` as ``max_tasks`` and ``max_active_tasks_per_scope`` (an integer or
-``infinity``). Where the seed's own stores disagree, ``CHOICES`` names the options (in
-``env.options`` as strings, defaults filled in; :func:`option` reads one).
-
-This module is long by design: the protocol, every shape the kit compares (with examples),
-the options and the clauses are declared in one place, so an author reads one file.
-
-Example (the shape of an adapter)::
-
-    from fencepost.spec.snodo_tasks import NotFound, Snapshot
-
-    class MyTasks:
-        def get(self, task_id, access) -> Snapshot:
-            row = self._load(task_id)
-            if row is None or not self._may_read(access, row):
-                raise NotFound(task_id)       # never reveal a foreign tenant's task
-            ...
-"""
+"""snodo-tasks: the clause catalogue (:data:`CLAUSES`, :data:`CATALOGUE_VERSION`): one entry per
+rule with its normative sentence and seed sources, the checks that cover it, the capabilities
+it requires, the option it reads and its situations; the argument and value clauses
+(:data:`ARGUMENT_CLAUSES`, :data:`VALUE_CLAUSES`) it includes; and the check names the entries
+share (``M``, ``EDGE``, ``FAULT_CHECKS``)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
-
-import attrs
-
-from .clauses import Catalogue, Choice, Clause, Setting, Situation, situation
-from .errors import ContractError
-from .ops import Op, operation
-from .values import value_class
-
-CONTRACT = "snodo-tasks"
-
-WORKING, INPUT_REQUIRED = "working", "input_required"
-COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
-STATUSES = (WORKING, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED)
-TERMINAL = (COMPLETED, FAILED, CANCELLED)
-ACTIONS = ("create", "get", "update", "cancel")
-WORKER_KINDS = ("input_requested", "retry_requested", "completed", "failed")
-REQUEST_KINDS = {"input_responses_accepted": "update", "cancelled": "cancel"}
-APPLIED, UNCHANGED, DUPLICATE = "applied", "unchanged", "duplicate"
-CANCEL_MESSAGE = "Cancellation requested"
-
-CAPABILITIES = {
-    "durable": "calling the factory again with the same env reopens the same data, and every "
-    "lease and access issued before stays exactly as valid as it was",
-    "concurrency": "the store may be called from several threads at once (race checks)",
-    "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
-    "Engine all its transactions run on; the kit injects database failures through its event "
-    "hooks (the FAULT clauses)",
-}
-
-_MEMORY = "extensions/tasks/lib/snodo/extensions/tasks/store/memory.ex@986ac838"
-_SQLITE = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite.ex@50c2cd0e"
-_TIMESTAMP = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite/timestamp.ex@84bf1943"
-# The Store functions every call goes through (their guards), and the values the stores validate.
-_STORE = "extensions/tasks/lib/snodo/extensions/tasks/store.ex@098b4783"
-_TASK = "extensions/tasks/lib/snodo/extensions/tasks/task.ex@c924739c"
-_WORK = "extensions/tasks/lib/snodo/extensions/tasks/work.ex@84bf1943"
-_RETRY = "extensions/tasks/lib/snodo/extensions/tasks/retry_policy.ex@c924739c"
-_EVENT = "extensions/tasks/lib/snodo/extensions/tasks/event.ex@c924739c"
-_SNAPSHOT = "extensions/tasks/lib/snodo/extensions/tasks/snapshot.ex@84bf1943"
-_JSON = "lib/snodo/json_value.ex@78304a5a"
-
-
-def microsecond_after(ms: float) -> float:
-    """The time 1 us after ``ms``, in ms: the seed SQLite store's step (its timestamps count
-    whole microseconds, timestamp.ex:44). Computed from the whole number of microseconds, so
-    that any number of steps gives the float nearest the exact decimal (``1000.002``, never
-    the running sum ``1000.0020000000001``), as an adapter counting microseconds answers."""
-    return (round(ms * 1000) + 1) / 1000
-
-
-MAX_RETRY_DELAY_MS = 4_294_967_295
-"""The longest retry delay the seed's RetryPolicy accepts (retry_policy.ex:17)."""
-
-# Where the seed's own stores disagree. Each default is what the upstream stores share or,
-# failing that, the reference store's reading (the upstream Memory store); it says which.
-CHOICES = (
-    Choice(
-        name="same_expiry_renewal",
-        doc_says="Memory: a renewal whose new expiry (now + lease_ms) equals the old one hands "
-        "back the identical lease, and the value renewed stays valid",
-        implementation_does="SQLite: such a renewal moves the expiry to its successor (1 us "
-        "later), so the value renewed goes stale",
-        default="identical",
-        values=(
-            ("identical", "default, the reference (Memory) store's reading: the same lease "
-             "comes back; the old value stays valid"),
-            ("successor", "the SQLite store's reading: the expiry moves 1 us (0.001 ms) past "
-             "the old one; the old value is stale, the new one is live through the old "
-             "expiry's ms"),
-        ),
-        source=f"{_MEMORY}:253-265 (Memory: the lease with expires_at = now + lease_ms); "
-        f"{_SQLITE}:549-587 (SQLite: renewal_expiry at 584-587); {_TIMESTAMP}:44 (successor "
-        "= +1 us)",
-    ),
-    Choice(
-        name="forged_request_authority",
-        doc_says="the notes (SNODO-AUTH-004 before): a value the store never minted, used as "
-        "request authority in transition, is not_found",
-        implementation_does="both upstream stores answer unauthorized_action (a value that is "
-        "not the store's access type falls to a catch-all); an access of the same type minted "
-        "by another store of the same kind is not_found in both",
-        default="unauthorized_action",
-        values=(
-            ("unauthorized_action", "default, what both upstream stores do"),
-            ("not_found", "the kit's former reading: a forged request authority is not_found"),
-        ),
-        source=f"{_MEMORY}:419-421 (Memory: authorize_transition's catch-all), 382-383 "
-        f"(another store's access: not_found); {_SQLITE}:690-691 (SQLite: prepare_authority's "
-        "catch-all), 667-668 (another store's access: not_found)",
-    ),
-    Choice(
-        name="transition_check_order",
-        doc_says="Memory: transition reads the task first (missing -> not_found), then checks "
-        "the authority against it",
-        implementation_does="SQLite: transition checks the authority's shape (its type, store, "
-        "action, task id and event kind; a lease's store and task id) before it reads the "
-        "task, so those refusals do not depend on whether the task exists or whose it is",
-        default="row_first",
-        values=(
-            ("row_first", "default, the reference (Memory) store's order: missing -> "
-             "not_found; request authority: other store or scope, or expired -> not_found, "
-             "then action and event kind -> unauthorized_action; worker authority: invalid "
-             "or expired lease -> stale_lease, then a request kind -> unauthorized_action"),
-            ("authority_first", "the SQLite store's order: first, without reading the task, "
-             "request authority: not an access -> forged_request_authority's answer, "
-             "another store's -> not_found, action not update/cancel on this id or event "
-             "kind not the action's -> unauthorized_action; worker authority: not a lease -> "
-             "unauthorized_action, another store's or another task's -> stale_lease, a "
-             "request kind -> unauthorized_action; then missing -> not_found, then the "
-             "scope and expiry (not_found) or the lease's claim and expiry (stale_lease)"),
-        ),
-        source=f"{_MEMORY}:315-325 (Memory: the row is fetched at 317 before "
-        f"authorize_transition at 318), 373-431; {_SQLITE}:212-228 (SQLite: "
-        "prepare_authority before the transaction), 660-691 (prepare_authority), 693-725 "
-        "(the row, then scope, expiry or lease)",
-    ),
-    Choice(
-        name="create_check_order",
-        doc_says="Memory: create of an existing id answers already_exists before capacity is "
-        "counted",
-        implementation_does="SQL: create counts capacity first and inserts after, so a full "
-        "store answers capacity_exceeded even for an id that exists",
-        default="exists_first",
-        values=(
-            ("exists_first", "default, the reference (Memory) store's order: already_exists, "
-             "then capacity_exceeded"),
-            ("capacity_first", "the SQLite store's order: capacity_exceeded, then "
-             "already_exists"),
-        ),
-        source=f"{_MEMORY}:164-173 (Memory: has_key at 169 before exceeded_limit at 172); "
-        f"{_SQLITE}:346-383 (SQLite: insert_bounded checks capacity at 367, the insert's "
-        "conflict answers already_exists at 359)",
-    ),
-    Choice(
-        name="committed_at_step",
-        doc_says="Memory: when the clock did not move past last_updated_at, committed_at is "
-        "last_updated_at + 1 ms",
-        implementation_does="SQLite: it is last_updated_at + 1 us (its timestamps are in us)",
-        default="millisecond",
-        values=(
-            ("millisecond", "default, the reference (Memory) store's step: last_updated_at + 1"),
-            ("microsecond", "the SQLite store's step: last_updated_at + 0.001 (a float ms "
-             "value); retry_at = committed_at + delay follows, and deferred stays the "
-             "remaining ms rounded up"),
-        ),
-        source=f"{_MEMORY}:632-639 (Memory: monotonic_timestamp adds 1 ms); {_SQLITE}:937-947 "
-        f"(SQLite: monotonic_microseconds takes the successor); {_TIMESTAMP}:44",
-    ),
-    Choice(
-        name="reap_order",
-        doc_says="Memory: reap answers the reaped ids sorted",
-        implementation_does="SQLite: reap answers them in expiry order (created_at + ttl_ms, "
-        "then id), at most a batch per call",
-        default="task_id",
-        values=(
-            ("task_id", "default, the reference (Memory) store's order: the ids sorted"),
-            ("expiry", "the SQLite store's order: by created_at + ttl_ms, ties by id"),
-        ),
-        source=f"{_MEMORY}:278-287, 538-543 (Memory: expired_task_ids sorts the ids); "
-        f"{_SQLITE}:622-649 (SQLite: ordered by expires_at_us, then task_id, at 628)",
-    ),
-    Choice(
-        name="create_validation_order",
-        doc_says="Memory: create validates the task and its work (Task.validate! and "
-        "Work.validate, through Snapshot.new) last, after already_exists and capacity: an "
-        "invalid task under an existing id answers already_exists, into a full store "
-        "capacity_exceeded",
-        implementation_does="SQLite: create validates them right after the access check, "
-        "before its transaction counts capacity or inserts: an invalid task answers "
-        "invalid_task whatever the store holds",
-        default="last",
-        values=(
-            ("last", "default, the reference (Memory) store's order: unauthorized_action, "
-             "already_exists and capacity_exceeded (in create_check_order's order), then "
-             "invalid_task"),
-            ("after_access", "the SQLite store's order: unauthorized_action, invalid_task, "
-             "then already_exists and capacity_exceeded (in create_check_order's order)"),
-        ),
-        source=f"{_MEMORY}:164-191 (Memory: Snapshot.new at 176, in the branch after has_key "
-        f"at 169 and exceeded_limit at 172; the rescue at 189-190 answers invalid_task); "
-        f"{_SQLITE}:151-162 (SQLite: Snapshot.new at 153, after authorize_create at 152 and "
-        f"before transact_write at 156; the rescue at 160-161); {_SNAPSHOT}:48-56 "
-        "(Snapshot.new runs Task.validate! at 49 and Work.validate through validate at 52)",
-    ),
-)
-
-
-def option(options: Mapping[str, Any], name: str) -> str:
-    """The value of choice ``name`` in ``options`` (a store's ``env.options``), or its
-    default when it is not given.
-
-    Example::
-
-        if option(env.options, "reap_order") == "expiry": ...
-    """
-    value = options.get(name)
-    if value is None:
-        return next(c.default for c in CHOICES if c.name == name)
-    return str(value)
-
-SETTINGS = (
-    Setting("max_tasks", "infinity", "stored tasks (terminal and expired count until reaped)"),
-    Setting("max_active_tasks_per_scope", "infinity",
-            "working or input_required tasks per scope"),
-)
-
-
-# --- errors: the seed's terms -----------------------------------------------------------------
-
-
-class NotFound(ContractError):
-    code = "not_found"
-
-
-class AlreadyExists(ContractError):
-    code = "already_exists"
-
-
-class UnauthorizedAction(ContractError):
-    code = "unauthorized_action"
-
-
-class CapacityExceeded(ContractError):
-    """create's answer at a capacity limit; payload: the limit's name, exactly
-    ``"max_tasks"`` or ``"max_active_tasks_per_scope"`` (the kit compares it).
-
-    Example: ``raise CapacityExceeded("4 tasks stored", payload="max_tasks")``.
-    """
-
-    code = "capacity_exceeded"
-
-
-class StaleLease(ContractError):
-    code = "stale_lease"
-
-
-class Unavailable(ContractError):
-    """claim's answer when the task is terminal, has no work, or holds a live claim."""
-
-    code = "unavailable"
-
-
-class Deferred(ContractError):
-    """claim's answer while a retry is not due; payload: the remaining ms as an ``int``,
-    rounded up (``math.ceil(retry_at - now)``; the kit compares it).
-
-    Example: retry_at 3_000, now 2_999 -> ``raise Deferred("...", payload=1)``.
-    """
-
-    code = "deferred"
-
-
-class Conflict(ContractError):
-    """transition's answer to a stale expected revision; payload: the current
-    :class:`Snapshot`, exactly what ``get`` would return now (the kit compares it).
-
-    Example: ``raise Conflict("revision is 2", payload=current_snapshot)``.
-
-    Every other error carries no payload; the kit compares an error's ``code`` and payload,
-    never its message.
-    """
-
-    code = "conflict"
-
-
-class EventIdReused(ContractError):
-    code = "event_id_reused"
-
-
-class DuplicateInputKey(ContractError):
-    code = "duplicate_input_key"
-
-
-class FunctionClause(ContractError):
-    """The answer to arguments the seed's Store functions have no clause for: their guards
-    (store.ex) take task ids and owners that are non-empty strings, a ``lease_ms`` that is a
-    positive integer, an ``expected_revision`` that is a non-negative integer, an authority
-    that is request or worker authority, an action whose kind is create, get, update or
-    cancel. Elixir raises FunctionClauseError (reason ``function_clause``) before any store is
-    reached; a Python store, which nothing stands in front of, raises this before it reads or
-    changes anything. ``bool`` is no integer here (``True`` is not a revision).
-
-    Example: ``claim("t1", "w1", 0)`` -> ``raise FunctionClause("lease_ms must be > 0")``.
-    """
-
-    code = "function_clause"
-
-
-class InvalidTask(ContractError):
-    """create's answer to a task or work the seed's own validation refuses (Task.validate!,
-    Work.validate): an empty status, a ttl_ms or poll_interval_ms of 0, an empty work type,
-    a negative retry delay... (SNODO-ARG-005 lists them). Nothing is stored."""
-
-    code = "invalid_task"
-
-
-class InvalidEventId(ContractError):
-    code = "invalid_event_id"
-
-
-class InvalidInputKey(ContractError):
-    code = "invalid_input_key"
-
-
-class InvalidInputResponses(ContractError):
-    code = "invalid_input_responses"
-
-
-class InvalidInputRequest(ContractError):
-    """transition's answer to an input_requested whose request is no mapping with a
-    non-empty string ``"method"``, or is not JSON-safe (:func:`json_safe`)."""
-
-    code = "invalid_input_request"
-
-
-class InvalidEventData(ContractError):
-    """transition's answer to event data that is no mapping, or whose fields are not
-    exactly its kind's (:data:`EVENT_FIELDS`)."""
-
-    code = "invalid_event_data"
-
-
-class InvalidTaskResult(ContractError):
-    """transition's answer to a completed event whose result is no JSON-safe mapping."""
-
-    code = "invalid_task_result"
-
-
-class InvalidTaskError(ContractError):
-    """transition's answer to a retry_requested or failed event whose error is no JSON-safe
-    mapping."""
-
-    code = "invalid_task_error"
-
-
-class InvalidStatusMessage(ContractError):
-    """transition's answer to a retry_requested or failed event whose statusMessage is
-    neither None nor a string."""
-
-    code = "invalid_status_message"
-
-
-class UnsupportedEventKind(ContractError):
-    """The seed's ``{:unsupported_event_kind, kind}``; payload: the kind exactly as sent.
-
-    Event.validate answers it for a kind outside the six, but in both upstream stores the
-    authority check refuses such a kind first (unauthorized_action: no access or lease may
-    send it), so no conforming store answers it from ``transition``: the kit never expects
-    it. It has a code so that a store relaying the seed's refusal says it in the contract's
-    words, and a store that validates the event before its authority is caught
-    (SNODO-AUTH-001, SNODO-LEASE-006).
-
-    Example: ``raise UnsupportedEventKind("no kind 'paused'", payload="paused")``.
-    """
-
-    code = "unsupported_event_kind"
-
-
-EVENT_KINDS = (*WORKER_KINDS, *REQUEST_KINDS)
-EVENT_FIELDS = {
-    "input_requested": frozenset({"key", "request"}),
-    "input_responses_accepted": frozenset({"responses"}),
-    "retry_requested": frozenset({"error", "statusMessage"}),
-    "completed": frozenset({"result"}),
-    "failed": frozenset({"error", "statusMessage"}),
-    "cancelled": frozenset(),
-}
-"""Exactly the fields each kind's data holds (event.ex:171-210: each kind's clause matches
-these keys and checks ``map_size``; anything else is invalid_event_data)."""
-
-
-def json_safe(value: Any) -> bool:
-    """Is ``value`` a JSON value as the seed's JSONValue.valid? means it (json_value.ex:67-77):
-    None, a bool, a string, a number, a list of JSON values, or a mapping whose keys are
-    strings and whose values are JSON values. No depth limit. Python's readings: a tuple is
-    no list (Elixir tuples are refused), bytes are no string (no JSON form here), and a float
-    is finite (Erlang has no nan or inf).
-
-    Example: ``json_safe({"n": [1, 1.0, None]})`` is true; ``json_safe({7: "x"})`` false.
-    """
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(json_safe(v) for v in value)
-    if isinstance(value, Mapping):
-        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
-    return False
-
-
-# --- data ---------------------------------------------------------------------------------------
-
-
-@value_class
-@attrs.frozen
-class Context:
-    """A request context; the store derives the scope (tenant) from it.
-
-    The scope is ``tenant`` exactly: ``Context("acme")`` and ``Context("acme", "bob")`` share
-    a scope, and ``Context(None)`` is a scope of its own (not the same as any named tenant);
-    ``principal`` does not take part. ``authorize`` binds the scope into the access, and
-    ``create`` stores it with the task (the seed's stores take a scope function; the kit's is
-    ``lambda context: context.tenant``).
-    """
-
-    tenant: str | None
-    principal: str = "user"
-
-
-@value_class
-@attrs.frozen
-class Action:
-    """What an access is for: ``kind`` in create/get/update/cancel, on ``task_id``."""
-
-    kind: str
-    task_id: str
-
-
-@value_class
-@attrs.frozen
-class Task:
-    """The task as the caller created it, then as events change it.
-
-    Times are integer ms of ``env.clock()``; ``last_updated_at`` may carry a us part (a float,
-    ``1_000.001``) under ``committed_at_step=microsecond``. ``create`` stores the task exactly
-    as given (the kit compares every field); events change ``status``, ``status_message``,
-    ``input_requests``, ``result``, ``error`` and ``last_updated_at`` (= the transition's
-    ``committed_at``), never the others.
-
-    Example: ``Task("t1", "working", None, 1_000, 1_000, 60_000, 250, {}, None, None)``.
-    """
-
-    id: str
-    status: str
-    status_message: str | None
-    created_at: int
-    last_updated_at: float
-    ttl_ms: int | None
-    poll_interval_ms: int | None
-    input_requests: Mapping[str, Any]
-    result: Mapping[str, Any] | None
-    error: Mapping[str, Any] | None
-
-
-@value_class
-@attrs.frozen
-class Work:
-    """What the worker runs; stored with the task and returned unchanged (``input`` a
-    JSON-safe mapping, read back exactly: SNODO-VALUE-001; ``retry_policy`` stays a tuple of
-    ms delays)."""
-
-    idempotency_key: str
-    type: str
-    input: Mapping[str, Any]
-    retry_policy: tuple[int, ...]
-
-
-@value_class
-@attrs.frozen
-class Snapshot:
-    """Everything ``get``, ``worker_snapshot``, ``claim`` and ``transition`` show of a task;
-    the kit compares it field by field.
-
-    At create: ``Snapshot(task, work, revision=0, retry_count=0, retry_at=None,
-    last_failure=None, input_history={}, accepted_input_responses={})``. Then ``revision``
-    +1 per applied event; ``retry_count``, ``retry_at`` (``committed_at + delay``) and
-    ``last_failure`` (``{"error": ..., "statusMessage": ...}`` of the last retry_requested)
-    follow retry_requested, and terminal events clear ``retry_at``; ``input_history`` maps
-    every key ever requested to its request (never shrinks); ``accepted_input_responses``
-    maps every accepted key to its response. Claims do not change the snapshot.
-
-    Example, after input_requested ``k`` (a request carries a non-empty ``"method"``) then
-    responses ``{"k": {"name": "Ada"}}`` (each response is a mapping)::
-
-        Snapshot(task, work, 2, 0, None, None,
-                 {"k": {"method": "elicitation/create", "message": "Name?"}},
-                 {"k": {"name": "Ada"}})
-    """
-
-    task: Task
-    work: Work | None
-    revision: int
-    retry_count: int
-    retry_at: float | None
-    last_failure: Mapping[str, Any] | None
-    input_history: Mapping[str, Any]
-    accepted_input_responses: Mapping[str, Any]
-
-
-@value_class
-@attrs.frozen
-class Event:
-    """``kind`` in input_requested, retry_requested, completed, failed (worker) or
-    input_responses_accepted, cancelled (request). ``data`` per kind, exactly these fields
-    (:data:`EVENT_FIELDS`): ``{"key", "request"}``; ``{"error", "statusMessage"}``;
-    ``{"result"}``; ``{"error", "statusMessage"}``; ``{"responses"}``; ``{}``. A request is a
-    JSON-safe mapping with a non-empty string ``"method"``, each response a mapping, a result
-    and an error JSON-safe mappings, a statusMessage None or a string (SNODO-ARG-007).
-
-    Example: ``Event("e1", "input_requested", {"key": "k", "request": {"method":
-    "elicitation/create", "message": "Name?"}})``."""
-
-    id: str
-    kind: str
-    data: Mapping[str, Any]
-
-
-@value_class
-@attrs.frozen
-class Transition:
-    """transition's success; the kit compares every field.
-
-    ``outcome``: ``"applied"`` (``snapshot`` is the new one, ``event_revision`` its revision),
-    ``"unchanged"`` (a valid no-op: ``snapshot`` and ``event_revision`` are the current ones,
-    nothing is stored, ``committed_at`` is still computed) or ``"duplicate"`` (an event id seen
-    before with the identical event: the original ``effects``, ``event_revision`` and
-    ``committed_at``, with the current ``snapshot``). ``committed_at`` is ``now``, or one step
-    past ``last_updated_at`` when the clock did not move past it (``committed_at_step``).
-
-    ``effects`` by event (``{}`` for input_requested, completed, failed, cancelled, and for
-    any event on a terminal task)::
-
-        retry_requested, a delay left:
-            {"retry": {"disposition": "scheduled", "retry_at": committed_at + delay,
-                       "delay_ms": delay, "retry_count": <the new retry_count>}}
-        retry_requested, none left (the task fails):
-            {"retry": {"disposition": "exhausted", "retry_at": None, "delay_ms": None,
-                       "retry_count": <retry_count, unchanged>}}
-        input_responses_accepted, some keys outstanding (applied):
-            {"accepted_input_responses": {<the outstanding keys it answered>: <response>}}
-        input_responses_accepted, none outstanding (unchanged):
-            {"accepted_input_responses": {}}
-
-    Example: ``Transition("applied", snap, {}, 1, 1_005)`` for a first input_requested at
-    1_005 ms.
-    """
-
-    outcome: str
-    snapshot: Snapshot
-    effects: Mapping[str, Any]
-    event_revision: int
-    committed_at: float
-
-
-@value_class
-@attrs.frozen
-class Claimed:
-    """claim's and claim_next's success: the snapshot (revision unchanged) and the new lease."""
-
-    snapshot: Snapshot
-    lease: Any
-
-
-@value_class
-@attrs.frozen
-class RequestAuthority:
-    access: Any
-
-
-@value_class
-@attrs.frozen
-class WorkerAuthority:
-    lease: Any
-
-
-# --- the protocol ------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class TasksStore(Protocol):
-    """The ten operations of ``Snodo.Extensions.Tasks.Store``, one to one.
-
-    Arguments at their edges: in the seed every call goes through the Store functions, whose
-    guards refuse what the callbacks' types exclude before a store is reached. Here nothing
-    stands in front of the store, so it refuses them itself, first: :class:`FunctionClause`
-    for a task id or owner that is not a non-empty string (get, worker_snapshot and
-    transition take any string, ``""`` is simply no task), a ``lease_ms`` that is not a
-    positive integer, an ``expected_revision`` that is not a non-negative integer, an
-    authority that is neither :class:`RequestAuthority` nor :class:`WorkerAuthority`, an
-    action kind not in ``ACTIONS``, a work that is no :class:`Work`; then, as the seed's
-    stores do, :class:`InvalidTask` from create and, from transition, what Event.validate
-    answers in its order: :class:`InvalidEventId`, :class:`InvalidEventData`,
-    :class:`InvalidInputKey`, :class:`InvalidInputRequest`, :class:`InvalidInputResponses`,
-    :class:`InvalidTaskResult`, :class:`InvalidTaskError`, :class:`InvalidStatusMessage`
-    (the SNODO-ARG clauses say exactly when; :class:`UnsupportedEventKind` is never due).
-    """
-
-    def authorize(self, context: Context, action: Action) -> Any: ...
-
-    def create(self, task: Task, work: Work, access: Any) -> Snapshot: ...
-
-    def get(self, task_id: str, access: Any) -> Snapshot: ...
-
-    def claim(self, task_id: str, owner_id: str, lease_ms: int) -> Claimed: ...
-
-    def claim_next(self, owner_id: str, lease_ms: int) -> Claimed | None: ...
-
-    def renew(self, lease: Any, lease_ms: int) -> Any: ...
-
-    def release(self, lease: Any) -> None: ...
-
-    def transition(
-        self,
-        task_id: str,
-        expected_revision: int,
-        event: Event,
-        authority: RequestAuthority | WorkerAuthority,
-    ) -> Transition: ...
-
-    def worker_snapshot(self, task_id: str, lease: Any) -> Snapshot: ...
-
-    def reap(self) -> list[str]: ...
-
-
-PROTOCOL_METHODS = ("authorize", "create", "get", "claim", "claim_next", "renew", "release",
-                    "transition", "worker_snapshot", "reap")
-
-
-# --- operations as data ------------------------------------------------------------------------
-
-
-class _Keyed(Op):
-    task_id: str
-
-    def key(self) -> str | None:
-        return self.task_id
-
-
-@operation(CONTRACT, "authorize")
-@attrs.frozen
-class Authorize(Op):
-    context: Context
-    action: Action
-
-
-@operation(CONTRACT, "create")
-@attrs.frozen
-class Create(Op):
-    task: Task
-    work: Work
-    access: Any
-
-    def key(self) -> str | None:
-        return self.task.id
-
-
-@operation(CONTRACT, "get")
-@attrs.frozen
-class Get(_Keyed):
-    task_id: str
-    access: Any
-
-
-@operation(CONTRACT, "claim")
-@attrs.frozen
-class Claim(_Keyed):
-    task_id: str
-    owner_id: str
-    lease_ms: int
-
-
-@operation(CONTRACT, "claim_next")
-@attrs.frozen
-class ClaimNext(Op):
-    owner_id: str
-    lease_ms: int
-
-
-@operation(CONTRACT, "renew")
-@attrs.frozen
-class Renew(Op):
-    lease: Any
-    lease_ms: int
-
-
-@operation(CONTRACT, "release")
-@attrs.frozen
-class Release(Op):
-    lease: Any
-
-
-@operation(CONTRACT, "transition")
-@attrs.frozen
-class TransitionOp(_Keyed):
-    task_id: str
-    expected_revision: int
-    event: Event
-    authority: Any
-
-
-@operation(CONTRACT, "worker_snapshot")
-@attrs.frozen
-class WorkerSnapshot(_Keyed):
-    task_id: str
-    lease: Any
-
-
-@operation(CONTRACT, "reap")
-@attrs.frozen
-class Reap(Op):
-    pass
-
-
-# --- the clause catalogue ----------------------------------------------------------------------
+from ..clauses import Catalogue, Clause, Situation, situation
+from .data import MAX_RETRY_DELAY_MS, TERMINAL
+from .edges import count_edge, text_edge
+from .options import CHOICES
+from .sources import EVENT, JSON_VALUE, MEMORY, RETRY_POLICY, SQLITE, STORE, TASK, TIMESTAMP, WORK
 
 M = "machine"
 FAULT_CHECKS = tuple(f"fault:{name}" for name in (
@@ -759,33 +38,6 @@ def _readings(case: str, option: str) -> tuple[Situation, ...]:
 EDGE = "scenario:arguments_at_their_edges"
 
 
-def integer(value: Any) -> bool:
-    """An integer as the seed's guards mean it (``is_integer``): ``True`` is none."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _a(arg: str) -> str:
-    return f"an {arg}" if arg[0] in "aeiou" else f"a {arg}"
-
-
-def text_edge(arg: str, value: Any) -> str | None:
-    """None when ``value`` is a non-empty string; else the edge it is, as the catalogue's
-    situations say it: ``"an empty owner"``, ``"an owner that is no string"``."""
-    if isinstance(value, str) and value:
-        return None
-    return f"an empty {arg}" if value == "" else f"{_a(arg)} that is no string"
-
-
-def count_edge(arg: str, value: Any) -> str | None:
-    """None when ``value`` is a positive integer; else ``"a lease_ms of 0"``, ``"a negative
-    lease_ms"`` or ``"a lease_ms that is no integer"`` (a float, a bool, a string)."""
-    if not integer(value):
-        return f"{_a(arg)} that is no integer"
-    if value > 0:
-        return None
-    return f"{_a(arg)} of 0" if value == 0 else f"a negative {arg}"
-
-
 def _edges(arg: str, prefix: str = "", count: bool = False) -> tuple[str, ...]:
     """Every edge of one argument, as situations: ``claim with an empty owner``..."""
     if count:
@@ -799,9 +51,9 @@ ARGUMENT_CLAUSES = (
        "non-empty string, or either with a lease_ms that is not a positive integer (0, "
        "negative, a float, a bool, a string), answers function_clause before anything is "
        "read or claimed: the seed's Store.claim/4 and claim_next/3 have no function clause "
-       f"for them ({_STORE}:164-166, 177-179). (Behind that guard the seed's stores differ: "
-       f"Memory would grant a claim already expired, {_MEMORY}:222-234, 611-621; SQLite "
-       f"refuses a negative one, {_TIMESTAMP}:36-41.)", M, EDGE,
+       f"for them ({STORE}:164-166, 177-179). (Behind that guard the seed's stores differ: "
+       f"Memory would grant a claim already expired, {MEMORY}:222-234, 611-621; SQLite "
+       f"refuses a negative one, {TIMESTAMP}:36-41.)", M, EDGE,
        situations=(*_edges("task id", "claim with "), *_edges("owner", "claim with "),
                    *_edges("lease_ms", "claim with ", count=True),
                    *_edges("owner", "claim_next with "),
@@ -809,14 +61,14 @@ ARGUMENT_CLAUSES = (
     _c("SNODO-ARG-002", "renew takes only a positive lease_ms",
        "renew with a lease_ms that is not a positive integer answers function_clause, "
        "whatever the lease (live, stale or forged), and the claim stays as it was "
-       f"({_STORE}:186-187; a live lease renewed by 0 would expire at once, "
-       f"{_MEMORY}:253-265).", M, EDGE,
+       f"({STORE}:186-187; a live lease renewed by 0 would expire at once, "
+       f"{MEMORY}:253-265).", M, EDGE,
        situations=(*_edges("lease_ms", count=True), "of a live lease")),
     _c("SNODO-ARG-003", "transition takes only the seed's argument types",
        "transition with a task id that is not a string, an expected_revision that is not a "
        "non-negative integer (-1, a float, a bool, a string) or an authority that is neither "
        "request nor worker authority (a bare lease) answers function_clause before the task "
-       f"is read, on a missing task too ({_STORE}:210-218). The empty task id passes the "
+       f"is read, on a missing task too ({STORE}:210-218). The empty task id passes the "
        "guard: no task has it (not_found; under transition_check_order=authority_first the "
        "authority's refusal may come first).", M, EDGE,
        situations=("a task id that is no string", "a negative expected_revision",
@@ -826,14 +78,14 @@ ARGUMENT_CLAUSES = (
        "authorize with an action kind other than create, get, update and cancel, or a task "
        "id that is not a non-empty string, answers function_clause and mints nothing; get "
        "and worker_snapshot with a task id that is not a string answer function_clause "
-       f"({_STORE}:137-139, 151, 157-158). The empty task id passes get's and "
+       f"({STORE}:137-139, 151, 157-158). The empty task id passes get's and "
        "worker_snapshot's guard (SNODO-GET-002, SNODO-WS-001).", M, EDGE,
        situations=("authorize an empty action kind", "authorize an unknown action kind",
                    *_edges("task id", "authorize "),
                    "get of a task id that is no string",
                    "worker_snapshot of a task id that is no string")),
     _c("SNODO-ARG-005", "create takes only a task and work the seed's validation accepts",
-       f"create with a work that is no Work answers function_clause ({_STORE}:145-146). "
+       f"create with a work that is no Work answers function_clause ({STORE}:145-146). "
        "create of a task whose status is not one of the five, whose status_message is "
        "neither None nor a string, whose times are not numbers or last_updated_at precedes "
        "created_at, whose ttl_ms or poll_interval_ms is neither None nor a positive integer, "
@@ -843,8 +95,8 @@ ARGUMENT_CLAUSES = (
        "error, no result; input_required: impossible without requests); or of work whose "
        "idempotency_key or type is not a non-empty string, whose input is not a JSON-safe "
        f"mapping or whose retry delays are not integers from 0 to {MAX_RETRY_DELAY_MS}, "
-       f"answers invalid_task and stores nothing ({_TASK}:163-171, 190-248, 311-343; "
-       f"{_WORK}:91-108; {_RETRY}:17 and valid_delay?). Under create_validation_order=last "
+       f"answers invalid_task and stores nothing ({TASK}:163-171, 190-248, 311-343; "
+       f"{WORK}:91-108; {RETRY_POLICY}:17 and valid_delay?). Under create_validation_order=last "
        "(default) it comes after unauthorized_action, already_exists and "
        "capacity_exceeded; under after_access right after unauthorized_action. A task may "
        "be created completed (with a result), and a retry delay may be 0.", M, EDGE,
@@ -867,8 +119,8 @@ ARGUMENT_CLAUSES = (
        "invalid_input_key; of an input_responses_accepted with a response key that is not a "
        "non-empty string, invalid_input_responses: before a replay, a reused id, the "
        "revision or a terminal task is looked at, and nothing is stored "
-       f"({_MEMORY}:319, {_SQLITE}:693-725 (Event.validate after the authority); "
-       f"{_EVENT}:83-100, 171-185, 212-218). An event kind no authority may send, the empty "
+       f"({MEMORY}:319, {SQLITE}:693-725 (Event.validate after the authority); "
+       f"{EVENT}:83-100, 171-185, 212-218). An event kind no authority may send, the empty "
        "one included, is unauthorized_action (SNODO-AUTH-001, SNODO-LEASE-006).", M, EDGE,
        situations=(*_edges("event id"), *_edges("input key"),
                    "an empty response key", "over a stale expected_revision",
@@ -885,9 +137,9 @@ ARGUMENT_CLAUSES = (
        "result, and invalid_task_error for an error, that is not a JSON-safe mapping; "
        "invalid_status_message for a statusMessage neither None nor a string (after the "
        "error). As SNODO-ARG-006, before a replay, a reused id, the revision or a terminal "
-       f"task is looked at, and nothing is stored ({_MEMORY}:319 before apply_or_replay "
-       f"at 320, which checks the id at 328-334 and the revision at 336; {_EVENT}:83-100, "
-       f"171-247; {_TASK}:174-180; {_JSON}:67-77). JSON-safe: None, a bool, a string, an "
+       f"task is looked at, and nothing is stored ({MEMORY}:319 before apply_or_replay "
+       f"at 320, which checks the id at 328-334 and the revision at 336; {EVENT}:83-100, "
+       f"171-247; {TASK}:174-180; {JSON_VALUE}:67-77). JSON-safe: None, a bool, a string, an "
        "integer, a finite float, a list or a string-keyed mapping of them (spec.json_safe; "
        "no tuple). A kind outside the six is {:unsupported_event_kind, kind} in Event."
        "validate (unsupported_event_kind, payload the kind), but both upstream stores "
@@ -915,9 +167,9 @@ VALUE_CLAUSES = (
        "1.0 are different values; an integer past 2**53 keeps every digit; -0.0 stays -0.0; "
        "non-ASCII and empty strings stay as they are; lists and mappings keep their nesting. "
        f"JSONValue.valid? admits every number and integer size and sets no depth limit "
-       f"({_JSON}:67-77; its decoder refuses integers over 64 digits, 22 and 55-61, so the "
+       f"({JSON_VALUE}:67-77; its decoder refuses integers over 64 digits, 22 and 55-61, so the "
        "kit's stay within 20); the Memory store keeps the terms it is given "
-       f"({_MEMORY}:176, 344-371), and Erlang keeps -0.0 apart from 0.0 (OTP 27). The kit "
+       f"({MEMORY}:176, 344-371), and Erlang keeps -0.0 apart from 0.0 (OTP 27). The kit "
        "nests 64 levels deep.", "scenario:values_read_back_exactly",
        situations=("work input", "a result", "an error and its status message",
                    "a retry's last_failure", "an input request", "an accepted response")),

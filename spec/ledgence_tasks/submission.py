@@ -1,6 +1,6 @@
-"""ledgence-tasks: constants, errors, submission types, validation and canonical matching.
+"""ledgence-tasks: constants, submission types, validation and canonical matching.
 
-Import these through :mod:`fencepost.spec.ledgence_tasks`, the contract's public module.
+Import these through :mod:`fencepost.spec.ledgence_tasks`, the contract's public package.
 
 Matching is on canonical form: object key order is ignored and defaults are explicit, but
 ``1`` and ``1.0`` differ, and so do ``0.0`` and ``-0.0``::
@@ -24,60 +24,8 @@ from typing import Any
 
 import attrs
 
-from .errors import ContractError
-from .values import value_class
-
-__all__ = [
-    "CONTRACT",
-    "LEASE_MS",
-    "CLEANUP_GRACE_MS",
-    "SESSION_MS",
-    "CONTROL_REQUEST_TIMEOUT_MS",
-    "SETTLEMENT_MAX_BYTES",
-    "MAX_RECOVERY_BATCH",
-    "MAX_TIMESTAMP_MS",
-    "MAX_ID_BYTES",
-    "MAX_IDEMPOTENCY_KEY_BYTES",
-    "MAX_CORRELATION_KEY_BYTES",
-    "MAX_DATA_DEPTH",
-    "MAX_DATA_BYTES",
-    "JSON_INTEGERS",
-    "MAX_ATTEMPTS",
-    "RETRY_DELAY_MS",
-    "ATTEMPT_TIMEOUT_MS",
-    "TASK_STATES",
-    "TERMINAL_TASK_STATES",
-    "ATTEMPT_STATES",
-    "InvalidInput",
-    "ExternalDispatchRequired",
-    "Conflict",
-    "OwnershipLost",
-    "UnknownSession",
-    "SessionExpired",
-    "ObsoleteOperation",
-    "OutOfOrder",
-    "Busy",
-    "NotFound",
-    "Unavailable",
-    "ERRORS",
-    "Scope",
-    "Program",
-    "RetryPolicy",
-    "TaskInput",
-    "SubmitCommand",
-    "ProgramDescriptor",
-    "validate_text",
-    "validate_scope",
-    "validate_input",
-    "validate_submission",
-    "canonical_json",
-    "validate_correlation_key",
-    "json_depth",
-    "canonical",
-    "same_submission",
-]
-
-CONTRACT = "ledgence-tasks"
+from ..values import value_class
+from .errors import Conflict, InvalidInput
 
 # --- constants (the seed's) ---------------------------------------------------------------------
 
@@ -104,60 +52,6 @@ ATTEMPT_TIMEOUT_MS = (60_000, 86_400_000)
 TASK_STATES = ("queued", "active", "succeeded", "failed", "cancelled")
 TERMINAL_TASK_STATES = ("succeeded", "failed", "cancelled")
 ATTEMPT_STATES = ("active", "succeeded", "failed", "cancelled", "lost")
-
-
-# --- errors: the seed's ContractError variants -----------------------------------------------
-
-
-class InvalidInput(ContractError):
-    code = "invalid_input"
-
-
-class ExternalDispatchRequired(ContractError):
-    code = "external_dispatch_required"
-
-
-class Conflict(ContractError):
-    code = "conflict"
-
-
-class OwnershipLost(ContractError):
-    code = "ownership_lost"
-
-
-class UnknownSession(ContractError):
-    code = "unknown_session"
-
-
-class SessionExpired(ContractError):
-    code = "session_expired"
-
-
-class ObsoleteOperation(ContractError):
-    code = "obsolete_operation"
-
-
-class OutOfOrder(ContractError):
-    code = "out_of_order"
-
-
-class Busy(ContractError):
-    code = "busy"
-
-
-class NotFound(ContractError):
-    code = "not_found"
-
-
-class Unavailable(ContractError):
-    """The store could not complete the operation (database error, deadline): never an empty
-    queue, never proof that ownership was lost."""
-
-    code = "unavailable"
-
-
-ERRORS = (InvalidInput, ExternalDispatchRequired, Conflict, OwnershipLost, UnknownSession,
-          SessionExpired, ObsoleteOperation, OutOfOrder, Busy, NotFound, Unavailable)
 
 
 # --- submission types ------------------------------------------------------------------------

@@ -12,37 +12,18 @@ from typing import Any
 
 import attrs
 
-from .ledgence_delivery import AcquireCommand, AttemptRef, TaskStatus, validate_acquire
-from .ledgence_submission import (
+from ..values import value_class
+from .delivery import AcquireCommand, AttemptRef, TaskStatus
+from .delivery_validation import validate_acquire
+from .errors import InvalidInput
+from .submission import (
     MAX_TIMESTAMP_MS,
     TASK_STATES,
-    InvalidInput,
     Scope,
     validate_correlation_key,
     validate_scope,
     validate_text,
 )
-from .values import value_class
-
-__all__ = [
-    "DEFAULT_LIST_LIMIT",
-    "MAX_LIST_LIMIT",
-    "MAX_GENERATION",
-    "TaskFilters",
-    "TaskListQuery",
-    "TaskPage",
-    "DispatchRef",
-    "ClaimCommand",
-    "ClaimClaimed",
-    "ClaimAlreadyHandedOff",
-    "ClaimTerminalOrSuperseded",
-    "ClaimDeferred",
-    "ClaimReply",
-    "validate_list_query",
-    "matches_filters",
-    "validate_claim",
-    "UNSUPPORTED_DISPATCH",
-]
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 100
