@@ -22,9 +22,9 @@ from fencepost.scenarios.concurrent import ConcurrentRun
 from fencepost.scenarios.evidence import Evidence
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
-from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import MAX_FAULTED
 from fencepost.scenarios.runner import RunResult, run_suite
+from fencepost.scenarios.said import Progress, quiet
 from fencepost.scenarios.shrinking import Shrinking
 
 from . import __version__
@@ -62,7 +62,8 @@ def check(
     ``adapter`` is an adapter spec (``"memory"``, ``"sqlite"``, a database URL,
     ``"module:factory"``) or a factory callable ``factory(env) -> store``. ``concurrency`` and
     ``concurrent_ops`` override the profile's concurrent run (workers, calls; 0 workers: none).
-    With ``strict``, a clause that passed without reaching each of its situations is
+    ``progress`` is called with a :class:`~fencepost.scenarios.said.Said` as each check or
+    phase starts (its ``phase``, and ``str()`` of it the line to show). With ``strict``, a clause that passed without reaching each of its situations is
     ``unknown`` rather than a weak pass. A store call that does not return within
     ``call_timeout_s`` stops the run: the clauses at stake are ``unknown``, the verdicts
     reached so far stay. The checks named in ``first`` (a clause's ``checks``) run before the
@@ -95,12 +96,12 @@ def check(
 
         run = functools.partial(
             run_parts, contract_name, adapter, jobs=jobs, profile=config.profile,
-            seed=config.seed, options=run_options, progress=progress or (lambda _: None),
+            seed=config.seed, options=run_options, progress=progress or quiet,
             call_timeout_s=call_timeout_s, example_db=example_db)
     else:
         run = functools.partial(
             run_suite, contract.suite, factory, profile=config.profile, seed=config.seed,
-            options=run_options, progress=progress or (lambda _: None), stop_when=stop_when,
+            options=run_options, progress=progress or quiet, stop_when=stop_when,
             call_timeout_s=call_timeout_s, first=first, example_db=database)
 
     def report_of(result: RunResult) -> RunReport:
@@ -180,7 +181,7 @@ def check_concurrent(
                               seed=new_seed() if seed is None else seed,
                               partition=suite.partition, budget_s=budget_s,
                               max_faulted=max_faulted,
-                              progress=progress or (lambda _: None))
+                              progress=progress or quiet)
     finally:
         drop_live(world)
         interrupted = close_factory(world)

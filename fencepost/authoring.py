@@ -19,7 +19,7 @@ contract" and ``tests/external/tiny_register``), each importing only this module
   ``fencepost.contracts`` entry point names;
 - a new kind of check: a :class:`CheckKind` (its ``fencepost.check_kinds`` entry point), whose
   ``run`` gets a :class:`PartRun`, finds what a contract declares for it with
-  :func:`material`, and runs each check with :func:`run_one`.
+  :func:`material`, runs each check with :func:`run_one` and says so with a :class:`Said`.
 
 Blame stays with the model: every difference between the store's answer and the model's is
 charged to the clause the model's :class:`Step` names for that decision (``clause`` for the
@@ -36,6 +36,7 @@ from fencepost.scenarios.harness import Harness, World
 from fencepost.scenarios.kinds import CheckKind, PartRun, material
 from fencepost.scenarios.machine import WorldMachine
 from fencepost.scenarios.phases import run_one
+from fencepost.scenarios.said import Said
 from fencepost.scenarios.suite import Suite
 from fencepost.spec.clauses import Catalogue, Choice, Clause, Setting, Situation, situation
 from fencepost.spec.errors import ContractError
@@ -63,6 +64,7 @@ __all__ = [
     "Op",
     "PartRun",
     "Races",
+    "Said",
     "Scenarios",
     "Setting",
     "Situation",

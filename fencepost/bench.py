@@ -52,8 +52,8 @@ from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.harness import World
 from fencepost.scenarios.machine import run_machine
-from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
+from fencepost.scenarios.said import Progress, Said, quiet
 from fencepost.scenarios.synthetic import simulate
 
 from .adapter_spec import resolve_adapter
@@ -215,10 +215,6 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _quiet(_: str) -> None:
-    pass
-
-
 # --- 1. state-machine steps per second ----------------------------------------------------------
 
 
@@ -284,18 +280,18 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate
 
 
 def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str | None,
-                  progress: Progress = _quiet) -> MachineRates:
+                  progress: Progress = quiet) -> MachineRates:
     """Steps per second of ``name``'s state machine: the model alone on ``tapes``, then
     memory (the fastest of :data:`MEMORY_RUNS` runs), SQLite and (``postgres`` a URL, None:
     unreachable) PostgreSQL."""
-    progress(f"machine/{name}: the model alone")
+    progress(Said.of(f"machine/{name}", "the model alone"))
     rates = [model_rate(name, tapes)]
     for target in STORES:
         if target == "postgresql" and postgres is None:
             rates.append(Rate(target, 0, 0.0, "unreachable"))
             continue
-        progress(f"machine/{name}: {target}, {sizes.examples} examples of up to "
-                 f"{sizes.steps} steps")
+        progress(Said.of(f"machine/{name}", f"{target}, {sizes.examples} examples of up to "
+                 f"{sizes.steps} steps"))
         spec = postgres if target == "postgresql" and postgres is not None else target
         try:
             factory, _ = resolve_adapter(name, spec)
@@ -374,7 +370,7 @@ def _replay(contract: Contract, factory: _MeteredFactory, tape: Tape,
 
 
 def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
-                   progress: Progress = _quiet) -> Overhead:
+                   progress: Progress = quiet) -> Overhead:
     """``tapes`` through the kit and as direct calls on SQLite, alternating which goes first
     tape by tape, ``sizes.rounds`` times; each side's figure is the sum over the tapes of each
     tape's fastest round (a pause of the machine in one round then costs only that tape)."""
@@ -385,7 +381,7 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
         side: [(float("inf"), 0.0)] * len(tapes) for side in (True, False)}
     try:
         for r in range(sizes.rounds):
-            progress(f"overhead/{name}: round {r + 1}/{sizes.rounds} on SQLite")
+            progress(Said.of(f"overhead/{name}", f"round {r + 1}/{sizes.rounds} on SQLite"))
             for k, tape in enumerate(tapes):
                 for side in (True, False) if (k + r) % 2 == 0 else (False, True):
                     best[side][k] = min(best[side][k], _replay(contract, factory, tape, side))
@@ -401,7 +397,7 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
 # --- 3. linearizability checker -----------------------------------------------------------------
 
 
-def bench_checker(sizes: Sizes, progress: Progress = _quiet) -> list[CheckerRun]:
+def bench_checker(sizes: Sizes, progress: Progress = quiet) -> list[CheckerRun]:
     """Synthetic adk-ledger histories (one invocation per 20 operations), saved with
     :meth:`History.save` and loaded back, checked by record and as one partition."""
     from fencepost.model import adk_ledger
@@ -415,8 +411,8 @@ def bench_checker(sizes: Sizes, progress: Progress = _quiet) -> list[CheckerRun]
                 history = History.load(path)
                 for partitioned in (True, False):
                     how = "by record" if partitioned else "as one partition"
-                    progress(f"checker/{n}x{processes}: {n:,} operations, {processes} "
-                             f"processes, {how}")
+                    progress(Said.of(f"checker/{n}x{processes}", f"{n:,} operations, {processes} "
+                             f"processes, {how}"))
                     started = time.perf_counter()
                     verdict = check_history(adk_ledger.MODEL, history,
                                             None if partitioned else _one_partition,
@@ -440,7 +436,7 @@ def checker_target(runs: Sequence[CheckerRun]) -> CheckerRun | None:
 # --- 4. detection -------------------------------------------------------------------------------
 
 
-def bench_detection(name: str, seeds: int, progress: Progress = _quiet,
+def bench_detection(name: str, seeds: int, progress: Progress = quiet,
                     limit: int | None = None) -> list[Detection]:
     """Each known-faulty adapter of ``name`` (base memory, profile quick; the first ``limit``)
     with seeds 1..N, one ``run_mutants`` call per adapter and seed, timed here."""
@@ -448,8 +444,8 @@ def bench_detection(name: str, seeds: int, progress: Progress = _quiet,
     found: dict[str, list[tuple[float | None, int | None]]] = {m.name: [] for m in mutants}
     for seed in range(1, seeds + 1):
         for k, mutant in enumerate(mutants, 1):
-            progress(f"detection/{name}/seed{seed}: mutant {k}/{len(mutants)} {mutant.name} "
-                     f"(seed {seed} of {seeds})")
+            progress(Said.of(f"detection/{name}/seed{seed}",
+                             f"mutant {k}/{len(mutants)} {mutant.name} (seed {seed} of {seeds})"))
             started = time.perf_counter()
             [row] = run_mutants(name, base="memory", seed=seed, only=[mutant.name])
             elapsed = time.perf_counter() - started
@@ -478,7 +474,7 @@ def run_bench(
     *,
     sizes: Sizes = FULL,
     postgres: str = DEFAULT_POSTGRES,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> BenchResult:
     """Measure every figure for ``contracts`` (default: all), on this machine, now."""
     names = tuple(contracts or contract_names())
@@ -487,13 +483,13 @@ def run_bench(
     if sizes.seeds < 1:
         raise ConfigurationError("--seeds must be at least 1")
     started = time.perf_counter()
-    progress(f"postgres: probing {postgres}")
+    progress(Said.of("postgres", f"probing {postgres}"))
     pg = postgres if reachable(postgres) else None
-    progress("machine: the ceiling (a trivial 10-rule state machine)")
+    progress(Said.of("machine", "the ceiling (a trivial 10-rule state machine)"))
     ceiling = Rate("ceiling", *ceiling_rate(sizes.examples, sizes.steps))
     machine, overhead = [], []
     for name in names:
-        progress(f"machine/{name}: recording the operation sequences on memory")
+        progress(Said.of(f"machine/{name}", "recording the operation sequences on memory"))
         tapes = record_tapes(name, sizes)
         machine.append(bench_machine(name, tapes, sizes, pg, progress))
         overhead.append(bench_overhead(name, tapes, sizes, progress))

@@ -13,9 +13,10 @@ from __future__ import annotations
 import importlib.util
 import tempfile
 import time
-from collections.abc import Callable
 
 import attrs
+
+from fencepost.scenarios.said import Progress, Said
 
 from .campaign import CampaignSettings, run_campaign
 
@@ -40,14 +41,14 @@ class CampaignRate:
 
 
 def bench_campaign(name: str, seeds: int,
-                   progress: Callable[[str], None]) -> list[CampaignRate]:
+                   progress: Progress) -> list[CampaignRate]:
     """Section 6 for contract ``name``: ``seeds`` seeds each way of :data:`WAYS`."""
     settings = CampaignSettings(name, "memory", "quick")
     planned = tuple(range(1, seeds + 1))
     rows = []
     with tempfile.TemporaryDirectory(prefix="fencepost-bench-campaign-") as scratch:
         for k, jobs in enumerate((1, 2)):
-            progress(f"campaign/{name}: {seeds} seeds, --jobs {jobs}")
+            progress(Said.of(f"campaign/{name}", f"{seeds} seeds, --jobs {jobs}"))
             started = time.perf_counter()
             summary = run_campaign(settings, planned, f"{scratch}/jobs{jobs}", jobs=jobs)
             rows.append(_rate(WAYS[k], summary.done, time.perf_counter() - started, seeds))
@@ -55,9 +56,9 @@ def bench_campaign(name: str, seeds: int,
             return [*rows, CampaignRate(WAYS[2], seeds, 0.0, "dask not installed")]
         from .campaign_dask import local_cluster
 
-        progress(f"campaign/{name}: starting a Dask scheduler and 2 workers")
+        progress(Said.of(f"campaign/{name}", "starting a Dask scheduler and 2 workers"))
         with local_cluster(2, f"{scratch}/cluster") as cluster:
-            progress(f"campaign/{name}: {seeds} seeds through the Dask scheduler")
+            progress(Said.of(f"campaign/{name}", f"{seeds} seeds through the Dask scheduler"))
             started = time.perf_counter()
             summary = run_campaign(settings, planned, f"{scratch}/dask",
                                    scheduler=cluster.address)

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from fencepost.scenarios.phases import Progress
+from fencepost.scenarios.said import Progress, Said
 
 from .parallel import default_jobs
 from .registry import contract_named
@@ -83,7 +83,7 @@ def bench_verdicts(name: str, bases: Sequence[str], limit: int | None = None, se
     for base in bases:
         runnable = [m for m in chosen if base in m.bases]
         for k, mutant in enumerate(runnable, 1):
-            progress(f"verdict/{name}: {mutant.name}@{base} ({k}/{len(runnable)})")
+            progress(Said.of(f"verdict/{name}", f"{mutant.name}@{base} ({k}/{len(runnable)})"))
             started = time.perf_counter()
             report = check(name, f"faulty:{mutant.name}@{base}", seed=seed, jobs=default_jobs())
             times.append(VerdictTime(name, mutant.name, base, time.perf_counter() - started,

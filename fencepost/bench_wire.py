@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from fencepost.scenarios.said import Progress, Said
+
 from .adapter_spec import resolve_adapter
 from .contract import Factory
 from .env import AdapterEnv
@@ -133,17 +135,17 @@ def _us(times: Sequence[float], q: float) -> float:
 
 
 def bench_wire(name: str, machine_rate: Callable[[str, str, Factory], Any], calls: int,
-               progress: Callable[[str], None]) -> list[WireRow]:
+               progress: Progress) -> list[WireRow]:
     """Section 5 for contract ``name``; ``machine_rate(name, target, factory)`` is section 1's
     measure (a :class:`~fencepost.bench.Rate`)."""
     contract = contract_named(name)
     memory, _ = resolve_adapter(name, "memory")
-    progress(f"wire/{name}: in-process memory round trips")
+    progress(Said.of(f"wire/{name}", "in-process memory round trips"))
     memory_median = statistics.median(round_trips(memory, name, calls)) * 1e6
     memory_rate = machine_rate(name, "memory", resolve_adapter(name, "memory")[0]).per_second
     rows = []
     for label, command in wire_stores(name):
-        progress(f"wire/{name}: {label}")
+        progress(Said.of(f"wire/{name}", label))
         factory = exec_factory(contract, command)
         try:
             times = round_trips(factory, name, calls)

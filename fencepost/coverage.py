@@ -11,9 +11,11 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import attrs
+
+from fencepost.scenarios.said import Progress, quiet
 
 from .api import check
 from .contract import Factory
@@ -56,9 +58,9 @@ class Coverage:
         return 3 if self.missed() else 0
 
 
-def _numbered(progress: Callable[[str], None], prefix: str) -> Callable[[str], None]:
-    """``progress`` with each message after ``prefix: ``."""
-    return lambda message: progress(f"{prefix}: {message}")
+def _numbered(progress: Progress, prefix: str) -> Progress:
+    """``progress`` with each event said within ``prefix`` (``seed 2/5``)."""
+    return lambda said: progress(said.within(prefix))
 
 
 def run_coverage(
@@ -69,7 +71,7 @@ def run_coverage(
     seeds: int = 3,
     first_seed: int = 1,
     options: Mapping[str, str] | None = None,
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Progress = quiet,
 ) -> Coverage:
     """Check ``adapter`` once per seed and count, for every situation of every clause, the
     seeds that reached it."""

@@ -12,6 +12,7 @@ import attrs
 
 from fencepost.adapters.faulty.base import Expected, Mutant
 from fencepost.reports.verdict import UNKNOWN, RunReport
+from fencepost.scenarios.said import Progress, Said, quiet
 
 from .adapter_spec import TempSqliteFactory
 from .api import check
@@ -105,7 +106,7 @@ def run_mutants(
     profile: str = "quick",
     seed: int = 1,
     only: list[str] | None = None,
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Progress = quiet,
 ) -> list[MutantRow]:
     """Run the kit against each known-faulty adapter of ``contract_name`` built on ``base``."""
     if base not in BASES:
@@ -125,7 +126,7 @@ def run_mutants(
         raise ConfigurationError(f"not on --adapter {base}: {needs}")
     rows = []
     for k, mutant in enumerate(mutants, 1):
-        progress(f"mutant {k}/{len(mutants)}: {mutant.name}")
+        progress(Said("mutant", f"mutant {k}/{len(mutants)}: {mutant.name}"))
         started = time.perf_counter()
         expected = mutant.expected_clause
         report = check(

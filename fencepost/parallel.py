@@ -37,9 +37,9 @@ from fencepost.scenarios.evidence import merged
 from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.kinds import parts_of
-from fencepost.scenarios.phases import Progress
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.runner import RunResult, run_suite
+from fencepost.scenarios.said import Progress, Said
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
@@ -119,9 +119,9 @@ def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, 
 
     q = _progress_queue
 
-    def progress(line: str) -> None:
+    def progress(said: Said) -> None:
         if q is not None:
-            q.put(line)
+            q.put(said)
 
     if _stopping.is_set():
         return "skipped", ""
@@ -181,9 +181,9 @@ def run_parts(
     done = threading.Event()
     last: list[str] = []  # the last progress line (the phase a part that ends abruptly was in)
 
-    def told(line: str) -> None:
-        last[:] = [line]
-        progress(line)
+    def told(said: Said) -> None:
+        last[:] = [str(said)]
+        progress(said)
 
     relay = threading.Thread(target=_relay, args=(lines, told, done), daemon=True,
                              name="fencepost-progress")

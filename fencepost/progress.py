@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from fencepost.scenarios.said import Said
+
 PIPE_EVERY_S = 10.0
 """In a pipe, the longest time without a progress line while a run goes on."""
 
@@ -24,7 +26,8 @@ _beating: set[threading.Event] = set()
 
 def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
                      clock: Callable[[], float] = time.monotonic, beat: bool = True) -> Any:
-    """A ``progress(message)`` callable as the module's docstring says, with ``done()`` to
+    """A ``progress(said)`` callable (:class:`~fencepost.scenarios.said.Said`) as the module's
+    docstring says (a pipe's line printed when the said phase changes), with ``done()`` to
     clear the terminal's line and stop the pipe's heartbeat at the end, and ``beat()``, what
     the heartbeat thread calls every ``every_s / 20`` (with ``beat`` False no thread is
     started: a test calls it)."""
@@ -39,7 +42,8 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
         state["printed"] = clock()
         print(f"... {message} ({clock() - began:.1f} s)", file=sys.stderr, flush=True)
 
-    def show(message: str) -> None:
+    def show(said: Said) -> None:
+        message = str(said)
         STATUS.say("phase", message)
         if not enabled:
             return
@@ -48,7 +52,7 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
             sys.stderr.write("\r\033[K" + line[:150])
             sys.stderr.flush()
             return
-        phase = message.split(":")[0].split(" ")[0]
+        phase = said.phase
         with lock:
             state["latest"] = message
             if phase != state["phase"]:

@@ -40,10 +40,12 @@ from fencepost.spec.errors import told
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
+from .evidence import CONCURRENT
 from .guard import RunStopped
 from .harness import AdapterFault, World
 from .profiles import MAX_FAULTED
 from .races import SWITCH_INTERVAL_S
+from .said import Progress, Said, quiet
 
 BURST_MAX = 3
 """Calls per worker in one burst (each worker makes 1 to ``BURST_MAX``)."""
@@ -95,10 +97,6 @@ class ConcurrentRun:
     answers: Answers
 
 
-def _quiet(_: str) -> None:
-    pass
-
-
 def run_concurrent(
     world: World,
     workload: Workload,
@@ -109,7 +107,7 @@ def run_concurrent(
     partition: Callable[[Op], Hashable | None] | None = None,
     budget_s: float = 60.0,
     max_faulted: float = MAX_FAULTED,
-    progress: Callable[[str], None] = _quiet,
+    progress: Progress = quiet,
 ) -> ConcurrentRun:
     """Run ``threads`` workers for at least ``ops`` calls in bursts on ``world``'s store, then
     check the history unless more than the share ``max_faulted`` of its calls faulted (see the
@@ -182,8 +180,8 @@ def run_concurrent(
             bursts += 1
             made = sum(len(r) for r in recorded)
             if bursts % 25 == 0:
-                progress(f"concurrent: {made}/{ops} calls by {threads} workers, "
-                         f"{bursts} bursts")
+                progress(Said(CONCURRENT, f"concurrent: {made}/{ops} calls by {threads} workers, "
+                              f"{bursts} bursts"))
             _move_clock(world, workload, rng)
         stop.set()
         start.abort()
@@ -209,9 +207,9 @@ def run_concurrent(
                       world.options, world.capabilities)
     answers = answers_of(history.events, max_faulted)
     if answers.exceeded:
-        progress(f"concurrent: {answers.describe()}: too many faulted to check")
+        progress(Said(CONCURRENT, f"concurrent: {answers.describe()}: too many faulted to check"))
         return ConcurrentRun(history, None, bursts, run_s, 0.0, answers)
-    progress(f"concurrent: checking {answers.describe()} for linearizability")
+    progress(Said(CONCURRENT, f"concurrent: checking {answers.describe()} for linearizability"))
     t0 = time.perf_counter()
     verdict = check_history(world.model, history, partition, budget_s, clock=time.perf_counter,
                             options=world.options, capabilities=world.capabilities)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .evidence import Evidence
     from .harness import World
     from .profiles import Profile
+    from .said import Said
     from .suite import Suite
 
 KIND_ENTRY_POINTS = "fencepost.check_kinds"
@@ -65,7 +66,7 @@ class PartRun(Protocol):
     @property
     def part(self) -> World: ...
 
-    def progress(self, message: str) -> None: ...
+    def progress(self, said: Said) -> None: ...
 
     def done(self, evidence: Evidence) -> bool: ...
 

@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from .harness import ClauseViolation, Harness, StoreLost, World
 from .hypothesis_compat import private_home
+from .said import MACHINE_PHASE, Progress, Said
 from .shrinking import UNLIMITED, Shrinking, budgeted
 from .trace import TraceStep
 from .world import Seen, mark_seen, violation, violations_seen
@@ -71,7 +72,7 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
-                progress: Callable[[str], None] | None = None,
+                progress: Progress | None = None,
                 shrinking: Shrinking = UNLIMITED,
                 database: ExampleDatabase | None = None) -> MachineRun:
     """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded;
@@ -100,11 +101,13 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     shrink_started = None
     if progress is not None:
         def started(k: int) -> None:
-            progress(f"state machine: example {k}/{examples}" if k <= examples else
-                     f"state machine: shrinking, run {k - examples} after {examples} examples")
+            progress(Said(MACHINE_PHASE, f"state machine: example {k}/{examples}"
+                          if k <= examples else f"state machine: shrinking, run "
+                          f"{k - examples} after {examples} examples"))
 
         def shrink_started(clause: str) -> None:
-            progress(f"state machine: shrinking the counterexample of {clause}")
+            progress(Said(MACHINE_PHASE, "state machine: shrinking the counterexample of "
+                          f"{clause}"))
 
         machine.started = started
     seeded = hypothesis.seed(seed)(machine)

@@ -26,13 +26,10 @@ from fencepost.scenarios.injection import FAULT_INJECTION
 from fencepost.scenarios.kinds import CheckKind, PartRun, clauses_of, declare
 from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.profiles import Profile
+from fencepost.scenarios.said import MACHINE_PHASE, Progress, Said
 from fencepost.scenarios.suite import Suite
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.ops import Op
-
-Progress = Callable[[str], None]
-"""How a run says what it is doing: called with one line per check or phase it starts (the one
-definition; the front's runners, bench and ``--jobs`` pass the same callables)."""
 
 
 def first_of(names: Collection[str], first: AbstractSet[str]) -> list[str]:
@@ -67,7 +64,8 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
     fork = world.fork("c")
     clauses = clauses_of(suite, CONCURRENT)
     try:
-        progress(f"concurrent: {profile.concurrency} workers, {profile.concurrent_ops} calls")
+        progress(Said(CONCURRENT, f"concurrent: {profile.concurrency} workers, "
+                      f"{profile.concurrent_ops} calls"))
         run = run_concurrent(fork, suite.workload("c"), threads=profile.concurrency,
                              ops=profile.concurrent_ops, seed=seed, partition=suite.partition,
                              max_faulted=profile.concurrent_max_faulted, progress=progress)
@@ -203,7 +201,7 @@ def run_scenarios(
         if done(world.evidence):
             return
         k = number[name]
-        progress(f"scenario {k}/{len(names)}: {name}")
+        progress(Said("scenario", f"scenario {k}/{len(names)}: {name}"))
         run_one(suite, world, f"scenario:{name}", _scenario_body(suite.scenarios[name], f"s{k}"),
                  go_on=True)
 
@@ -232,7 +230,7 @@ def run_faults(
         if done(world.evidence):
             return
         k = number[name]
-        progress(f"faults {k}/{len(faults)}: {name}")
+        progress(Said("faults", f"faults {k}/{len(faults)}: {name}"))
         run_one(suite, world, f"fault:{name}", fault_check(faults, name, f"f{k}"))
 
 
@@ -267,7 +265,7 @@ def run_races(
         for r in range(profile.race_rounds):
             if done(world.evidence):
                 return gated_off
-            progress(f"race {name}: round {r + 1}/{profile.race_rounds}")
+            progress(Said("race", f"race {name}: round {r + 1}/{profile.race_rounds}"))
             prefix = f"r{index[name]}x{r}"
             if not run_one(suite, world, f"race:{name}", _race_body(fn, prefix, profile, r)):
                 break
@@ -284,7 +282,8 @@ def _fault_kind(run: PartRun, _name: str | None) -> None:
 
 def _machine_kind(run: PartRun, _name: str | None) -> None:
     profile, world = run.profile, run.part
-    run.progress(f"state machine: {profile.examples} examples of up to {profile.steps} steps")
+    run.progress(Said(MACHINE_PHASE, f"state machine: {profile.examples} examples of up to "
+                      f"{profile.steps} steps"))
     world.check = "machine"
     found = run_machine(run.suite.machine_for(world), examples=profile.examples,
                         steps=profile.steps, seed=run.seed, progress=run.progress,

@@ -44,8 +44,9 @@ from .harness import AdapterFault, World
 from .injection import FAULT_INJECTION, found_capabilities
 from .interrupt import Interrupted
 from .kinds import parts_of, run_check, wanted
-from .phases import Progress, first_of, unknown_check
+from .phases import first_of, unknown_check
 from .profiles import Profile
+from .said import Progress, quiet
 from .suite import Suite
 
 CLOCK_START = 1_000_000
@@ -61,10 +62,6 @@ class RunResult:
     steps: int
     examples: int
     history: History | None = None
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 def new_world(
@@ -153,7 +150,7 @@ def run_suite(
     seed: int,
     options: Mapping[str, str] | None = None,
     namespace: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     stop_when: Callable[[Evidence], bool] | None = None,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     first: Collection[str] = (),

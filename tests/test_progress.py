@@ -10,10 +10,11 @@ import sys
 import pytest
 
 from fencepost.progress import progress_printer
+from fencepost.scenarios.said import Said
 
-MESSAGES = ("scenario 1/3: a", "scenario 2/3: b", "scenario 3/3: c",
-            "state machine: example 1/60", "state machine: example 2/60",
-            "race claimants: round 1/20")
+MESSAGES = (Said("scenario", "scenario 1/3: a"), Said("scenario", "scenario 2/3: b"),
+            Said("scenario", "scenario 3/3: c"), Said.of("state machine", "example 1/60"),
+            Said.of("state machine", "example 2/60"), Said("race", "race claimants: round 1/20"))
 
 
 class Err(io.StringIO):
@@ -45,7 +46,7 @@ def test_elsewhere_one_line_per_phase_with_the_time(monkeypatch: pytest.MonkeyPa
 def test_on_a_terminal_every_check_rewrites_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _shown(monkeypatch, tty=True, enabled=True)
     shown = [re.sub(r" \(\d+\.\d s\)$", "", part) for part in text.split("\r\033[K") if part]
-    assert shown == list(MESSAGES)
+    assert shown == [str(said) for said in MESSAGES]
     assert text.endswith("\r\033[K") and "\n" not in text
 
 
@@ -60,11 +61,11 @@ def test_in_a_pipe_a_long_phase_is_said_again_every_ten_seconds(
     monkeypatch.setattr(sys, "stderr", err)
     now = [100.0]
     show = progress_printer(True, clock=lambda: now[0], beat=False)
-    show("state machine: example 1/60")
+    show(Said.of("state machine", "example 1/60"))
     for seconds in (9.4, 0.1, 3.0, 2.0, 4.5, 0.5):  # a slow store: no new phase for 19.5 s
         now[0] += seconds
         show.beat()
-    show("state machine: example 2/60")
+    show(Said.of("state machine", "example 2/60"))
     now[0] += 10.0
     show.beat()
     show.done()
@@ -76,12 +77,29 @@ def test_in_a_pipe_a_long_phase_is_said_again_every_ten_seconds(
     ]
 
 
+def test_a_phase_is_what_the_event_says_not_a_word_of_its_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events within a larger job (a coverage seed) are printed once per phase of each seed,
+    whatever their lines begin with."""
+    err = Err(False)
+    monkeypatch.setattr(sys, "stderr", err)
+    show = progress_printer(True, beat=False)
+    for seed in ("seed 1/2", "seed 2/2"):
+        for said in MESSAGES:
+            show(said.within(seed))
+    show.done()
+    lines = [re.sub(r" \(\d+\.\d s\)$", "", line) for line in err.getvalue().splitlines()]
+    assert lines == [f"... {seed}: {line}" for seed in ("seed 1/2", "seed 2/2")
+                     for line in ("scenario 1/3: a", "state machine: example 1/60",
+                                  "race claimants: round 1/20")]
+
+
 def test_the_heartbeat_stops_with_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """A command that ended without its done() (an error) leaves no heartbeat running."""
     from fencepost.progress import _beating, stop_all
 
     monkeypatch.setattr(sys, "stderr", Err(False))
-    progress_printer(True)("scenario 1/3: a")
+    progress_printer(True)(Said("scenario", "scenario 1/3: a"))
     assert len(_beating) == 1
     stop_all()
     assert _beating == set()

@@ -50,7 +50,7 @@ def test_without_a_budget_every_clause_is_shrunk_to_its_minimum() -> None:
 
 def test_progress_says_which_clause_is_being_shrunk() -> None:
     said: list[str] = []
-    run_machine(_fresh(), examples=60, steps=5, seed=1, progress=said.append,
+    run_machine(_fresh(), examples=60, steps=5, seed=1, progress=lambda e: said.append(str(e)),
                 shrinking=Shrinking.parse("none"))
     shrinking = [line for line in said if "shrinking the counterexample" in line]
     assert sorted(shrinking) == ["state machine: shrinking the counterexample of X-1",

@@ -10,7 +10,7 @@ and no file of the contract is edited.
 
 from __future__ import annotations
 
-from fencepost.authoring import CheckKind, Harness, PartRun, Scenarios, material, run_one
+from fencepost.authoring import CheckKind, Harness, PartRun, Said, Scenarios, material, run_one
 
 
 def _probes(run: PartRun) -> Scenarios:
@@ -26,7 +26,7 @@ def run(part: PartRun, _name: str | None) -> None:
     for k, name in enumerate(names, 1):
         if part.done(part.part.evidence):
             return
-        part.progress(f"probe {k}/{len(names)}: {name}")
+        part.progress(Said("probe", f"probe {k}/{len(names)}: {name}"))
 
         def body(h: Harness, fn=probes[name], prefix=f"p{k}") -> None:  # noqa: ANN001
             fn(h, prefix)
