@@ -63,8 +63,9 @@ def check(
     ``"module:factory"``) or a factory callable ``factory(env) -> store``. ``concurrency`` and
     ``concurrent_ops`` override the profile's concurrent run (workers, calls; 0 workers: none).
     ``progress`` is called with a :class:`~fencepost.scenarios.said.Said` as each check or
-    phase starts (its ``phase``, and ``str()`` of it the line to show). With ``strict``, a clause that passed without reaching each of its situations is
-    ``unknown`` rather than a weak pass. A store call that does not return within
+    phase starts (its ``phase``, and ``str()`` of it the line to show). With ``strict``, a
+    clause that passed without reaching each of its situations is ``unknown`` rather than a
+    weak pass. A store call that does not return within
     ``call_timeout_s`` stops the run: the clauses at stake are ``unknown``, the verdicts
     reached so far stay. The checks named in ``first`` (a clause's ``checks``) run before the
     others; with ``stop_when`` this finds one clause's failure soonest. ``shrink_budget``

@@ -203,10 +203,16 @@ def _checks() -> Mapping[str, Any]:
 @functools.cache
 def _outside() -> Mapping[str, CheckKind]:
     """The kinds declared through ``fencepost.check_kinds``, by name (read once)."""
+    from . import phases  # noqa: F401 - declares the built-in kinds
+
     found: dict[str, CheckKind] = {}
     for point in sorted(entry_points(group=KIND_ENTRY_POINTS), key=lambda p: p.name):
-        if point.name in _BUILT_IN or point.name in found:
-            continue
+        if point.name in _BUILT_IN:
+            raise ConfigurationError(
+                f"the check kind {point.name!r} ({point.value}) is one of the kit's own "
+                f"({', '.join(_BUILT_IN)}); give it another name")
+        if point.name in found:
+            continue  # a distribution found twice on the path
         try:
             declared = point.load()
         except Exception as e:  # noqa: BLE001 - a broken plugin, said as such

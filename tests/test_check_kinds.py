@@ -98,6 +98,17 @@ def test_a_broken_kind_is_a_configuration_error(tmp_path: Path) -> None:
         "AttributeError: module 'probe_kind' has no attribute 'NOTHING'"], result.stderr
 
 
+def test_a_kind_named_as_a_built_in_one_is_a_configuration_error(tmp_path: Path) -> None:
+    env = install(tmp_path, "shadowing-kind", ENTRY_POINTS.replace("probe = probe_kind:KIND",
+                                                                   "machine = probe_kind:KIND"))
+    result = fencepost(env, tmp_path, "check", "tiny-register", "--adapter", "memory",
+                       "--seed", "1", "--quiet")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "fencepost: error: the check kind 'machine' (probe_kind:KIND) is one of the kit's own "
+        "(scenario, fault, machine, race, concurrent); give it another name"], result.stderr
+
+
 def test_the_kind_imports_the_authoring_module_alone() -> None:
     found = kit_imports("probe_kind")
     assert set(found) == {"fencepost.authoring"}, found
