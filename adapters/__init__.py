@@ -1,1 +1,1 @@
-"""Real stores behind the contracts' protocols, and the known-faulty adapters that test the kit."""
+"""Real stores behind the contracts' protocols, and the mutants that test the kit."""

@@ -1,5 +1,5 @@
 """Adapter specs: what ``--adapter`` may say (``memory``, ``sqlite``, a database URL,
-``MODULE:FACTORY``, ``exec:COMMAND``, ``faulty:NAME[@BASE]``) and the factory each names."""
+``MODULE:FACTORY``, ``exec:COMMAND``, ``mutant:NAME[@BASE]``) and the factory each names."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ ADAPTER_FORMS = (
     "postgresql+psycopg://...",
     "MODULE:FACTORY",
     "exec:COMMAND [ARGS...]",
-    "faulty:NAME[@memory|@sqlite|@exec]",
+    "mutant:NAME[@memory|@sqlite|@exec]",
 )
 
 
@@ -105,11 +105,12 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
         return contract.sql_factory(spec), spec
     if spec.startswith("exec:"):
         return exec_factory(contract, spec[len("exec:"):]), spec
-    if spec.startswith(FAULTY):
+    if spec.startswith(MUTANT):
         from .mutants import mutant_factory
 
-        mutant, base = faulty_store(contract, spec)
+        mutant, base = mutant_store(contract, spec)
         return mutant_factory(contract, mutant, base), spec
+    _refuse_old_mutant_form(spec)
     if "://" not in spec and ":" in spec:
         return _import_factory(spec), spec
     raise ConfigurationError(
@@ -159,23 +160,35 @@ def _probe(url: str) -> None:
         raise ConfigurationError(f"cannot use the database URL {url}: {e}") from None
 
 
-FAULTY = "faulty:"
-"""The adapter form of a known-faulty store: ``faulty:NAME`` (on memory) or ``faulty:NAME@BASE``."""
+MUTANT = "mutant:"
+"""The adapter form of a mutant: ``mutant:NAME`` (on memory) or ``mutant:NAME@BASE``."""
+
+_OLD_MUTANT = "faulty:"
+"""The form ``mutant:`` replaced; refused with what to write instead, never taken silently."""
 
 
-def faulty_store(contract: Contract, spec: str) -> tuple[Any, str]:
-    """The known-faulty store ``faulty:NAME[@BASE]`` names, and its base (default memory)."""
+def _refuse_old_mutant_form(spec: str) -> None:
+    """Raise a ConfigurationError naming the ``mutant:`` form when ``spec`` uses the old one."""
+    if spec.startswith(_OLD_MUTANT):
+        rest = spec[len(_OLD_MUTANT):]
+        raise ConfigurationError(
+            f"adapter {spec!r}: {_OLD_MUTANT}NAME is now {MUTANT}NAME; write "
+            f"{MUTANT}{rest or 'NAME'} instead")
+
+
+def mutant_store(contract: Contract, spec: str) -> tuple[Any, str]:
+    """The mutant ``mutant:NAME[@BASE]`` names, and its base (default memory)."""
     from .mutants import BASES, runs_on
 
-    name, _, base = spec[len(FAULTY):].partition("@")
+    name, _, base = spec[len(MUTANT):].partition("@")
     base = base or "memory"
     by_name = {m.name: m for m in contract.mutants}
     if name not in by_name:
         raise ConfigurationError(
-            f"{contract.name} has no known-faulty store {name!r} (see fencepost mutants "
+            f"{contract.name} has no mutant {name!r} (see fencepost mutants "
             f"{contract.name} for the {len(by_name)} there are)")
     if base not in BASES:
-        raise ConfigurationError(f"{spec}: a faulty store is built on {', '.join(BASES)}, "
+        raise ConfigurationError(f"{spec}: a mutant is built on {', '.join(BASES)}, "
                                  f"not {base!r}")
     mutant = by_name[name]
     if not runs_on(mutant, base):
@@ -184,10 +197,10 @@ def faulty_store(contract: Contract, spec: str) -> tuple[Any, str]:
 
 
 def adapter_options(contract_name: str, spec: str | Factory) -> dict[str, str]:
-    """The options an adapter spec brings: a faulty store's (its bug shows under them), none
+    """The options an adapter spec brings: a mutant's (its bug shows under them), none
     for any other adapter."""
-    if isinstance(spec, str) and spec.startswith(FAULTY):
-        mutant, _ = faulty_store(contract_named(contract_name), spec)
+    if isinstance(spec, str) and spec.startswith(MUTANT):
+        mutant, _ = mutant_store(contract_named(contract_name), spec)
         return dict(mutant.options)
     return {}
 

@@ -104,7 +104,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="memory, sqlite (default; a temporary file), sqlite:///PATH, "
                         "postgresql://..., MODULE:FACTORY, exec:COMMAND (a store in any "
                         "language speaking fencepost-wire/1, docs/protocol.md), or "
-                        "faulty:NAME[@sqlite] (a known-faulty store: every clause its bug "
+                        "mutant:NAME[@sqlite] (a mutant: every clause its bug "
                         "breaks)")
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",

@@ -12,7 +12,7 @@ contract" and ``tests/external/tiny_register``), each importing only this module
   :class:`Err` and naming the clause each decision follows, wrapped in a
   :class:`ContractModel`;
 - the stores: a factory ``factory(env: AdapterEnv) -> store``, and :class:`Mutant`, a
-  known-faulty store with the clause that must catch it;
+  mutant with the clause that must catch it;
 - the checks: :class:`Scenarios` and :class:`Races` (registries of scripted checks run on a
   :class:`Harness`), a :class:`WorldMachine` subclass (the state machine), gathered in a
   :class:`Suite`; and the declaration, a :class:`Contract` returned by the function its
@@ -29,7 +29,7 @@ answer, ``effect_clause`` for what a read-back shows), narrowed by the model's
 
 from __future__ import annotations
 
-from fencepost.adapters.faulty.base import Mutant
+from fencepost.adapters.mutants.base import Mutant
 from fencepost.model.base import ContractModel, Ctx, Step
 from fencepost.scenarios.checks import Races, Scenarios
 from fencepost.scenarios.harness import Harness, World

@@ -15,12 +15,12 @@ Four figures per contract (see :func:`run_bench`):
    extra store calls the checks make (read-backs) and the harness's own work.
 3. **Linearizability checker**: operations per second on synthetic adk-ledger histories, saved
    to a file and loaded back, checked partitioned by record and as one partition.
-4. **Detection**: per known-faulty adapter, the median seconds and counterexample steps
+4. **Detection**: per mutant, the median seconds and counterexample steps
    ``fencepost mutants`` needs to catch it (base memory) over several seeds.
 5. **The wire protocol**: steps per second and the per-call round trip (median, p99) of each
    store behind ``fencepost-wire/1``, beside the in-process memory store (see
    :mod:`fencepost.bench_wire`).
-6. **Time to verdict**: the known-faulty stores run as plain ``check`` on memory and SQLite,
+6. **Time to verdict**: the mutants run as plain ``check`` on memory and SQLite,
    median, p90 and max per contract; and the ceiling the first table's memory figures are
    measured against: a trivial state machine's steps per second (see
    :mod:`fencepost.bench_verdict`).
@@ -77,7 +77,7 @@ same seed each time: the same steps)."""
 class Sizes:
     """How much to measure: state-machine examples x steps, overhead rounds (the fastest
     counts), history sizes and process counts, the checker's budget per partition, the seeds
-    each known-faulty adapter is run with, and how many of a contract's known-faulty adapters
+    each mutant is run with, and how many of a contract's mutants
     (None: all); the wire protocol's calls; the seeds of each campaign (0: no campaign
     section)."""
 
@@ -167,7 +167,7 @@ class CheckerRun:
 
 @attrs.frozen
 class Detection:
-    """One known-faulty adapter over the seeds: in how many it was caught by its expected
+    """One mutant over the seeds: in how many it was caught by its expected
     clause, and per seed the seconds and counterexample steps (None: not caught)."""
 
     contract: str
@@ -438,8 +438,8 @@ def checker_target(runs: Sequence[CheckerRun]) -> CheckerRun | None:
 
 def bench_detection(name: str, seeds: int, progress: Progress = quiet,
                     limit: int | None = None) -> list[Detection]:
-    """Each known-faulty adapter of ``name`` (base memory, profile quick; the first ``limit``)
-    with seeds 1..N, one ``run_mutants`` call per adapter and seed, timed here."""
+    """Each mutant of ``name`` (base memory, profile quick; the first ``limit``)
+    with seeds 1..N, one ``run_mutants`` call per mutant and seed, timed here."""
     mutants = [m for m in contract_named(name).mutants if "memory" in m.bases][:limit]
     found: dict[str, list[tuple[float | None, int | None]]] = {m.name: [] for m in mutants}
     for seed in range(1, seeds + 1):

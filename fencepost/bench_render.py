@@ -158,10 +158,10 @@ def _verdicts(result: BenchResult) -> str:
          v.slowest, "yes" if v.met else "NO")
         for v in summarize(result.verdicts)
     ]
-    headers = ["contract", "base", "faulty stores", "median s", "p90 s", "max s", "slowest",
+    headers = ["contract", "base", "mutants", "median s", "p90 s", "max s", "slowest",
                "met"]
     return (
-        "Time to verdict (each known-faulty store as a plain `check`: profile quick, seed 1, "
+        "Time to verdict (each mutant as a plain `check`: profile quick, seed 1, "
         f"the command's shrink budget and --jobs)\n{_table(rows, headers, 'llrrrrll')}\n"
         f"target: every store under {VERDICT_MAX_S:g} s, the median under "
         f"{VERDICT_MEDIAN_S:g} s"
@@ -214,16 +214,16 @@ def _detection(result: BenchResult) -> str:
          _num(d.median_steps, 1))
         for d in result.detection
     ]
-    headers = ["contract", "faulty adapter", "expected clause", "caught", "median s",
+    headers = ["contract", "mutant", "expected clause", "caught", "median s",
                "median steps"]
     summary = [_summary(name, [d for d in result.detection if d.contract == name], seeds)
                for name in result.contracts]
-    summary_headers = ["contract", "faulty adapters", "caught in every seed",
+    summary_headers = ["contract", "mutants", "caught in every seed",
                        "median of medians s", "median of medians steps"]
     return (
-        f"Detection of the known-faulty adapters (base memory, profile quick, seeds 1-{seeds})"
+        f"Detection of the mutants (base memory, profile quick, seeds 1-{seeds})"
         f"\n{_table(rows, headers, 'lllrrr')}\n\n{_table(summary, summary_headers, 'lrrrr')}\n"
-        "seconds: a `fencepost mutants` run of one adapter until its expected clause failed; "
+        "seconds: a `fencepost mutants` run of one mutant until its expected clause failed; "
         "steps: the length of the counterexample it reports; medians over the seeds that "
         "caught it"
     )

@@ -1,6 +1,6 @@
 """Two figures of ``fencepost bench`` about the state machine as a user meets it.
 
-1. **Time to verdict**: each known-faulty store of a contract run as a plain ``check`` (profile
+1. **Time to verdict**: each mutant of a contract run as a plain ``check`` (profile
    quick, the command's defaults: its shrink budget, ``--jobs`` the machine's cores), the wall
    seconds until the report is there, on memory and on SQLite; per contract the median, p90
    and max. Targets: every one under :data:`VERDICT_MAX_S`, the median under
@@ -43,7 +43,7 @@ CEILING_TARGET = 0.6
 
 @attrs.frozen
 class VerdictTime:
-    """One known-faulty store run as ``check`` on ``base``: the wall seconds to its report and
+    """One mutant run as ``check`` on ``base``: the wall seconds to its report and
     how many clauses failed (0: its bug went unseen by this seed)."""
 
     contract: str
@@ -55,7 +55,7 @@ class VerdictTime:
 
 @attrs.frozen
 class VerdictSummary:
-    """Time to verdict over a contract's known-faulty stores on one base."""
+    """Time to verdict over a contract's mutants on one base."""
 
     contract: str
     base: str
@@ -73,7 +73,7 @@ class VerdictSummary:
 
 def bench_verdicts(name: str, bases: Sequence[str], limit: int | None = None, seed: int = 1,
                    progress: Progress = lambda _: None) -> list[VerdictTime]:
-    """Each known-faulty store of ``name`` that runs on a base (spread evenly over the list
+    """Each mutant of ``name`` that runs on a base (spread evenly over the list
     when ``limit`` keeps only some) as ``check`` on every base of ``bases``."""
     from .api import check
 
@@ -85,7 +85,7 @@ def bench_verdicts(name: str, bases: Sequence[str], limit: int | None = None, se
         for k, mutant in enumerate(runnable, 1):
             progress(Said.of(f"verdict/{name}", f"{mutant.name}@{base} ({k}/{len(runnable)})"))
             started = time.perf_counter()
-            report = check(name, f"faulty:{mutant.name}@{base}", seed=seed, jobs=default_jobs())
+            report = check(name, f"mutant:{mutant.name}@{base}", seed=seed, jobs=default_jobs())
             times.append(VerdictTime(name, mutant.name, base, time.perf_counter() - started,
                                      len(report.failed())))
     return times

@@ -15,7 +15,7 @@ directory; ``redis://`` for a cluster), so that every later run replays them fir
 
 Example::
 
-    settings = CampaignSettings("adk-ledger", "faulty:claim_completed", concurrency=0)
+    settings = CampaignSettings("adk-ledger", "mutant:claim_completed", concurrency=0)
     summary = run_campaign(settings, parse_seeds("1..8"), "out", jobs=2)
     summary.exit_code, [f.clause for f in summary.failing]
 """

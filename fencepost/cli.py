@@ -133,7 +133,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {setting.name}={setting.default}  {setting.meaning}")
     print(f"\nprotocol: {contract.spec.__name__}  ({', '.join(contract.suite.protocol_methods)})")
     print("adapters: " + ", ".join(ADAPTER_FORMS))
-    print(f"known-faulty adapters: {len(contract.mutants)} (fencepost mutants {contract.name})")
+    print(f"mutants: {len(contract.mutants)} (fencepost mutants {contract.name})")
     return EXIT_OK
 
 
@@ -191,10 +191,10 @@ def cmd_mutants(args: argparse.Namespace) -> int:
          ", ".join(r.caught_by) or "-", r.steps, f"{r.seconds:.2f}")
         for r in rows
     ]
-    print(tabulate(table, headers=("adapter", "bug", "expected clause", "caught?", "caught by",
+    print(tabulate(table, headers=("mutant", "bug", "expected clause", "caught?", "caught by",
                                    "steps", "seconds"), maxcolwidths=[None, 48, None, None, 40]))
     caught = sum(r.caught for r in rows)
-    print(f"\n{caught} of {len(rows)} known-faulty adapters caught by their expected clause "
+    print(f"\n{caught} of {len(rows)} mutants caught by their expected clause "
           f"(base {args.adapter}, profile {args.profile}, seed {args.seed})")
     for base, names in elsewhere(args.contract, args.adapter, args.only or None).items():
         print(f"{len(names)} more need --adapter {base}: {', '.join(names)}")
@@ -232,7 +232,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             mutant = contract.mutant(args.mutant)
         except KeyError:
             names = ", ".join(m.name for m in contract.mutants)
-            raise ConfigurationError(f"{args.contract} has no known-faulty store "
+            raise ConfigurationError(f"{args.contract} has no mutant "
                                      f"{args.mutant!r}; known: {names}") from None
         factory: Any = mutant_factory(contract, mutant, "memory")
         name = f"fencepost-serve:{args.mutant}"
@@ -425,10 +425,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("contract", nargs="?")
     p.set_defaults(run=cmd_list)
 
-    p = sub.add_parser("mutants", help="run the kit against its known-faulty adapters")
+    p = sub.add_parser("mutants", help="run the kit against a contract's mutants",
+                       description="Run the kit against each mutant of a contract: a mutant is "
+                       "a store with one known, real-world bug, each caught by the clause it "
+                       "breaks. Exits 0 when every mutant is caught by its expected clause.")
     p.add_argument("contract")
     p.add_argument("--adapter", default="memory", choices=("memory", "sqlite", "exec"),
-                   help="the correct store each faulty adapter is built on (exec: the memory "
+                   help="the correct store each mutant is built on (exec: the memory "
                         "store served over fencepost-wire/1 by fencepost serve --mutant)")
     p.add_argument("--profile", default="quick", choices=("quick", "standard", "thorough"))
     p.add_argument("--seed", type=int, default=1)
@@ -455,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--adapter", default="memory",
                    help="the store to serve, as for check (default memory)")
     p.add_argument("--mutant", metavar="NAME",
-                   help="serve this known-faulty store (on memory) instead")
+                   help="serve this mutant (on memory) instead")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("wire-check", help="probe an exec adapter with malformed, unexpected "
@@ -473,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_protocol)
 
     p = sub.add_parser("bench", help="measure the kit on this machine: state-machine steps/s, "
-                       "kit overhead, linearizability checker, detection of faulty adapters")
+                       "kit overhead, linearizability checker, detection of mutants")
     p.add_argument("--contract", action="append", metavar="NAME",
                    help="only this contract (repeatable; default: all)")
     p.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test",
@@ -481,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "when it cannot be connected to)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, fewer seeds")
     p.add_argument("--seeds", type=int, metavar="N",
-                   help="seeds per known-faulty adapter (default 5; --quick 2)")
+                   help="seeds per mutant (default 5; --quick 2)")
     p.add_argument("--json", metavar="FILE", help="also save the figures as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_bench)

@@ -25,7 +25,7 @@ from .env import AdapterEnv
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from fencepost.adapters.faulty.base import Mutant
+    from fencepost.adapters.mutants.base import Mutant
     from fencepost.scenarios.suite import Suite
     from fencepost.spec.clauses import Catalogue, Choice, Setting
 
@@ -48,7 +48,7 @@ class Contract:
       ``memory_store`` its correct store class; ``sql`` and ``sql_store`` the same for the
       SQLAlchemy store, ``sql(url, store_class) -> factory`` (None: no SQL store, so no
       ``--adapter sqlite`` or URL);
-    - ``mutants``: the known-faulty stores (:class:`~fencepost.adapters.faulty.base.Mutant`),
+    - ``mutants``: the mutants (:class:`~fencepost.adapters.mutants.base.Mutant`),
       each caught by its clause (``fencepost mutants``).
     """
 
@@ -91,7 +91,7 @@ class Contract:
         return str(getattr(self.spec, "CATALOGUE_VERSION", "1.0"))
 
     def memory_factory(self, store_class: type | None = None) -> Factory:
-        """A factory of the in-memory store (of ``store_class``, a faulty one, if given)."""
+        """A factory of the in-memory store (of ``store_class``, a mutant, if given)."""
         return self.memory(store_class or self.memory_store)
 
     def require_sql(self) -> None:
@@ -108,7 +108,7 @@ class Contract:
         return self.sql(url, store_class or self.sql_store)
 
     def store_class(self, base: str) -> type:
-        """The correct store class (``memory`` or ``sqlite``) a faulty store is built on."""
+        """The correct store class (``memory`` or ``sqlite``) a mutant is built on."""
         if base == "memory":
             return self.memory_store
         self.require_sql()
@@ -116,7 +116,7 @@ class Contract:
         return self.sql_store
 
     def mutant(self, name: str) -> Mutant:
-        """The known-faulty store ``name``."""
+        """The mutant ``name``."""
         for m in self.mutants:
             if m.name == name:
                 return m

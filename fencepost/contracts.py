@@ -10,8 +10,8 @@ from .contract import Contract
 def adk_ledger() -> Contract:
     """erlang_adk's durable invocation ledger."""
     from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
+    from fencepost.adapters.adk_ledger.mutants import MUTANTS
     from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
-    from fencepost.adapters.faulty.adk_ledger import MUTANTS
     from fencepost.scenarios.adk_ledger.suite import SUITE
     from fencepost.spec import adk_ledger as spec
 
@@ -28,8 +28,8 @@ def adk_ledger() -> Contract:
 
 def snodo_tasks() -> Contract:
     """snodo's Tasks store."""
-    from fencepost.adapters.faulty.snodo_tasks import MUTANTS
     from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
+    from fencepost.adapters.snodo_tasks.mutants import MUTANTS
     from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
     from fencepost.scenarios.snodo_tasks.suite import SUITE
     from fencepost.spec import snodo_tasks as spec
@@ -47,8 +47,8 @@ def snodo_tasks() -> Contract:
 
 def ledgence_tasks() -> Contract:
     """ledgence's TaskStore and RecoveryStore."""
-    from fencepost.adapters.faulty.ledgence_tasks import MUTANTS
     from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
+    from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
     from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
     from fencepost.scenarios.ledgence_tasks.suite import SUITE
     from fencepost.spec import ledgence_tasks as spec

@@ -1,4 +1,8 @@
-"""Check the checker: run the kit against every known-faulty adapter of a contract."""
+"""Check the checker: run the kit against every mutant of a contract.
+
+A mutant: a store with one known, real-world bug, each caught by the clause it breaks. Each
+contract lists its own (``Contract.mutants``, from ``adapters/<contract>/mutants/``), each a
+:class:`~fencepost.adapters.mutants.base.Mutant`."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from fencepost.adapters.faulty.base import Expected, Mutant
+from fencepost.adapters.mutants.base import Expected, Mutant
 from fencepost.reports.verdict import UNKNOWN, RunReport
 from fencepost.scenarios.said import Progress, Said, quiet
 
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from fencepost.scenarios.evidence import Evidence
 
 BASES = ("memory", "sqlite", "exec")
-"""What a faulty store is built on: the memory or SQLite store, or the memory store served over
+"""What a mutant is built on: the memory or SQLite store, or the memory store served over
 the wire protocol (``fencepost serve --mutant NAME``, run as ``exec:``): the same bugs, caught
 through fencepost-wire/1."""
 
@@ -62,7 +66,7 @@ def mutant_factory(contract: Contract, mutant: Any, base: str) -> Callable[[Adap
 
 def elsewhere(contract_name: str, base: str, only: list[str] | None = None
               ) -> dict[str, list[str]]:
-    """The known-faulty adapters (of ``only``, if given) that do not run on ``base``, by the
+    """The mutants (of ``only``, if given) that do not run on ``base``, by the
     base they need: ``{"sqlite": ["commit_failure_ignored", ...]}`` (a fault only SQL shows)."""
     out: dict[str, list[str]] = {}
     for mutant in contract_named(contract_name).mutants:
@@ -88,7 +92,7 @@ def _judged(mutant: Mutant) -> Callable[[Evidence], bool]:
 def caught(mutant: Mutant, report: RunReport) -> tuple[bool, list[str]]:
     """Was ``mutant`` caught in ``report``, and by which clauses. A bug is caught when its
     clause failed. A store expected ``unknown`` (its backend faults, see
-    :class:`~fencepost.adapters.faulty.base.Expected`) is caught when its clause is unknown
+    :class:`~fencepost.adapters.mutants.base.Expected`) is caught when its clause is unknown
     because more of the concurrent run's calls faulted than the profile allows, and no clause
     failed (it is otherwise correct: a failure would be the kit crying wolf)."""
     failed = [v.clause.id for v in report.failed()]
@@ -108,13 +112,13 @@ def run_mutants(
     only: list[str] | None = None,
     progress: Progress = quiet,
 ) -> list[MutantRow]:
-    """Run the kit against each known-faulty adapter of ``contract_name`` built on ``base``."""
+    """Run the kit against each mutant of ``contract_name`` built on ``base``."""
     if base not in BASES:
         raise ConfigurationError(f"mutants run on {' or '.join(BASES)}, not {base!r}")
     contract = contract_named(contract_name)
     mutants = [m for m in contract.mutants if runs_on(m, base) and (not only or m.name in only)]
     if not mutants and not only:
-        raise ConfigurationError(f"{contract_name} has no known-faulty adapters on {base}")
+        raise ConfigurationError(f"{contract_name} has no mutants on {base}")
     if only and len(mutants) != len(set(only)):
         catalogue = {m.name for m in contract.mutants}
         unknown = [name for name in only if name not in catalogue]

@@ -78,7 +78,7 @@ def mutants_html(contract: str, rows: Sequence[Any], meta: Mapping[str, str]) ->
             "caught_by": clean_line(", ".join(row.caught_by), 600) or "-",
             "steps": row.steps, "seconds": f"{row.seconds:g}",
             "command": clean_line(
-                f"fencepost check {contract} --adapter faulty:{row.name} {options}".strip(), 600),
+                f"fencepost check {contract} --adapter mutant:{row.name} {options}".strip(), 600),
         })
     view = {
         "contract": clean_line(contract, 200),

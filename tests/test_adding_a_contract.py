@@ -48,7 +48,7 @@ def test_the_contract_is_listed(installed: dict[str, str], tmp_path: Path) -> No
     result = fencepost(installed, tmp_path, "list", "tiny-register")
     assert result.returncode == 0, result.stderr
     assert "TINY-PUT-002" in result.stdout
-    assert "known-faulty adapters: 1 (fencepost mutants tiny-register)" in result.stdout
+    assert "mutants: 1 (fencepost mutants tiny-register)" in result.stdout
 
 
 def test_a_correct_store_passes_every_clause(installed: dict[str, str], tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_a_broken_store_fails_its_clause(installed: dict[str, str], tmp_path: Pa
     assert statuses["TINY-GET-001"] == "pass"
 
 
-def test_mutants_catches_its_faulty_store(installed: dict[str, str], tmp_path: Path) -> None:
+def test_mutants_catches_its_mutant(installed: dict[str, str], tmp_path: Path) -> None:
     result = fencepost(installed, tmp_path, "mutants", "tiny-register", "--report", "M",
                        "--quiet")
     assert result.returncode == 0, result.stdout + result.stderr

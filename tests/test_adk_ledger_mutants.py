@@ -1,10 +1,10 @@
-"""Every known-faulty adk-ledger adapter is caught, by its expected clause."""
+"""Every adk-ledger mutant is caught, by its expected clause."""
 
 from __future__ import annotations
 
 import pytest
 
-from fencepost.adapters.faulty.adk_ledger import MUTANTS
+from fencepost.adapters.adk_ledger.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.mutants import run_mutants
 from fencepost.spec.adk_ledger import CLAUSES
@@ -14,7 +14,7 @@ RACY = [m.name for m in MUTANTS if any(c.startswith("race:") for c in
 
 
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
-def test_faulty_adapter_is_caught_on_memory(name: str) -> None:
+def test_mutant_is_caught_on_memory(name: str) -> None:
     [row] = run_mutants("adk-ledger", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
     assert row.expected_clause in row.caught_by
@@ -33,7 +33,7 @@ def test_one_wrong_read_back_field_fails_its_clause_alone_and_every_other_gets_a
     # checks go on past it, so no clause is left unknown behind that one difference. (Without
     # the concurrent run: a history whose reads show the kept owner is rightly not
     # linearizable, when its threads happen to read a record after its finish.)
-    report = check("adk-ledger", "faulty:finish_keeps_owner", profile="quick", seed=1,
+    report = check("adk-ledger", "mutant:finish_keeps_owner", profile="quick", seed=1,
                    strict=True, concurrency=0)
     by_status: dict[str, set[str]] = {}
     for v in report.verdicts:

@@ -74,7 +74,7 @@ def test_detection_gives_a_median_per_adapter(result: BenchResult) -> None:
         assert d.median_steps is not None and d.median_steps >= 1
 
 
-def test_time_to_verdict_runs_each_chosen_faulty_store_as_a_check(
+def test_time_to_verdict_runs_each_chosen_mutant_as_a_check(
         result: BenchResult) -> None:
     assert [(t.contract, t.base) for t in result.verdicts] == [
         (c, "memory") for c in CONTRACTS]
@@ -106,7 +106,7 @@ def test_the_p90_is_the_nearest_rank() -> None:
 def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
     text = render(result)
     for title in ("State-machine steps per second", "Kit overhead on SQLite",
-                  "Linearizability checker", "Detection of the known-faulty adapters",
+                  "Linearizability checker", "Detection of the mutants",
                   "Time to verdict", "memory/ceiling"):
         assert title in text
     assert "unreachable" in text and "<= 1.2x" in text

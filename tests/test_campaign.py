@@ -31,7 +31,7 @@ from fencepost.scenarios.evidence import Failure
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.clauses import Clause
 
-FAULTY = "faulty:claim_completed"  # breaks ADK-CLAIM-002, and only it
+MUTANT = "mutant:claim_completed"  # breaks ADK-CLAIM-002, and only it
 FAST = ["--profile", "quick", "--concurrency", "0"]
 DONE = re.compile(r"^\.\.\. seed (\d+) done: (.+) \(\d+\.\d s\) \[(\d+)/(\d+), [\d.]+ seeds/min\]$")
 
@@ -173,7 +173,7 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Local:
     with open(shared / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not saved.exists():
-            result = fencepost("campaign", "adk-ledger", "--adapter", FAULTY, "--seeds",
+            result = fencepost("campaign", "adk-ledger", "--adapter", MUTANT, "--seeds",
                                "1..4", "--jobs", "2", "--out", str(out), *FAST)
             saved.write_text(json.dumps([result.returncode, result.stdout, result.stderr]))
     code, stdout, stderr = read_json(saved)
@@ -204,7 +204,7 @@ def test_every_seed_is_accounted_for_and_the_fault_found(
         "planned": 4, "done": 4, "ran": 4, "failed_seeds": 4, "lost": 0, "errors": 0,
         "not_run": 0, "failing_clauses": 1, "unknown_clauses": 0}
     assert data["settings"] == {
-        "contract": "adk-ledger", "adapter": FAULTY, "profile": "quick", "options": {},
+        "contract": "adk-ledger", "adapter": MUTANT, "profile": "quick", "options": {},
         "concurrency": 0, "ops": None, "strict": False, "call_timeout_s": 60.0,
         "shrink_budget": None}
     assert data["example_db"] == str((out / "example-db").resolve())
@@ -234,7 +234,7 @@ def test_the_smallest_counterexample_is_the_one_with_fewest_steps(
     assert smallest["replay"] == (f"{saved['reproduce']} --example-db "
                                   f"{(out / 'example-db').resolve()}")
     assert smallest["replay"].startswith(
-        f"fencepost check adk-ledger --adapter {FAULTY} --profile quick --seed {seed} "
+        f"fencepost check adk-ledger --adapter {MUTANT} --profile quick --seed {seed} "
         "--concurrency 0")
     md = (out / "campaign.md").read_text()
     assert "### ADK-CLAIM-002: completed is final for claim" in md
@@ -300,7 +300,7 @@ def test_a_second_run_on_the_same_directory_runs_no_seed_again(
         local: Local, tmp_path: Path) -> None:
     out = _copy(local, tmp_path)
     before = _mtimes(out)
-    result = fencepost("campaign", "adk-ledger", "--adapter", FAULTY, "--seeds", "1..4",
+    result = fencepost("campaign", "adk-ledger", "--adapter", MUTANT, "--seeds", "1..4",
                        "--jobs", "2", "--out", str(out), *FAST)
     assert result.returncode == 1, result.stderr
     assert result.stderr.splitlines() == [
@@ -320,7 +320,7 @@ def test_a_second_run_on_the_same_directory_runs_no_seed_again(
 def test_a_shard_of_a_saved_campaign_is_its_slice(
         local: Local, tmp_path: Path) -> None:
     out = _copy(local, tmp_path)
-    result = fencepost("campaign", "adk-ledger", "--adapter", FAULTY, "--seeds", "1..4",
+    result = fencepost("campaign", "adk-ledger", "--adapter", MUTANT, "--seeds", "1..4",
                        "--shard", "2/2", "--out", str(out), *FAST)
     assert result.returncode == 1, result.stderr
     data = read_json(out / "campaign.json")
@@ -334,7 +334,7 @@ def test_more_seeds_on_the_same_directory_run_only_the_new_ones(
         local: Local, tmp_path: Path) -> None:
     out = _copy(local, tmp_path)
     before = _mtimes(out)
-    result = fencepost("campaign", "adk-ledger", "--adapter", FAULTY, "--seeds", "1..5",
+    result = fencepost("campaign", "adk-ledger", "--adapter", MUTANT, "--seeds", "1..5",
                        "--jobs", "1", "--out", str(out), *FAST)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.splitlines()
@@ -349,11 +349,11 @@ def test_more_seeds_on_the_same_directory_run_only_the_new_ones(
 @pytest.mark.long
 @LOCAL_GROUP
 @pytest.mark.parametrize(("words", "differs"), [
-    (["adk-ledger", "--adapter", "memory"], f"adapter {FAULTY} there, memory here"),
+    (["adk-ledger", "--adapter", "memory"], f"adapter {MUTANT} there, memory here"),
     (["snodo-tasks", "--adapter", "memory"], "contract adk-ledger there, snodo-tasks here"),
-    (["adk-ledger", "--adapter", FAULTY, "--profile", "standard"],
+    (["adk-ledger", "--adapter", MUTANT, "--profile", "standard"],
      "profile quick there, standard here"),
-    (["adk-ledger", "--adapter", FAULTY, "--option", "finish_phases=any"],
+    (["adk-ledger", "--adapter", MUTANT, "--option", "finish_phases=any"],
      "options {} there, {finish_phases=any} here"),
 ])
 def test_a_directory_of_another_campaign_is_refused(
@@ -475,7 +475,7 @@ def test_a_failure_found_in_one_campaign_is_replayed_first_in_the_next(
     url, client, prefix = redis_url
     # Its state machine breaks ADK-DURABLE-001 (no scenario does): the counterexample shown
     # is the machine's own.
-    mutant = "faulty:get_touches_record"
+    mutant = "mutant:get_touches_record"
 
     def campaign(seed: int, out: str, *extra: str) -> int:
         return main(["campaign", "adk-ledger", "--adapter", mutant, "--seeds", f"{seed}..{seed}",
@@ -548,7 +548,7 @@ def test_ctrl_c_stops_the_workers_and_keeps_the_seeds_that_finished(tmp_path: Pa
     psutil = required("psutil")  # installed with Dask distributed
     out = tmp_path / "c"
     process = subprocess.Popen(
-        [sys.executable, "-m", "fencepost.cli", "campaign", "adk-ledger", "--adapter", FAULTY,
+        [sys.executable, "-m", "fencepost.cli", "campaign", "adk-ledger", "--adapter", MUTANT,
          "--seeds", "1..12", "--jobs", "2", "--out", str(out), "--example-db", "none", *FAST],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:

@@ -51,7 +51,7 @@ def test_a_lost_workers_seeds_run_elsewhere_and_every_seed_is_accounted_for(
     # when one is killed (with one, later seeds replay the first failure in a moment).
     process = subprocess.Popen(
         [sys.executable, "-m", "fencepost.cli", "campaign", "adk-ledger", "--adapter",
-         "faulty:claim_completed", "--seeds", "1..8", "--scheduler", cluster.address,
+         "mutant:claim_completed", "--seeds", "1..8", "--scheduler", cluster.address,
          "--out", str(out), "--example-db", "none", "--profile", "quick", "--concurrency",
          "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

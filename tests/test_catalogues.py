@@ -1,5 +1,5 @@
 """Every contract's catalogue is well formed, wired to checks that exist, and proven: each
-clause has a known-faulty adapter expected to be caught by it."""
+clause has a mutant expected to be caught by it."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_every_named_check_exists_and_every_check_is_named(entry) -> None:  # ty
     assert ("concurrent" in named) == (suite.workload is not None)
 
 
-def test_every_clause_has_a_faulty_adapter(entry) -> None:  # type: ignore[no-untyped-def]
+def test_every_clause_has_a_mutant(entry) -> None:  # type: ignore[no-untyped-def]
     mutants = entry.mutants
     assert {m.expected_clause for m in mutants} == {c.id for c in entry.clauses}
     assert len({m.name for m in mutants}) == len(mutants)
@@ -51,7 +51,7 @@ def test_every_option_cites_its_seed_source_and_offers_its_default(entry) -> Non
         assert choice.default in dict(choice.values), choice.name
 
 
-def test_option_specific_faulty_adapters_name_real_option_values(entry) -> None:  # type: ignore[no-untyped-def]
+def test_option_specific_mutants_name_real_option_values(entry) -> None:  # type: ignore[no-untyped-def]
     spec = entry.spec
     known = {c.name: dict(c.values) for c in spec.CHOICES}
     for mutant in entry.mutants:

@@ -52,7 +52,7 @@ def test_check_on_sqlite_passes_and_writes_three_reports(tmp_path: Path) -> None
     assert sorted(os.listdir(tmp_path)) == ["R"], "a run must write nothing but its report dir"
 
 
-def test_faulty_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) -> None:
+def test_buggy_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) -> None:
     result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_zombie_ledger",
                        "--report", "R", "--seed", "5", "--quiet", cwd=tmp_path,
                        pythonpath=EXTERNAL)
@@ -139,14 +139,14 @@ def test_list_of_each_contract_names_every_clause(name: str, tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     clauses = contract_named(name).clauses
     assert all(c.id in result.stdout for c in clauses)
-    assert f"known-faulty adapters: {len(contract_named(name).mutants)}" in result.stdout
+    assert f"mutants: {len(contract_named(name).mutants)}" in result.stdout
 
 
 def test_mutants_table_and_json(tmp_path: Path) -> None:
     result = fencepost("mutants", "adk-ledger", "--only", "zombie_checkpoint", "--only",
                        "claim_select_then_update", "--report", "M", "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 of 2 known-faulty adapters caught" in result.stdout
+    assert "2 of 2 mutants caught" in result.stdout
     rows = json.loads((tmp_path / "M" / "mutants.json").read_text())
     assert sorted(r["name"] for r in rows) == ["claim_select_then_update", "zombie_checkpoint"]
     rows.sort(key=lambda r: r["name"], reverse=True)
@@ -170,7 +170,7 @@ def test_option_changes_the_checked_behaviour(tmp_path: Path) -> None:
 def test_mutants_says_how_many_more_need_the_other_base(
         name: str, base: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """The summary counts the faulty adapters run and names those left for the other base,
+    """The summary counts the mutants run and names those left for the other base,
     all from the catalogue (the run itself is stubbed: its rows are not what is tested)."""
     catalogue = contract_named(name).mutants
 
@@ -183,7 +183,7 @@ def test_mutants_says_how_many_more_need_the_other_base(
     assert cli.main(["mutants", name, "--adapter", base, "--quiet"]) == 0
     out = capsys.readouterr().out
     ran = [m for m in catalogue if runs_on(m, base)]
-    assert f"\n{len(ran)} of {len(ran)} known-faulty adapters caught" in out
+    assert f"\n{len(ran)} of {len(ran)} mutants caught" in out
     for other in BASES:
         left = [m.name for m in catalogue if not runs_on(m, base) and m.bases[0] == other]
         line = f"{len(left)} more need --adapter {other}: {', '.join(left)}"
@@ -201,6 +201,6 @@ def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
 
 
 @pytest.mark.parametrize("name", contract_names())
-def test_readme_counts_each_contracts_faulty_adapters_as_the_catalogue_does(name: str) -> None:
+def test_readme_counts_each_contracts_mutants_as_the_catalogue_does(name: str) -> None:
     text = README.read_text().split("## Checking the checker", 1)[1]
     assert f"- `{name}`, {len(contract_named(name).mutants)}:" in text

@@ -1,8 +1,8 @@
 """``fencepost check --baseline``, ``fencepost diff``, ``--summary`` and the plugin's
 ``--fencepost-baseline``: a CI gate that fails on a regression and not on a known failure.
 
-The baseline is one run of a known-faulty store holding one known failure (claim_completed
-fails ADK-CLAIM-002); the regression is another known-faulty store's (zombie_checkpoint fails
+The baseline is one run of a mutant holding one known failure (claim_completed
+fails ADK-CLAIM-002); the regression is another mutant's (zombie_checkpoint fails
 ADK-FENCE-001, ADK-FENCE-003 and ADK-ARG-004, which passed in the baseline; its run is the
 slowest, Hypothesis shrinking its failure, so it runs once). The stores of these runs declare
 no ``concurrency`` (the correct one runs with ``--concurrency 0``), so no verdict depends on
@@ -31,16 +31,16 @@ e = contract_named("adk-ledger")
 
 
 def _sequential(name):
-    """The known-faulty store NAME on memory, declaring no concurrency."""
-    faulty = e.mutant(name).store_class(e.store_class("memory"))
-    return e.memory_factory(type(faulty.__name__, (faulty,),
-                                 {"capabilities": faulty.capabilities - {"concurrency"}}))
+    """The mutant NAME on memory, declaring no concurrency."""
+    mutant = e.mutant(name).store_class(e.store_class("memory"))
+    return e.memory_factory(type(mutant.__name__, (mutant,),
+                                 {"capabilities": mutant.capabilities - {"concurrency"}}))
 
 
 zombie = _sequential("zombie_checkpoint")
 claim_completed = _sequential("claim_completed")
 '''
-HEAD = ("against the baseline (faulty_stores:claim_completed, profile quick, seed 1, catalogue "
+HEAD = ("against the baseline (mutant_stores:claim_completed, profile quick, seed 1, catalogue "
         "2.0):")
 CLAIMED = ("claim answered ok(Invocation(invocation_id='s12-a', workflow_id='wf-1', "
            "workflow_version=3, kind='agent', checkpoint={'step': 2}, phase='runnin...")
@@ -62,10 +62,10 @@ def comparison_lines(stdout: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory holding the faulty stores' module and the baseline run's report."""
+    """A directory holding the mutants' module and the baseline run's report."""
     path = tmp_path_factory.mktemp("baseline")
-    (path / "faulty_stores.py").write_text(STORES)
-    made = fencepost("check", "adk-ledger", "--adapter", "faulty_stores:claim_completed", *BASE,
+    (path / "mutant_stores.py").write_text(STORES)
+    made = fencepost("check", "adk-ledger", "--adapter", "mutant_stores:claim_completed", *BASE,
                      "--report", "base", cwd=path)
     assert made.returncode == 1, made.stdout + made.stderr
     failed = [c["id"] for c in json.loads((path / "base" / "report.json").read_text())["clauses"]
@@ -85,12 +85,12 @@ def gated(work: Path, name: str, adapter: str, *more: str) -> subprocess.Complet
 
 @pytest.fixture(scope="module")
 def known(work: Path) -> subprocess.CompletedProcess[str]:
-    return gated(work, "known", "faulty_stores:claim_completed")
+    return gated(work, "known", "mutant_stores:claim_completed")
 
 
 @pytest.fixture(scope="module")
 def regression(work: Path) -> subprocess.CompletedProcess[str]:
-    return gated(work, "regression", "faulty_stores:zombie")
+    return gated(work, "regression", "mutant_stores:zombie")
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +128,7 @@ def test_a_clause_that_passed_in_the_baseline_and_fails_now_is_a_regression(
 def test_the_correct_store_shows_improvements_and_passes_the_gate(
         improvement: subprocess.CompletedProcess[str]) -> None:
     assert improvement.returncode == 0, improvement.stdout + improvement.stderr
-    # the races ran on the correct store (it declares concurrency); the faulty ones did not
+    # the races ran on the correct store (it declares concurrency); the mutants did not
     assert comparison_lines(improvement.stdout) == [
         HEAD,
         "improvement  ADK-CREATE-004  unsupported -> pass",
@@ -159,7 +159,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     assert lines[:17] == [
         "# an earlier step",
         "",
-        "## fencepost: adk-ledger on faulty\\_stores:zombie",
+        "## fencepost: adk-ledger on mutant\\_stores:zombie",
         "",
         "Profile quick, seed 1, catalogue 2.0, kit 0.1.0.",
         "",
@@ -168,7 +168,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
         "",
         "### Against the baseline: 3 regressions, the gate fails",
         "",
-        "Baseline: faulty\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
+        "Baseline: mutant\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
         "3 regressions, 1 improvement, 41 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: checkpoint answered ok; the contract "
@@ -182,7 +182,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     ]
     assert [line for line in lines if line.startswith("#")] == [
         "# an earlier step",
-        "## fencepost: adk-ledger on faulty\\_stores:zombie",
+        "## fencepost: adk-ledger on mutant\\_stores:zombie",
         "### Against the baseline: 3 regressions, the gate fails",
         "### Failed clauses",
         "#### ADK-FENCE-001: a replaced owner is fenced (regression)",
@@ -204,7 +204,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
         "```",
         "",
     ]
-    assert lines[-1] == ("Replay: `fencepost check adk-ledger --adapter faulty_stores:zombie "
+    assert lines[-1] == ("Replay: `fencepost check adk-ledger --adapter mutant_stores:zombie "
                          "--profile quick --seed 1`")
 
 
@@ -248,7 +248,7 @@ def test_a_baseline_that_does_not_compare_is_refused_before_the_run(
     if edit is not None:
         _edited(work, name, edit)
     out = f"refused-{name}"
-    result = fencepost("check", "adk-ledger", "--adapter", "faulty_stores:claim_completed",
+    result = fencepost("check", "adk-ledger", "--adapter", "mutant_stores:claim_completed",
                        *BASE, "--baseline", name, "--report", out, cwd=work)
     assert result.returncode == 2, result.stdout + result.stderr
     said = message.format(flag="--baseline ", now="this run")
@@ -262,7 +262,7 @@ def test_a_baseline_that_does_not_compare_is_refused_before_the_run(
 
 
 def test_a_summary_path_that_cannot_be_written_is_refused_before_the_run(work: Path) -> None:
-    result = fencepost("check", "adk-ledger", "--adapter", "faulty_stores:claim_completed",
+    result = fencepost("check", "adk-ledger", "--adapter", "mutant_stores:claim_completed",
                        *BASE, "--summary", "no/such/dir/summary.md", "--report", "nosummary",
                        cwd=work)
     assert result.returncode == 2, result.stdout + result.stderr
@@ -299,7 +299,7 @@ def plugin(work: Path, baseline: str, *args: str) -> subprocess.CompletedProcess
 
 def test_the_plugin_shows_a_known_failure_as_xfailed_and_passes(work: Path) -> None:
     result = plugin(work, "base/report.json", "--fencepost-adapter",
-                    "faulty_stores:claim_completed")
+                    "mutant_stores:claim_completed")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "38 passed, 6 skipped, 1 xfailed" in result.stdout, result.stdout
     assert ("XFAIL fencepost::adk-ledger::ADK-CLAIM-002 - known: failing in the baseline"
@@ -312,7 +312,7 @@ def test_the_plugin_fails_a_regression_saying_so(
         work: Path, regression: subprocess.CompletedProcess[str]) -> None:
     """Against the zombie store's report, in which ADK-CLAIM-002 passed."""
     result = plugin(work, "regression/report.json", "--fencepost-adapter",
-                    "faulty_stores:claim_completed")
+                    "mutant_stores:claim_completed")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 failed, 38 passed, 6 skipped" in result.stdout, result.stdout
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
@@ -332,7 +332,7 @@ def test_the_plugin_refuses_a_bad_baseline_as_a_usage_error(
         work: Path, name: str, edit: Any, message: str) -> None:
     if edit is not None:
         _edited(work, name, edit)
-    result = plugin(work, name, "--fencepost-adapter", "faulty_stores:claim_completed")
+    result = plugin(work, name, "--fencepost-adapter", "mutant_stores:claim_completed")
     assert result.returncode == 4, result.stdout + result.stderr
     said = message.format(flag=f"--fencepost-baseline {work}/", now="this run")
     assert result.stderr.strip().splitlines() == [f"ERROR: fencepost: {said}"]

@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 import fencepost
-from fencepost.adapters.faulty.base import Expected
+from fencepost.adapters.mutants.base import Expected
 from fencepost.cli import main
 from fencepost.model.answers import Answers, answers_of, faulted
 from fencepost.model.history import Event
@@ -95,7 +95,7 @@ def _lin_only(name: str, adapter: str) -> RunReport:
 
 
 def test_a_flaky_backend_leaves_linearizability_unknown_with_the_faulted_count() -> None:
-    report = _lin_only("adk-ledger", "faulty:flaky_backend")
+    report = _lin_only("adk-ledger", "mutant:flaky_backend")
     [lin] = [v for v in report.verdicts if v.clause.id == "ADK-LIN-001"]
     answers = report.concurrent
     assert answers is not None and lin.concurrent == answers
@@ -143,7 +143,7 @@ def test_the_checker_alone_would_pass_the_flaky_history(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Its faulted calls may each have taken effect or not, so the search explains every answer:
     only the rule that a faulted call is not an answer keeps LIN-001 from passing."""
-    report = _lin_only("adk-ledger", "faulty:flaky_backend")
+    report = _lin_only("adk-ledger", "mutant:flaky_backend")
     assert report.concurrent is not None and report.concurrent.exceeded
     report.history.save(tmp_path / "history.jsonl")
     assert main(["analyze", str(tmp_path / "history.jsonl"), "--budget", "inf"]) == 0
@@ -201,7 +201,7 @@ def _report(status: str, answers: Answers | None, failed_too: bool = False) -> R
     entry = contract_named("adk-ledger")
     lin = ClauseVerdict(entry.clauses["ADK-LIN-001"], status, "why", 0, None, {}, answers)
     other = ClauseVerdict(entry.clauses["ADK-FENCE-001"], "fail" if failed_too else "pass")
-    return RunReport("adk-ledger", "faulty:flaky_backend", "0", "quick", 1, {}, frozenset(),
+    return RunReport("adk-ledger", "mutant:flaky_backend", "0", "quick", 1, {}, frozenset(),
                      {}, 0, 0, (lin, other), "", concurrent=answers)
 
 

@@ -54,7 +54,7 @@ def test_coverage_counts_seeds_per_situation_and_exits_0_when_all_are_reached(ca
 
 
 def test_coverage_of_a_store_that_breaks_a_clause_exits_1() -> None:
-    from fencepost.adapters.faulty.adk_ledger import MUTANTS
+    from fencepost.adapters.adk_ledger.mutants import MUTANTS
     from fencepost.mutants import mutant_factory
 
     mutant = next(m for m in MUTANTS if m.name == "claim_boundary_off_by_one")

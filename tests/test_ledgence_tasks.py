@@ -1,5 +1,5 @@
 """ledgence-tasks end to end on the memory store: every clause passes, every
-known-faulty store is caught by its clause, and the CLI says plainly what is not there yet."""
+mutant is caught by its clause, and the CLI says plainly what is not there yet."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.faulty.ledgence_tasks import MUTANTS
+from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.mutants import run_mutants
 from fencepost.spec import ledgence_tasks as spec
@@ -48,21 +48,21 @@ def test_renew_lookup_is_the_one_choice_and_defaults_to_the_seeds_order() -> Non
 
 
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
-def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
+def test_mutant_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("ledgence-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
 
 
 def _needs_sqlite(clause: str) -> bool:
     """Bugs only a real database shows: races, the concurrent run, injected faults (every other
-    faulty store is caught on memory above; `fencepost mutants --adapter sqlite` runs them all)."""
+    mutant is caught on memory above; `fencepost mutants --adapter sqlite` runs them all)."""
     checks = spec.CLAUSES[clause].checks
     return any(c.startswith(("race:", "fault:")) or c == "concurrent" for c in checks)
 
 
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS
                                   if "sqlite" in m.bases and _needs_sqlite(m.expected_clause)])
-def test_faulty_sqlite_store_is_caught_by_its_clause(name: str) -> None:
+def test_mutant_on_sqlite_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("ledgence-tasks", base="sqlite", only=[name])
     assert row.caught, f"{name} escaped on SQLite; failed clauses: {row.caught_by}"
 
@@ -202,8 +202,8 @@ def test_a_store_wrong_at_an_edge_fails_that_clause_alone(name: str, clause: str
 
 
 def test_every_edge_scenario_is_named_by_the_clauses_its_edges_break() -> None:
-    """Each edges_of_* scenario proves at least one known-faulty store's clause."""
-    from fencepost.adapters.faulty.ledgence_edges import MUTANTS as EDGES
+    """Each edges_of_* scenario proves at least one mutant's clause."""
+    from fencepost.adapters.ledgence_tasks.mutants.edges import MUTANTS as EDGES
 
     edges = {c.id: {k for k in c.checks if k.startswith("scenario:edges_of_")}
              for c in spec.CLAUSES}

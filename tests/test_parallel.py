@@ -34,8 +34,8 @@ def _seen(report: RunReport) -> list[tuple[Any, ...]]:
 @pytest.mark.long
 def test_the_same_seed_gives_the_same_verdicts_and_counterexamples_at_jobs_1_and_2() -> None:
     kwargs: dict[str, Any] = {"seed": 11, "shrink_budget": "none", "concurrency": 0}
-    one = check("adk-ledger", "faulty:claim_completed", jobs=1, **kwargs)
-    two = check("adk-ledger", "faulty:claim_completed", jobs=2, **kwargs)
+    one = check("adk-ledger", "mutant:claim_completed", jobs=1, **kwargs)
+    two = check("adk-ledger", "mutant:claim_completed", jobs=2, **kwargs)
     assert _seen(one) == _seen(two)
     assert (one.steps, one.examples) == (two.steps, two.examples)
     failed = {v.clause.id for v in two.failed()}

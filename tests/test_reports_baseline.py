@@ -61,9 +61,9 @@ def run(changes: Mapping[str, ClauseVerdict] = {}, *, drop: tuple[str, ...] = ()
     plus ``add``."""
     verdicts = tuple(changes.get(c.id, verdict(c.id, PASS)) for c in CLAUSES
                      if c.id not in drop) + add
-    report = RunReport("adk-ledger", "faulty_stores:zombie", "0.1.0", "quick", 1, {},
+    report = RunReport("adk-ledger", "mutant_stores:zombie", "0.1.0", "quick", 1, {},
                        frozenset({"durable"}), {"total": 1.0}, 100, 10, verdicts,
-                       "fencepost check adk-ledger --adapter faulty_stores:zombie --profile quick "
+                       "fencepost check adk-ledger --adapter mutant_stores:zombie --profile quick "
                        "--seed 1", catalogue_version="1.0")
     return attrs.evolve(report, **fields)  # type: ignore[misc]
 
@@ -119,7 +119,7 @@ def test_render_lists_each_change_regressions_first_then_the_counts() -> None:
                    "ADK-DELETE-005": verdict("ADK-DELETE-005", FAIL, "delete answered ok")})
     comparison = compare(baseline, current)
     assert render(comparison) == "\n".join([
-        "against the baseline (faulty_stores:zombie, profile quick, seed 1, catalogue 1.0):",
+        "against the baseline (mutant_stores:zombie, profile quick, seed 1, catalogue 1.0):",
         f"regression     ADK-FENCE-001    pass -> fail: {FENCE_MESSAGE} ...",
         "known          ADK-FENCE-003    fail -> fail: expired, not stale",
         "still unknown  ADK-LIN-001      unknown -> unknown: budget spent again",
@@ -304,7 +304,7 @@ def test_the_summary_shows_the_counts_the_comparison_and_each_failure_briefly() 
         "... 3 more lines in report.md",
     ]
     assert to_summary(current, compare(baseline, current)).splitlines() == [
-        "## fencepost: adk-ledger on faulty\\_stores:zombie",
+        "## fencepost: adk-ledger on mutant\\_stores:zombie",
         "",
         "Profile quick, seed 1, catalogue 1.0, kit 0.1.0.",
         "",
@@ -312,7 +312,7 @@ def test_the_summary_shows_the_counts_the_comparison_and_each_failure_briefly() 
         "",
         "### Against the baseline: 2 regressions, the gate fails",
         "",
-        "Baseline: faulty\\_stores:zombie, profile quick, seed 1, catalogue 1.0. 2 regressions, "
+        "Baseline: mutant\\_stores:zombie, profile quick, seed 1, catalogue 1.0. 2 regressions, "
         "1 known failure, 1 improvement, 41 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: " + FENCE_MESSAGE.replace("_", "\\_"),
@@ -340,7 +340,7 @@ def test_the_summary_shows_the_counts_the_comparison_and_each_failure_briefly() 
         *trace,
         "```",
         "",
-        "Replay: `fencepost check adk-ledger --adapter faulty_stores:zombie --profile quick "
+        "Replay: `fencepost check adk-ledger --adapter mutant_stores:zombie --profile quick "
         "--seed 1`",
     ]
 

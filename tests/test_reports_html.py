@@ -41,7 +41,7 @@ def _stop_at(clause: str) -> Callable[[Any], bool]:
 def fenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report of a store that skips checkpoint's token check (its first fence failure,
     a scripted scenario: c1's lease taken over by c2, then c1's checkpoint accepted)."""
-    report = check("adk-ledger", "faulty:zombie_checkpoint", seed=1, concurrency=0,
+    report = check("adk-ledger", "mutant:zombie_checkpoint", seed=1, concurrency=0,
                    first=contract_named("adk-ledger").clauses["ADK-FENCE-001"].checks,
                    stop_when=_stop_at("ADK-FENCE-001"))
     assert [v.clause.id for v in report.failed()] == ["ADK-FENCE-001"]
@@ -184,7 +184,7 @@ def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(tmp_path: Path
     lane per process drawn, the linearized calls numbered 1..n in order, and the call that
     could not be placed next numbered n + 1 with what the model allowed and what the store
     said."""
-    report = check("adk-ledger", "faulty:renew_revives_expired_lease", seed=1,
+    report = check("adk-ledger", "mutant:renew_revives_expired_lease", seed=1,
                    first=("concurrent",), stop_when=_stop_at("ADK-LIN-001"))
     (failed,) = report.failed()
     assert failed.clause.id == "ADK-LIN-001" and failed.failure is not None
@@ -211,7 +211,7 @@ def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(tmp_path: Path
 def test_check_writes_report_html_and_mutants_writes_mutants_html(tmp_path: Path,
                                                                   capsys: Any) -> None:
     """``--report DIR`` writes report.html beside the others; ``mutants --report`` writes
-    mutants.html with a row per faulty store, caught or escaped, and how to see it."""
+    mutants.html with a row per mutant, caught or escaped, and how to see it."""
     assert main(["check", "adk-ledger", "--adapter", "memory", "--profile", "quick", "--seed",
                  "1", "--concurrency", "0", "--quiet", "--report", str(tmp_path / "r")]) == 0
     page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
@@ -227,8 +227,8 @@ def test_check_writes_report_html_and_mutants_writes_mutants_html(tmp_path: Path
     rows = dom.find("tr")[1:]
     assert [r[1]["data-status"] for r in rows] == ["caught", "caught"]
     text = dom.text()
-    assert "fencepost check adk-ledger --adapter faulty:zombie_checkpoint" in text
-    assert "2 of 2 known-faulty stores caught" in text
+    assert "fencepost check adk-ledger --adapter mutant:zombie_checkpoint" in text
+    assert "2 of 2 mutants caught" in text
     capsys.readouterr()
 
 
@@ -238,7 +238,7 @@ def test_the_page_has_the_replay_command_to_copy_and_a_filter_per_verdict(fenced
     dom = Dom(fenced.read_text(encoding="utf-8"))
     (replay,) = dom.find("code", id="replay")
     assert "".join(replay[2]).startswith("fencepost check adk-ledger --adapter "
-                                         "faulty:zombie_checkpoint")
+                                         "mutant:zombie_checkpoint")
     assert dom.find("button", class_="copy", data_target="replay")
     filters = [e[1]["data-status"] for e in dom.find("button", class_="filter")]
     assert filters[0] == "all" and set(filters[1:]) == {"fail", "unknown", "unsupported", "pass"}

@@ -1,4 +1,4 @@
-"""snodo-tasks end to end: the built-in stores pass every clause, every faulty one is caught
+"""snodo-tasks end to end: the built-in stores pass every clause, every mutant is caught
 (those wrong only in a hard situation answer right just beside it), the catalogue is wired to
 real checks, and an external factory plugs in (CLI and pytest)."""
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.faulty.snodo_tasks import MUTANTS
 from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
+from fencepost.adapters.snodo_tasks.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.env import AdapterEnv
 from fencepost.mutants import run_mutants
@@ -51,7 +51,7 @@ def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
 
 
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
-def test_faulty_store_is_caught_by_its_clause(name: str) -> None:
+def test_mutant_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("snodo-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
 
@@ -65,8 +65,8 @@ class _Clock:
 
 
 @contextmanager
-def _faulty(name: str, clock: _Clock, **options: str) -> Iterator[Any]:
-    """The faulty store ``name`` on the memory store, discarded afterwards."""
+def _mutant(name: str, clock: _Clock, **options: str) -> Iterator[Any]:
+    """The mutant ``name`` on the memory store, discarded afterwards."""
     mutant = next(m for m in MUTANTS if m.name == name)
     factory = MemoryTasksFactory(mutant.store_class(MemoryTasks))
     env = AdapterEnv(clock=clock, namespace=f"hard_{uuid.uuid4().hex[:10]}", options=options)
@@ -90,14 +90,14 @@ def _create(store: Any, clock: _Clock, task_id: str, ttl_ms: int | None = None,
 
 def test_max_tasks_off_by_one_is_wrong_only_at_exactly_the_limit() -> None:
     clock = _Clock()
-    with _faulty("max_tasks_off_by_one", clock, max_tasks="2") as store:
+    with _mutant("max_tasks_off_by_one", clock, max_tasks="2") as store:
         answers = [_create(store, clock, t) for t in ("a", "b", "c", "d")]
     assert answers == ["ok", "ok", "ok", "capacity_exceeded"]  # c: the store held exactly 2
 
 
 def test_requests_see_the_ttls_last_ms_is_wrong_only_at_exactly_the_ttl() -> None:
     clock = _Clock()
-    with _faulty("requests_see_the_ttls_last_ms", clock) as store:
+    with _mutant("requests_see_the_ttls_last_ms", clock) as store:
         for t in ("a", "b", "c"):
             _create(store, clock, t, ttl_ms=100)
         outcomes = []
@@ -119,7 +119,7 @@ def test_requests_see_the_ttls_last_ms_is_wrong_only_at_exactly_the_ttl() -> Non
 
 def test_claim_next_ignores_retry_only_among_several_due_tasks() -> None:
     clock = _Clock()
-    with _faulty("claim_next_ignores_retry_among_several", clock) as store:
+    with _mutant("claim_next_ignores_retry_among_several", clock) as store:
         _create(store, clock, "d", retry_policy=(60_000,))
         lease = store.claim("d", "w1", 30_000).lease
         retry = spec.Event("retry", "retry_requested", {"error": {}, "statusMessage": "later"})

@@ -1,5 +1,5 @@
 """snodo-tasks' named options (spec.CHOICES): the model gives each reading, the built-in store
-passes under each value, and the faulty store following the other reading is caught."""
+passes under each value, and the mutant following the other reading is caught."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.faulty.snodo_tasks import MUTANTS
+from fencepost.adapters.snodo_tasks.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.model.base import Ctx
 from fencepost.model.snodo_tasks import step
@@ -150,7 +150,7 @@ def test_reap_order(value: str, ids: list[str]) -> None:
     assert run(state, spec.Reap(), NOW + 1_000, reap_order=value).outcome == Ok(ids)
 
 
-# The faulty store that follows the other reading, for every reading of every option.
+# The mutant that follows the other reading, for every reading of every option.
 READING_MUTANTS = {
     ("same_expiry_renewal", "identical"): "renewal_moves_same_expiry",
     ("same_expiry_renewal", "successor"): "renewal_keeps_same_expiry",
@@ -170,7 +170,7 @@ READING_MUTANTS = {
 BY_NAME = {m.name: m for m in MUTANTS}
 
 
-def test_each_reading_of_each_option_has_a_faulty_store_run_under_it() -> None:
+def test_each_reading_of_each_option_has_a_mutant_run_under_it() -> None:
     assert set(READING_MUTANTS) == {(c.name, v) for c in spec.CHOICES for v, _ in c.values}
     for (option, value), name in READING_MUTANTS.items():
         mutant = BY_NAME[name]
@@ -179,7 +179,7 @@ def test_each_reading_of_each_option_has_a_faulty_store_run_under_it() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(READING_MUTANTS.values()))
-def test_faulty_store_of_the_other_reading_is_caught(name: str) -> None:
+def test_mutant_of_the_other_reading_is_caught(name: str) -> None:
     [row] = run_mutants("snodo-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
 

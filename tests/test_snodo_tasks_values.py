@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.faulty.base import lossy_json
-from fencepost.adapters.faulty.snodo_tasks import MUTANTS
-from fencepost.adapters.faulty.snodo_tasks_values import MUTANTS as VALUE_MUTANTS
+from fencepost.adapters.mutants.base import lossy_json
+from fencepost.adapters.snodo_tasks.mutants import MUTANTS
+from fencepost.adapters.snodo_tasks.mutants.values import MUTANTS as VALUE_MUTANTS
 from fencepost.mutants import run_mutants
 from fencepost.scenarios.snodo_tasks.values import DEPTH, EXACT, nested
 from fencepost.spec import snodo_tasks as spec

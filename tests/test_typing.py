@@ -36,7 +36,7 @@ def _mypy(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.long
 def test_the_whole_package_is_mypy_strict_clean(installed: Path) -> None:
-    """Every module, the adapters and the known-faulty stores included (each is a subclass of
+    """Every module, the adapters and the mutants included (each is a subclass of
     its core, so mypy checks every override against the core)."""
     result = _mypy(installed, "-p", "fencepost")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -213,6 +213,16 @@ def test_a_history_with_valid_header_options_loads_with_them(tmp_path: Path) -> 
        "zero) or 'infinity'") for bad in ("\u00b2", "007", "-3", "0", "")),
     (["mutants", "adk-ledger", "--only", ADK_SQLITE_ONLY[0]],
      f"not on --adapter memory: {ADK_SQLITE_ONLY[0]} only on --adapter sqlite"),
+    (["check", "adk-ledger", "--adapter", "mutant:nosuch"],
+     "adk-ledger has no mutant 'nosuch' (see fencepost mutants adk-ledger for the "
+     f"{len(contract_named('adk-ledger').mutants)} there are)"),
+    # the old name of the mutant: form is refused, not taken for MODULE:FACTORY
+    (["check", "adk-ledger", "--adapter", "faulty:claim_completed"],
+     "adapter 'faulty:claim_completed': faulty:NAME is now mutant:NAME; write "
+     "mutant:claim_completed instead"),
+    (["campaign", "adk-ledger", "--adapter", "faulty:claim_completed@sqlite", "--seeds", "1..2"],
+     "adapter 'faulty:claim_completed@sqlite': faulty:NAME is now mutant:NAME; write "
+     "mutant:claim_completed@sqlite instead"),
 ])
 def test_bad_numbers_and_names_are_one_line(tmp_path: Path, args: list[str],
                                             message: str) -> None:

@@ -3,7 +3,7 @@
 ``LedgerCore`` implements the seven operations on top of ``_locked(invocation_id)``, a context
 manager that holds the record's lock (a mutex, ``BEGIN IMMEDIATE``, ``SELECT ... FOR UPDATE``)
 and yields a :class:`Slot`. The memory and SQLAlchemy stores only provide storage; the
-known-faulty adapters override one small predicate each. This is an implementation of the
+mutants override one small predicate each. This is an implementation of the
 contract independent of the reference model: the model is the oracle it is checked against.
 """
 
@@ -60,7 +60,7 @@ class LedgerCore:
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
-    # -- predicates the faulty adapters bend ----------------------------------------------------
+    # -- predicates the mutants bend ----------------------------------------------------
 
     def _live(self, row: StoredInvocation, now: int) -> bool:
         return now < row.lease_until

@@ -98,7 +98,7 @@ class Acquisition(LedgenceBase):
     def _check_acquire(self, command: spec.AcquireCommand) -> None:
         spec.validate_acquire(command)
 
-    # -- helpers the faulty adapters bend: sequences and cursors --------------------------------
+    # -- helpers the mutants bend: sequences and cursors --------------------------------
 
     def _deadline_passed(self, deadline_ms: int, now: int) -> bool:
         """LDG-ACQ-015: a probe whose deadline is at or before now is unavailable."""
@@ -173,7 +173,7 @@ class Acquisition(LedgenceBase):
         sequence)? Then an acquire of it is a conflict, not a replay."""
         return txn.load_receipt(*key, sequence) is not None
 
-    # -- helpers the faulty adapters bend: the candidate and the claim --------------------------
+    # -- helpers the mutants bend: the candidate and the claim --------------------------
 
     def _candidate_order(self) -> tuple[str, ...]:
         """The claim order: (available_at, submitted_at, task_id), task ids bytewise."""
@@ -250,7 +250,7 @@ class Acquisition(LedgenceBase):
         return spec.Assignment(att.descriptor, att.event, att.lease,
                                self._authority(task, attempt, now), att.deadline)
 
-    # -- helpers the faulty adapters bend: nothing to claim -------------------------------------
+    # -- helpers the mutants bend: nothing to claim -------------------------------------
 
     def _finish_empty(self, txn: Txn, session: spec.WorkerSession,
                       command: spec.AcquireCommand) -> spec.ProbeCompleted:

@@ -53,7 +53,7 @@ class LedgenceBase:
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
-    # -- helpers the faulty adapters bend: ids, sessions, tasks, history ------------------------
+    # -- helpers the mutants bend: ids, sessions, tasks, history ------------------------
 
     def _new_id(self, prefix: str) -> str:
         """A new unique id, ``<prefix>_<32 hex>``."""
@@ -107,7 +107,7 @@ class LedgenceBase:
         (``status`` answers it, and so does every item of a ``list_tasks`` page)."""
         return status_of(record)
 
-    # -- helpers the faulty adapters bend: liveness, authority, leases --------------------------
+    # -- helpers the mutants bend: liveness, authority, leases --------------------------
 
     def _live(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> bool:
         """LDG-LIVE-001: the task is active with this attempt current and active, and ``now``

@@ -26,7 +26,7 @@ class Cancellation(Finishing):
                 return self._cancel_queued(txn, record, now).snapshot.state
             return self._cancel_active(txn, record, now)
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _cancel_unchanged(self, snapshot: spec.TaskSnapshot) -> bool:
         """Terminal or already requested: cancel answers the state and writes nothing."""

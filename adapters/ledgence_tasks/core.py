@@ -2,8 +2,8 @@
 
 ``LedgenceCore`` implements the operations on top of ``_transaction()``, a context manager that
 yields a :class:`~.storage.Txn`: one atomic unit of work that loads and writes sessions, tasks,
-attempts, acquisition cursors and history. Storage classes only provide that; the known-faulty
-adapters override one small helper each (``_same_submission``, ``_session_expired``, ``_live``,
+attempts, acquisition cursors and history. Storage classes only provide that; the mutants
+override one small helper each (``_same_submission``, ``_session_expired``, ``_live``,
 ``_lease_expiry``, ``_retryable``, ``_expire_one``...). This is an implementation of the
 contract independent of any reference model: the model is the oracle it is checked against.
 
@@ -30,7 +30,7 @@ Reads and replays never write and never expire anything: an attempt past its exp
 ``active`` until ``expire_batch``, a cancel or its owner's next call finds it expired.
 
 This module is the public one: it re-exports the records, constants and the storage seam, so
-that storages and faulty stores import from it alone.
+that storages and mutants import from it alone.
 """
 
 from __future__ import annotations
@@ -113,5 +113,5 @@ class LedgenceCore(Submission, Reads, Listing, Dispatch, Renewal, Settlement, Ca
 
     Each operation family is a class of its own module; every hook is defined in exactly one
     of them, so the order of the bases decides nothing. A storage subclasses this class and
-    provides ``_transaction()``; a faulty store subclasses it and overrides one hook.
+    provides ``_transaction()``; a mutant subclasses it and overrides one hook.
     """

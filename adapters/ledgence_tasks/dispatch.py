@@ -60,7 +60,7 @@ class Dispatch(Acquisition):
     def _check_claim(self, command: spec.ClaimCommand) -> None:
         spec.validate_claim(command)
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _dispatch_supported(self) -> bool:
         """LDG-DISPATCH-008: does this store implement targeted claims (it declares the

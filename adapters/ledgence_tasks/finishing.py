@@ -49,7 +49,7 @@ class Finishing(LedgenceBase):
         self._record(txn, task.task_id, ending.reason, now, attempt.attempt_id)
         return finished
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _ending(self, task: TaskRecord, attempt: StoredAttempt, now: int) -> Ending:
         """The finish rules: cancel wins; a completed report succeeds or fails; a final

@@ -36,7 +36,7 @@ class Listing(LedgenceBase):
                                                          query.limit))
             return self._page(rows, scope, query.filters, query.limit, position)
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _check_list_query(self, scope: spec.Scope, query: spec.TaskListQuery) -> None:
         spec.validate_list_query(scope, query)

@@ -44,7 +44,7 @@ class Reads(LedgenceBase):
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _read(self, scope: spec.Scope, task_id: str) -> TaskRecord:
         """One consistent read of a task; reads never write."""

@@ -25,7 +25,7 @@ class Recovery(Finishing):
         expired = sum(1 for candidate in shortlist if self._expire_one(candidate))
         return spec.RecoveryProgress(examined=len(shortlist), expired=expired)
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _valid_limit(self, limit: Any) -> bool:
         """LDG-RECOVER-002: a batch limit is an integer in 1..=MAX_RECOVERY_BATCH."""

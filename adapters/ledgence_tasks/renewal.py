@@ -46,7 +46,7 @@ class Renewal(LedgenceBase):
         if cursor is None or cursor.attempt != spec.AttemptRef(owner.task_id, owner.attempt_id):
             raise spec.OwnershipLost(self._lost(owner))
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _renew_session(self, txn: Txn, owner: spec.LeaseOwner, now: int) -> spec.WorkerSession:
         """LDG-RENEW-003: the owner's session, usable (else unknown_session /

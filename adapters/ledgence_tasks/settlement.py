@@ -68,7 +68,7 @@ class Settlement(Finishing):
     def _check_size(self, command: spec.SettleCommand) -> None:
         spec.check_settlement_size(command)
 
-    # -- helpers the faulty adapters bend: settlement -------------------------------------------
+    # -- helpers the mutants bend: settlement -------------------------------------------
 
     def _owned_attempt(self, txn: Txn, owner: spec.LeaseOwner) -> StoredAttempt:
         """The owner's attempt of the task (not_found when the task has no such attempt) when
@@ -133,7 +133,7 @@ class Settlement(Finishing):
                 or isinstance(report, spec.ExecutionReport)
                 or bool(getattr(report, "execution_may_have_started", False)))
 
-    # -- helpers the faulty adapters bend: quiescence -------------------------------------------
+    # -- helpers the mutants bend: quiescence -------------------------------------------
 
     def _already_confirmed(self, attempt: StoredAttempt) -> bool:
         """Quiescence confirmed already: confirm_quiescence answers the task's state and

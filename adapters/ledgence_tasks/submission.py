@@ -59,7 +59,7 @@ class Submission(LedgenceBase):
             lambda txn: self._replay_accepted(txn, command),
             lambda txn: self._insert_submission(txn, command, descriptor))
 
-    # -- helpers the faulty adapters bend -------------------------------------------------------
+    # -- helpers the mutants bend -------------------------------------------------------
 
     def _store_extension(self, txn: Txn, extended: spec.WorkerSession) -> None:
         """LDG-SESSION-004: an extension is stored: every later call (acquire, renew, a

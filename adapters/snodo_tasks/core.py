@@ -6,7 +6,7 @@ checks; its records and argument validation are already apart (:mod:`.records`,
 ``TasksCore`` implements the ten operations on top of ``_transaction()``, a context manager that
 yields a :class:`~.records.Txn`: one atomic unit of work (a mutex, ``BEGIN IMMEDIATE``, row
 locks) that loads task aggregates for update and writes them back. The memory and SQLAlchemy
-stores only provide storage; the known-faulty adapters override one small hook each. This is an
+stores only provide storage; the mutants override one small hook each. This is an
 implementation of the contract independent of the reference model: the model is the oracle it
 is checked against.
 
@@ -66,7 +66,7 @@ class TasksCore:
     def close(self) -> None:
         """Release connections; the data stays (see the ``durable`` capability)."""
 
-    # -- predicates and helpers the faulty adapters bend ----------------------------------------
+    # -- predicates and helpers the mutants bend ----------------------------------------
 
     def _genuine_access(self, access: object) -> TypeGuard[Access]:
         return type(access) is Access and access.store_id == self.store_id

@@ -5,7 +5,7 @@
 %% adk-ledger over fencepost-wire/1: an in-memory invocation ledger, checked by Fencepost.
 %%
 %%   fencepost check adk-ledger --adapter exec:examples/erlang/adk_ledger.escript
-%%   examples/erlang/adk_ledger.escript --bug same_token_reclaims   (a known-faulty variant)
+%%   examples/erlang/adk_ledger.escript --bug same_token_reclaims   (a mutant)
 %%
 %% JSON lines on stdin (requests) and stdout (replies); stderr is the log. OTP libraries only.
 %%
@@ -87,7 +87,7 @@ choices() ->
      %% accept (node: any value, the same on every read; claimant: exactly the name).
      {<<"owner_view">>, [<<"node">>, <<"claimant">>]}].
 
-%% The bug switches: each mirrors one known-faulty store of the kit (name, expected clause).
+%% The bug switches: each mirrors one mutant of the kit (name, expected clause).
 bugs() ->
     [{"same_token_reclaims", "ADK-CLAIM-004", "the same token re-claims a live lease"},
      {"claim_completed", "ADK-CLAIM-002", "claim allowed on a completed invocation"},

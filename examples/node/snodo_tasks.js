@@ -17,7 +17,7 @@ const PROTOCOL = 'fencepost-wire/1';
 const CONTRACT = 'snodo-tasks';
 const CAPABILITIES = ['durable', 'concurrency'];
 
-// --- bug switches: each mirrors one known-faulty store of the kit ------------------------------
+// --- bug switches: each mirrors one mutant of the kit ------------------------------
 
 const BUGS = {
   old_lease_accepted: 'a lease is matched by its task only: a re-claim does not fence it',

@@ -7,8 +7,8 @@ edge gets the answer the seed's code gives it, often not invalid_input: an empty
 settle matches no owner (ownership_lost), an empty task id finds no task (not_found), an empty
 digest in a report conflicts, retry_delay_ms 0 and a failure message "" are accepted,
 submitted_until 0 keeps nothing. Each scenario ends with the valid call the refusals must have
-left possible (nothing they refused wrote anything). The known-faulty stores of
-``adapters/faulty/ledgence_edges.py`` are each caught here.
+left possible (nothing they refused wrote anything). The mutants of
+``adapters/ledgence_tasks/mutants/edges.py`` are each caught here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Known-faulty SQL stores that mishandle database failures, one set per contract, caught by
+"""Mutant SQL stores that mishandle database failures, one set per contract, caught by
 the fault clauses (the kit injects the failures through the store's engine; see
 :mod:`fencepost.scenarios.injection`). Each makes sense on a SQL store only.
 

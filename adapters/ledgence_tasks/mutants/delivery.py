@@ -1,4 +1,4 @@
-"""Known-faulty ledgence-tasks stores: acquisition, liveness, authority and renewal. Each is
+"""The ledgence-tasks mutants for acquisition, liveness, authority and renewal. Each is
 the correct core with one bug, caught by its expected clause."""
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.mutants.base import Mutant, round_trip
 from fencepost.spec import ledgence_tasks as spec
-
-from .base import Mutant, round_trip
 
 # -- acquisition ----------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-"""Known-faulty ledgence-tasks stores wrong only at an argument's edge.
+"""The ledgence-tasks mutants wrong only at an argument's edge.
 Over 500 lines: a catalogue of small one-bug classes, one per edge value, grouped by the
-operations they bend; the rest of the ledgence faulty stores are in modules of their own.
+operations they bend; the rest of the ledgence mutants are in modules of their own.
 
 Each answers one edge value other than the seed does: an empty string taken for a missing
 value, a zero read as "not given", a negative number the seed's unsigned types could not hold,
@@ -18,9 +18,8 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
-
-from .base import Mutant
 
 
 def _negative(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Known-faulty adk-ledger stores for arguments at their edges (the ADK-ARG clauses): each is
+"""The adk-ledger mutants for arguments at their edges (the ADK-ARG clauses): each is
 the correct core with its guard bent in one place, the way stores get argument checking wrong
 (a check too weak, too strict, or in the wrong order)."""
 
@@ -9,10 +9,9 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.adk_ledger.core import LedgerCore
+from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
-
-from .base import Mutant
 
 
 class CreateAcceptsEmptyId(LedgerCore):

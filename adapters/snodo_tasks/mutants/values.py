@@ -1,7 +1,7 @@
-"""Known-faulty snodo-tasks stores at the value boundary: each takes one kind of event data
+"""The snodo-tasks mutants at the value boundary: each takes one kind of event data
 the seed's Event.validate refuses (SNODO-ARG-007) or work its Work.validate refuses
 (SNODO-ARG-005), or keeps stored values through lossy JSON (SNODO-VALUE-001). Each overrides
-one hook of the correct core, as in :mod:`.snodo_tasks`.
+one hook of the correct core, as in :mod:`fencepost.adapters.snodo_tasks.mutants`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ from typing import Any
 
 import attrs
 
+from fencepost.adapters.mutants.base import Mutant, lossy_json
 from fencepost.adapters.snodo_tasks.core import TasksCore
 from fencepost.adapters.snodo_tasks.records import Aggregate, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
-
-from .base import Mutant, lossy_json
 
 
 class _Letting(TasksCore):

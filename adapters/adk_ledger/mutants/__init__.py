@@ -1,6 +1,6 @@
-"""Known-faulty adk-ledger stores: each is the correct core with one real-world bug.
+"""The adk-ledger mutants: each is the correct core with one real-world bug.
 Over 500 lines: a catalogue of one-hook classes, each a few lines; the ones for arguments at
-their edges are already in :mod:`.adk_ledger_arguments`.
+their edges are already in :mod:`.arguments`.
 
 The kit's own tests require every one of them to be caught by its expected clause.
 """
@@ -18,13 +18,13 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.adk_ledger.core import LedgerCore
+from fencepost.adapters.mutants import db_failures as _faults
+from fencepost.adapters.mutants import flaky as _flaky
+from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
 
-from . import adk_ledger_arguments as _arguments
-from . import db_failures as _faults
-from . import flaky as _flaky
-from .base import Mutant, lossy_json, round_trip
+from . import arguments as _arguments
 
 
 class CreateStampsZero(LedgerCore):

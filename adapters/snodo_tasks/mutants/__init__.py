@@ -1,6 +1,6 @@
-"""Known-faulty snodo-tasks stores: each is the correct core with one real-world bug.
+"""The snodo-tasks mutants: each is the correct core with one real-world bug.
 Over 500 lines: a catalogue of one-hook classes (each a ``TasksCore`` that overrides one of
-its hooks), each a few lines; the ones at the value boundary are in :mod:`.snodo_tasks_values`.
+its hooks), each a few lines; the ones at the value boundary are in :mod:`.values`.
 
 The kit's own tests require every one of them to be caught by its expected clause.
 """
@@ -12,16 +12,16 @@ from typing import Any, TypeGuard
 
 import attrs
 
+from fencepost.adapters.mutants import db_failures as _faults
+from fencepost.adapters.mutants import flaky as _flaky
+from fencepost.adapters.mutants.base import Mutant, round_trip
 from fencepost.adapters.snodo_tasks.core import TasksCore
 from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
 
-from . import db_failures as _faults
-from . import flaky as _flaky
-from . import snodo_tasks_values as _values
-from .base import Mutant, round_trip
+from . import values as _values
 
 
 class OldLeaseAccepted(TasksCore):

@@ -1,8 +1,8 @@
-"""Known-faulty ledgence-tasks stores: settlement, quiescence, the finish rules, cancel,
+"""The ledgence-tasks mutants for settlement, quiescence, the finish rules, cancel,
 recovery and attempt reads. Each is the correct core with one bug, caught by its expected
 clause.
 Over 500 lines: a catalogue of small one-bug classes, one per rule bent; the other ledgence
-faulty stores are already split by area (delivery, discovery, edges)."""
+mutants are already split by area (delivery, discovery, edges)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,8 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import ledgence_tasks as spec
-
-from .base import Mutant, lossy_json, round_trip
 
 # -- settlement -----------------------------------------------------------------------------------
 

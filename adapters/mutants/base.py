@@ -1,4 +1,4 @@
-"""How a known-faulty adapter is described and built on a correct base store."""
+"""How a mutant is described and built on a correct base store."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import attrs
 
 
 class Expected(StrEnum):
-    """What the kit must conclude on a known-faulty store's expected clause (a ``str``: it is
+    """What the kit must conclude on a mutant's expected clause (a ``str``: it is
     written to ``mutants.json`` as its value)."""
 
     FAIL = "fail"
@@ -63,8 +63,8 @@ def lossy_json(value: Any) -> Any:
     """``value`` after a round trip through a store that keeps plain JSON with binary64
     numbers (a JavaScript service, a JSON column, a document store without integers): every
     number a double, written back as an integer when whole (1.0 reads 1, -0.0 reads 0,
-    2**53 + 1 reads 2**53), every key text, tuples lists and bytes latin-1 text. The faulty
-    stores that lose values this way are caught by each contract's read-back-exactly clause."""
+    2**53 + 1 reads 2**53), every key text, tuples lists and bytes latin-1 text. The mutants
+    that lose values this way are caught by each contract's read-back-exactly clause."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int | float):

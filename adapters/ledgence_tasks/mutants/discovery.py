@@ -1,4 +1,4 @@
-"""Known-faulty ledgence-tasks stores: paginated discovery and targeted dispatch. Each is the
+"""The ledgence-tasks mutants for paginated discovery and targeted dispatch. Each is the
 correct core with one bug, caught by its expected clause."""
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
-
-from .base import Mutant
 
 _EVERY_ROW = 1_000_000_000
 """A LIMIT no test namespace reaches: the mutants that read "every row" of a walk use it."""

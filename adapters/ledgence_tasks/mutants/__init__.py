@@ -1,9 +1,9 @@
-"""Known-faulty ledgence-tasks stores: the correct core with one bug each.
+"""The ledgence-tasks mutants: the correct core with one bug each.
 
 Sessions, submission, reads and history here; acquisition and renewal in
-:mod:`.ledgence_delivery`; settlement, the finish rules, cancel and recovery in
-:mod:`.ledgence_recovery`; listing and targeted dispatch in :mod:`.ledgence_discovery`; the
-stores wrong only at an argument's edge in :mod:`.ledgence_edges`. ``MUTANTS`` lists them all."""
+:mod:`.delivery`; settlement, the finish rules, cancel and recovery in
+:mod:`.recovery`; listing and targeted dispatch in :mod:`.discovery`; the
+stores wrong only at an argument's edge in :mod:`.edges`. ``MUTANTS`` lists them all."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.mutants import db_failures as _faults
+from fencepost.adapters.mutants import flaky as _flaky
+from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import ledgence_tasks as spec
 
-from . import db_failures as _faults
-from . import flaky as _flaky
-from . import ledgence_delivery as _delivery
-from . import ledgence_discovery as _discovery
-from . import ledgence_edges as _edges
-from . import ledgence_recovery as _recovery
-from .base import Mutant, lossy_json, round_trip
+from . import delivery as _delivery
+from . import discovery as _discovery
+from . import edges as _edges
+from . import recovery as _recovery
 
 
 class SessionsLastOneHour(LedgenceCore):
