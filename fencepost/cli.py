@@ -137,6 +137,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+
+    print(explain(args.target))
+    return EXIT_OK
+
+
 def cmd_coverage(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ConfigurationError(f"--seeds must be 1 or more, not {args.seeds}")
@@ -424,6 +431,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="contracts, clauses, capabilities, options, adapters")
     p.add_argument("contract", nargs="?")
     p.set_defaults(run=cmd_list)
+
+    p = sub.add_parser("explain", help="a clause's or a contract's rules, situations, checks, "
+                       "options and mutants",
+                       description="Explain a clause (ADK-LEASE-001) or a whole contract "
+                       "(snodo-tasks): the rule, what a store needs for it to apply, the "
+                       "situations a pass must reach, the checks that put it to the test, the "
+                       "options that change it and the mutants that prove the kit catches it.")
+    p.add_argument("target", help="a clause id or a contract name")
+    p.set_defaults(run=cmd_explain)
 
     p = sub.add_parser("mutants", help="run the kit against a contract's mutants",
                        description="Run the kit against each mutant of a contract: a mutant is "

@@ -89,7 +89,8 @@ class CheckKind:
       the scenarios);
     - ``applies(suite)``: does ``suite``'s contract have checks of this kind (no part if not);
     - ``timing``: its key in a run's timings; ``replayable``: can a counterexample it finds be
-      replayed as a script (a race's or a concurrent run's cannot: it depends on threads).
+      replayed as a script (a race's or a concurrent run's cannot: it depends on threads);
+    - ``summary``: what a check of this kind does, in one line (``fencepost explain``).
     """
 
     name: str
@@ -100,6 +101,7 @@ class CheckKind:
     applies: Callable[[Suite], bool] = lambda _suite: True
     timing: str = ""
     replayable: bool = True
+    summary: str = ""
 
     @property
     def timing_key(self) -> str:

@@ -313,13 +313,24 @@ def _concurrent_kind(run: PartRun, _name: str | None) -> None:
             run.gated_off[clause] = "not checked: no concurrent run (--concurrency 0)"
 
 
-SCENARIO = declare(CheckKind("scenario", _scenario_kind, timing="scenarios"))
+SCENARIO = declare(CheckKind(
+    "scenario", _scenario_kind, timing="scenarios",
+    summary="a scripted scenario: fixed steps, each answer and read-back compared with the "
+            "model's"))
 FAULT = declare(CheckKind("fault", _fault_kind, requires=frozenset({FAULT_INJECTION}),
                           joins="scenario", applies=lambda suite: suite.faults is not None,
-                          timing="faults"))
-MACHINE = declare(CheckKind("machine", _machine_kind))
+                          timing="faults",
+                          summary="a case run under injected database faults (stores that "
+                                  "expose their SQLAlchemy engine)"))
+MACHINE = declare(CheckKind(
+    "machine", _machine_kind,
+    summary="the state machine: generated steps compared with the model's after each, a "
+            "failure shrunk to its shortest"))
 RACE = declare(CheckKind("race", _race_kind, requires=frozenset({"concurrency"}),
                          split=lambda suite: tuple(suite.races), timing="races",
-                         replayable=False))
+                         replayable=False,
+                         summary="a race: rounds of real threads on the same records"))
 CONCURRENT_KIND = declare(CheckKind(CONCURRENT, _concurrent_kind,
-                                    requires=frozenset({"concurrency"}), replayable=False))
+                                    requires=frozenset({"concurrency"}), replayable=False,
+                                    summary="the concurrent run: workers' calls, their history "
+                                            "checked for linearizability"))

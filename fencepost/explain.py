@@ -1,0 +1,147 @@
+"""``fencepost explain CLAUSE|CONTRACT``: the rules, in the terminal, from the catalogue.
+
+For a clause: its rule, what a store needs for it to apply, the situations a pass must reach,
+the checks that put it to the test, the options that change it (both readings, where each comes
+from in the seed) and the mutants that prove the kit catches it. For a contract: its protocol,
+capabilities, refusals and options, then every clause that way. Everything is read from the
+contract's declaration; nothing here is typed in twice.
+"""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+from collections.abc import Iterator
+
+from fencepost.scenarios.kinds import kind, kind_of
+from fencepost.spec.clauses import Choice, Clause, Situation
+
+from .contract import Contract
+from .errors import ConfigurationError
+from .registry import contract_named, contract_names
+
+WIDTH = 96
+
+
+def explain(target: str) -> str:
+    """The text ``fencepost explain TARGET`` prints: TARGET is a contract's name or a clause id
+    (ConfigurationError naming the nearest ones when it is neither)."""
+    if target in contract_names():
+        return explain_contract(contract_named(target))
+    known: dict[str, Contract] = {}
+    for name in contract_names():
+        contract = contract_named(name)
+        for clause in contract.clauses:
+            known[clause.id] = contract
+    wanted = target.upper()
+    if wanted in known:
+        contract = known[wanted]
+        return explain_clause(contract, contract.clauses[wanted])
+    near = difflib.get_close_matches(wanted, [*known, *contract_names()], n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(near)}?" if near else (
+        f"; give a contract ({', '.join(contract_names())}) or a clause id "
+        "(fencepost list CONTRACT lists them)")
+    raise ConfigurationError(f"explain: {target!r} is neither a contract nor a clause id{hint}")
+
+
+def explain_clause(contract: Contract, clause: Clause) -> str:
+    """One clause, as the module's docstring says."""
+    return "\n".join(_clause_lines(contract, clause))
+
+
+def explain_contract(contract: Contract) -> str:
+    """A contract and every clause of it."""
+    lines = [f"{contract.name}: {contract.summary}",
+             f"catalogue {contract.catalogue_version}, {len(contract.clauses)} clauses, "
+             f"{len(contract.mutants)} mutants", ""]
+    methods = contract.suite.protocol_methods
+    lines += _wrap(f"protocol ({contract.spec.__name__}): {', '.join(methods)}")
+    lines += ["", "capabilities a store may declare (store.capabilities):"]
+    for name, meaning in contract.capabilities.items():
+        lines += _wrap(f"{name}: {meaning}", "  ", "      ")
+    lines += ["", "refusals (raise the error class; over the wire, error.code):"]
+    for code, cls in sorted(refusals(contract).items()):
+        said = _first_line(cls.__doc__)
+        lines += _wrap(f"{code} ({cls.__name__}){': ' + said if said else ''}", "  ", "      ")
+    if contract.choices or contract.settings:
+        lines += ["", "options (--option NAME=VALUE):"]
+        for choice in contract.choices:
+            lines += _choice_lines(choice)
+        for setting in contract.settings:
+            lines += _wrap(f"{setting.name}={setting.default} (a setting): {setting.meaning}",
+                           "  ", "      ")
+    for clause in contract.clauses:
+        lines += ["", "-" * WIDTH, *_clause_lines(contract, clause)]
+    return "\n".join(lines)
+
+
+def refusals(contract: Contract) -> dict[str, type]:
+    """The contract's refusals by error code (every ``ContractError`` its spec declares, with
+    ``backend_unavailable``)."""
+    from fencepost.adapters.wire.store import error_classes
+
+    return dict(error_classes(contract.spec))
+
+
+def _clause_lines(contract: Contract, clause: Clause) -> Iterator[str]:
+    yield f"{clause.id}  {clause.title}  ({contract.name})"
+    yield ""
+    yield from _wrap(clause.text, "  ", "  ")
+    yield ""
+    needs = ", ".join(sorted(clause.requires))
+    yield (f"applies to stores that declare: {needs} (else unsupported)" if needs
+           else "applies to every store")
+    yield "situations (a pass that reached none of them is weak; --strict makes it unknown):"
+    if not clause.situations:
+        yield "  none: any check that exercises the clause puts it to the test"
+    for s in clause.situations:
+        yield f"  - {s.name}{_conditions(s)}"
+    yield "checks (what puts it to the test):"
+    for check in clause.checks:
+        found = kind(kind_of(check))
+        what = found.summary if found is not None and found.summary else "a check"
+        yield from _wrap(f"- {check}: {what}", "  ", "      ")
+    choices = _choices_of(contract, clause)
+    yield "options that change it:" if choices else "options that change it: none"
+    for choice in choices:
+        yield from _choice_lines(choice)
+    proving = [m for m in contract.mutants if m.expected_clause == clause.id]
+    yield (f"mutants that prove the kit catches it ({len(proving)}):" if proving
+           else "mutants that prove the kit catches it: none")
+    for m in proving:
+        runs = "/".join(m.bases)
+        under = "".join(f" {k}={v}" for k, v in sorted(m.options.items()))
+        yield from _wrap(f"- {m.name} [{runs}{under}]: {m.bug}", "  ", "      ")
+
+
+def _choices_of(contract: Contract, clause: Clause) -> list[Choice]:
+    """The options the clause's rule or one of its situations depends on."""
+    names = {clause.choice} | {name for s in clause.situations for name, _ in s.when}
+    return [c for c in contract.choices if c.name in names]
+
+
+def _choice_lines(choice: Choice) -> list[str]:
+    lines = [f"  {choice.name} (default {choice.default}: what the seed implementation does)"]
+    lines += _wrap(f"doc: {choice.doc_says}", "      ", "        ")
+    lines += _wrap(f"implementation: {choice.implementation_does}", "      ", "        ")
+    for value, meaning in choice.values:
+        lines += _wrap(f"{value}: {meaning}", "      ", "        ")
+    if choice.source:
+        lines += _wrap(f"seed source: {choice.source}", "      ", "        ")
+    return lines
+
+
+def _conditions(s: Situation) -> str:
+    parts = [f"only with {', '.join(sorted(s.requires))}"] if s.requires else []
+    parts += [f"only under {name}={value}" for name, value in s.when]
+    return f"  ({'; '.join(parts)})" if parts else ""
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n\n")[0].replace("\n", " ")
+
+
+def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+    return textwrap.wrap(" ".join(text.split()), WIDTH, initial_indent=first,
+                         subsequent_indent=rest, break_on_hyphens=False,
+                         break_long_words=False) or [first.rstrip()]
