@@ -56,6 +56,7 @@ def check(
     shrink_budget: str | Shrinking | None = None,
     example_db: str | ExampleDatabase | None = None,
     jobs: int = 1,
+    require: Collection[str] = (),
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -76,7 +77,8 @@ def check(
     failures from first and saves the ones it finds. ``jobs`` > 1 runs the run's independent
     parts in that many processes (an adapter given as a spec string; a factory object, or a
     run with ``first`` or ``stop_when``, runs in this process), with the same verdicts and
-    counterexamples as ``jobs=1`` (see :mod:`fencepost.parallel`). Ctrl-C raises
+    counterexamples as ``jobs=1`` (see :mod:`fencepost.parallel`). A capability in ``require``
+    the store does not declare is a ConfigurationError before any check runs. Ctrl-C raises
     :class:`~fencepost.scenarios.runner.Interrupted`, whose ``report`` holds the partial
     report, after the run's data was dropped. Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
@@ -86,7 +88,7 @@ def check(
     config = RunConfig.of(
         contract_name, seed=new_seed() if seed is None else seed, profile=profile,
         options=options, concurrency=concurrency, concurrent_ops=concurrent_ops, strict=strict,
-        call_timeout_s=call_timeout_s, shrink_budget=shrink_budget, jobs=jobs)
+        call_timeout_s=call_timeout_s, shrink_budget=shrink_budget, jobs=jobs, require=require)
     database = example_database(example_db) if example_db is not None else None
     factory, name = resolve_adapter(contract_name, adapter)
     run_options = {**adapter_options(contract_name, adapter), **config.options}
@@ -98,12 +100,13 @@ def check(
         run = functools.partial(
             run_parts, contract_name, adapter, jobs=jobs, profile=config.profile,
             seed=config.seed, options=run_options, progress=progress or quiet,
-            call_timeout_s=call_timeout_s, example_db=example_db)
+            call_timeout_s=call_timeout_s, example_db=example_db, require=config.require)
     else:
         run = functools.partial(
             run_suite, contract.suite, factory, profile=config.profile, seed=config.seed,
             options=run_options, progress=progress or quiet, stop_when=stop_when,
-            call_timeout_s=call_timeout_s, first=first, example_db=database)
+            call_timeout_s=call_timeout_s, first=first, example_db=database,
+            require=config.require)
 
     def report_of(result: RunResult) -> RunReport:
         verdicts = judge(contract.clauses, result.evidence, result.capabilities,

@@ -57,6 +57,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fencepost.reports.render import (
         ReportsNotWritten,
         headline,
+        not_declared,
         render_failures,
         summary_table,
         write_reports,
@@ -77,8 +78,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         shrink_budget="0" if args.no_shrink else args.shrink_budget,
         example_db=args.example_db,
         jobs=default_jobs() if args.jobs is None else args.jobs,
+        require=args.require,
     )
     progress.done()
+    untested = not_declared(report)
+    if untested:
+        say(f"fencepost: warning: {untested}")
     print(summary_table(report))
     print()
     if report.exit_code != 0:
@@ -378,6 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a contract's name (fencepost list shows them)")
     arguments.add_run_options(p)
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
+    p.add_argument("--require", action="append", default=[], metavar="CAP",
+                   help="the store must declare capability CAP (repeatable): a store without "
+                        "it is exit 2 before any check, instead of a run whose clauses that "
+                        "need it are unsupported (a CI gate insisting on concurrency, durable)")
     p.add_argument("--report", metavar="DIR",
                    help="write DIR/report.json, report.md, report.html and junit.xml "
                         "(and history.jsonl after a concurrent run)")

@@ -27,7 +27,7 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import connection
@@ -169,6 +169,7 @@ def run_parts(
     progress: Progress = lambda _: None,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     example_db: str | None = None,
+    require: Collection[str] = (),
 ) -> RunResult:
     """Every part of a run of ``adapter`` (a spec, resolved in each process) on up to ``jobs``
     processes; the merged result. Raises ConfigurationError as a run in this process would,
@@ -177,7 +178,7 @@ def run_parts(
     ctx = multiprocessing.get_context("spawn")
     lines = ctx.Queue()
     kwargs = {"profile": profile, "seed": seed, "options": dict(options),
-              "call_timeout_s": call_timeout_s}
+              "call_timeout_s": call_timeout_s, "require": frozenset(require)}
     done = threading.Event()
     last: list[str] = []  # the last progress line (the phase a part that ends abruptly was in)
 

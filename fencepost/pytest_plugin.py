@@ -49,6 +49,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fencepost-jobs", type=int, default=None, metavar="N",
                     help="run the check's independent parts in N processes (default 1: the "
                          "verdicts are the same at any N)")
+    group.addoption("--fencepost-require", action="append", default=[], metavar="CAP",
+                    help="the store must declare capability CAP (repeatable): a store without "
+                         "it fails every clause's test with that configuration error, instead "
+                         "of skipping the clauses that need it as unsupported")
     group.addoption("--fencepost-only", action="store_true",
                     help="run only the conformance suite, deselecting every other test")
     group.addoption("--fencepost-baseline", metavar="PATH", default=None,
@@ -158,6 +162,7 @@ def _report(config: pytest.Config) -> Any:
                 call_timeout_s=_timeout(config),
                 shrink_budget=config.getoption("fencepost_shrink_budget"),
                 jobs=config.getoption("fencepost_jobs") or 1,
+                require=config.getoption("fencepost_require") or (),
             )
         except Exception as e:
             config.stash[_ERROR_KEY] = e
@@ -193,6 +198,7 @@ _GIVEN_ONLY_WITH_A_CONTRACT = (
     ("fencepost_call_timeout", "--fencepost-call-timeout"),
     ("fencepost_shrink_budget", "--fencepost-shrink-budget"),
     ("fencepost_jobs", "--fencepost-jobs"),
+    ("fencepost_require", "--fencepost-require"),
     ("fencepost_only", "--fencepost-only"),
     ("fencepost_baseline", "--fencepost-baseline"),
 )
@@ -214,11 +220,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--fencepost-contract NAME (one of {', '.join(contract_names())})")
         return
     from fencepost.errors import ConfigurationError
-    from fencepost.registry import parse_options, validate_options
+    from fencepost.registry import parse_options, validate_capabilities, validate_options
 
     try:
         options = validate_options(
             name, parse_options(config.getoption("fencepost_option"), "--fencepost-option"))
+        try:
+            validate_capabilities(name, config.getoption("fencepost_require") or ())
+        except ConfigurationError as e:
+            raise ConfigurationError(f"--fencepost-require: {e}") from None
         _shrink_budget_and_jobs(config)
         baseline = config.getoption("fencepost_baseline", None)
         if baseline:

@@ -9,7 +9,7 @@ command that replays a run is made here only (:meth:`RunConfig.replay`).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import attrs
 
@@ -35,6 +35,9 @@ class RunConfig:
     jobs: int = 1
     overrides: tuple[tuple[str, int], ...] = ()
     """The counts given (``("concurrency", 2)``, ``("ops", 50)``), for the replay command."""
+    require: frozenset[str] = frozenset()
+    """Capabilities the store must declare (``--require``): a missing one is a configuration
+    error, not a run with their clauses unsupported."""
 
     @classmethod
     def of(
@@ -50,12 +53,13 @@ class RunConfig:
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         shrink_budget: str | Shrinking | None = None,
         jobs: int = 1,
+        require: Collection[str] = (),
     ) -> RunConfig:
         """The run's settings, each checked (a ConfigurationError names the first that is
         wrong, as the command's flag): the profile, the counts, the call timeout, the shrink
-        budget, the jobs and the options (every one a choice or setting of the contract, with
-        an allowed value)."""
-        from .registry import validate_options
+        budget, the jobs, the options (every one a choice or setting of the contract, with
+        an allowed value) and the required capabilities (each one the contract knows)."""
+        from .registry import validate_capabilities, validate_options
 
         if profile not in PROFILES:
             raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
@@ -84,8 +88,12 @@ class RunConfig:
         if jobs < 1:
             raise ConfigurationError(f"--jobs must be 1 or more, not {jobs}")
         given = validate_options(contract_name, dict(options or {}))
+        try:
+            needed = validate_capabilities(contract_name, require)
+        except ConfigurationError as e:
+            raise ConfigurationError(f"--require: {e}") from None
         return cls(contract_name, profile, chosen, seed, given, strict, call_timeout_s, jobs,
-                   tuple(overrides))
+                   tuple(overrides), needed)
 
     def replay(self, adapter: str) -> str:
         """The ``fencepost check`` command that runs this again on ``adapter`` (a spec)."""

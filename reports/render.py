@@ -15,6 +15,8 @@ from collections.abc import Callable
 import attrs
 from tabulate import tabulate
 
+from fencepost.scenarios.injection import FAULT_INJECTION
+
 from .html import mutants_html, to_html
 from .json_report import dumps, load_report, report_from_json, to_json
 from .junit import junit_suite, to_junit, write_junit
@@ -48,14 +50,44 @@ def summary_table(report: RunReport, *, all_rows: bool = True) -> str:
                         disable_numparse=True))
 
 
+def undeclared(report: RunReport) -> dict[str, list[str]]:
+    """Capability -> the clauses left unsupported because the store does not declare it (by
+    name, each with its clauses in the catalogue's order). Fault
+    injection is not declared but found (a store exposing its SQLAlchemy engine): a store
+    without one is not missing a declaration, and is left out."""
+    out: dict[str, list[str]] = {}
+    for v in report.verdicts:
+        if v.status == UNSUPPORTED:
+            for cap in sorted(v.clause.requires - report.capabilities - {FAULT_INJECTION}):
+                out.setdefault(cap, []).append(v.clause.id)
+    return dict(sorted(out.items()))
+
+
+def not_declared(report: RunReport) -> str:
+    """The warning of a run whose store left clauses unsupported by not declaring a capability
+    they need (a store that forgot ``concurrency`` is otherwise certified in silence), or ""."""
+    missing = undeclared(report)
+    if not missing:
+        return ""
+    clauses = {c for ids in missing.values() for c in ids}
+    each = "; ".join(f"{clean_line(cap, 80)} ({', '.join(ids)})" for cap, ids in missing.items())
+    return (f"{len(clauses)} clause{'s' if len(clauses) != 1 else ''} not put to the test: the "
+            f"store does not declare {each}; declare what it has in store.capabilities, or "
+            f"give --require CAP to make a missing capability an error")
+
+
 def headline(report: RunReport) -> str:
-    """The run in one line: the counts of each verdict and what was run."""
+    """The run in one line: the counts of each verdict and what was run (and which
+    capabilities the store did not declare, when clauses were unsupported for want of them)."""
     s = report.summary()
     weak = len(report.weak())
     passed = f"{s[PASS]} pass ({weak} weak)" if weak else f"{s[PASS]} pass"
+    missing = undeclared(report)
+    lacking = (f" (the store does not declare {', '.join(clean_line(c, 80) for c in missing)})"
+               if missing else "")
     return (
         f"{clean_line(report.contract, 200)} on {clean_line(report.adapter, 200)}: {passed}, "
-        f"{s[FAIL]} fail, {s[UNKNOWN]} unknown, {s[UNSUPPORTED]} unsupported of "
+        f"{s[FAIL]} fail, {s[UNKNOWN]} unknown, {s[UNSUPPORTED]} unsupported{lacking} of "
         f"{len(report.verdicts)} clauses ({report.steps:,} steps, {examples_words(report)}, "
         f"{report.timings.get('total', 0.0):.1f} s, profile {clean_line(report.profile, 200)}, "
         f"seed {report.seed})"

@@ -123,6 +123,16 @@ def open_checked(suite: Suite, world: World) -> Any:
     return store
 
 
+def required(store: Any, require: AbstractSet[str], capabilities: AbstractSet[str]) -> None:
+    """ConfigurationError when the store lacks a capability the run requires (``--require``)."""
+    missing = sorted(require - capabilities)
+    if missing:
+        declared = ", ".join(sorted(capabilities)) or "none"
+        raise ConfigurationError(
+            f"--require {', '.join(missing)}: {type(store).__name__} does not declare "
+            f"{'it' if len(missing) == 1 else 'them'} (its capabilities: {declared})")
+
+
 def declared_capabilities(suite: Suite, store: Any) -> frozenset[str]:
     """``store.capabilities``, which must be a set (or frozenset) of names the contract knows:
     an unknown name would silently make its clauses unsupported."""
@@ -156,6 +166,7 @@ def run_suite(
     first: Collection[str] = (),
     example_db: ExampleDatabase | None = None,
     parts: Collection[int] | None = None,
+    require: Collection[str] = (),
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -168,12 +179,14 @@ def run_suite(
 in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the others. The
     state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
     it finds there. ``parts`` (indexes of :func:`~.kinds.parts_of`; default all) runs only
-    those parts."""
+    those parts. A capability in ``require`` the store does not declare is a
+    ConfigurationError (a CI gate that insists on ``concurrency``), before any check runs."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
-               frozenset(first), example_db=example_db, parts=parts)
+               frozenset(first), example_db=example_db, parts=parts,
+               require=frozenset(require))
     ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
         _stopped(suite, run.current or world, ended.abandoned)
@@ -219,12 +232,14 @@ class _Run:
     history: History | None = None
     example_db: ExampleDatabase | None = None
     parts: Collection[int] | None = None
+    require: frozenset[str] = frozenset()
     current: World | None = None
 
     def checks(self) -> None:
         suite, root = self.suite, self.world
         try:
-            open_checked(suite, root)
+            store = open_checked(suite, root)
+            required(store, self.require, root.capabilities)
             parts = parts_of(suite)
             for k in parts_in_order(parts, self.first):
                 if self.parts is not None and k not in self.parts:
