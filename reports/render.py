@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 from tabulate import tabulate
@@ -97,6 +97,7 @@ def headline(report: RunReport) -> str:
 def render_failures(report: RunReport) -> str:
     """Every failed or unknown clause, with its numbered counterexample and the replay line."""
     parts = [headline(report)]
+    causes: dict[str, int] = {}  # what the store said when it was unavailable -> clauses
     for v in report.verdicts:
         if v.status == FAIL and v.failure is not None:
             parts.append(
@@ -108,13 +109,65 @@ def render_failures(report: RunReport) -> str:
             if code:
                 parts.append("  replay as code:\n" + _indent(code, "    "))
         elif v.status == UNKNOWN:
-            parts.append(f"\n{clean_line(v.clause.id)} unknown: {clean_block(v.reason)}")
+            reason, cause = _once(v.reason, causes)
+            parts.append(f"\n{clean_line(v.clause.id)} unknown: {clean_block(reason)}")
+            if cause is not None:
+                causes[cause] = causes.get(cause, 0) + 1
+    for cause, n in causes.items():
+        parts.append(f"\nthe store was unavailable for {n} clause{'s' if n != 1 else ''}: "
+                     f"{clean_block(cause)}")
     if report.stopped:
         parts.append(f"\nthe run stopped early: {clean_block(report.stopped)}")
-    for fault in report.faults:
-        parts.append(f"\nthe adapter's fault: {clean_block(fault)}")
+    for said, where in _grouped(report.faults).items():
+        parts.append(f"\nthe adapter's fault{_where(where)}: {clean_block(said)}")
     parts.append(f"\nreplay: {clean_line(report.replay)}")
     return "\n".join(parts)
+
+
+UNAVAILABLE = "store unavailable ("
+"""How a check that ended on an unavailable store says so (``create: store unavailable (...)``)."""
+
+
+def _once(reason: str, seen: dict[str, int]) -> tuple[str, str | None]:
+    """``reason`` with what the unavailable store said cut to "as above" when an earlier clause
+    said it already, and that text (None when the reason is no unavailable store)."""
+    start = reason.find(UNAVAILABLE)
+    if start < 0:
+        return reason, None
+    begin = start + len(UNAVAILABLE)
+    depth, end = 1, begin
+    while end < len(reason) and depth:
+        depth += {"(": 1, ")": -1}.get(reason[end], 0)
+        end += 1
+    cause = reason[begin:end - 1] if depth == 0 else reason[begin:]
+    if cause not in seen:
+        return reason, cause
+    return f"{reason[:begin]}as above{reason[end - 1:] if depth == 0 else ')'}", cause
+
+
+def _grouped(faults: Iterable[str]) -> dict[str, list[str]]:
+    """The adapter's faults by what they say, each with the namespaces it was said in (a fault
+    of one namespace reads ``NAMESPACE: what``; a namespace has no space): the same failing
+    ``discard`` of every namespace of a run is one line."""
+    out: dict[str, list[str]] = {}
+    for fault in faults:
+        where, sep, said = fault.partition(": ")
+        if not sep or " " in where:
+            where, said = "", fault
+        out.setdefault(said, []).append(where)
+    return out
+
+
+def _where(namespaces: list[str]) -> str:
+    """Where a fault was said: `` in NS``, `` in N namespaces (a, b, c and 4 more)``, ``(N
+    times)``, or nothing."""
+    named = [n for n in namespaces if n]
+    if not named:
+        return f" ({len(namespaces)} times)" if len(namespaces) > 1 else ""
+    if len(named) == 1:
+        return f" in {clean_line(named[0])}"
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    return f" in {len(named)} namespaces ({clean_line(shown)})"
 
 
 def _indent(text: str, prefix: str) -> str:

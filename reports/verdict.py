@@ -154,15 +154,17 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 all applicable clauses pass, 1 a clause failed, 2 none failed but the adapter
-        failed outside the contract's calls (``close``, ``discard``), 3 none failed but one is
-        unknown."""
+        """0 all applicable clauses pass, 1 a clause failed, 3 none failed but one is unknown
+        (the run did not conclude: an adapter fault that follows, such as a ``discard`` failing
+        against the same unreachable backend, is listed, not what the run is), 2 every clause
+        concluded and none failed but the adapter failed outside the contract's calls
+        (``close``, ``discard``)."""
         if self.count(FAIL):
             return 1
-        if self.faults:
-            return 2
         if self.count(UNKNOWN):
             return 3
+        if self.faults:
+            return 2
         return 0
 
     def failed(self) -> list[ClauseVerdict]:

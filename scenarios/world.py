@@ -241,7 +241,8 @@ class World:
             raise
         except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's fault
             self.evidence.faults.append(
-                f"{self.namespace}: the factory's discard raised {exception_said(e)}")
+                f"{self.namespace}: the factory's discard raised {exception_said(e)}; the "
+                "namespace's data may be left in the store")
         finally:
             # Only now is the data gone: a run abandoned while this discard is under way still
             # finds the world in ``live`` and waits for it in drop_data.

@@ -41,6 +41,23 @@ def test_all_exercised_and_capable_passes_with_exit_0() -> None:
     assert report.exit_code == 0
 
 
+def test_an_adapter_fault_is_exit_2_only_when_every_clause_concluded() -> None:
+    """A discard failing against the backend that made the run unknown leaves it unknown (3);
+    after a run that concluded, the adapter's fault is 2; a failure is 1 whatever else."""
+    import attrs
+
+    concluded = Evidence(exercised={"T-A-001": 1, "T-B-001": 1, "T-C-001": 1})
+    report = attrs.evolve(_report(concluded, frozenset({"durable"})), faults=("ns: discard",))
+    assert report.exit_code == 2
+    unknown = Evidence(exercised={"T-A-001": 1, "T-B-001": 1})
+    unknown.mark_unknown("T-C-001", "machine: create: store unavailable (refused)")
+    report = attrs.evolve(_report(unknown, frozenset({"durable"})), faults=("ns: discard",))
+    assert report.exit_code == 3
+    unknown.fail("T-A-001", Failure("machine", "boom", ()))
+    report = attrs.evolve(_report(unknown, frozenset({"durable"})), faults=("ns: discard",))
+    assert report.exit_code == 1
+
+
 def test_lost_store_makes_a_clause_unknown_not_pass() -> None:
     evidence = Evidence(exercised={"T-A-001": 1, "T-B-001": 1, "T-C-001": 1})
     evidence.mark_unknown("T-C-001", "machine: store unavailable")
