@@ -20,7 +20,9 @@ the answers the model allowed.
 Which calls grant a lease is read from the answers, for any contract: a call that changes
 something (not ``model.pure``) and answered ok with a ``lease_until`` or ``expires_at``
 field (at any depth of the answer's records) holds a lease to that ms; failing such a field, a
-``lease_ms`` argument gives ``at + lease_ms``. Every text here is cleaned
+``lease_ms`` argument gives the call's own time (its ``now_ms`` argument, else the step's) plus
+``lease_ms``: a call made at another time than the kit's clock (``now_ms=-1``) is drawn with the
+lease the store computed, none when it ended before the step. Every text here is cleaned
 (:mod:`fencepost.reports.text`); the template escapes it.
 """
 
@@ -225,8 +227,10 @@ def _lease_until(op: Op, answer: Outcome | None, at: int,
     found = _expiry(answer.value, 3)
     if found is None:
         lease_ms = getattr(op, "lease_ms", None)
+        now_ms = getattr(op, "now_ms", None)
+        since = now_ms if isinstance(now_ms, int) and not isinstance(now_ms, bool) else at
         if isinstance(lease_ms, int) and not isinstance(lease_ms, bool) and lease_ms > 0:
-            found = at + lease_ms
+            found = since + lease_ms
     return found if found is not None and found > at else None
 
 
