@@ -145,3 +145,64 @@ def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
     return textwrap.wrap(" ".join(text.split()), WIDTH, initial_indent=first,
                          subsequent_indent=rest, break_on_hyphens=False,
                          break_long_words=False) or [first.rstrip()]
+
+
+def contract_markdown(contract: Contract) -> str:
+    """The contract's reference page of the documentation site: what ``explain`` says, as
+    Markdown, one section per clause (its id the anchor)."""
+    out = [f"# {contract.name}", "", _md(contract.summary), "",
+           f"Catalogue {contract.catalogue_version}: {len(contract.clauses)} clauses, "
+           f"{len(contract.mutants)} mutants. The same in the terminal: "
+           f"`fencepost explain {contract.name}`; one clause: `fencepost explain ID`.", "",
+           "## Protocol", "",
+           f"`{contract.spec.__name__}`: " + ", ".join(
+               f"`{m}`" for m in contract.suite.protocol_methods) + ".", "",
+           "## Capabilities", "", "| capability | what the store promises |", "|---|---|"]
+    out += [f"| `{name}` | {_md(meaning)} |" for name, meaning in contract.capabilities.items()]
+    out += ["", "## Refusals", "", "Raise the error class (over the wire: `error.code`).", "",
+            "| code | class | when |", "|---|---|---|"]
+    out += [f"| `{code}` | `{cls.__name__}` | {_md(_first_line(cls.__doc__))} |"
+            for code, cls in sorted(refusals(contract).items())]
+    if contract.choices or contract.settings:
+        out += ["", "## Options", "", "`--option NAME=VALUE`; the default is what the seed's "
+                "implementation does.", ""]
+        for choice in contract.choices:
+            out += [f"### `{choice.name}`", "", f"- default: `{choice.default}`",
+                    f"- documentation says: {_md(choice.doc_says)}",
+                    f"- implementation does: {_md(choice.implementation_does)}"]
+            out += [f"- `{value}`: {_md(meaning)}" for value, meaning in choice.values]
+            if choice.source:
+                out.append(f"- seed source: {_md(choice.source)}")
+            out.append("")
+        for setting in contract.settings:
+            out += [f"### `{setting.name}` (a setting)", "",
+                    f"Default `{setting.default}`: {_md(setting.meaning)}", ""]
+    out += ["", "## Clauses", ""]
+    for clause in contract.clauses:
+        out += _clause_markdown(contract, clause)
+    return "\n".join(out) + "\n"
+
+
+def _clause_markdown(contract: Contract, clause: Clause) -> list[str]:
+    needs = ", ".join(f"`{c}`" for c in sorted(clause.requires))
+    out = [f"### {clause.id}: {_md(clause.title)} {{#{clause.id}}}", "", _md(clause.text), "",
+           f"- applies to: {'stores that declare ' + needs if needs else 'every store'}"]
+    if clause.situations:
+        out.append("- situations: " + "; ".join(f"{_md(s.name)}{_md(_conditions(s))}"
+                                                for s in clause.situations))
+    out.append("- checks: " + ", ".join(f"`{c}`" for c in clause.checks))
+    choices = _choices_of(contract, clause)
+    if choices:
+        out.append("- options: " + ", ".join(f"`{c.name}`" for c in choices))
+    proving = [m for m in contract.mutants if m.expected_clause == clause.id]
+    out.append("- mutants: " + ("; ".join(f"`{m.name}` ({_md(m.bug)})" for m in proving)
+                                if proving else "none"))
+    return [*out, ""]
+
+
+def _md(text: str) -> str:
+    """``text`` on one line, safe in a Markdown paragraph or table cell."""
+    flat = " ".join(text.split())
+    for char in ("\\", "|", "<", ">", "*", "_", "[", "]"):
+        flat = flat.replace(char, "\\" + char)
+    return flat
