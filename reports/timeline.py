@@ -8,7 +8,8 @@ answers. Simulated time is shown *in order*, not to scale: steps at one ms stand
 (a counterexample often makes a dozen calls at one instant), and the gap a clock move opens is
 labelled with its size. A lease's expiry falls where the clock reached it (between the last
 step before and the first step at or after it), or past the right edge when the trace ends
-first.
+first. A long counterexample is folded: the picture draws the :data:`SHOWN` steps that lead to
+the differing one and says which it left out (all stay in the report's numbered list).
 
 :func:`intervals` lays out a concurrent run that is not linearizable (a checker
 :class:`~fencepost.model.linearizability.verdict.Counterexample`), as Porcupine draws one:
@@ -54,6 +55,11 @@ CALLOUT = 64
 """Room below the lanes for the differing step's two answers."""
 WIDTH = 960
 """Width of the intervals picture."""
+SHOWN = 24
+"""The most steps a timeline draws: a longer counterexample is folded to the steps that lead to
+the differing one (every step stays in the report's numbered list)."""
+AFTER = 3
+"""Steps drawn after the differing one, when the trace goes on."""
 
 EXPIRY_FIELDS = ("lease_until", "expires_at")
 """Answer fields that hold a lease's expiry (ms)."""
@@ -130,9 +136,23 @@ def differing(trace: Sequence[TraceStep]) -> int:
     return 0
 
 
+def shown_steps(length: int, worst: int) -> tuple[int, int]:
+    """The steps a timeline of ``length`` steps draws, as ``[start, end)`` indexes: all of them
+    up to :data:`SHOWN`, else the last :data:`SHOWN` up to :data:`AFTER` past the differing
+    step ``worst`` (1-based; 0: none differs, the last ones)."""
+    end = min(length, worst + AFTER) if worst else length
+    return max(0, end - SHOWN), end
+
+
 def timeline(trace: Sequence[TraceStep],
              pure: Callable[[Any, Any], bool] | None = None) -> Picture:
-    """The timeline of a sequential counterexample (see the module's docstring)."""
+    """The timeline of a sequential counterexample (see the module's docstring), folded to the
+    steps around the differing one when it is long (:func:`shown_steps`): a lease granted by a
+    folded step and still running is drawn from the left edge."""
+    whole = trace
+    worst = differing(whole)
+    start, end = shown_steps(len(whole), worst)
+    trace = whole[start:end]
     names: list[str] = []
     for s in trace:
         for name in _lanes_of(s):
@@ -150,23 +170,31 @@ def timeline(trace: Sequence[TraceStep],
     marks: list[Mark] = []
     bars: list[Bar] = []
     last_at: int | None = None
-    worst = differing(trace)
     highlight: Mark | None = None
+    for k, s in enumerate(whole[:start], 1):  # folded: their leases still running
+        if s.op is None or _lane(s) not in y_of:
+            continue
+        until = _lease_until(s.op, s.actual if s.actual is not None else s.expected, s.at, pure)
+        if until is not None and trace and until > trace[0].at:
+            x2, open_end = _x_at(trace, x_of, slot, until, right)
+            bars.append(Bar(y_of[_lane(s)], LEFT, max(x2, LEFT + 4), clean_line(
+                f"lease until {until} ms (granted at step {k}, not drawn)", 80), open_end))
     for i, s in enumerate(trace):
         x = x_of[i]
+        number = start + i + 1
         if s.at != last_at:
             times.append(Tick(x - slot / 2, _ms(s.at, last_at), "time"))
             last_at = s.at
         if s.op is None:
             if s.event == "kill" and s.subject in y_of:
-                marks.append(Mark(x, y_of[s.subject], i + 1, "kill",
-                                  clean_line(f"#{i + 1} {s.note}", 300)))
+                marks.append(Mark(x, y_of[s.subject], number, "kill",
+                                  clean_line(f"#{number} {s.note}", 300)))
             ticks.append(Tick(x, clean_line(s.note or s.event, 60), s.event or "note"))
             continue
         y = y_of[_lane(s)]
         answer = s.actual if s.actual is not None else s.expected
-        mark = Mark(x, y, i + 1, _kind(answer), clean_line(_title(i + 1, s), 600),
-                    differs=i + 1 == worst)
+        mark = Mark(x, y, number, _kind(answer), clean_line(_title(number, s), 600),
+                    differs=number == worst)
         marks.append(mark)
         if mark.differs:
             highlight = mark
@@ -177,14 +205,18 @@ def timeline(trace: Sequence[TraceStep],
                             open_end))
     expected = actual = ""
     if worst:
-        s = trace[worst - 1]
+        s = whole[worst - 1]
         expected, actual = clean_line(str(s.expected), 300), clean_line(str(s.actual), 300)
+    folded = "".join([
+        f"; steps 1-{start} not drawn" if start else "",
+        f"; steps {end + 1}-{len(whole)} not drawn" if end < len(whole) else "",
+        " (every step is in the numbered list)" if start or end < len(whole) else ""])
     return Picture(
         width=int(right + SLOT), height=bottom + CALLOUT, lanes=lanes, bars=tuple(bars),
         marks=tuple(marks), ticks=tuple(ticks), times=tuple(times), highlight=highlight,
         expected=expected, actual=actual,
         axis="simulated time, in order (steps at one ms side by side; a clock move's size is "
-             "its label)")
+             "its label)" + folded)
 
 
 def _lanes_of(s: TraceStep) -> Iterator[str]:

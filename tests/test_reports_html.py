@@ -242,3 +242,43 @@ def test_the_page_has_the_replay_command_to_copy_and_a_filter_per_verdict(fenced
     assert dom.find("button", class_="copy", data_target="replay")
     filters = [e[1]["data-status"] for e in dom.find("button", class_="filter")]
     assert filters[0] == "all" and set(filters[1:]) == {"fail", "unknown", "unsupported", "pass"}
+
+
+def test_a_long_counterexample_fits_the_window_and_its_leases_start_at_their_calls(
+        tmp_path: Path) -> None:
+    """A 141-step counterexample: in a 1280-pixel window neither the page nor its timeline is
+    wider than the window (the timeline is folded to the steps before the difference; it was a
+    5,000-pixel strip in a scrolling box), and each lease bar starts at
+    the mark of the call that was granted it (or at the left edge, for a folded step's)."""
+    from test_reports_timeline import long_trace
+
+    from fencepost.reports.timeline import LEFT
+    from fencepost.reports.verdict import RunReport, judge
+    from fencepost.scenarios.evidence import Evidence, Failure
+
+    contract = contract_named("adk-ledger")
+    trace = long_trace()
+    evidence = Evidence(exercised={c.id: 1 for c in contract.clauses})
+    evidence.fail("ADK-LEASE-001", Failure("scenario:long", "renew accepted after expiry",
+                                           trace))
+    verdicts = judge(contract.clauses, evidence, frozenset(contract.capabilities), {})
+    report = RunReport("adk-ledger", "memory", "0", "quick", 1, {}, frozenset(), {}, len(trace),
+                       0, tuple(verdicts), "fencepost check adk-ledger")
+    page = to_html(report)
+    nonce = page.split('<script nonce="', 1)[1].split('"', 1)[0]  # the page's CSP lets it run
+    measure = (f'<script nonce="{nonce}">document.body.dataset.fits = String('
+               "document.documentElement.scrollWidth <= window.innerWidth && "
+               "[...document.querySelectorAll('svg.timeline')].every("
+               "s => s.getBoundingClientRect().width <= window.innerWidth));</script>")
+    path = tmp_path / "report.html"
+    path.write_text(page.replace("</body>", measure + "</body>"), encoding="utf-8")
+    dom = Dom(_chromium("--window-size=1280,900", "--dump-dom", f"file://{path}").stdout)
+    (body,) = dom.find("body")
+    assert body[1].get("data-fits") == "true", body[1]
+    marks = {(float(c[1]["cx"]), float(c[1]["cy"])) for c in dom.find("circle")
+             if c[1].get("class", "").startswith("mark-")}
+    rects = [r[1] for r in dom.find("rect", class_="bar-lease")]
+    assert rects
+    for r in rects:
+        x, y = float(r["x"]), float(r["y"]) + 9
+        assert (x, y) in marks or x == LEFT, r
