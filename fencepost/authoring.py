@@ -1,7 +1,7 @@
 """Everything a contract's author imports, from one module (as ``hypothesis.stateful`` is for
 machines).
 
-A contract outside the kit is one package of a few modules (see the README's "Adding a
+A contract outside the kit is one package of a few modules (see docs/extending.md, "Adding a
 contract" and ``tests/external/tiny_register``), each importing only this module from the kit:
 
 - the contract as data: :func:`operation` on an :class:`Op` subclass per operation,

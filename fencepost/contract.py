@@ -5,7 +5,7 @@ A contract is a package of its own (this repository's three are spread over ``sp
 :mod:`fencepost.contracts`). It is found through the ``fencepost.contracts`` entry-point group:
 the entry point names a zero-argument function that imports the contract's pieces and returns
 its :class:`Contract`. So ``fencepost list`` and ``--help`` import no contract, and a run imports
-only its own. See the README's "Adding a contract".
+only its own. See docs/extending.md, "Adding a contract".
 
 Example (a third-party package's ``pyproject.toml``)::
 

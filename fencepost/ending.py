@@ -17,7 +17,8 @@ from .errors import ConfigurationError
 from .registry import parse_options
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 4
-"""The command's exit codes (README, "Exit codes"); a signal ends it with 128 + its number."""
+"""The command's exit codes (docs/reports.md, "Exit codes"); a signal ends it with 128 + its
+number."""
 
 
 class EndedAbruptly(Exception):

@@ -1,5 +1,5 @@
 """A contract from a package outside the kit, found by its entry point, runs through ``check``,
-``mutants`` and the pytest plugin: the README's "Adding a contract", with no kit file edited.
+``mutants`` and the pytest plugin: docs/extending.md's "Adding a contract", with no kit file edited.
 
 The package is tests/external/tiny_register; the test "installs" it the way pip would for the
 entry point's sake, as a ``.dist-info`` directory on the path of the commands it runs."""

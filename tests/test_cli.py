@@ -21,7 +21,7 @@ from fencepost.spec.adk_ledger import CLAUSES
 
 EXTERNAL = str(Path(__file__).parent / "external")
 ADK = len(CLAUSES)
-README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def fencepost(
@@ -190,8 +190,8 @@ def test_mutants_says_how_many_more_need_the_other_base(
         assert (line in out) == bool(left), out
 
 
-def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
-    table = README.read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+def test_the_exit_code_table_has_every_code_the_command_gives() -> None:
+    table = (DOCS / "reports.md").read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     codes = {int(c) for row in re.findall(r"^\| ([\d, ]+) \|", table, re.M)
              for c in row.split(",")}
     interrupted = {128 + s for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}
@@ -201,6 +201,6 @@ def test_readme_exit_code_table_has_every_code_the_command_gives() -> None:
 
 
 @pytest.mark.parametrize("name", contract_names())
-def test_readme_counts_each_contracts_mutants_as_the_catalogue_does(name: str) -> None:
-    text = README.read_text().split("## Checking the checker", 1)[1]
+def test_the_docs_count_each_contracts_mutants_as_the_catalogue_does(name: str) -> None:
+    text = (DOCS / "checks.md").read_text().split("## Checking the checker", 1)[1]
     assert f"- `{name}`, {len(contract_named(name).mutants)}:" in text
