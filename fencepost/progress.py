@@ -32,7 +32,8 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
     the heartbeat thread calls every ``every_s / 20`` (with ``beat`` False no thread is
     started: a test calls it)."""
     tty = sys.stderr.isatty()
-    state: dict[str, Any] = {"phase": "", "latest": "", "printed": clock()}
+    state: dict[str, Any] = {"latest": "", "printed": clock()}
+    begun: set[str] = set()  # the phases said already: with --jobs, parts interleave theirs
     began = clock()
     lock = threading.Lock()
 
@@ -55,8 +56,8 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
         phase = said.phase
         with lock:
             state["latest"] = message
-            if phase != state["phase"]:
-                state["phase"] = phase
+            if phase not in begun:
+                begun.add(phase)
                 emit(message)
 
     slice_s = every_s / 20  # how often the heartbeat looks: never more than every_s apart

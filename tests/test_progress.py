@@ -77,6 +77,21 @@ def test_in_a_pipe_a_long_phase_is_said_again_every_ten_seconds(
     ]
 
 
+def test_in_a_pipe_phases_that_interleave_are_each_said_once_as_they_begin(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --jobs, two parts' phases alternate: a log gets a line as each phase begins, not
+    one per alternation (the heartbeat says the latest line meanwhile)."""
+    err = Err(False)
+    monkeypatch.setattr(sys, "stderr", err)
+    show = progress_printer(True, beat=False)
+    for k in range(1, 4):
+        show(Said("scenario", f"scenario {k}/3: s{k}"))
+        show(Said.of("state machine", f"example {k}/60"))
+    show.done()
+    lines = [re.sub(r" \(\d+\.\d s\)$", "", line) for line in err.getvalue().splitlines()]
+    assert lines == ["... scenario 1/3: s1", "... state machine: example 1/60"]
+
+
 def test_a_phase_is_what_the_event_says_not_a_word_of_its_line(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Events within a larger job (a coverage seed) are printed once per phase of each seed,
