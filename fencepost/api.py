@@ -93,24 +93,24 @@ def check(
     factory, name = resolve_adapter(contract_name, adapter)
     run_options = {**adapter_options(contract_name, adapter), **config.options}
     run: Callable[[], RunResult]
-    if (jobs > 1 and isinstance(adapter, str) and stop_when is None and not first
+    if (config.jobs > 1 and isinstance(adapter, str) and stop_when is None and not first
             and not isinstance(example_db, ExampleDatabase)):
         from .parallel import run_parts
 
         run = functools.partial(
-            run_parts, contract_name, adapter, jobs=jobs, profile=config.profile,
+            run_parts, contract_name, adapter, jobs=config.jobs, profile=config.profile,
             seed=config.seed, options=run_options, progress=progress or quiet,
-            call_timeout_s=call_timeout_s, example_db=example_db, require=config.require)
+            call_timeout_s=config.call_timeout_s, example_db=example_db, require=config.require)
     else:
         run = functools.partial(
             run_suite, contract.suite, factory, profile=config.profile, seed=config.seed,
             options=run_options, progress=progress or quiet, stop_when=stop_when,
-            call_timeout_s=call_timeout_s, first=first, example_db=database,
+            call_timeout_s=config.call_timeout_s, first=first, example_db=database,
             require=config.require)
 
     def report_of(result: RunResult) -> RunReport:
         verdicts = judge(contract.clauses, result.evidence, result.capabilities,
-                         result.gated_off, result.options, strict=strict)
+                         result.gated_off, result.options, strict=config.strict)
         return RunReport(
             contract=contract_name,
             adapter=name,

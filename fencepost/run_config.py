@@ -1,9 +1,11 @@
 """What one run is asked to do, validated once: :class:`RunConfig`.
 
-Every front (``fencepost check``, :func:`fencepost.api.check`, the pytest plugin, a campaign's
-seeds) makes one with :meth:`RunConfig.of`, which checks every input and says what is wrong in
-one line (:class:`~fencepost.errors.ConfigurationError`); nothing later checks them again. The
-command that replays a run is made here only (:meth:`RunConfig.replay`).
+:func:`fencepost.api.check` (which ``fencepost check``, the pytest plugin and a campaign's seeds
+go through) makes one with :meth:`RunConfig.of`, and a campaign checks its settings with it
+before any seed runs: every input is checked here and what is wrong said in one line
+(:class:`~fencepost.errors.ConfigurationError`). The engine's ``new_world``, a public entry of
+its own, still fills the options' defaults and so checks them too. The command that replays a
+run is made here only (:meth:`RunConfig.replay`).
 """
 
 from __future__ import annotations

@@ -52,9 +52,9 @@ def summary_table(report: RunReport, *, all_rows: bool = True) -> str:
 
 def undeclared(report: RunReport) -> dict[str, list[str]]:
     """Capability -> the clauses left unsupported because the store does not declare it (by
-    name, each with its clauses in the catalogue's order). Fault
-    injection is not declared but found (a store exposing its SQLAlchemy engine): a store
-    without one is not missing a declaration, and is left out."""
+    name, each with its clauses in the catalogue's order). Fault injection is found, not
+    declared (a store exposing its SQLAlchemy engine): a store without it misses no
+    declaration, so it is left out."""
     out: dict[str, list[str]] = {}
     for v in report.verdicts:
         if v.status == UNSUPPORTED:
