@@ -10,8 +10,12 @@ contract's declaration; nothing here is typed in twice.
 from __future__ import annotations
 
 import difflib
+import inspect
+import re
 import textwrap
 from collections.abc import Iterator
+
+import attrs
 
 from fencepost.scenarios.kinds import kind, kind_of
 from fencepost.spec.clauses import Choice, Clause, Situation
@@ -154,9 +158,11 @@ def contract_markdown(contract: Contract) -> str:
            f"Catalogue {contract.catalogue_version}: {len(contract.clauses)} clauses, "
            f"{len(contract.mutants)} mutants. The same in the terminal: "
            f"`fencepost explain {contract.name}`; one clause: `fencepost explain ID`.", "",
-           "## Protocol", "",
-           f"`{contract.spec.__name__}`: " + ", ".join(
-               f"`{m}`" for m in contract.suite.protocol_methods) + ".", "",
+           *_overview(contract), "## Operations", "",
+           f"The store's methods (`{contract.spec.__name__}`), called positionally with the "
+           "arguments in this order:", "", "| operation | answers |", "|---|---|",
+           *(f"| `{name}{args}` | `{answer}` |"
+             for name, args, answer in operations(contract)), "",
            "## Capabilities", "", "| capability | what the store promises |", "|---|---|"]
     out += [f"| `{name}` | {_md(meaning)} |" for name, meaning in contract.capabilities.items()]
     out += ["", "## Refusals", "", "Raise the error class (over the wire: `error.code`).", "",
@@ -177,10 +183,66 @@ def contract_markdown(contract: Contract) -> str:
         for setting in contract.settings:
             out += [f"### `{setting.name}` (a setting)", "",
                     f"Default `{setting.default}`: {_md(setting.meaning)}", ""]
+    out += _shapes(contract)
     out += ["", "## Clauses", ""]
     for clause in contract.clauses:
         out += _clause_markdown(contract, clause)
     return "\n".join(out) + "\n"
+
+
+def operations(contract: Contract) -> list[tuple[str, str, str]]:
+    """``(name, "(arg: type, ...)", answer type)`` of each protocol method, in the protocol's
+    order, read from the spec's ``Protocol`` classes."""
+    protocols = [v for v in vars(contract.spec).values()
+                 if isinstance(v, type) and getattr(v, "_is_protocol", False)]
+    found = []
+    for name in contract.suite.protocol_methods:
+        method = next(p.__dict__[name] for p in protocols if name in p.__dict__)
+        signature = inspect.signature(method)
+        args = [f"{a.name}: {a.annotation}" for a in signature.parameters.values()
+                if a.name != "self"]
+        found.append((name, f"({', '.join(args)})", str(signature.return_annotation)))
+    return found
+
+
+def _overview(contract: Contract) -> list[str]:
+    """The spec package's docstring, its prose paragraphs as Markdown (its code example left
+    out: the shapes and clauses below are the reference)."""
+    text = inspect.getdoc(contract.spec) or ""
+    paragraphs = [p for p in text.split("\n\n")[1:] if p.strip()]
+    kept = []
+    for paragraph in paragraphs:
+        if paragraph.startswith(("Example", " ")):
+            break
+        kept += [_rst(paragraph), ""]
+    return ["## Overview", "", *kept] if kept else []
+
+
+def _shapes(contract: Contract) -> list[str]:
+    """Every value class the contract's answers carry: its fields in order, with its docstring
+    (where the shapes' examples are)."""
+    from fencepost.spec.values import value_classes
+
+    held = {id(v) for v in vars(contract.spec).values()}
+    classes = [(n, c) for n, c in sorted(value_classes().items()) if id(c) in held]
+    if not classes:
+        return []
+    out = ["", "## Compared shapes", "",
+           "Every answer is compared exactly, field by field (over the wire: "
+           "`{\"__type__\": NAME, field: value, ...}`).", ""]
+    for name, cls in classes:
+        fields = ", ".join(f"{f.name}: {f.type}" for f in attrs.fields(cls))
+        out += [f"### `{name}`", "", f"`{name}({fields})`", ""]
+        doc = inspect.getdoc(cls)
+        if doc:
+            out += ["```text", doc, "```", ""]
+    return out
+
+
+def _rst(text: str) -> str:
+    """A docstring paragraph's reStructuredText roles and literals as Markdown code."""
+    text = re.sub(r":[a-z]+:`~?\.?([^`]+)`", r"`\1`", text)
+    return " ".join(text.replace("``", "`").split())
 
 
 def _clause_markdown(contract: Contract, clause: Clause) -> list[str]:

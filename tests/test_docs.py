@@ -3,6 +3,7 @@ pages hold every clause of their catalogue, and every code sample on it runs."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import missing
 
+from fencepost.explain import operations
 from fencepost.registry import contract_named, contract_names
+from fencepost.spec.values import value_classes
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -39,6 +42,13 @@ def test_the_site_builds_strictly_with_a_page_per_contract(tmp_path: Path) -> No
         assert [i for i in ids if i in clauses] == clauses  # each its own anchor, in order
         for m in contract_named(name).mutants:
             assert f"<code>{m.name}</code>" in page
+        for op, args, answer in operations(contract_named(name)):  # every method, its types
+            assert f"<code>{html.escape(op + args, quote=False)}</code>" in page, op
+            assert f"<code>{html.escape(answer, quote=False)}</code>" in page, op
+        shapes = page.split('id="compared-shapes"', 1)[1].split('id="clauses"', 1)[0]
+        held = {id(v) for v in vars(contract_named(name).spec).values()}
+        assert re.findall(r"<h3 id=\"([^\"]+)\"", shapes) == [
+            n.lower() for n, c in sorted(value_classes().items()) if id(c) in held]
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
@@ -71,15 +81,41 @@ def test_the_install_sample_is_the_readmes_quickstart() -> None:
     assert [code for page, code in samples("sh") if ".venv/bin/pip" in code] == [quickstart]
 
 
-@pytest.mark.parametrize(("page", "line"), [
-    (page, line) for page, code in samples("sh") if ".venv/bin/pip" not in code
-    for line in code.strip().splitlines()])
-def test_each_command_on_the_site_runs(page: str, line: str) -> None:
-    if "exec:node" in line and shutil.which("node") is None:
+def expected_codes(line: str) -> set[int]:
+    """The exit codes a sample line may end with: 0, or what its trailing ``# exit N`` (or
+    ``# exit N|M: why``) comment says, which the page shows the reader too."""
+    said = re.search(r"#\s*exit\s+(\d+(?:\|\d+)*)", line)
+    return {int(c) for c in said.group(1).split("|")} if said else {0}
+
+
+def workdir(tmp: Path) -> Path:
+    """A directory that looks like the repository's root (each top-level entry a link to the
+    real one), so a sample's relative paths work and what it writes stays out of the tree."""
+    for entry in ROOT.iterdir():
+        if entry.name != ".git":
+            (tmp / entry.name).symlink_to(entry)
+    return tmp
+
+
+@pytest.mark.parametrize(("page", "code"), [
+    (page, code) for page, code in samples("sh") if ".venv/bin/pip" not in code])
+def test_each_command_on_the_site_runs(page: str, code: str, tmp_path: Path) -> None:
+    """A block's lines run one after another in one directory (a later line may read what an
+    earlier one wrote), each ending with the exit code the page says."""
+    if "exec:node" in code and shutil.which("node") is None:
         missing("Node.js is not installed", "node")
-    result = subprocess.run(line, shell=True, cwd=ROOT, env=ENV, capture_output=True,
-                            text=True, timeout=600)
-    assert result.returncode == 0, f"{page}: {line}\n{result.stdout}\n{result.stderr}"
+    cwd = workdir(tmp_path)
+    for line in code.strip().splitlines():
+        result = subprocess.run(line, shell=True, cwd=cwd, env=ENV, capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode in expected_codes(line), \
+            f"{page}: {line}\n{result.stdout}\n{result.stderr}"
+
+
+def test_a_sample_that_ends_otherwise_than_its_page_says_fails() -> None:
+    assert expected_codes("fencepost check adk-ledger") == {0}
+    assert expected_codes("fencepost check x --adapter mutant:y   # exit 1") == {1}
+    assert expected_codes("fencepost coverage x   # exit 0|3: 3 when a seed missed one") == {0, 3}
 
 
 @pytest.mark.parametrize(("page", "code"), samples("python"))

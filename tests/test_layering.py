@@ -1,4 +1,4 @@
-"""The layering the README's "Layout" section states (from the project's design card), read
+"""The layering docs/architecture.md's "Layout" states (from the project's design card), read
 from every module's imports (``ast``, relative imports resolved): each layer imports only
 itself and the layers below it, and spec and model are pure (no adapters, databases, threads,
 wall clock or global randomness). And no module is over 500 lines without saying why."""

@@ -33,7 +33,7 @@ from fencepost.spec.adk_ledger import CLAUSES, Checkpoint, Claim
 from fencepost.spec.clauses import Clause
 from fencepost.spec.outcome import Err, Ok
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CI_PAGE = Path(__file__).resolve().parents[1] / "docs" / "ci.md"
 BY_ID = {c.id: c for c in CLAUSES}
 OLD = Clause("ADK-OLD-001", "a clause since removed", "old.", ("machine",))
 TRACE = (
@@ -88,9 +88,9 @@ def test_each_pair_of_verdicts_is_classified_as_the_table_says(was: str, now: st
     assert classify(was, None) == Kind.REMOVED  # type: ignore[arg-type]
 
 
-def test_the_readme_table_is_the_classification() -> None:
-    """README's "Gating CI on a baseline" table says what classify() does, cell by cell."""
-    section = README.read_text().split("## Gating CI on a baseline", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_table_is_the_classification() -> None:
+    """docs/ci.md's "Gating on a baseline" table says what classify() does, cell by cell."""
+    section = CI_PAGE.read_text().split("## Gating on a baseline", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| (pass|fail|unknown|unsupported) +\|(.*)\|$", section, re.M)
     header = re.search(r"^\| baseline \\ now +\|(.*)\|$", section, re.M)
     assert header is not None and len(rows) == 4, section
