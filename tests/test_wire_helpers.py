@@ -130,3 +130,78 @@ def test_the_codec_reads_and_writes_exactly_and_compares_as_python() -> None:
     assert result["order"] == [1, -1]
     assert result["sorted"] == ["a", "\uffff", "\U00010000"]
     assert result["sums"] == ["3", "1.5", "2"]
+
+
+TALLY = requiring_the_package("""
+const { serve } = require('fencepost-wire');
+serve({
+  name: 'tally', version: '1', contract: 'adk-ledger', capabilities: ['durable'],
+  operations: { get: ['invocation_id'] },
+  choices: { owned_view: ['token_stored', 'live_lease'] },
+  settings: { max_calls: 'infinity' },
+  create: () => ({ calls: 0n }),
+  open: ({ data, options, openings }) => ({
+    get() {
+      data.calls += 1n;
+      return [data.calls, BigInt(openings), options.owned_view, options.max_calls];
+    },
+  }),
+});
+""")
+
+
+def replies(script: str, requests: list[dict[str, object]]) -> list[str]:
+    run = node(script, "".join(json.dumps(r) + "\n" for r in requests))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_a_namespace_keeps_its_data_across_close_and_loses_it_at_discard() -> None:
+    def get(ident: int) -> dict[str, object]:
+        return {"id": ident, "type": "call", "namespace": "n", "op": "get",
+                "args": {"invocation_id": "i"}, "now": 1, "dead": []}
+
+    def kind(ident: int, type_: str) -> dict[str, object]:
+        return {"id": ident, "type": type_, "namespace": "n"}
+
+    got = replies(TALLY, [HELLO, kind(2, "open"), get(3), get(4), kind(5, "close"), get(6),
+                          kind(7, "open"), get(8), kind(9, "discard"), kind(10, "open"), get(11)])
+    assert got[1:] == [
+        '{"id":2,"ok":null}', '{"id":3,"ok":[1,1,"token_stored",null]}',
+        '{"id":4,"ok":[2,1,"token_stored",null]}', '{"id":5,"ok":null}',
+        '{"id":6,"fault":"unknown namespace \\"n\\" (not open)"}', '{"id":7,"ok":null}',
+        '{"id":8,"ok":[3,2,"token_stored",null]}', '{"id":9,"ok":null}', '{"id":10,"ok":null}',
+        '{"id":11,"ok":[1,1,"token_stored",null]}']
+
+
+def test_options_are_checked_against_the_readings_the_adapter_declares() -> None:
+    def hello(ident: int, **options: str) -> dict[str, object]:
+        return {**HELLO, "id": ident, "options": options}
+
+    def open_(ident: int, namespace: str, **options: str) -> dict[str, object]:
+        return {"id": ident, "type": "open", "namespace": namespace,
+                **({"options": options} if options else {})}
+
+    def get(ident: int, namespace: str) -> dict[str, object]:
+        return {"id": ident, "type": "call", "namespace": namespace, "op": "get",
+                "args": {"invocation_id": "i"}, "now": 1}
+
+    got = replies(TALLY, [
+        hello(1, owned_view="exact"), hello(2, renew_atomic="atomic"), hello(3, max_calls="x"),
+        {**HELLO, "id": 4, "contract": "snodo-tasks"},
+        hello(5, owned_view="live_lease", max_calls="3"),
+        open_(6, "run"), get(7, "run"), open_(8, "own", owned_view="token_stored"), get(9, "own"),
+        open_(10, "bad", owned_view="exact"), get(11, "bad")])
+    assert got == [
+        '{"id":1,"fault":"option owned_view=exact: cannot follow it '
+        '(this store follows token_stored, live_lease)"}',
+        '{"id":2,"fault":"option renew_atomic: cannot follow it (not an option of adk-ledger)"}',
+        '{"id":3,"fault":"option max_calls=x: cannot follow it (use infinity or an integer)"}',
+        '{"id":4,"fault":"does not implement contract \\"snodo-tasks\\": only adk-ledger"}',
+        '{"id":5,"ok":{"name":"tally","version":"1","capabilities":["durable"]}}',
+        '{"id":6,"ok":null}', '{"id":7,"ok":[1,1,"live_lease",3]}',
+        # open's own options replace the run's, all of them: max_calls is back to infinity
+        '{"id":8,"ok":null}', '{"id":9,"ok":[1,1,"token_stored",null]}',
+        '{"id":10,"fault":"option owned_view=exact: cannot follow it '
+        '(this store follows token_stored, live_lease)"}',
+        '{"id":11,"fault":"unknown namespace \\"bad\\" (not open)"}']
