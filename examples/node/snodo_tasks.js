@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // snodo-tasks over fencepost-wire/1: an in-memory snodo Tasks store (revisioned tasks with
-// worker leases) in one Node.js 20 file, no dependencies. It reads one JSON request per line
-// on stdin and writes one JSON reply per line on stdout; stderr is its log.
+// worker leases) in Node.js 20, no dependencies. The protocol, the exact codec and Python's
+// rules on values come from ./fencepost-wire (beside this file, required by its path: no npm
+// install); this file is the store and its mapping onto the contract's values.
 //
 //   node examples/node/snodo_tasks.js [--bug NAME]      (or SNODO_TASKS_BUG=NAME)
 //   fencepost check snodo-tasks --adapter "exec:node examples/node/snodo_tasks.js"
@@ -11,9 +12,13 @@
 // README.md beside this file for how the contract maps onto this code.
 'use strict';
 
+const {
+  serve, refuse, bugSwitch, valueClasses, evolve, PyFloat, PyTuple, PyDict, Opaque,
+  isStr, isInt, isNumber, isMapping, isObj, cmpNum, toFloat, add, sub, ceilInt, pyEq, cmpStr,
+} = require('./fencepost-wire');
+
 const NAME = 'snodo-tasks-node';
 const VERSION = '0.1.0';
-const PROTOCOL = 'fencepost-wire/1';
 const CONTRACT = 'snodo-tasks';
 const CAPABILITIES = ['durable', 'concurrency'];
 
@@ -35,75 +40,9 @@ const BUGS = {
   identity_per_process: 'values signed per opening: after a reopen every value is foreign',
 };
 
-function usage(message) {
-  process.stderr.write(`snodo_tasks.js: ${message}\n`);
-  process.exit(2);
-}
+const BUG = bugSwitch({ program: 'snodo_tasks.js', bugs: BUGS, env: 'SNODO_TASKS_BUG' });
 
-function parseCommandLine(argv) {
-  let bug = process.env.SNODO_TASKS_BUG || null;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--bug') {
-      if (i + 1 >= argv.length) usage('--bug needs a name (one of: ' + Object.keys(BUGS).join(', ') + ')');
-      bug = argv[++i];
-    } else if (arg.startsWith('--bug=')) {
-      bug = arg.slice('--bug='.length);
-    } else {
-      usage(`unknown argument ${JSON.stringify(arg)} (usage: snodo_tasks.js [--bug NAME])`);
-    }
-  }
-  if (bug === '') bug = null;
-  if (bug !== null && !Object.prototype.hasOwnProperty.call(BUGS, bug)) {
-    usage(`unknown bug ${JSON.stringify(bug)} (known: ${Object.keys(BUGS).join(', ')})`);
-  }
-  return bug;
-}
-
-const BUG = parseCommandLine(process.argv.slice(2));
-
-// --- values: the kit's exact codec -------------------------------------------------------------
-// null, booleans and strings are themselves; integers are BigInt; everything else is one of
-// these small classes, so that 1 and 1.0, a tuple and a list, never meet.
-
-class PyFloat { constructor(v) { this.v = v; } }
-class PyTuple { constructor(items) { this.items = items; } }
-class PyBytes { constructor(hex) { this.hex = hex; } }
-class Opaque { constructor(text) { this.text = text; } }      // a value a store minted
-class Forged { constructor(label) { this.label = label; } }   // a value nobody minted
-
-// A value class of the contract: `type` and its fields by name, in the class's order.
-class PyObj {
-  constructor(type, fields) { this.type = type; this.f = fields; }
-}
-
-// A mapping with keys of any value, compared as Python compares keys (1 == 1.0 == true).
-class PyDict {
-  constructor(pairs) {
-    this.ks = []; this.vs = []; this.strIndex = new Map();
-    if (pairs) for (const [k, v] of pairs) this.set(k, v);
-  }
-  find(k) {
-    if (typeof k === 'string') {
-      const i = this.strIndex.get(k);
-      return i === undefined ? -1 : i;
-    }
-    for (let i = 0; i < this.ks.length; i++) {
-      if (typeof this.ks[i] !== 'string' && pyEq(this.ks[i], k)) return i;
-    }
-    return -1;
-  }
-  has(k) { return this.find(k) >= 0; }
-  get(k) { const i = this.find(k); return i < 0 ? undefined : this.vs[i]; }
-  set(k, v) {
-    const i = this.find(k);
-    if (i >= 0) { this.vs[i] = v; return; }
-    if (typeof k === 'string') this.strIndex.set(k, this.ks.length);
-    this.ks.push(k); this.vs.push(v);
-  }
-  get size() { return this.ks.length; }
-  *entries() { for (let i = 0; i < this.ks.length; i++) yield [this.ks[i], this.vs[i]]; }
-}
+// --- the contract's value classes -----------------------------------------------------------
 
 // The fields of every value class of the contract, in order; a default where the class has one.
 const CLASSES = {
@@ -121,317 +60,13 @@ const CLASSES = {
   WorkerAuthority: ['lease'],
 };
 const DEFAULTS = { Context: { principal: 'user' } };
+const CLASS_TABLE = valueClasses(CLASSES, DEFAULTS);
+const make = (type, values) => CLASS_TABLE.make(type, values);
 
-const TAGS = new Set(['__type__', '__tuple__', '__dict__', '__bytes__', '__float__',
-  '__opaque__', '__forged_value__', '__ref__', '__forged__']);
-
-function make(type, values) {
-  const fields = Object.create(null);
-  CLASSES[type].forEach((name, i) => { fields[name] = values[i]; });
-  return new PyObj(type, fields);
-}
-
-function evolve(obj, changes) {
-  const fields = Object.create(null);
-  for (const name of CLASSES[obj.type]) {
-    fields[name] = Object.prototype.hasOwnProperty.call(changes, name) ? changes[name] : obj.f[name];
-  }
-  return new PyObj(obj.type, fields);
-}
-
-function isObj(value, type) { return value instanceof PyObj && value.type === type; }
-
-class DecodeError extends Error {}
-
-// A JSON text parser that keeps what JSON.parse loses: a number without '.' or exponent is an
-// integer (BigInt), any other a float; objects come back as Maps (key order kept).
-class Parser {
-  constructor(text) { this.s = text; this.i = 0; }
-  fail(what) { throw new DecodeError(`${what} at character ${this.i}`); }
-  ws() {
-    const s = this.s;
-    while (this.i < s.length) {
-      const c = s.charCodeAt(this.i);
-      if (c === 32 || c === 9 || c === 10 || c === 13) this.i++; else break;
-    }
-  }
-  document() {
-    this.ws();
-    const value = this.value();
-    this.ws();
-    if (this.i !== this.s.length) this.fail('extra data');
-    return value;
-  }
-  value() {
-    const c = this.s[this.i];
-    if (c === '{') return this.object();
-    if (c === '[') return this.array();
-    if (c === '"') return this.string();
-    if (c === '-' || (c >= '0' && c <= '9')) return this.number();
-    if (this.s.startsWith('true', this.i)) { this.i += 4; return true; }
-    if (this.s.startsWith('false', this.i)) { this.i += 5; return false; }
-    if (this.s.startsWith('null', this.i)) { this.i += 4; return null; }
-    return this.fail('expected a value');
-  }
-  object() {
-    const out = new Map();
-    this.i++;
-    this.ws();
-    if (this.s[this.i] === '}') { this.i++; return out; }
-    for (;;) {
-      this.ws();
-      if (this.s[this.i] !== '"') this.fail('expected a string key');
-      const key = this.string();
-      this.ws();
-      if (this.s[this.i] !== ':') this.fail("expected ':'");
-      this.i++;
-      this.ws();
-      out.set(key, this.value());
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === '}') return out;
-      if (c !== ',') this.fail("expected ',' or '}'");
-    }
-  }
-  array() {
-    const out = [];
-    this.i++;
-    this.ws();
-    if (this.s[this.i] === ']') { this.i++; return out; }
-    for (;;) {
-      this.ws();
-      out.push(this.value());
-      this.ws();
-      const c = this.s[this.i++];
-      if (c === ']') return out;
-      if (c !== ',') this.fail("expected ',' or ']'");
-    }
-  }
-  string() {
-    const s = this.s;
-    let i = ++this.i;
-    let out = '';
-    let start = i;
-    for (;;) {
-      if (i >= s.length) { this.i = i; this.fail('unterminated string'); }
-      const c = s.charCodeAt(i);
-      if (c === 34) { out += s.slice(start, i); this.i = i + 1; return out; }
-      if (c < 32) { this.i = i; this.fail('control character in a string'); }
-      if (c !== 92) { i++; continue; }
-      out += s.slice(start, i);
-      const e = s[i + 1];
-      const simple = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-      if (e === 'u') {
-        const hex = s.slice(i + 2, i + 6);
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) { this.i = i; this.fail('bad \\u escape'); }
-        out += String.fromCharCode(parseInt(hex, 16));
-        i += 6;
-      } else if (e !== undefined && Object.prototype.hasOwnProperty.call(simple, e)) {
-        out += simple[e];
-        i += 2;
-      } else {
-        this.i = i; this.fail('bad escape');
-      }
-      start = i;
-    }
-  }
-  number() {
-    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(this.s.slice(this.i, this.i + 400));
-    if (!m) this.fail('bad number');
-    this.i += m[0].length;
-    if (m[2] === undefined && m[3] === undefined) return BigInt(m[0]);
-    return new PyFloat(Number(m[0]));
-  }
-}
-
-function parseJson(text) { return new Parser(text).document(); }
-
-// Raw parsed JSON -> values (the tags resolved), as the kit's codec decodes them.
-function decode(raw) {
-  if (Array.isArray(raw)) return raw.map(decode);
-  if (!(raw instanceof Map)) return raw;
-  if (raw.size === 1) {
-    const [[tag, inner]] = raw;
-    switch (tag) {
-      case '__tuple__':
-        if (!Array.isArray(inner)) throw new DecodeError('__tuple__ holds a list');
-        return new PyTuple(inner.map(decode));
-      case '__dict__': {
-        if (!Array.isArray(inner)) throw new DecodeError('__dict__ holds a list');
-        const out = new PyDict();
-        for (const pair of inner) {
-          if (!Array.isArray(pair) || pair.length !== 2) throw new DecodeError('__dict__ holds [key, value] pairs');
-          const key = decode(pair[0]);
-          if (Array.isArray(key) || key instanceof PyDict) throw new DecodeError('unhashable dict key');
-          out.set(key, decode(pair[1]));
-        }
-        return out;
-      }
-      case '__bytes__':
-        if (typeof inner !== 'string' || !/^([0-9a-fA-F]{2})*$/.test(inner)) throw new DecodeError('__bytes__ holds hex digits');
-        return new PyBytes(inner.toLowerCase());
-      case '__float__': {
-        const named = { nan: NaN, inf: Infinity, '-inf': -Infinity };
-        if (typeof inner !== 'string' || !Object.prototype.hasOwnProperty.call(named, inner)) throw new DecodeError('__float__ holds nan, inf or -inf');
-        return new PyFloat(named[inner]);
-      }
-      case '__opaque__':
-        if (typeof inner !== 'string') throw new DecodeError('__opaque__ holds a string');
-        return new Opaque(inner);
-      case '__forged_value__':
-        if (typeof inner !== 'string') throw new DecodeError('__forged_value__ holds a string');
-        return new Forged(inner);
-      case '__ref__':
-      case '__forged__':
-        throw new DecodeError(`${tag} never appears on the wire`);
-      default:
-    }
-  }
-  if (raw.has('__type__')) {
-    const type = raw.get('__type__');
-    if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(CLASSES, type)) {
-      throw new DecodeError(`unknown value class ${JSON.stringify(type)}`);
-    }
-    const names = CLASSES[type];
-    for (const key of raw.keys()) {
-      if (key !== '__type__' && !names.includes(key)) throw new DecodeError(`${type} has no field ${key}`);
-    }
-    const fields = Object.create(null);
-    for (const name of names) {
-      if (raw.has(name)) fields[name] = decode(raw.get(name));
-      else if (DEFAULTS[type] && name in DEFAULTS[type]) fields[name] = DEFAULTS[type][name];
-      else throw new DecodeError(`${type} needs its field ${name}`);
-    }
-    return new PyObj(type, fields);
-  }
-  const out = new PyDict();
-  for (const [k, v] of raw) out.set(k, decode(v));
-  return out;
-}
-
-function floatText(v) {
-  if (Number.isNaN(v)) return '{"__float__":"nan"}';
-  if (v === Infinity) return '{"__float__":"inf"}';
-  if (v === -Infinity) return '{"__float__":"-inf"}';
-  if (Object.is(v, -0)) return '-0.0';
-  const s = String(v);  // the shortest text that reads back as v
-  return /[.eE]/.test(s) ? s : s + '.0';
-}
-
-// Values -> JSON text in the exact codec.
-function encode(v) {
-  if (v === null || v === undefined) return 'null';
-  switch (typeof v) {
-    case 'boolean': return v ? 'true' : 'false';
-    case 'string': return JSON.stringify(v);
-    case 'bigint': return v.toString();
-    case 'number': return floatText(v);
-    default:
-  }
-  if (v instanceof PyFloat) return floatText(v.v);
-  if (Array.isArray(v)) return '[' + v.map(encode).join(',') + ']';
-  if (v instanceof PyTuple) return '{"__tuple__":[' + v.items.map(encode).join(',') + ']}';
-  if (v instanceof PyBytes) return '{"__bytes__":"' + v.hex + '"}';
-  if (v instanceof Opaque) return '{"__opaque__":' + JSON.stringify(v.text) + '}';
-  if (v instanceof Forged) return '{"__forged_value__":' + JSON.stringify(v.label) + '}';
-  if (v instanceof PyObj) {
-    const parts = ['"__type__":' + JSON.stringify(v.type)];
-    for (const name of CLASSES[v.type]) parts.push(JSON.stringify(name) + ':' + encode(v.f[name]));
-    return '{' + parts.join(',') + '}';
-  }
-  if (v instanceof PyDict) {
-    const plain = v.ks.every((k) => typeof k === 'string' && !TAGS.has(k));
-    if (plain) {
-      return '{' + v.ks.map((k, i) => JSON.stringify(k) + ':' + encode(v.vs[i])).join(',') + '}';
-    }
-    return '{"__dict__":[' + v.ks.map((k, i) => '[' + encode(k) + ',' + encode(v.vs[i]) + ']').join(',') + ']}';
-  }
-  throw new Error(`cannot encode ${String(v)}`);
-}
-
-// --- Python's equality and arithmetic on these values -------------------------------------------
-
-function isNumeric(x) { return typeof x === 'bigint' || typeof x === 'boolean' || x instanceof PyFloat; }
-function asExact(x) { return typeof x === 'boolean' ? (x ? 1n : 0n) : x; }
-
-// -1, 0 or 1 as Python orders two numbers exactly (an int and a float included); NaN unordered.
-function cmpNum(a, b) {
-  a = asExact(a); b = asExact(b);
-  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
-  if (a instanceof PyFloat && b instanceof PyFloat) {
-    if (Number.isNaN(a.v) || Number.isNaN(b.v)) return NaN;
-    return a.v < b.v ? -1 : a.v > b.v ? 1 : 0;
-  }
-  if (a instanceof PyFloat) return -cmpNum(b, a);
-  const f = b.v;  // a is an int, b a float
-  if (Number.isNaN(f)) return NaN;
-  if (f === Infinity) return -1;
-  if (f === -Infinity) return 1;
-  if (Number.isInteger(f)) { const g = BigInt(f); return a < g ? -1 : a > g ? 1 : 0; }
-  return a <= BigInt(Math.floor(f)) ? -1 : 1;
-}
-
-function toFloat(x) { x = asExact(x); return typeof x === 'bigint' ? Number(x) : x.v; }
-function add(a, b) {
-  a = asExact(a); b = asExact(b);
-  if (typeof a === 'bigint' && typeof b === 'bigint') return a + b;
-  return new PyFloat(toFloat(a) + toFloat(b));
-}
 // 1 us after a time in ms, from the whole number of microseconds (docs/protocol.md: the float
 // nearest the exact decimal, never a running sum of 0.001s).
 function microsecondAfter(t) {
-  return new PyFloat((Math.round(toFloat(asExact(t)) * 1000) + 1) / 1000);
-}
-function sub(a, b) {
-  a = asExact(a); b = asExact(b);
-  if (typeof a === 'bigint' && typeof b === 'bigint') return a - b;
-  return new PyFloat(toFloat(a) - toFloat(b));
-}
-function ceilInt(x) { return typeof x === 'bigint' ? x : BigInt(Math.ceil(x.v)); }
-
-// Python's ==; with `exact`, as the seed's pin (^event) compares: a bool, an int and a float
-// are different values even when Python calls them equal (true == 1 == 1.0).
-function pyEq(a, b, exact = false) {
-  if (a === b) return typeof a !== 'object' || a === null || !(a instanceof PyFloat) || !Number.isNaN(a.v);
-  if (exact && isNumeric(a) && isNumeric(b)) {
-    if (typeof a !== typeof b || (a instanceof PyFloat) !== (b instanceof PyFloat)) return false;
-    return a instanceof PyFloat ? Object.is(a.v, b.v) : a === b;
-  }
-  if (isNumeric(a) && isNumeric(b)) return cmpNum(a, b) === 0;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a)) return Array.isArray(b) && seqEq(a, b, exact);
-  if (a instanceof PyTuple) return b instanceof PyTuple && seqEq(a.items, b.items, exact);
-  if (a instanceof PyDict) {
-    if (!(b instanceof PyDict) || a.size !== b.size) return false;
-    for (const [k, v] of a.entries()) {
-      const i = b.find(k);
-      if (i < 0 || !pyEq(v, b.vs[i], exact)) return false;
-    }
-    return true;
-  }
-  if (a instanceof PyObj) {
-    return b instanceof PyObj && a.type === b.type && CLASSES[a.type].every((n) => pyEq(a.f[n], b.f[n], exact));
-  }
-  if (a instanceof PyBytes) return b instanceof PyBytes && a.hex === b.hex;
-  if (a instanceof Opaque) return b instanceof Opaque && a.text === b.text;
-  if (a instanceof Forged) return false;  // a forgery equals nothing but itself
-  return false;
-}
-function seqEq(a, b, exact = false) { return a.length === b.length && a.every((x, i) => pyEq(x, b[i], exact)); }
-
-// Strings in code point order (Python's), not UTF-16's.
-function cmpStr(a, b) {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i); let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xD800 && y >= 0xD800) {
-      x += x >= 0xE000 ? -0x800 : 0x2000;
-      y += y >= 0xE000 ? -0x800 : 0x2000;
-    }
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
+  return new PyFloat((Math.round(toFloat(t) * 1000) + 1) / 1000);
 }
 
 // --- the contract's terms ----------------------------------------------------------------------
@@ -454,21 +89,8 @@ const CHOICES = {
 };
 const SETTINGS = ['max_tasks', 'max_active_tasks_per_scope'];
 
-// An answer of the contract other than a result (the error's code, and its payload).
-class Refusal {
-  constructor(code, detail, payload = null) { this.code = code; this.detail = detail; this.payload = payload; }
-}
-function refuse(code, detail, payload = null) { throw new Refusal(code, detail, payload); }
-
-// A request the adapter cannot process: answered with a fault.
-class Fault extends Error {}
-
-const isStr = (x) => typeof x === 'string';
 const isName = (x) => isStr(x) && x !== '';                       // a non-empty string
-const isInt = (x) => typeof x === 'bigint';                       // never a bool or a float
 const isPositive = (x) => isInt(x) && x > 0n;
-const isNumber = (x) => isInt(x) || x instanceof PyFloat;         // not a bool
-const isMapping = (x) => x instanceof PyDict;
 const terminal = (status) => isStr(status) && TERMINAL.includes(status);
 const requestKindOf = (kind) => (kind === 'input_responses_accepted' ? 'update' : kind === 'cancelled' ? 'cancel' : null);
 const isWorkerKind = (kind) => isStr(kind) && WORKER_KINDS.includes(kind);
@@ -477,9 +99,9 @@ const items = (seq) => (seq instanceof PyTuple ? seq.items : Array.isArray(seq) 
   : isMapping(seq) ? seq.ks : isStr(seq) ? Array.from(seq) : null);
 
 // --- what the store keeps ----------------------------------------------------------------------
-// namespace -> {identity, options, open, tasks: task id -> aggregate}. An aggregate is everything
-// stored for one task: {scope, snap, claim, generation, seen: event id -> {event, result}}.
-const spaces = new Map();
+// A namespace's data (kept across close, dropped by discard) is {tasks: task id -> aggregate}.
+// An aggregate is everything stored for one task: {scope, snap, claim, generation, seen: event id
+// -> {event, result}}.
 // Every access and lease minted in this process, by its opaque text: what it stands for.
 const minted = new Map();
 let serial = 0;
@@ -496,11 +118,10 @@ function recall(value, cls) {
 }
 
 class Store {
-  constructor(space) {
-    this.space = space;
-    this.tasks = space.tasks;
-    this.id = space.identity;
-    const o = space.options;
+  // One opening of a namespace: its tasks, the identity its values are minted under, its options.
+  constructor(tasks, identity, o) {
+    this.tasks = tasks;
+    this.id = identity;
     this.opt = o;
     this.maxTasks = o.max_tasks;
     this.maxPerScope = o.max_active_tasks_per_scope;
@@ -949,172 +570,18 @@ const OPERATIONS = {
   reap: [],
 };
 
-let helloOptions = {};
-let shuttingDown = false;
-
-// The options of a run or a store, checked: every one followed, with the defaults filled in.
-function readOptions(raw, base) {
-  const out = { ...base };
-  if (raw === undefined || raw === null) return out;
-  if (!(raw instanceof Map)) throw new Fault('options must be an object of strings');
-  for (const [name, value] of raw) {
-    if (!isStr(value)) throw new Fault(`option ${name}: the value must be a string`);
-    if (Object.prototype.hasOwnProperty.call(CHOICES, name)) {
-      if (!CHOICES[name].includes(value)) {
-        throw new Fault(`option ${name}=${value}: cannot follow it (this store follows ${CHOICES[name].join(', ')})`);
-      }
-      out[name] = value;
-    } else if (SETTINGS.includes(name)) {
-      if (value.trim() !== 'infinity' && !/^\s*[+-]?\d+(_\d+)*\s*$/.test(value)) {
-        throw new Fault(`option ${name}=${value}: cannot follow it (use infinity or an integer)`);
-      }
-      out[name] = value;
-    } else {
-      throw new Fault(`option ${name}: cannot follow it (not an option of ${CONTRACT})`);
-    }
-  }
-  return out;
-}
-
-function storeOptions(options) {
-  const out = {};
-  for (const [name, values] of Object.entries(CHOICES)) out[name] = options[name] || values[0];
-  for (const name of SETTINGS) {
-    const value = (options[name] || 'infinity').trim();
-    out[name] = value === 'infinity' ? null : BigInt(value.replace(/_/g, ''));
-  }
-  return out;
-}
-
-function openSpace(namespace, options) {
-  let space = spaces.get(namespace);
-  if (space === undefined) {
-    space = { tasks: new Map(), openings: 0 };
-    spaces.set(namespace, space);
-  }
-  space.openings += 1;
-  space.identity = BUG === 'identity_per_process' ? `${namespace}#${space.openings}` : namespace;
-  space.options = storeOptions(options);
-  space.open = true;
-}
-
-function call(msg) {
-  const namespace = msg.get('namespace');
-  const space = spaces.get(namespace);
-  if (!isStr(namespace) || space === undefined || !space.open) {
-    throw new Fault(`unknown namespace ${JSON.stringify(String(namespace))} (not open)`);
-  }
-  const op = msg.get('op');
-  if (!isStr(op) || !Object.prototype.hasOwnProperty.call(OPERATIONS, op)) {
-    throw new Fault(`unknown op ${JSON.stringify(String(op))}`);
-  }
-  const now = msg.get('now');
-  if (!isInt(now)) throw new Fault('a call carries now, an integer');
-  const rawArgs = msg.has('args') ? msg.get('args') : new Map();
-  if (!(rawArgs instanceof Map)) throw new Fault('args must be an object');
-  const args = {};
-  for (const [name, value] of rawArgs) {
-    if (!OPERATIONS[op].includes(name)) throw new Fault(`${op} takes no argument ${name}`);
-    try {
-      args[name] = decode(value);
-    } catch (e) {
-      if (e instanceof DecodeError) throw new Fault(`cannot decode argument ${name}: ${e.message}`);
-      throw e;
-    }
-  }
-  for (const name of OPERATIONS[op]) {
-    if (!Object.prototype.hasOwnProperty.call(args, name)) throw new Fault(`${op} needs its argument ${name}`);
-  }
-  const store = new Store(space);
-  return store[op](args, now);
-}
-
-function answer(id, body) { return `{"id":${id === null ? 'null' : id.toString()},${body}}`; }
-function faultLine(id, reason) { return answer(id, `"fault":${JSON.stringify(reason)}`); }
-
-// One request line -> one reply line (or null for a line to ignore).
-function handle(line) {
-  let msg;
-  try {
-    msg = parseJson(line);
-  } catch (e) {
-    if (e instanceof DecodeError) return faultLine(null, `not JSON: ${e.message}`);
-    throw e;
-  }
-  if (!(msg instanceof Map)) return faultLine(null, 'a request is a JSON object');
-  const id = msg.get('id');
-  if (!isInt(id) || id <= 0n) return faultLine(null, 'a request carries a positive integer id');
-  const type = msg.get('type');
-  try {
-    switch (type) {
-      case 'hello': {
-        if (msg.get('protocol') !== PROTOCOL) throw new Fault(`cannot speak protocol ${JSON.stringify(msg.get('protocol'))}: only ${PROTOCOL}`);
-        if (msg.get('contract') !== CONTRACT) throw new Fault(`does not implement contract ${JSON.stringify(msg.get('contract'))}: only ${CONTRACT}`);
-        helloOptions = readOptions(msg.get('options'), {});
-        return answer(id, `"ok":${JSON.stringify({ name: NAME, version: VERSION, capabilities: CAPABILITIES })}`);
-      }
-      case 'open': {
-        const namespace = msg.get('namespace');
-        if (!isStr(namespace)) throw new Fault('open needs a namespace (a string)');
-        // The options of open, when it has them, replace the run's (hello's) for this store.
-        const own = msg.get('options');
-        openSpace(namespace, own === undefined || own === null ? helloOptions : readOptions(own, {}));
-        return answer(id, '"ok":null');
-      }
-      case 'close': {
-        const space = spaces.get(msg.get('namespace'));
-        if (space === undefined) throw new Fault(`unknown namespace ${JSON.stringify(String(msg.get('namespace')))}`);
-        space.open = false;
-        return answer(id, '"ok":null');
-      }
-      case 'discard':
-        spaces.delete(msg.get('namespace'));
-        return answer(id, '"ok":null');
-      case 'call':
-        try {
-          return answer(id, `"ok":${encode(call(msg))}`);
-        } catch (e) {
-          if (!(e instanceof Refusal)) throw e;
-          return answer(id, `"error":{"code":${JSON.stringify(e.code)},"detail":${JSON.stringify(e.detail)},"payload":${encode(e.payload)}}`);
-        }
-      case 'shutdown':
-        shuttingDown = true;
-        process.stdout.write(answer(id, '"ok":null') + '\n', () => process.exit(0));
-        return null;
-      default:
-        throw new Fault(`unknown type ${JSON.stringify(String(type))}`);
-    }
-  } catch (e) {
-    if (e instanceof Fault) return faultLine(id, e.message);
-    process.stderr.write(`internal error on request ${id}: ${e && e.stack ? e.stack : e}\n`);
-    return faultLine(id, `internal error: ${e && e.message ? e.message : e}`);
-  }
-}
-
-function main() {
-  if (BUG !== null) process.stderr.write(`snodo_tasks.js: bug ${BUG} switched on: ${BUGS[BUG]}\n`);
-  let buffer = '';
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk) => {
-    buffer += chunk;
-    let end;
-    while (!shuttingDown && (end = buffer.indexOf('\n')) >= 0) {
-      let line = buffer.slice(0, end);
-      buffer = buffer.slice(end + 1);
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line.trim() === '') continue;
-      const reply = handle(line);
-      if (reply !== null) process.stdout.write(reply + '\n');
-    }
-  });
-  process.stdin.on('end', () => {
-    if (shuttingDown) return;
-    if (buffer.trim() !== '') {
-      const reply = handle(buffer);
-      if (reply !== null) process.stdout.write(reply + '\n');
-    }
-    process.stdout.write('', () => process.exit(0));
-  });
-}
-
-main();
+serve({
+  name: NAME,
+  version: VERSION,
+  contract: CONTRACT,
+  capabilities: CAPABILITIES,
+  classes: CLASS_TABLE,
+  operations: OPERATIONS,
+  choices: CHOICES,
+  settings: SETTINGS,
+  create: () => ({ tasks: new Map() }),
+  // Under identity_per_process each opening signs its values anew: after a reopen, every value
+  // minted before is another store's.
+  open: ({ namespace, data, options, openings }) => new Store(data.tasks,
+    BUG === 'identity_per_process' ? `${namespace}#${openings}` : namespace, options),
+});
