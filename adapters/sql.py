@@ -503,9 +503,11 @@ class SqlStoreFactory:
 
     Every store a factory opens shares one engine, as the processes of one application do:
     each call still checks out a connection of its own, and statements are compiled once per
-    factory, not once per store. A store's ``close()`` disposes the engine's pool, so a
-    reopened store connects afresh and reads only what the database kept. Subclasses name
-    their ``store_class`` and drop their tables in :meth:`drop`.
+    factory, not once per store. A store's ``close()`` gives its connections back to the pool,
+    where each was rolled back: a store reopened on them reads only what the database committed
+    (nothing of the closed store object survives), without paying for closing and opening
+    connections (closing SQLite's last one checkpoints its log). The factory's ``close()``
+    closes them. Subclasses name their ``store_class`` and drop their tables in :meth:`drop`.
     """
 
     store_class: Any = None
@@ -545,7 +547,8 @@ class SqlStoreFactory:
 
     def close(self) -> None:
         """Close the engine's pooled connections (stores opened later connect afresh) and
-        the connection that marks its namespaces in use."""
+        the connection that marks its namespaces in use. Until then the pool keeps the
+        connections the factory's stores gave back."""
         with self._lock:
             if self._engine is not None:
                 self._engine.dispose()

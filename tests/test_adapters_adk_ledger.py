@@ -58,6 +58,7 @@ def _race_rounds(adapter: str, race: str, rounds: int) -> list[str]:
     finally:
         world.close()
         getattr(factory, "discard", lambda env: None)(world.env)
+        getattr(factory, "close", lambda: None)()
     return failures
 
 

@@ -59,6 +59,7 @@ class World:
             store.close()
         for env in self.envs:
             self.factory.discard(env)
+        getattr(self.factory, "close", lambda: None)()  # its pooled connections
 
 
 BACKENDS = ("memory", "sqlite", "postgresql")

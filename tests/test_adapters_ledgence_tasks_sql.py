@@ -48,6 +48,7 @@ class Backend:
         self.factory = SqlLedgenceFactory(url)
         self.envs: list[AdapterEnv] = []
         self.stores: list[SqlLedgence] = []
+        self.factories: list[SqlLedgenceFactory] = []
         self._lock = threading.Lock()
 
     def env(self) -> AdapterEnv:
@@ -61,6 +62,7 @@ class Backend:
         store = factory(env if env is not None else self.env())
         with self._lock:
             self.stores.append(store)
+            self.factories.append(factory)
         return store
 
     def table_names(self) -> set[str]:
@@ -75,6 +77,8 @@ class Backend:
             store.close()
         for env in self.envs:
             self.factory.discard(env)
+        for factory in [self.factory, *self.factories]:  # their pooled connections
+            factory.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

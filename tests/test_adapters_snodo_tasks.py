@@ -47,6 +47,7 @@ class Backend:
             store.close()
         for env in self.envs:
             self.factory.discard(env)
+        getattr(self.factory, "close", lambda: None)()  # its pooled connections
 
 
 def _factory(kind: str, request: pytest.FixtureRequest, tmp_path: Any) -> Any:

@@ -116,6 +116,7 @@ def _walk_on_postgresql(pg_url: str, namespace: str, store_class: type | None = 
     finally:
         store.close()
         factory.discard(env)
+        factory.close()
 
 
 def test_walk_under_four_writers_on_postgresql_is_exact(pg_url: str) -> None:

@@ -53,6 +53,7 @@ class Bench:
     def close(self) -> None:
         self.store.close()
         self.factory.discard(self.env)
+        getattr(self.factory, "close", lambda: None)()  # its pooled connections
 
     def claim(self, key: str = "key-1", consumer: int = 0, **changes: Any) -> spec.Assignment:
         task = spec.TaskInput(SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT, **changes)

@@ -29,8 +29,8 @@ from fencepost.adapters.sql import (
     TABLES_CACHED,
     ReadConnections,
     SqlStoreFactory,
+    backend_lock_row,
     ensure_tables,
-    lock_row,
     table_name,
     unavailable_on_disconnect,
     writing,
@@ -87,6 +87,20 @@ def ledger_table(namespace: str) -> sa.Table:
     )
 
 
+class _Reads(NamedTuple):
+    read: sa.Select[Any]
+    lock: sa.Select[Any]
+
+
+@functools.lru_cache(maxsize=TABLES_CACHED)
+def _reads(namespace: str, backend: str) -> _Reads:
+    """The namespace's read of one record, plain and locking for ``backend`` (a dialect
+    name), built once: a reopened store runs the statements the first one compiled."""
+    t = ledger_table(namespace)
+    read = sa.select(t).where(t.c.invocation_id == sa.bindparam("id"))
+    return _Reads(read, backend_lock_row(backend, read))
+
+
 class _Writes(NamedTuple):
     insert: sa.Insert
     update: sa.Update
@@ -133,8 +147,7 @@ class SqlLedger(LedgerCore):
         self.engine = engine
         self.table = ledger_table(env.namespace)
         self._reads = ReadConnections(engine)
-        self._read = sa.select(self.table).where(self.table.c.invocation_id == sa.bindparam("id"))
-        self._lock = lock_row(engine, self._read)
+        self._read, self._lock = _reads(env.namespace, engine.dialect.name)
         ensure_tables(engine, env.namespace, self._create_table)
 
     def _create_table(self) -> None:
@@ -159,7 +172,6 @@ class SqlLedger(LedgerCore):
 
     def close(self) -> None:
         self._reads.close()
-        self.engine.dispose()
 
 
 class SqlLedgerFactory(SqlStoreFactory):

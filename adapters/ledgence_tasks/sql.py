@@ -496,7 +496,6 @@ class SqlLedgence(LedgenceCore):
 
     def close(self) -> None:
         self._reads.close()
-        self.engine.dispose()
 
 
 class SqlLedgenceFactory(SqlStoreFactory):

@@ -258,7 +258,6 @@ class SqlTasks(TasksCore):
 
     def close(self) -> None:
         self._reads.close()
-        self.engine.dispose()
 
 
 class SqlTasksFactory(SqlStoreFactory):
