@@ -3,10 +3,12 @@
 The other side of :mod:`.store`: it reads requests, calls the store a factory opens per
 namespace, and writes replies. It is the reference adapter of the protocol (the kit's own
 stores pass every clause through it exactly as they do in process) and what the bench times
-the protocol with. Each ``call`` runs on a thread of its own (a pool of :data:`CALL_THREADS`),
-so requests in flight overlap as they do on a store that declares ``concurrency``; the store
-reads the call's ``now`` and ``dead`` through its env, exactly where an in-process store reads
-the kit's clock and oracle.
+the protocol with. Requests are read by one thread at a time of :data:`CALL_THREADS`; the
+thread that reads a ``call`` runs it, and another takes over the reading meanwhile (leader and
+followers), so requests in flight overlap as they do on a store that declares
+``concurrency``, and a call alone in flight runs as soon as it is read, with no hand-off to
+another thread. The store reads the call's ``now`` and ``dead`` through its env, exactly where
+an in-process store reads the kit's clock and oracle.
 
 Values the store mints (an access, a lease: anything the codec does not know) are sent as
 ``{"__opaque__": "h<N>"}`` and looked up again when they come back; an opaque text this server
@@ -18,8 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from fencepost.spec.env import AdapterEnv
@@ -31,10 +32,9 @@ from fencepost.spec.values import decode, encode
 from .client import PROTOCOL
 
 CALL_THREADS = 32
-"""Calls in flight at once (more wait for a thread): more than the kit's workers ever send.
-A pool, not the reading thread, runs each call even when it is alone in flight: a call run on
-the reading thread would hold up the next request, and racing calls must overlap in the store
-(the hand-off costs about 0.1 ms a call; see ``fencepost bench``)."""
+"""Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
+The thread that reads a call runs it and gives the reading to the next (handing the call to
+another thread instead cost about 0.1 ms a call: see ``fencepost bench``)."""
 
 Factory = Callable[[AdapterEnv], Any]
 
@@ -100,7 +100,8 @@ class Server:
         self._stores: dict[str, Any] = {}
         self._envs: dict[str, AdapterEnv] = {}
         self._handles = _Handles()
-        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="call")
+        self._reading = threading.Lock()  # held by the one thread reading requests
+        self._stopped = False
         self.said_hello = False
 
     def reply(self, ident: Any, **answer: Any) -> None:
@@ -110,39 +111,59 @@ class Server:
             self._out.flush()
 
     def serve(self, lines: IO[str]) -> int:
-        """Answer every request read from ``lines`` until ``shutdown`` or end of input."""
-        for line in lines:
-            if not line.strip():
-                continue
-            if not self.handle(line):
-                break
-        self._pool.shutdown(wait=True)
+        """Answer every request read from ``lines`` until ``shutdown`` or end of input; the
+        calls in flight then end, and every store is closed."""
+        threads = [threading.Thread(target=self._take_turns, args=(iter(lines),),
+                                    name=f"call{k}", daemon=True)
+                   for k in range(CALL_THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         for namespace in list(self._stores):
             self._close(namespace)
         return 0
 
-    def handle(self, line: str) -> bool:
-        """One request; False after ``shutdown``."""
+    def _take_turns(self, lines: Iterator[str]) -> None:
+        """One thread's loop: wait for the turn to read, read until a call, give the turn
+        on and run the call; until the input ends or says ``shutdown``."""
+        while True:
+            with self._reading:
+                call = None
+                while call is None and not self._stopped:
+                    line = next(lines, None)
+                    if line is None:
+                        self._stopped = True
+                    elif line.strip():
+                        call = self.handle(line)
+                if call is None:
+                    return
+            self._call(*call)
+
+    def handle(self, line: str) -> tuple[int, Mapping[str, Any]] | None:
+        """One request: a call to run (its id and request), or None when it was answered
+        here (after ``shutdown`` no request is read)."""
         try:
             request = json.loads(line)
         except ValueError:
             self.reply(None, fault=f"not JSON: {line[:80]!r}")
-            return True
+            return None
         ident = request.get("id") if isinstance(request, dict) else None
         if not isinstance(ident, int) or isinstance(ident, bool):
             self.reply(None, fault="a request is an object with an integer id")
-            return True
+            return None
         kind = request.get("type")
         if kind == "call" and self.said_hello:
-            self._pool.submit(self._call, ident, request)
-            return True
+            return ident, request
         try:
             value = self._control(kind, request)
         except _Fault as e:
             self.reply(ident, fault=str(e))
-            return True
+            return None
         self.reply(ident, ok=value)
-        return bool(kind != "shutdown")
+        if kind == "shutdown":
+            self._stopped = True
+        return None
 
     def _control(self, kind: Any, request: Mapping[str, Any]) -> Any:
         if kind == "hello":

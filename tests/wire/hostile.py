@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from fencepost.adapters.wire.serve import Server
@@ -35,18 +36,18 @@ class Hostile(Server):
         super().__init__(*args, **kwargs)
         self.mode, self.at, self.armed, self.calls = mode, at, armed, 0
 
-    def handle(self, line: str) -> bool:
+    def handle(self, line: str) -> tuple[int, Mapping[str, Any]] | None:
         try:
             request = json.loads(line)
         except ValueError:
             if self.mode == "mute_garbage":  # a protocol mistake: no fault for a bad line
-                return True
+                return None
             return super().handle(line)
         if not isinstance(request, dict):
             return super().handle(line)
         if self.armed and self.mode == "bad_hello" and request.get("type") == "hello":
             self.reply(request["id"], fault="this adapter speaks fencepost-wire/0 only")
-            return True
+            return None
         if request.get("type") == "call":
             self.calls += 1
             if self.mode == "escapes" and self.calls == self.at:
@@ -63,7 +64,7 @@ class Hostile(Server):
         subprocess.Popen([sys.executable, "-c", sleeper], start_new_session=True)
         subprocess.Popen(["sh", "-c", f"setsid {sys.executable} -c '{sleeper}' &"])
 
-    def misbehave(self, request: dict[str, Any]) -> bool:
+    def misbehave(self, request: dict[str, Any]) -> None:
         print(f"hostile: {self.mode} at call {self.calls} ({request['op']})", file=sys.stderr,
               flush=True)
         if self.mode == "hang":
@@ -80,22 +81,22 @@ class Hostile(Server):
             with self._write:
                 self._out.write("Traceback (most recent call last): oops\n")
                 self._out.flush()
-            return True
+            return None
         if self.mode == "bad_utf8":
             with self._write:
                 self._out.flush()
                 self._out.buffer.write(b'{"id": %d, "ok": "\xff\xfe"}\n' % request["id"])
                 self._out.buffer.flush()
-            return True
+            return None
         if self.mode == "bad_code":
             self.reply(request["id"], error={"code": "bogus", "detail": "", "payload": None})
-            return True
+            return None
         if self.mode == "wrong_id":
             self.reply(request["id"] + 1000, ok=None)
-            return True
+            return None
         if self.mode == "fault":
             self.reply(request["id"], fault="cannot do that today")
-            return True
+            return None
         raise SystemExit(f"unknown mode {self.mode}")
 
 
