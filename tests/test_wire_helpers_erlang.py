@@ -22,7 +22,8 @@ HELPER = ROOT / "examples" / "erlang" / "fencepost_wire.erl"
 TINY = """\
 #!/usr/bin/env escript
 %%! -noinput
-%% snodo-tasks, refused: every call answers stale_lease. Only fencepost_wire's callbacks.
+%% snodo-tasks, refused: release answers stale_lease, reap a list of wire values built by the
+%% helper. Only fencepost_wire's callbacks.
 -mode(compile).
 -export([contract/0, name/0, version/0, capabilities/0, choices/0, operations/0,
          value_classes/0, open/3, call/4]).
@@ -38,10 +39,13 @@ name() -> <<"tiny-erlang">>.
 version() -> <<"0.0.1">>.
 capabilities() -> [<<"concurrency">>].
 choices() -> CHOICES.
-operations() -> [{release, [lease]}].
+operations() -> [{release, [lease]}, {reap, []}].
 value_classes() -> [].
 open(_Namespace, _Options, _Data) -> none.
-call(release, #{lease := _}, _Context, none) -> {error, <<"stale_lease">>, "no lease here"}.
+call(release, #{lease := _}, _Context, none) -> {error, <<"stale_lease">>, "no lease here"};
+call(reap, #{}, #{now := Now}, none) ->
+    {ok, [fencepost_wire:exact_float(Now + 0.001), fencepost_wire:exact_float(-0.0),
+          fencepost_wire:opaque(<<"l1">>)], none}.
 """
 
 
@@ -100,14 +104,18 @@ def test_a_call_gets_the_adapters_error_and_options_are_checked_against_its_choi
         {"id": 5, "type": "open", "namespace": "n", "options": {"max_tasks": "infinity"}},
         {"id": 6, **call},
         {"id": 7, **call, "args": {"lease": {"__type__": "Lease"}}},
-        {"id": 8, "type": "shutdown"},
+        {"id": 8, **call, "op": "reap", "args": {}, "now": 1_000_000},
+        {"id": 9, "type": "shutdown"},
     ]
     done = subprocess.run(tiny.split(), input="".join(json.dumps(r) + "\n" for r in requests),
                           capture_output=True, text=True, timeout=60)
     names = ", ".join([c.name for c in contract_named("snodo-tasks").choices]
                       + [s.name for s in contract_named("snodo-tasks").settings])
     assert done.returncode == 0, done.stderr
-    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+    lines = done.stdout.splitlines()
+    # floats are written exactly: the shortest text of the float, -0.0 kept
+    assert lines[7] == '{"id":8,"ok":[1000000.001,-0.0,{"__opaque__":"l1"}]}'
+    assert [json.loads(line) for line in lines[:7] + lines[8:]] == [
         {"id": 1, "fault": "option 'max_tasks': cannot follow 03 (this store follows a positive "
                            "integer or infinity)"},
         {"id": 2, "fault": "option 'reap_order': cannot follow random (this store follows "
@@ -118,7 +126,7 @@ def test_a_call_gets_the_adapters_error_and_options_are_checked_against_its_choi
         {"id": 5, "ok": None},
         {"id": 6, "error": {"code": "stale_lease", "detail": "no lease here", "payload": None}},
         {"id": 7, "fault": "argument 'lease' cannot be decoded"},
-        {"id": 8, "ok": None},
+        {"id": 9, "ok": None},
     ]
 
 

@@ -47,8 +47,9 @@
 %% is a UTF-8 binary (a lone surrogate of a \u escape is kept in its 3-byte form). An object
 %% keeps its pairs in order, and tagged values (`{"__tuple__": ...}`, `{"__bytes__": ...}`,
 %% `{"__type__": ...}`) are objects like any other, so whatever a store does not interpret
-%% (a checkpoint, an outcome) is written back as it came. is_mapping/1, lookup/2 and value/2
-%% read and build the tagged forms; encode/1 writes every non-ASCII character as a \u escape.
+%% (a checkpoint, an outcome) is written back as it came. is_mapping/1 and lookup/2 read them;
+%% value/2, opaque/1 and exact_float/1 build them; encode/1 writes every non-ASCII character
+%% as a \u escape.
 %%
 %% Used from an escript, with no build step: the escript compiles this file from its own
 %% directory when it starts and loads the binary (compile:file/2 with [binary, return_errors],
@@ -68,7 +69,7 @@
 
 -export([serve/1, serve/2]).
 -export([decode/1, encode/1]).
--export([is_mapping/1, lookup/2, value/2, show/1, log/2]).
+-export([is_mapping/1, lookup/2, value/2, opaque/1, exact_float/1, show/1, log/2]).
 -export_type([value/0, options/0, context/0, answer/0]).
 
 -define(PROTOCOL, <<"fencepost-wire/1">>).
@@ -589,8 +590,8 @@ is_mapping({obj, Pairs}) ->
     end;
 is_mapping(_) -> false.
 
-%% The value under a string key of a mapping (the last one, as a JSON reader keeps the last
-%% duplicate); null when the key is absent.
+%% The value under a string key of a mapping, or a field of a value class (the last one, as a
+%% JSON reader keeps the last duplicate); null when the key is absent.
 -spec lookup(binary(), value()) -> value().
 lookup(Key, {obj, [{<<"__dict__">>, Pairs}]}) ->
     case [V || [K, V] <- Pairs, K =:= Key] of
@@ -613,6 +614,16 @@ member(_, [], Found) -> Found.
 %% the fields in the order given.
 -spec value(binary(), [{binary(), value()}]) -> value().
 value(Class, Fields) -> {obj, [{<<"__type__">>, Class} | Fields]}.
+
+%% A value the store minted (a lease, an access): `{"__opaque__": Text}`. The kit hands the same
+%% object back when a later call uses it, and compares the texts.
+-spec opaque(binary()) -> value().
+opaque(Text) -> {obj, [{<<"__opaque__">>, Text}]}.
+
+%% An Erlang float as a wire float: the shortest text that reads back as the same float
+%% (`1000000.001`, `-0.0`), so the kit decodes exactly this float.
+-spec exact_float(float()) -> value().
+exact_float(F) when is_float(F) -> {float, float_to_binary(F, [short])}.
 
 %% A value for a fault, a detail or a log line: a string as itself, anything else as JSON.
 -spec show(value()) -> binary().
