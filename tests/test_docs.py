@@ -102,8 +102,9 @@ def workdir(tmp: Path) -> Path:
 def test_each_command_on_the_site_runs(page: str, code: str, tmp_path: Path) -> None:
     """A block's lines run one after another in one directory (a later line may read what an
     earlier one wrote), each ending with the exit code the page says."""
-    if "exec:node" in code and shutil.which("node") is None:
-        missing("Node.js is not installed", "node")
+    for program, what in (("node", "Node.js"), ("escript", "Erlang")):
+        if re.search(rf"\b{program}\b", code) and shutil.which(program) is None:
+            missing(f"{what} is not installed ({program} not on PATH)", "toolchain")
     cwd = workdir(tmp_path)
     for line in code.strip().splitlines():
         result = subprocess.run(line, shell=True, cwd=cwd, env=ENV, capture_output=True,
