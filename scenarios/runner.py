@@ -31,6 +31,7 @@ from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError, told
 
 from .clock import SimClock
+from .collector import collecting_less
 from .evidence import Ending, Evidence
 from .guard import (
     CANCEL_GRACE_S,
@@ -187,7 +188,8 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
     run = _Run(suite, world, profile, seed, progress, stop_when or (lambda _: False),
                frozenset(first), example_db=example_db, parts=parts,
                require=frozenset(require))
-    ended = supervise(guard, run.checks)
+    with collecting_less():
+        ended = supervise(guard, run.checks)
     if ended.abandoned is not None:
         _stopped(suite, run.current or world, ended.abandoned)
         # Interrupted: the user is waiting (and the command's supervisor kills a child that
