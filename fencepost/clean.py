@@ -26,15 +26,15 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import sqlalchemy as sa
 from tabulate import tabulate
 
-from fencepost.adapters.sql import LOCK_CLASS, REGISTRY, normalize_url, registry_table
-
 from .errors import ConfigurationError
+
+if TYPE_CHECKING:  # every fencepost command builds this one's parser: SQLAlchemy is
+    import sqlalchemy as sa  # imported only when clean runs
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -63,6 +63,8 @@ class Namespace:
 def namespace_of(table: str) -> str | None:
     """``fp_<namespace>_<name>`` -> the namespace (namespaces hold no ``_``); None for other
     tables and the registry."""
+    from fencepost.adapters.sql import REGISTRY
+
     if not table.startswith("fp_") or table == REGISTRY:
         return None
     name, sep, _ = table[3:].partition("_")
@@ -71,6 +73,10 @@ def namespace_of(table: str) -> str | None:
 
 def find(engine: sa.Engine) -> list[Namespace]:
     """The namespaces of ``engine``'s database, oldest first (unknown age first)."""
+    import sqlalchemy as sa
+
+    from fencepost.adapters.sql import REGISTRY, registry_table
+
     with engine.connect() as conn:
         tables: dict[str, list[str]] = {}
         for table in sa.inspect(conn).get_table_names():
@@ -91,6 +97,10 @@ def find(engine: sa.Engine) -> list[Namespace]:
 
 
 def _live(conn: sa.Connection, namespace: str, owner: str | None) -> bool:
+    import sqlalchemy as sa
+
+    from fencepost.adapters.sql import LOCK_CLASS
+
     if conn.dialect.name == "postgresql":
         taken = conn.execute(sa.text("SELECT pg_try_advisory_lock(:c, hashtext(:n))"),
                              {"c": LOCK_CLASS, "n": namespace}).scalar()
@@ -121,6 +131,10 @@ def _running_here(owner: str) -> bool:
 def _locked(conn: sa.Connection, namespace: str) -> Iterator[bool]:
     """On PostgreSQL, hold the namespace's lock exclusively while it is dropped (False: a
     run holds it); elsewhere True."""
+    import sqlalchemy as sa
+
+    from fencepost.adapters.sql import LOCK_CLASS
+
     if conn.dialect.name != "postgresql":
         yield True
         return
@@ -138,6 +152,10 @@ def _locked(conn: sa.Connection, namespace: str) -> Iterator[bool]:
 
 def drop(engine: sa.Engine, namespace: Namespace) -> bool:
     """Drop ``namespace``'s tables and its registry row, unless a run took it meanwhile."""
+    import sqlalchemy as sa
+
+    from fencepost.adapters.sql import REGISTRY, registry_table
+
     with engine.connect() as conn, _locked(conn, namespace.name) as ours:
         if not ours:
             return False
@@ -163,6 +181,10 @@ def _age(created_ms: int | None, now_s: float) -> str:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     """List the namespaces a run left in ``args.url``; drop them with ``--drop``."""
+    import sqlalchemy as sa
+
+    from fencepost.adapters.sql import normalize_url
+
     older = parse_age(args.older_than) if args.older_than else None
     try:
         engine = sa.create_engine(normalize_url(args.url), poolclass=sa.NullPool)
