@@ -150,9 +150,28 @@ def end_orphans(grace_s: float, keep: Collection[int] = ()) -> list[str]:
         signal_all(found, signal.SIGTERM)
         _killed(_wait_gone(found, time.monotonic() + grace_s))
     trackers = [pid for pid in descendants(me) if TRACKER in _command(pid)]
+    if trackers:
+        _stop_own_tracker()
     _killed(_wait_gone(trackers, time.monotonic() + grace_s))
     _reap()
     return [f"{commands[pid].strip()[:60]!r} (pid {pid})" for pid in found]
+
+
+def _stop_own_tracker() -> None:
+    """Let this process's own resource tracker end now: it ends once its descriptor here is
+    closed, which would otherwise happen only as this process exits, after the sweep had waited
+    its whole grace for it (a second at the end of every run that used worker processes).
+    ``multiprocessing`` has no public way to do this; its private ``_stop`` closes the
+    descriptor and waits for the tracker, which first removes what the ended processes left.
+    A later use of worker processes starts a new tracker."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(getattr(resource_tracker, "_resource_tracker", None), "_stop", None)
+    if stop is not None:
+        try:
+            stop()
+        except (OSError, ChildProcessError):  # already gone: the wait below says so
+            pass
 
 
 KILL_WAIT_S = 2.0
