@@ -26,15 +26,15 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
+import sqlalchemy as sa
 from tabulate import tabulate
 
-from .errors import ConfigurationError
+from fencepost.adapters.sql import LOCK_CLASS, REGISTRY, normalize_url, registry_table
 
-if TYPE_CHECKING:  # every fencepost command builds this one's parser: SQLAlchemy is
-    import sqlalchemy as sa  # imported only when clean runs
+from .errors import ConfigurationError
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -63,8 +63,6 @@ class Namespace:
 def namespace_of(table: str) -> str | None:
     """``fp_<namespace>_<name>`` -> the namespace (namespaces hold no ``_``); None for other
     tables and the registry."""
-    from fencepost.adapters.sql import REGISTRY
-
     if not table.startswith("fp_") or table == REGISTRY:
         return None
     name, sep, _ = table[3:].partition("_")
@@ -73,10 +71,6 @@ def namespace_of(table: str) -> str | None:
 
 def find(engine: sa.Engine) -> list[Namespace]:
     """The namespaces of ``engine``'s database, oldest first (unknown age first)."""
-    import sqlalchemy as sa
-
-    from fencepost.adapters.sql import REGISTRY, registry_table
-
     with engine.connect() as conn:
         tables: dict[str, list[str]] = {}
         for table in sa.inspect(conn).get_table_names():
@@ -97,10 +91,6 @@ def find(engine: sa.Engine) -> list[Namespace]:
 
 
 def _live(conn: sa.Connection, namespace: str, owner: str | None) -> bool:
-    import sqlalchemy as sa
-
-    from fencepost.adapters.sql import LOCK_CLASS
-
     if conn.dialect.name == "postgresql":
         taken = conn.execute(sa.text("SELECT pg_try_advisory_lock(:c, hashtext(:n))"),
                              {"c": LOCK_CLASS, "n": namespace}).scalar()
@@ -131,10 +121,6 @@ def _running_here(owner: str) -> bool:
 def _locked(conn: sa.Connection, namespace: str) -> Iterator[bool]:
     """On PostgreSQL, hold the namespace's lock exclusively while it is dropped (False: a
     run holds it); elsewhere True."""
-    import sqlalchemy as sa
-
-    from fencepost.adapters.sql import LOCK_CLASS
-
     if conn.dialect.name != "postgresql":
         yield True
         return
@@ -152,10 +138,6 @@ def _locked(conn: sa.Connection, namespace: str) -> Iterator[bool]:
 
 def drop(engine: sa.Engine, namespace: Namespace) -> bool:
     """Drop ``namespace``'s tables and its registry row, unless a run took it meanwhile."""
-    import sqlalchemy as sa
-
-    from fencepost.adapters.sql import REGISTRY, registry_table
-
     with engine.connect() as conn, _locked(conn, namespace.name) as ours:
         if not ours:
             return False
@@ -181,10 +163,6 @@ def _age(created_ms: int | None, now_s: float) -> str:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     """List the namespaces a run left in ``args.url``; drop them with ``--drop``."""
-    import sqlalchemy as sa
-
-    from fencepost.adapters.sql import normalize_url
-
     older = parse_age(args.older_than) if args.older_than else None
     try:
         engine = sa.create_engine(normalize_url(args.url), poolclass=sa.NullPool)
@@ -220,14 +198,3 @@ def cmd_clean(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
 
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "clean", help="list (and with --drop, drop) the fp_ tables killed runs left in a "
-        "database; never those of a live run")
-    p.add_argument("url", help="the database, as given to --adapter (postgresql://..., "
-                   "sqlite:///PATH)")
-    p.add_argument("--older-than", metavar="AGE", help="only namespaces opened at least AGE "
-                   "ago (90s, 30m, 2h, 7d); one with no registry row counts as old")
-    p.add_argument("--drop", action="store_true", help="drop them (default: only list)")
-    p.set_defaults(run=cmd_clean)

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 import attrs
 from tabulate import tabulate
 
-from . import arguments, campaign, clean, gate
+from . import arguments, campaign, gate
 from .ending import (
     EXIT_FAIL,
     EXIT_OK,
@@ -140,6 +140,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("adapters: " + ", ".join(ADAPTER_FORMS))
     print(f"mutants: {len(contract.mutants)} (fencepost mutants {contract.name})")
     return EXIT_OK
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from .clean import cmd_clean as clean  # SQLAlchemy: only when clean runs
+
+    return clean(args)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -411,7 +417,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_check)
 
     campaign.add_parser(sub)
-    clean.add_parser(sub)
+    p = sub.add_parser(
+        "clean", help="list (and with --drop, drop) the fp_ tables killed runs left in a "
+        "database; never those of a live run")
+    p.add_argument("url", help="the database, as given to --adapter (postgresql://..., "
+                   "sqlite:///PATH)")
+    p.add_argument("--older-than", metavar="AGE", help="only namespaces opened at least AGE "
+                   "ago (90s, 30m, 2h, 7d); one with no registry row counts as old")
+    p.add_argument("--drop", action="store_true", help="drop them (default: only list)")
+    p.set_defaults(run=cmd_clean)
 
     p = sub.add_parser("diff", help="compare two saved report.json files clause by clause: "
                        "regressions, known failures, improvements, new and removed clauses",

@@ -221,10 +221,9 @@ def _overview(contract: Contract) -> list[str]:
 def _shapes(contract: Contract) -> list[str]:
     """Every value class the contract's answers carry: its fields in order, with its docstring
     (where the shapes' examples are)."""
-    from fencepost.spec.values import value_classes
+    from fencepost.spec.values import value_classes_in
 
-    held = {id(v) for v in vars(contract.spec).values()}
-    classes = [(n, c) for n, c in sorted(value_classes().items()) if id(c) in held]
+    classes = value_classes_in(contract.spec)
     if not classes:
         return []
     out = ["", "## Compared shapes", "",

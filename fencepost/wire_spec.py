@@ -95,7 +95,7 @@ def wire_schema(contract_name: str) -> str:
 
     from fencepost.adapters.wire.store import error_classes
     from fencepost.spec.ops import operations
-    from fencepost.spec.values import value_classes
+    from fencepost.spec.values import value_classes_in
 
     contract = contract_named(contract_name)
     lines = [f"{contract.name} over fencepost-wire/1 (docs/protocol.md)", "", "operations (call):"]
@@ -103,11 +103,9 @@ def wire_schema(contract_name: str) -> str:
         args = ", ".join(a.name for a in attrs.fields(op))  # type: ignore[arg-type]
         lines.append(f"  {name}({args})")
     lines += ["", "value classes ({\"__type__\": NAME, field: value, ...}):"]
-    held = {id(v) for v in vars(contract.spec).values()}
-    for name, cls in sorted(value_classes().items()):
-        if id(cls) in held:
-            fields = ", ".join(a.name for a in attrs.fields(cls) if a.init)
-            lines.append(f"  {name}({fields})")
+    for name, cls in value_classes_in(contract.spec):
+        fields = ", ".join(a.name for a in attrs.fields(cls) if a.init)
+        lines.append(f"  {name}({fields})")
     lines += ["", "error codes (error.code):"]
     for code, cls in sorted(error_classes(contract.spec).items()):
         lines.append(f"  {code}  ({cls.__name__})")

@@ -65,6 +65,13 @@ def value_classes() -> dict[str, type]:
     return dict(_TYPES)
 
 
+def value_classes_in(module: Any) -> list[tuple[str, type]]:
+    """The registered value classes ``module`` holds (a contract's spec package: the shapes
+    its answers carry), by name, sorted."""
+    held = {id(v) for v in vars(module).values()}
+    return [(name, cls) for name, cls in sorted(_TYPES.items()) if id(cls) in held]
+
+
 # A model's placeholder for a value the store chooses (in reports' expected answers): saved and
 # loaded as itself, so that a reloaded counterexample compares and renders as the live one.
 value_class(Opaque)
