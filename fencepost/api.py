@@ -57,6 +57,7 @@ def check(
     example_db: str | ExampleDatabase | None = None,
     jobs: int = 1,
     require: Collection[str] = (),
+    tour: str | None = None,
 ) -> RunReport:
     """Run every check of ``contract_name`` against ``adapter`` and return the report.
 
@@ -78,7 +79,9 @@ def check(
     parts in that many processes (an adapter given as a spec string; a factory object, or a
     run with ``first`` or ``stop_when``, runs in this process), with the same verdicts and
     counterexamples as ``jobs=1`` (see :mod:`fencepost.parallel`). A capability in ``require``
-    the store does not declare is a ConfigurationError before any check runs. Ctrl-C raises
+    the store does not declare is a ConfigurationError before any check runs. ``tour`` (a
+    scope: ``full``, ``ci``) adds the transition tour (see :mod:`fencepost.scenarios.tour`);
+    "" none, even at a profile that includes it. Ctrl-C raises
     :class:`~fencepost.scenarios.runner.Interrupted`, whose ``report`` holds the partial
     report, after the run's data was dropped. Raises
     :class:`~fencepost.errors.ConfigurationError` for bad input; a contract violation is never
@@ -88,7 +91,8 @@ def check(
     config = RunConfig.of(
         contract_name, seed=new_seed() if seed is None else seed, profile=profile,
         options=options, concurrency=concurrency, concurrent_ops=concurrent_ops, strict=strict,
-        call_timeout_s=call_timeout_s, shrink_budget=shrink_budget, jobs=jobs, require=require)
+        call_timeout_s=call_timeout_s, shrink_budget=shrink_budget, jobs=jobs, require=require,
+        tour=tour)
     database = example_database(example_db) if example_db is not None else None
     factory, name = resolve_adapter(contract_name, adapter)
     run_options = {**adapter_options(contract_name, adapter), **config.options}
@@ -128,6 +132,7 @@ def check(
             faults=tuple(result.evidence.faults),
             stopped=result.evidence.stopped,
             concurrent=result.evidence.concurrent,
+            tour=result.evidence.tour,
             catalogue_version=contract.catalogue_version,
             pure=contract.suite.model.pure,
         )

@@ -62,6 +62,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         summary_table,
         write_reports,
     )
+    from fencepost.reports.text import clean_line
+    from fencepost.reports.views import tour_line
 
     progress = progress_printer(not args.quiet)
     report = check(
@@ -79,6 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         example_db=args.example_db,
         jobs=default_jobs() if args.jobs is None else args.jobs,
         require=args.require,
+        tour=args.tour,
     )
     progress.done()
     untested = not_declared(report)
@@ -86,6 +89,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         say(f"fencepost: warning: {untested}")
     print(summary_table(report))
     print()
+    tour = tour_line(report)
+    if tour is not None:
+        print(clean_line(tour, 2000))
     if report.exit_code != 0:
         print(render_failures(report))
     else:

@@ -191,7 +191,7 @@ def run_parts(
     relay.start()
     from .registry import contract_named
 
-    parts = len(parts_of(contract_named(contract_name).suite))
+    parts = len(parts_of(contract_named(contract_name).suite, profile))
     pool = ProcessPoolExecutor(max_workers=min(jobs, parts), mp_context=ctx,
                                initializer=_start_process, initargs=(lines,))
     try:

@@ -56,6 +56,7 @@ class RunConfig:
         shrink_budget: str | Shrinking | None = None,
         jobs: int = 1,
         require: Collection[str] = (),
+        tour: str | None = None,
     ) -> RunConfig:
         """The run's settings, each checked (a ConfigurationError names the first that is
         wrong, as the command's flag): the profile, the counts, the call timeout, the shrink
@@ -89,6 +90,8 @@ class RunConfig:
             chosen = attrs.evolve(chosen, shrink=shrink)
         if jobs < 1:
             raise ConfigurationError(f"--jobs must be 1 or more, not {jobs}")
+        if tour is not None:
+            chosen = attrs.evolve(chosen, tour=_tour_scope(contract_name, tour))
         given = validate_options(contract_name, dict(options or {}))
         try:
             needed = validate_capabilities(contract_name, require)
@@ -109,6 +112,23 @@ class RunConfig:
             words.append("--strict")
         if self.profile.shrink != PROFILES[self.profile_name].shrink:
             words += ["--shrink-budget", self.profile.shrink.describe()]
+        if self.profile.tour != PROFILES[self.profile_name].tour:
+            words += ["--tour", self.profile.tour or "none"]
         if self.call_timeout_s != DEFAULT_CALL_TIMEOUT_S:
             words += ["--call-timeout", f"{self.call_timeout_s:g}"]
         return shlex.join(words)
+
+
+def _tour_scope(contract_name: str, tour: str) -> str:
+    """``tour`` as a scope of the contract's tour ("" for ``none``: no tour)."""
+    from .registry import contract_named
+
+    if tour in ("", "none"):
+        return ""
+    scopes = contract_named(contract_name).suite.tours
+    if not scopes:
+        raise ConfigurationError(f"--tour: {contract_name} has no transition tour")
+    if tour not in scopes:
+        raise ConfigurationError(f"--tour: {contract_name} has no tour scope {tour!r}; use "
+                                 f"{', '.join(scopes)}")
+    return tour

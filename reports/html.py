@@ -26,7 +26,7 @@ from fencepost.spec.outcome import agrees
 from .text import clean_block, clean_line
 from .timeline import EARLIER, Picture, differing, intervals, timeline
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import concurrent_line, evidence_of, mark, reason_of, replay_code
+from .views import concurrent_line, evidence_of, mark, reason_of, replay_code, tour_line
 
 
 @functools.cache
@@ -113,7 +113,9 @@ def _meta(report: RunReport) -> list[tuple[str, str]]:
 
 def _concurrent(report: RunReport) -> list[tuple[str, str]]:
     line = concurrent_line(report)
-    return [] if line is None else [("concurrent run", line)]
+    tour = tour_line(report)
+    return [*([] if line is None else [("concurrent run", line)]),
+            *([] if tour is None else [("transition tour", tour)])]
 
 
 def _row(v: ClauseVerdict) -> dict[str, Any]:

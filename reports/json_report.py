@@ -19,6 +19,7 @@ from typing import Any
 
 from fencepost.model.answers import Answers
 from fencepost.scenarios.evidence import Failure
+from fencepost.scenarios.tour_coverage import TourCoverage
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.clauses import Clause
 from fencepost.spec.ops import op_from_json
@@ -53,6 +54,7 @@ def to_json(report: RunReport) -> dict[str, Any]:
         "faults": [clean_value(f) for f in report.faults],
         "concurrent": None if report.concurrent is None else clean_data(
             report.concurrent.to_json()),
+        "tour": None if report.tour is None else clean_data(report.tour.to_json()),
         "clauses": [_clause(v, report) for v in report.verdicts],
     }
 
@@ -176,6 +178,7 @@ def report_from_json(data: Mapping[str, Any]) -> RunReport:
         faults=tuple(str(f) for f in data.get("faults", ())),
         catalogue_version=str(data.get("catalogue_version", "")),
         concurrent=concurrent,
+        tour=None if data.get("tour") is None else TourCoverage.from_json(data["tour"]),
     )
 
 

@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from .text import clean, clean_block, clean_line
 from .verdict import FAIL, ClauseVerdict, RunReport
-from .views import concurrent_line, evidence_of, failure_steps, mark, reason_of
+from .views import concurrent_line, evidence_of, failure_steps, mark, reason_of, tour_line
 
 CELL = 160
 """Characters of a reason shown in the clause table; the whole reason has its own section."""
@@ -76,6 +76,7 @@ def to_markdown(report: RunReport) -> str:
             ],
             ("field", "value"),
         ),
+        *_tour_section(report),
         "",
         "## Clauses",
         "",
@@ -95,7 +96,21 @@ def to_markdown(report: RunReport) -> str:
 
 def _concurrent_row(report: RunReport) -> list[tuple[str, str]]:
     line = concurrent_line(report)
-    return [] if line is None else [("concurrent run", md_cell(line, 1000))]
+    tour = tour_line(report)
+    return [*([] if line is None else [("concurrent run", md_cell(line, 1000))]),
+            *([] if tour is None else [("transition tour", md_cell(tour, 1000))])]
+
+
+def _tour_section(report: RunReport) -> list[str]:
+    """The transition tour's bound and, per clause, the edges whose decision names it and
+    how many of them ran on the store."""
+    tour = report.tour
+    if tour is None:
+        return []
+    return ["", "## Transition tour", "", md_cell(tour.describe(), 2000), "",
+            f"Bound: {md_cell(tour.bound, 2000)}", "",
+            _table([(md_cell(c), f"{n:,}", f"{r:,}") for c, (n, r) in tour.clauses.items()],
+                   ("clause", "edges deciding it", "run on the store"))]
 
 
 def _section(v: ClauseVerdict, report: RunReport) -> list[str]:

@@ -14,7 +14,7 @@ from .baseline import Change, Comparison, Kind, moved
 from .markdown import md_cell, md_code, md_fenced
 from .text import clean_line
 from .verdict import FAIL, PASS, UNKNOWN, UNSUPPORTED, ClauseVerdict, RunReport
-from .views import concurrent_line, failure_steps
+from .views import concurrent_line, failure_steps, tour_line
 
 TRACE_LINES = 5
 """Lines of each failed clause's counterexample shown (the whole one is in report.md)."""
@@ -43,6 +43,9 @@ def to_summary(report: RunReport, comparison: Comparison | None = None) -> str:
     concurrent = concurrent_line(report)
     if concurrent is not None:
         lines += ["", f"Concurrent run: {md_cell(concurrent, 400)}"]
+    tour = tour_line(report)
+    if tour is not None:
+        lines += ["", f"Transition tour: {md_cell(tour, 400)}"]
     for fault in report.faults:
         lines += ["", f"Adapter fault: {md_cell(fault, 400)}"]
     unknown = [v.clause.id for v in report.verdicts if v.status == UNKNOWN]

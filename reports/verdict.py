@@ -12,6 +12,7 @@ from fencepost.model.answers import Answers
 from fencepost.model.base import Pure
 from fencepost.scenarios.evidence import CONCURRENT, Evidence, Failure
 from fencepost.scenarios.kinds import covers
+from fencepost.scenarios.tour_coverage import TourCoverage
 from fencepost.spec.clauses import Catalogue, Clause
 
 
@@ -142,6 +143,9 @@ class RunReport:
     """Why the run stopped before its end (a store call that did not return), if it did."""
     concurrent: Answers | None = None
     """How the concurrent run's calls ended (answered, faulted), if there was a run."""
+    tour: TourCoverage | None = None
+    """How much of the transition tour's bounded graph ran on the store
+    (:class:`~fencepost.scenarios.tour.TourCoverage`), if the tour ran."""
     catalogue_version: str = ""
     """The version (``"MAJOR.MINOR"``) of the clause catalogue the run judged by; "" when
     unknown (a report written before reports carried it): such a report is no baseline."""

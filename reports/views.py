@@ -45,6 +45,12 @@ def concurrent_line(report: RunReport) -> str | None:
     return c.describe() + limit
 
 
+def tour_line(report: RunReport) -> str | None:
+    """The transition tour in one line (its scope, the bounded graph's states and edges, the
+    sequences and moves, the edges run on the store), or None when it did not run."""
+    return None if report.tour is None else report.tour.describe()
+
+
 def render_trace(steps: tuple[TraceStep, ...] | list[TraceStep]) -> str:
     """The numbered steps of a counterexample, cleaned (secrets masked, invisible characters
     escaped, each line and the whole cut to their limits)."""

@@ -10,6 +10,7 @@ from fencepost.model.answers import Answers
 from fencepost.model.linearizability.verdict import Counterexample
 
 from .kinds import kind, kind_of
+from .tour_coverage import TourCoverage
 from .trace import TraceStep, render_trace
 
 CONCURRENT = "concurrent"
@@ -101,6 +102,8 @@ class Evidence:
     """The adapter's faults outside contract calls (its ``close`` or ``discard`` failed)."""
     concurrent: Answers | None = None
     """How the concurrent run's calls ended (answered, faulted), if there was a run."""
+    tour: TourCoverage | None = None
+    """How much of the transition tour's bounded graph ran on the store, if it ran."""
 
     def reach(self, clause: str, situation: str) -> None:
         counts = self.situations.setdefault(clause, {})
@@ -141,4 +144,5 @@ def merged(parts: list[Evidence]) -> Evidence:
         whole.stopped = whole.stopped or part.stopped
         whole.faults.extend(part.faults)
         whole.concurrent = whole.concurrent or part.concurrent
+        whole.tour = whole.tour or part.tour
     return whole

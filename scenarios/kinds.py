@@ -90,7 +90,9 @@ class CheckKind:
     - ``applies(suite)``: does ``suite``'s contract have checks of this kind (no part if not);
     - ``timing``: its key in a run's timings; ``replayable``: can a counterexample it finds be
       replayed as a script (a race's or a concurrent run's cannot: it depends on threads);
-    - ``summary``: what a check of this kind does, in one line (``fencepost explain``).
+    - ``summary``: what a check of this kind does, in one line (``fencepost explain``);
+    - ``wanted(profile)``: does a run at ``profile`` include the kind (the tour: only when
+      asked for, ``--tour``).
     """
 
     name: str
@@ -102,6 +104,7 @@ class CheckKind:
     timing: str = ""
     replayable: bool = True
     summary: str = ""
+    wanted: Callable[[Profile], bool] = lambda _profile: True
 
     @property
     def timing_key(self) -> str:
@@ -151,13 +154,14 @@ def wanted(check: str, first: Collection[str]) -> bool:
     return any(check == f or check == kind_of(f) or f == kind_of(check) for f in first)
 
 
-def parts_of(suite: Suite) -> tuple[tuple[str, ...], ...]:
-    """The independent parts of a run of ``suite``, in order, each as the ids of its checks
-    (``("scenario", "fault")``, ``("machine",)``, ``("race:NAME",)``, ...)."""
+def parts_of(suite: Suite, profile: Profile | None = None) -> tuple[tuple[str, ...], ...]:
+    """The independent parts of a run of ``suite`` (at ``profile``: the kinds it wants), in
+    order, each as the ids of its checks (``("scenario", "fault")``, ``("machine",)``,
+    ``("race:NAME",)``, ...)."""
     out: list[list[str]] = []
     home: dict[str, int] = {}
     for k in kinds():
-        if not k.applies(suite):
+        if not k.applies(suite) or (profile is not None and not k.wanted(profile)):
             continue
         if k.joins is not None and k.joins in home:
             out[home[k.joins]].append(k.name)

@@ -28,7 +28,9 @@ from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.said import MACHINE_PHASE, Progress, Said
 from fencepost.scenarios.suite import Suite
+from fencepost.scenarios.tour import TOUR, run_tour, tour_clauses
 from fencepost.scenarios.trace import TraceStep
+from fencepost.spec.errors import ConfigurationError
 from fencepost.spec.ops import Op
 
 
@@ -300,6 +302,39 @@ def _machine_kind(run: PartRun, _name: str | None) -> None:
         else Ending.unknown_for(found.lost) if found.lost is not None else HELD))
 
 
+def _tour_kind(run: PartRun, _name: str | None) -> None:
+    """The transition tour of the profile's scope (see :mod:`.tour`)."""
+    suite, world = run.suite, run.part
+    scope = suite.tours.get(run.profile.tour)
+    if scope is None:
+        raise ConfigurationError(
+            f"{suite.model.name} has no tour scope {run.profile.tour!r}; it has "
+            f"{', '.join(suite.tours) or 'none'}")
+    world.evidence.checks_run.add(TOUR)
+    world.check = TOUR
+    run.progress(Said(TOUR, f"tour ({scope.name}): {scope.bound}"))
+
+    def record(v: ClauseViolation, minimal: bool) -> None:
+        world.evidence.fail(v.clause, Failure(TOUR, v.message, v.trace, minimal=minimal))
+
+    def said(done: int, of: int) -> None:
+        run.progress(Said(TOUR, f"tour ({scope.name}): sequence {done:,}/{of:,}"))
+
+    try:
+        coverage = run_tour(scope, world, stop=lambda: run.done(world.evidence),
+                            record=record, progress=said, shrinking=run.profile.shrink)
+    except StoreLost as lost:
+        for clause in tour_clauses(scope, world):
+            world.evidence.mark_unknown(clause, f"{TOUR}: {lost}")
+        world.evidence.ended[TOUR] = Ending.unknown_for(lost)
+        world.forget_store()
+        return
+    world.evidence.tour = coverage
+    failed = [c for c, f in world.evidence.failures.items() if f.check == TOUR]
+    world.evidence.ended.setdefault(TOUR, Ending.failing(failed) if failed else (
+        Ending.unknown_for(coverage.stopped) if coverage.stopped else HELD))
+
+
 def _race_kind(run: PartRun, name: str | None) -> None:
     run.gated_off.update(run_races(run.suite, run.part, run.profile, run.progress, run.done,
                                    only=name))
@@ -326,6 +361,11 @@ MACHINE = declare(CheckKind(
     "machine", _machine_kind,
     summary="the state machine: generated steps compared with the model's after each, a "
             "failure shrunk to its shortest"))
+TOUR_KIND = declare(CheckKind(
+    TOUR, _tour_kind, applies=lambda suite: bool(suite.tours),
+    wanted=lambda profile: bool(profile.tour),
+    summary="the transition tour: every edge of the model's bounded state graph run on the "
+            "store, each answer and read-back compared (--tour)"))
 RACE = declare(CheckKind("race", _race_kind, requires=frozenset({"concurrency"}),
                          split=lambda suite: tuple(suite.races), timing="races",
                          replayable=False,

@@ -19,7 +19,8 @@ class Profile:
     concurrent run's workers and calls (``concurrency`` 0: no concurrent run) and the share of
     its calls that may fault (``concurrent_max_faulted``: beyond it the history is no evidence,
     see :data:`MAX_FAULTED`), and how long the state machine may shrink each broken clause's
-    counterexample (``--shrink-budget``)."""
+    counterexample (``--shrink-budget``), and which scope of the transition tour runs
+    (``--tour``; none by default)."""
 
     name: str
     examples: int
@@ -30,6 +31,8 @@ class Profile:
     concurrent_ops: int = 0
     concurrent_max_faulted: float = MAX_FAULTED
     shrink: Shrinking = UNLIMITED
+    tour: str = ""
+    """The transition tour's scope (``ci``, ``full``: see :mod:`.tour`); "" no tour."""
 
 
 PROFILES = {

@@ -242,7 +242,7 @@ class _Run:
         try:
             store = open_checked(suite, root)
             required(store, self.require, root.capabilities)
-            parts = parts_of(suite)
+            parts = parts_of(suite, self.profile)
             for k in parts_in_order(parts, self.first):
                 if self.parts is not None and k not in self.parts:
                     continue

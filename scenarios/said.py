@@ -39,9 +39,5 @@ Progress = Callable[[Said], None]
 (the one definition; the front's runners, bench and ``--jobs`` pass the same callables)."""
 
 
-MACHINE_PHASE = "state machine"
-"""The phase of the state machine's progress."""
-
-
 def quiet(_: Said) -> None:
     """A progress that says nothing."""

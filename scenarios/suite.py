@@ -31,7 +31,9 @@ class Suite:
       :mod:`fencepost.scenarios.concurrent`); ``partition(op)`` how its histories split for the
       linearizability check (default: by ``op.key()``);
     - ``faults``: the cases checked under injected database faults (see
-      :mod:`fencepost.scenarios.fault_checks`), for stores that expose their SQLAlchemy engine.
+      :mod:`fencepost.scenarios.fault_checks`), for stores that expose their SQLAlchemy engine;
+    - ``tours``: the transition tour's scopes by name (``ci``, ``full``; see
+      :mod:`fencepost.scenarios.tour`), none if the contract has no tour.
     """
 
     model: ContractModel
@@ -45,6 +47,7 @@ class Suite:
     workload: WorkloadFactory | None = None
     partition: Callable[[Op], Hashable | None] | None = None
     faults: Faults | None = None
+    tours: Mapping[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def of(

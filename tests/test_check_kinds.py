@@ -12,11 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from test_adding_a_contract import fencepost, install, kit_imports, plugin_passes_tiny_register
 
 from fencepost.registry import contract_named
 from fencepost.scenarios.kinds import kinds, parts_of
+from fencepost.scenarios.profiles import PROFILES
 
 ENTRY_POINTS = """[fencepost.contracts]
 tiny-register = tiny_register.contract:declare
@@ -35,10 +37,17 @@ def installed(tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_built_in_kinds_cut_a_run_into_their_parts() -> None:
-    assert [k.name for k in kinds()] == ["scenario", "fault", "machine", "race", "concurrent"]
+    assert [k.name for k in kinds()] == ["scenario", "fault", "machine", "tour", "race",
+                                         "concurrent"]
     suite = contract_named("adk-ledger").suite
-    assert parts_of(suite) == (("scenario", "fault"), ("machine",),
-                               *((f"race:{name}",) for name in suite.races), ("concurrent",))
+    races = tuple((f"race:{name}",) for name in suite.races)
+    assert parts_of(suite) == (("scenario", "fault"), ("machine",), ("tour",), *races,
+                               ("concurrent",))
+    # the tour is a part only of a run that asks for it (--tour)
+    quick = PROFILES["quick"]
+    assert parts_of(suite, quick) == (("scenario", "fault"), ("machine",), *races,
+                                      ("concurrent",))
+    assert ("tour",) in parts_of(suite, attrs.evolve(quick, tour="ci"))
 
 
 def test_the_kind_is_a_part_of_every_run_of_a_contract_that_has_it(
@@ -93,7 +102,7 @@ def test_mutants_and_the_plugin_run_it(installed: dict[str, str], tmp_path: Path
      "'probe_kind' has no attribute 'NOTHING'"),
     ("machine = probe_kind:KIND",
      "the check kind 'machine' (probe_kind:KIND) is one of the kit's own (scenario, fault, "
-     "machine, race, concurrent); give it another name"),
+     "machine, tour, race, concurrent); give it another name"),
     ("probe = probe_kind:run",
      "the entry point probe = probe_kind:run must name a fencepost.authoring.CheckKind("
      "name='probe', ...), not <function run at "),

@@ -1,0 +1,217 @@
+"""The transition tour (fencepost.scenarios.tour): its abstraction is sound, its plan runs
+every edge of the bounded graph and is the same on every run, correct stores pass it, and
+every built-in faulty store whose bug lies within its scope is caught by it alone (the ones
+outside are listed with the reason)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from fencepost.adapter_spec import resolve_adapter
+from fencepost.adapters.adk_ledger.mutants import MUTANTS
+from fencepost.adapters.adk_ledger.mutants.deep import DEEP
+from fencepost.model.base import options_with_defaults
+from fencepost.mutants import mutant_factory
+from fencepost.registry import contract_named
+from fencepost.reports.json_report import report_from_json
+from fencepost.scenarios.adk_ledger.tour import AdkScope, Driver
+from fencepost.scenarios.harness import ClauseViolation
+from fencepost.scenarios.runner import drop_live, new_world, open_checked
+from fencepost.scenarios.tour import TourCoverage, run_tour, tour_of
+from fencepost.scenarios.tour_graph import LONGEST, NEAR, Tourist, Unsound, explore, plan
+
+ADK = contract_named("adk-ledger")
+SUITE = ADK.suite
+CI = SUITE.tours["ci"]
+FULL = SUITE.tours["full"]
+MEMORY_CAPABILITIES = frozenset({"durable", "owner_liveness", "concurrency"})
+
+RACE = "a race between two calls: the tour makes one call at a time (the race checks and the " \
+       "concurrent run catch it)"
+ABSOLUTE_TIME = "a time at or below 0: the tour's clock starts at 1,000,000 ms and only moves " \
+                "forward (the scripted argument checks send those times)"
+INJECTED = "a backend failure the fault checks inject: the tour injects none"
+OUTSIDE_ADK = {
+    "create_check_then_insert": RACE,
+    "claim_select_then_update": RACE,
+    "claim_race_in_history": RACE,
+    "renew_read_then_write": RACE,
+    "flaky_backend": "a backend that fails at random: judged by the concurrent run's history, "
+                     "where faulted calls are allowed",
+    "values_through_json": "value fidelity: the tour sends the kit's plain metadata and "
+                           "checkpoints; the scripted value checks send what a JSON store loses",
+    "create_accepts_empty_id": "the create of the empty id: no walk's prefix can own it, so it "
+                               "runs on a store of its own (scripted arguments_at_their_edges)",
+    "negative_time_refused": ABSOLUTE_TIME,
+    "lease_until_zero_is_unowned": ABSOLUTE_TIME,
+    "commit_failure_ignored": INJECTED,
+    "db_error_is_not_found": INJECTED,
+}
+"""The adk-ledger mutants whose bug lies outside the tour's scope, and why."""
+OTHER_CLAUSE_ADK = {
+    "empty_strings_refused_when_accepted": "ADK-ARG-003",
+}
+"""Mutants the tour catches by another clause their bug also breaks: the empty token refused
+under empty_strings=accepted (ADK-ARG-003); the empty id's create (ADK-ARG-001) is outside."""
+ARGUMENT_EDGES = {"ADK-ARG-002", "ADK-ARG-003", "ADK-ARG-004", "ADK-ARG-005"}
+"""Clauses only the full scope reaches (its argument-edge moves; the ci scope has none)."""
+
+
+def _tour(factory: Any, scope: Any = CI, options: Mapping[str, str] | None = None,
+          want: str | None = None) -> tuple[dict[str, ClauseViolation], TourCoverage]:
+    """The tour of ``scope`` on the store ``factory`` makes: the first failure of each clause,
+    and the coverage (stopping once ``want`` failed)."""
+    world = new_world(SUITE, factory, options=options)
+    failed: dict[str, ClauseViolation] = {}
+
+    def record(v: ClauseViolation, _minimal: bool) -> None:
+        failed.setdefault(v.clause, v)
+
+    try:
+        open_checked(SUITE, world)
+        coverage = run_tour(scope, world, record=record, stop=lambda: want in failed)
+    finally:
+        drop_live(world)
+    return failed, coverage
+
+
+def _options(**given: str) -> dict[str, str]:
+    return options_with_defaults(SUITE.model.choices, given, SUITE.model.settings)
+
+
+def test_the_abstraction_is_sound_on_the_ci_scope() -> None:
+    graph = explore(CI, SUITE.model, _options(), MEMORY_CAPABILITIES, verify=True)
+    assert graph.complete
+    assert len(graph.keys) > 100 and len(graph.edges) > 10 * len(graph.keys)
+
+
+READINGS = [(c.name, r) for c in SUITE.model.choices for r, _ in c.values if r != c.default]
+
+
+@pytest.mark.parametrize(("name", "reading"), READINGS)
+def test_the_abstraction_is_sound_under_every_reading(name: str, reading: str) -> None:
+    # Without owner_liveness and durable (no deaths, no reopens): the graph each reading's
+    # rules make, a tenth of the size.
+    graph = explore(CI, SUITE.model, _options(**{name: reading}), frozenset(), verify=True)
+    assert graph.complete
+
+
+@attrs.frozen(eq=False)
+class ForgetsTheLease(AdkScope):
+    """An abstraction that leaves the lease's end out: unsound (a write decides by it)."""
+
+    def abstract(self, driver: Driver, t: Tourist) -> Any:
+        records, dead = super().abstract(driver, t)
+        return tuple(r[:3] for r in records), dead
+
+
+def test_the_soundness_check_finds_a_merge_that_changes_a_decision() -> None:
+    with pytest.raises(Unsound, match="decides|leads to|different moves"):
+        explore(ForgetsTheLease(edges=False), SUITE.model, _options(), frozenset(), verify=True)
+
+
+def test_the_plan_runs_every_edge_and_is_the_same_on_every_run() -> None:
+    options = _options()
+    graph = explore(CI, SUITE.model, options, MEMORY_CAPABILITIES)
+    first = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
+    again = plan(explore(CI, SUITE.model, options, MEMORY_CAPABILITIES), CI, SUITE.model,
+                 options, MEMORY_CAPABILITIES)
+    assert first.covered == frozenset(range(len(graph.edges)))
+    assert first.sequences == again.sequences
+    assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
+    # each sequence starts at the initial state and follows the graph's edges
+    for sequence, states in zip(first.sequences, first.states, strict=True):
+        assert graph.walk(sequence)[1:] == list(states)
+
+
+@pytest.mark.parametrize("adapter", ["memory", "sqlite", "postgresql"])
+def test_a_correct_store_passes_the_whole_tour(adapter: str, request: pytest.FixtureRequest
+                                               ) -> None:
+    spec = request.getfixturevalue("pg_url") if adapter == "postgresql" else adapter
+    factory, _ = resolve_adapter("adk-ledger", spec)
+    failed, coverage = _tour(factory)
+    assert failed == {}
+    assert coverage.finished and coverage.run == coverage.edges == coverage.planned
+    assert coverage.clauses and all(run == n for n, run in coverage.clauses.values())
+
+
+def _expected(mutant: Any) -> str:
+    return OTHER_CLAUSE_ADK.get(mutant.name, mutant.expected_clause)
+
+
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS if m.name not in OUTSIDE_ADK])
+def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
+    mutant = next(m for m in MUTANTS if m.name == name)
+    want = _expected(mutant)
+    scope = FULL if want in ARGUMENT_EDGES else CI
+    failed, _ = _tour(mutant_factory(ADK, mutant, "memory"), scope, mutant.options, want)
+    assert want in failed, f"{name} escaped the tour; it failed {sorted(failed)}"
+    assert failed[want].trace, "a failure comes with its steps"
+
+
+def test_the_mutants_outside_the_scope_are_mutants() -> None:
+    names = {m.name for m in MUTANTS}
+    assert set(OUTSIDE_ADK) <= names and set(OTHER_CLAUSE_ADK) <= names
+
+
+@pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
+def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
+    failed, _ = _tour(mutant_factory(ADK, mutant, "memory"), CI, mutant.options,
+                      mutant.expected_clause)
+    assert mutant.expected_clause in failed
+    # shrunk: the steps that show it and no more (create, claim, ... and the failing call)
+    assert 3 <= len(failed[mutant.expected_clause].trace) <= 8
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fencepost.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.long
+def test_check_with_the_tour_reports_its_coverage(tmp_path: Path) -> None:
+    done = _cli("check", "adk-ledger", "--adapter", "memory", "--tour", "ci", "--seed", "1",
+                "--concurrency", "0", "--report", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tour (adk-ledger (ci)): " in done.stdout
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    tour = data["tour"]
+    assert tour["run"] == tour["edges"] == tour["planned"] > 0 and tour["stopped"] == ""
+    report = report_from_json(data)
+    assert report.tour is not None and report.tour.finished
+    assert report.tour.to_json() == tour
+    assert "--tour ci" in report.replay
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "## Transition tour" in markdown
+    fence = tour["clauses"]["ADK-FENCE-001"]["edges"]
+    assert re.search(rf"\| ADK-FENCE-001 +\| {fence:,} +\| {fence:,} +\|", markdown)
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("adk-ledger", "--tour", "nowhere"),
+     "fencepost: error: --tour: adk-ledger has no tour scope 'nowhere'; use full, ci"),
+    (("snodo-tasks", "--tour"), "fencepost: error: --tour: snodo-tasks has no transition tour"),
+])
+def test_a_tour_that_does_not_exist_is_one_line_and_exit_2(args: tuple[str, ...], said: str,
+                                                           tmp_path: Path) -> None:
+    done = _cli("check", *args, "--adapter", "memory", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == said
+    assert done.stdout == ""
+
+
+def test_the_graph_and_plan_are_made_once_per_process() -> None:
+    key = (_options(), MEMORY_CAPABILITIES)
+    options = tuple(sorted(key[0].items()))
+    assert tour_of(CI, SUITE.model, options, key[1]) is not None
+    first = tour_of(CI, SUITE.model, options, key[1])
+    assert tour_of(CI, SUITE.model, options, key[1])[1] is first[1]
