@@ -134,10 +134,12 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
 
     A sequence that fails goes on after the failing move: the rest of it runs from a fresh
     start, led there by the shortest walk to the state the model says it stands in, so that
-    one broken rule does not hide the edges behind it. ``record(violation, minimal)`` is told
-    each clause's first failure, shrunk within ``shrinking`` (per clause and in all);
-    ``stop()`` is asked before each sequence (the run is ending); ``progress(done, of)`` is
-    told every :data:`PROGRESS_EVERY` sequences."""
+    one broken rule does not hide the edges behind it. So does a sequence whose store took
+    another of the answers the model allows (a claim of another of the tasks tied first):
+    the walk stands in another state than the plan's, and the rest is led there again.
+    ``record(violation, minimal)`` is told each clause's first failure, shrunk within
+    ``shrinking`` (per clause and in all); ``stop()`` is asked before each sequence (the run
+    is ending); ``progress(done, of)`` is told every :data:`PROGRESS_EVERY` sequences."""
     t0 = time.perf_counter()
     model, options, capabilities = world.model, world.options, world.capabilities
     graph, the_plan = tour_of(scope, model, tuple(sorted(options.items())), capabilities)
@@ -163,9 +165,9 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
                 scope, world, candidate, f"t{number}" + (f"r{part}" if part else ""),
                 graph, sources)
             ran |= went
-            if violation is None:
+            if violation is None and made == len(candidate):
                 break
-            if violation.clause not in failed:
+            if violation is not None and violation.clause not in failed:
                 failed.add(violation.clause)
                 budget = _budget(shrinking.per_clause_s, shrink_left)
                 t1 = time.perf_counter()
@@ -177,7 +179,7 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
                     record(shrunk, minimal)
             passed = made - len(lead)  # the moves of the sequence made, the failing one too
             if passed <= 0:
-                break  # the lead itself failed: the rest cannot be reached
+                break  # the lead itself failed or went elsewhere: the rest cannot be reached
             start += passed
             lead = graph.paths[along[start - 1]] if start < len(sequence) else ()
             part += 1
@@ -209,7 +211,8 @@ def _on_store(scope: Scope, world: World, sequence: Sequence[str], prefix: str, 
     plan walked it; None: a shrunk sequence, whose edges are not counted), the violation that
     stopped it, if one did, and how many moves were made (the failing one included). A label
     that is no move from where the walk stands (in a shrunk sequence) ends it there with no
-    violation."""
+    violation; so does a move after which the walk stands in another abstract state than the
+    plan's (the store took another answer the model allows), that move counted."""
     own = world.fork(prefix) if scope.own_store else world
     h = Harness(own)
     tourist = StoreTourist(h)
@@ -228,6 +231,10 @@ def _on_store(scope: Scope, world: World, sequence: Sequence[str], prefix: str, 
                 edge = graph.edge_index.get((sources[n - 1], label))
                 if edge is not None:
                     ran.add(edge)
+                    target = graph.edges[edge].target
+                    if n < len(sequence) and graph.keys[target] != scope.abstract(driver,
+                                                                                  tourist):
+                        return ran, None, n
         return ran, None, len(sequence)
     finally:
         if scope.own_store:

@@ -87,7 +87,9 @@ class Scope(Protocol):
 @attrs.define
 class ModelTourist:
     """The model alone: its state, a clock, the owners killed; each call's decision (the
-    clause and the answer's code) is kept in ``decisions``."""
+    clause and the answer's code) is kept in ``decisions``. Where the model allows several
+    answers (:class:`~fencepost.model.base.OneOf`), the walk takes the first; a store that
+    takes another leads its walk elsewhere, and :func:`~.tour.run_tour` leads it back."""
 
     model: ContractModel
     options: Mapping[str, str]
@@ -101,9 +103,8 @@ class ModelTourist:
         ctx = Ctx(now=self.now, dead=self.dead, options=self.options,
                   capabilities=self.capabilities)
         step = self.model.step(self.state, op, ctx)
-        if isinstance(step, OneOf):
-            raise NotImplementedError(
-                f"the tour explores deterministic models; {op.name} has several answers")
+        if isinstance(step, OneOf):  # the first allowed answer (the store may take another)
+            step = step.options[0]
         assert isinstance(step, Step)
         self.state = step.state
         self.decisions.append((step.clause, step.outcome.code))
