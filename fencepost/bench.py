@@ -26,6 +26,9 @@ Four figures per contract (see :func:`run_bench`):
    :mod:`fencepost.bench_verdict`).
 7. **Campaign throughput**: seeds per minute of one campaign on 1 and 2 local worker
    processes and through a Dask scheduler with 2 workers (see :mod:`fencepost.bench_campaign`).
+8. **The transition tour**: per contract, the bounded graph's states and edges, and the tour
+   on memory and SQLite: sequences, store moves, edges run, seconds; and whether it catches
+   each faulty store whose bug needs a few specific steps (see :mod:`fencepost.bench_tour`).
 
 Example::
 
@@ -46,6 +49,7 @@ from typing import Any
 import attrs
 
 from fencepost.bench_campaign import CampaignRate, bench_campaign
+from fencepost.bench_tour import DeepRow, TourRow, bench_tour
 from fencepost.bench_verdict import VerdictTime, bench_verdicts, ceiling_rate
 from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
@@ -80,7 +84,7 @@ class Sizes:
     counts), history sizes and process counts, the checker's budget per partition, the seeds
     each mutant is run with, and how many of a contract's mutants
     (None: all); the wire protocol's calls; the seeds of each campaign (0: no campaign
-    section)."""
+    section); the transition tour's scope ("": no tour section)."""
 
     examples: int = 100
     steps: int = 50
@@ -94,11 +98,12 @@ class Sizes:
     verdict_mutants: int | None = 12
     verdict_bases: tuple[str, ...] = ("memory", "sqlite")
     campaign_seeds: int = 8
+    tour_scope: str = "full"
 
 
 FULL = Sizes()
 QUICK = Sizes(examples=25, steps=30, rounds=3, budget_s=2.0, seeds=2, wire_calls=500,
-              verdict_mutants=4, campaign_seeds=4)
+              verdict_mutants=4, campaign_seeds=4, tour_scope="ci")
 
 
 @attrs.frozen
@@ -210,6 +215,9 @@ class BenchResult:
     ceiling: Rate | None = None
     campaign: tuple[CampaignRate, ...] = ()
     """Section 7, for the first contract."""
+    tour: tuple[TourRow, ...] = ()
+    deep: tuple[DeepRow, ...] = ()
+    """Section 8: the transition tour and the faulty stores whose bug needs a few steps."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -507,6 +515,12 @@ def run_bench(
         name, sizes.verdict_bases, sizes.verdict_mutants, progress=progress)]
     campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
         if sizes.campaign_seeds > 0 else []
+    tours: list[TourRow] = []
+    deep: list[DeepRow] = []
+    for name in names if sizes.tour_scope else ():
+        rows, caught = bench_tour(name, sizes.tour_scope, progress)
+        tours += rows
+        deep += caught
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
                        tuple(detection), time.perf_counter() - started, tuple(wire),
-                       tuple(verdicts), ceiling, tuple(campaign))
+                       tuple(verdicts), ceiling, tuple(campaign), tuple(tours), tuple(deep))

@@ -30,6 +30,7 @@ def render(result: BenchResult) -> str:
     """Every table of ``result``, each with its target and how its figures were measured."""
     parts = [_machine(result), _overhead(result), _checker(result), _detection(result),
              _wire(result), _verdicts(result), *([_campaign(result)] if result.campaign else []),
+             *([_tour(result)] if result.tour else []),
              f"total wall time {result.seconds:.0f} s"]
     return "\n\n".join(parts)
 
@@ -74,6 +75,8 @@ def to_json(result: BenchResult) -> dict[str, Any]:
                         for v in summarize(result.verdicts)],
             "target": {"max_s": VERDICT_MAX_S, "median_s": VERDICT_MEDIAN_S}},
         "campaign": [{**attrs.asdict(c), "per_minute": c.per_minute} for c in result.campaign],
+        "tour": [attrs.asdict(t) for t in result.tour],
+        "deep": [attrs.asdict(d) for d in result.deep],
     }
 
 
@@ -182,6 +185,24 @@ def _campaign(result: BenchResult) -> str:
         "each: `fencepost campaign` from its start to its end, worker start-up included; the "
         "Dask scheduler and its 2 single-threaded workers run on loopback, started by the "
         "bench before the clock starts"
+    )
+
+
+def _tour(result: BenchResult) -> str:
+    rows = [(t.contract, t.scope, _STORE_TITLES.get(t.store, t.store), f"{t.states:,}",
+             f"{t.edges:,}", _num(t.made_s, 1), f"{t.sequences:,}", f"{t.moves:,}",
+             f"{t.run:,}", _num(t.seconds, 1), ", ".join(t.failed) or "-")
+            for t in result.tour]
+    headers = ["contract", "scope", "store", "states", "edges", "explore+plan s", "sequences",
+               "store moves", "edges run", "tour s", "failed"]
+    deep = [(d.contract, d.mutant, d.clause, "yes" if d.caught else "NO",
+             "-" if d.moves is None else d.moves, _num(d.seconds, 1)) for d in result.deep]
+    return (
+        f"Transition tour (scope {result.sizes.tour_scope}: every edge of the model's bounded "
+        f"graph run on the store, each answer and read-back compared)\n"
+        f"{_table(rows, headers, 'lllrrrrrrrl')}\n"
+        "Faulty stores whose bug needs a few specific steps, on the tour (memory)\n"
+        f"{_table(deep, ['contract', 'mutant', 'clause', 'caught', 'moves', 'seconds'], 'lllllr')}"
     )
 
 

@@ -1,0 +1,133 @@
+"""``fencepost bench``, section 8: the transition tour.
+
+Per contract that has a tour, its scope (``full``; ``ci`` at ``--quick``): the bounded graph's
+states and edges and the seconds to explore it and plan the tour (the model alone), then the
+tour run on the memory store and on SQLite (a temporary file): its sequences, the moves made
+on the store, the edges run and the seconds. And per faulty store whose bug needs a few
+specific steps (``adapters/<contract>/mutants/deep.py``): whether the tour caught it by its
+clause, in how many moves after shrinking, and the seconds to the catch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+import attrs
+
+from fencepost.model.base import options_with_defaults
+from fencepost.scenarios.harness import ClauseViolation
+from fencepost.scenarios.runner import drop_live, new_world, open_checked
+from fencepost.scenarios.said import Progress, Said
+from fencepost.scenarios.tour import run_tour
+from fencepost.scenarios.tour_graph import explore, plan
+
+from .adapter_spec import resolve_adapter
+from .mutants import mutant_factory
+from .registry import contract_named
+
+STORES = ("memory", "sqlite")
+
+
+@attrs.frozen
+class TourRow:
+    """One contract's tour on one store: the graph (``states``, ``edges``; ``made_s`` to
+    explore and plan it), the plan (``sequences``, ``moves``), and on the store the edges
+    ``run`` and the ``seconds`` (failed: the clauses a correct store failed, none expected)."""
+
+    contract: str
+    scope: str
+    store: str
+    states: int
+    edges: int
+    made_s: float
+    sequences: int
+    moves: int
+    run: int
+    seconds: float
+    failed: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class DeepRow:
+    """One faulty store whose bug needs a few steps: caught by its clause on the tour (memory),
+    the shrunk counterexample's moves and the seconds to the catch."""
+
+    contract: str
+    mutant: str
+    clause: str
+    caught: bool
+    moves: int | None
+    seconds: float
+
+
+def _capabilities(contract: Any, factory: Any) -> frozenset[str]:
+    world = new_world(contract.suite, factory)
+    try:
+        open_checked(contract.suite, world)
+        return world.capabilities
+    finally:
+        drop_live(world)
+
+
+def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
+          want: str | None = None) -> tuple[dict[str, ClauseViolation], Any, float]:
+    world = new_world(contract.suite, factory, options=options)
+    failed: dict[str, ClauseViolation] = {}
+
+    def record(v: ClauseViolation, _minimal: bool) -> None:
+        failed.setdefault(v.clause, v)
+
+    started = time.perf_counter()
+    try:
+        open_checked(contract.suite, world)
+        coverage = run_tour(scope, world, record=record, stop=lambda: want in failed)
+    finally:
+        drop_live(world)
+    return failed, coverage, time.perf_counter() - started
+
+
+def bench_tour(name: str, scope_name: str, progress: Progress
+               ) -> tuple[list[TourRow], list[DeepRow]]:
+    """Section 8 for contract ``name`` (nothing when it has no tour)."""
+    contract = contract_named(name)
+    scope = contract.suite.tours.get(scope_name)
+    if scope is None:
+        return [], []
+    rows = []
+    for store in STORES:
+        factory, _ = resolve_adapter(name, store)
+        capabilities = _capabilities(contract, factory)
+        options = options_with_defaults(contract.suite.model.choices, {},
+                                        contract.suite.model.settings)
+        progress(Said.of(f"tour/{name}", f"exploring the {scope_name} scope ({store}'s "
+                                         "capabilities)"))
+        started = time.perf_counter()
+        graph = explore(scope, contract.suite.model, options, capabilities)
+        the_plan = plan(graph, scope, contract.suite.model, options, capabilities)
+        made = time.perf_counter() - started
+        progress(Said.of(f"tour/{name}", f"the tour on {store}: {len(the_plan.sequences):,} "
+                                         "sequences"))
+        failed, coverage, seconds = _tour(contract, scope, factory)
+        rows.append(TourRow(name, scope.name, store, len(graph.keys), len(graph.edges), made,
+                            coverage.sequences, coverage.steps, coverage.run, seconds,
+                            tuple(sorted(failed))))
+    return rows, _deep(contract, scope, progress)
+
+
+def _deep(contract: Any, scope: Any, progress: Progress) -> list[DeepRow]:
+    try:
+        module = importlib.import_module(
+            f"fencepost.adapters.{contract.name.replace('-', '_')}.mutants.deep")
+    except ModuleNotFoundError:
+        return []
+    out = []
+    for mutant in module.DEEP:
+        progress(Said.of(f"tour/{contract.name}", f"the tour on {mutant.name}"))
+        failed, _, seconds = _tour(contract, scope, mutant_factory(contract, mutant, "memory"),
+                                   mutant.options, mutant.expected_clause)
+        found = failed.get(mutant.expected_clause)
+        out.append(DeepRow(contract.name, mutant.name, mutant.expected_clause, found is not None,
+                           None if found is None else len(found.trace), seconds))
+    return out
