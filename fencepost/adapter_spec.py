@@ -182,11 +182,11 @@ def mutant_store(contract: Contract, spec: str) -> tuple[Any, str]:
 
     name, _, base = spec[len(MUTANT):].partition("@")
     base = base or "memory"
-    by_name = {m.name: m for m in contract.mutants}
+    by_name = {m.name: m for m in (*contract.mutants, *contract.deep)}
     if name not in by_name:
         raise ConfigurationError(
             f"{contract.name} has no mutant {name!r} (see fencepost mutants "
-            f"{contract.name} for the {len(by_name)} there are)")
+            f"{contract.name} for the {len(contract.mutants)} there are)")
     if base not in BASES:
         raise ConfigurationError(f"{spec}: a mutant is built on {', '.join(BASES)}, "
                                  f"not {base!r}")

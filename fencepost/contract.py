@@ -49,7 +49,10 @@ class Contract:
       SQLAlchemy store, ``sql(url, store_class) -> factory`` (None: no SQL store, so no
       ``--adapter sqlite`` or URL);
     - ``mutants``: the mutants (:class:`~fencepost.adapters.mutants.base.Mutant`),
-      each caught by its clause (``fencepost mutants``).
+      each caught by its clause (``fencepost mutants``);
+    - ``deep``: mutants whose bug shows only after a few specific steps: caught by the
+      transition tour at every run (``--tour``), by the quick check at some seeds only; usable
+      as ``mutant:NAME`` like the others.
     """
 
     name: str
@@ -61,6 +64,7 @@ class Contract:
     sql: Callable[[str, type], Factory] | None = None
     sql_store: type | None = None
     mutants: tuple[Mutant, ...] = ()
+    deep: tuple[Mutant, ...] = ()
 
     @property
     def clauses(self) -> Catalogue:
@@ -117,7 +121,7 @@ class Contract:
 
     def mutant(self, name: str) -> Mutant:
         """The mutant ``name``."""
-        for m in self.mutants:
+        for m in (*self.mutants, *self.deep):
             if m.name == name:
                 return m
         raise KeyError(name)

@@ -11,6 +11,7 @@ def adk_ledger() -> Contract:
     """erlang_adk's durable invocation ledger."""
     from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
     from fencepost.adapters.adk_ledger.mutants import MUTANTS
+    from fencepost.adapters.adk_ledger.mutants.deep import DEEP
     from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
     from fencepost.scenarios.adk_ledger.suite import SUITE
     from fencepost.spec import adk_ledger as spec
@@ -22,7 +23,7 @@ def adk_ledger() -> Contract:
         spec=spec, suite=SUITE,
         memory=MemoryLedgerFactory, memory_store=MemoryLedger,
         sql=SqlLedgerFactory, sql_store=SqlLedger,
-        mutants=tuple(MUTANTS),
+        mutants=tuple(MUTANTS), deep=DEEP,
     )
 
 
