@@ -17,6 +17,7 @@ import attrs
 import pytest
 
 from fencepost.adapter_spec import resolve_adapter
+from fencepost.api import check
 from fencepost.adapters.adk_ledger.mutants import MUTANTS
 from fencepost.adapters.adk_ledger.mutants.deep import DEEP
 from fencepost.model.base import options_with_defaults
@@ -215,3 +216,11 @@ def test_the_graph_and_plan_are_made_once_per_process() -> None:
     assert tour_of(CI, SUITE.model, options, key[1]) is not None
     first = tour_of(CI, SUITE.model, options, key[1])
     assert tour_of(CI, SUITE.model, options, key[1])[1] is first[1]
+
+
+def test_a_deep_mutant_is_an_adapter_spec_and_the_tour_catches_it_in_a_whole_check() -> None:
+    report = check("adk-ledger", "mutant:steady_owner_boundary_slack", seed=1, concurrency=0,
+                   tour="ci")
+    failed = {v.clause.id: v for v in report.verdicts if v.status == "fail"}
+    assert "ADK-LEASE-001" in failed
+    assert report.tour is not None and report.tour.finished
