@@ -128,10 +128,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "counterexample, and all of them (default: the profile's, quick 3/10, "
                         "standard 20/120, thorough none); 'none' for no limit. One cut short "
                         "is still a failure, marked not minimal")
-    p.add_argument("--tour", nargs="?", const="full", metavar="SCOPE",
-                   help="also run the transition tour: every edge of the model's bounded state "
-                        "graph, run on the store (SCOPE full, the default, or ci: smaller; "
-                        "none: no tour, even at the thorough profile)")
     p.add_argument("--no-shrink", action="store_true",
                    help="report each broken clause's first counterexample at once, unshrunk "
                         "(as --shrink-budget 0)")

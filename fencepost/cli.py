@@ -394,6 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("contract",
                    help="a contract's name (fencepost list shows them)")
     arguments.add_run_options(p)
+    p.add_argument("--tour", nargs="?", const="full", metavar="SCOPE",
+                   help="also run the transition tour: every edge of the model's bounded state "
+                        "graph, run on the store, the same at every seed (SCOPE full, the "
+                        "default, or ci: smaller; none: no tour)")
     p.add_argument("--seed", type=int, default=None, help="replay a run (default: random)")
     p.add_argument("--require", action="append", default=[], metavar="CAP",
                    help="the store must declare capability CAP (repeatable): a store without "
