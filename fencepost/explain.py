@@ -10,6 +10,7 @@ contract's declaration; nothing here is typed in twice.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import re
 import textwrap
@@ -17,7 +18,9 @@ from collections.abc import Iterator
 
 import attrs
 
+from fencepost.model.base import options_with_defaults
 from fencepost.scenarios.kinds import kind, kind_of
+from fencepost.scenarios.tour import tour_of
 from fencepost.spec.clauses import Choice, Clause, Situation
 
 from .contract import Contract
@@ -105,6 +108,12 @@ def _clause_lines(contract: Contract, clause: Clause) -> Iterator[str]:
         found = kind(kind_of(check))
         what = found.summary if found is not None and found.summary else "a check"
         yield from _wrap(f"- {check}: {what}", "  ", "      ")
+    tour = kind("tour")
+    edges = tour_edges(contract).get(clause.id, 0)
+    if tour is not None and edges:
+        yield from _wrap(f"- tour (with --tour {'/'.join(contract.suite.tours)}; {edges:,} "
+                         f"edges of the smallest scope decide it): {tour.summary}", "  ",
+                         "      ")
     choices = _choices_of(contract, clause)
     yield "options that change it:" if choices else "options that change it: none"
     for choice in choices:
@@ -116,6 +125,31 @@ def _clause_lines(contract: Contract, clause: Clause) -> Iterator[str]:
         runs = "/".join(m.bases)
         under = "".join(f" {k}={v}" for k, v in sorted(m.options.items()))
         yield from _wrap(f"- {m.name} [{runs}{under}]: {m.bug}", "  ", "      ")
+    deep = [m for m in contract.deep if m.expected_clause == clause.id]
+    if deep:
+        yield f"deep mutants, caught by the tour at every run ({len(deep)}):"
+    for m in deep:
+        yield from _wrap(f"- {m.name}: {m.bug}", "  ", "      ")
+
+
+def tour_edges(contract: Contract) -> dict[str, int]:
+    """Clause id -> the edges of the contract's smallest tour scope (its last) whose decision
+    names it, for a store with every capability, under the default options (none when the
+    contract has no tour)."""
+    return _tour_edges(contract.name)
+
+
+@functools.cache
+def _tour_edges(name: str) -> dict[str, int]:
+    contract = contract_named(name)
+    if not contract.suite.tours:
+        return {}
+    scope = list(contract.suite.tours.values())[-1]
+    model = contract.suite.model
+    options = options_with_defaults(model.choices, {}, model.settings)
+    graph, _ = tour_of(scope, model, tuple(sorted(options.items())),
+                       frozenset(contract.spec.CAPABILITIES))
+    return graph.clause_edges()
 
 
 def _choices_of(contract: Contract, clause: Clause) -> list[Choice]:
