@@ -74,3 +74,18 @@ def test_a_missing_toolchain_skips_but_fails_under_ci(monkeypatch: pytest.Monkey
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception, match="Nothing is not installed"):
         require_program("no-such-program", "Nothing")
+
+
+@pytest.mark.long
+def test_the_erlang_example_passes_the_transition_tour() -> None:
+    # The ci scope without deaths (every edge of it through the wire: about 6,600 moves); the
+    # whole ci scope passes too (19,624 edges), measured by hand: three minutes on a loaded
+    # machine.
+    from test_tour import SERVER, _tour
+
+    from fencepost.adapter_spec import resolve_adapter
+
+    factory, _ = resolve_adapter("adk-ledger", adapter("adk-ledger"))
+    failed, coverage = _tour(factory, SERVER)
+    assert failed == {}
+    assert coverage.finished and coverage.run == coverage.edges > 1000

@@ -9,9 +9,10 @@ finish (completed) presenting the record's current token, each coordinator's las
 before, or a forged one; renew for 1 ms, and finish in each other finish phase and in an
 invalid one (running; under ``finish_phases=any`` also ready, the empty phase and one of the
 caller's own), with the current token; under ``empty_strings=accepted`` a claim with the
-empty token; the clock one ms on, and to each running record's lease end -1, 0 and +1 ms; with
-``owner_liveness`` a coordinator dies; with ``durable`` the store is reopened; and with
-``edges`` every call with an argument at its edge (:mod:`.edges`) on the first invocation.
+empty token; the clock one ms on, and to each running record's lease end -1, 0 and +1 ms;
+with ``owner_liveness`` (and ``deaths``) a coordinator dies; with ``durable`` the store is
+reopened; and with ``edges`` every call with an argument at its edge (:mod:`.edges`) on the
+first invocation.
 
 **Abstraction.** A state is, per invocation: absent, or its phase; when running, which
 coordinator holds it and whether its token is that coordinator's last, the one before or an
@@ -82,6 +83,7 @@ class AdkScope:
     claim_lease: int = 2
     renew_lease: int = 3
     edges: bool = True
+    deaths: bool = True
     own_store: bool = False
 
     @property
@@ -91,6 +93,7 @@ class AdkScope:
                 f"last and the one before, a forged one; leases {self.claim_lease} ms "
                 f"(claim) and {self.renew_lease} ms (renew, checkpoint); the clock +1 ms and "
                 "to each lease end -1/0/+1 ms"
+                + ("" if self.deaths else "; no coordinator dies")
                 + ("; every argument at its edge" if self.edges else ""))
 
     def start(self, prefix: str) -> Driver:
@@ -142,7 +145,7 @@ class AdkScope:
                 if rec.lease_until + delta > t.now:
                     out.append(Move(f"the clock to i{i}'s lease end{' ' + said if said else ''}",
                                     _to_lease_end(i, delta)))
-        if "owner_liveness" in t.capabilities:
+        if self.deaths and "owner_liveness" in t.capabilities:
             out += [Move(f"{name} dies", _kill(c)) for c, name in enumerate(COORDINATORS)
                     if driver.owner(c) not in t.dead]
         if "durable" in t.capabilities:
