@@ -17,7 +17,8 @@ first invocation.
 **Abstraction.** A state is, per invocation: absent, or its phase; when running, which
 coordinator holds it and whether its token is that coordinator's last, the one before or an
 older one, and its lease's end relative to now (``-1`` for any end already passed by more than
-a ms); per coordinator and invocation, how many tokens it has (0, 1, 2 or more); which
+a ms) and whether it is the empty token; per coordinator and invocation, how many tokens it has
+(0, 1, 2 or more), and how far back c0's empty token is among its own, if it has one; which
 coordinators are dead. Revisions, timestamps, metadata, checkpoints and outcomes are left out:
 no guard reads them (the model's decisions come from the phase, the token, the lease end
 against now and the owner's liveness alone, model/adk_ledger/steps.py ``_claim``,
