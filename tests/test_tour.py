@@ -209,7 +209,8 @@ def test_check_with_the_tour_reports_its_coverage(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "said"), [
     (("adk-ledger", "--tour", "nowhere"),
      "fencepost: error: --tour: adk-ledger has no tour scope 'nowhere'; use full, ci"),
-    (("snodo-tasks", "--tour"), "fencepost: error: --tour: snodo-tasks has no transition tour"),
+    (("ledgence-tasks", "--tour"),
+     "fencepost: error: --tour: ledgence-tasks has no transition tour"),
 ])
 def test_a_tour_that_does_not_exist_is_one_line_and_exit_2(args: tuple[str, ...], said: str,
                                                            tmp_path: Path) -> None:

@@ -1,0 +1,248 @@
+"""The snodo-tasks transition tour (fencepost.scenarios.snodo_tasks.tour): its abstraction is
+sound, its plan runs every edge and is the same on every run, correct stores pass it, and every
+built-in faulty store whose bug lies within its scope is caught by it alone (the ones outside
+are listed with the reason)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import pytest
+
+from fencepost.adapter_spec import resolve_adapter
+from fencepost.adapters.snodo_tasks.mutants import MUTANTS
+from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
+from fencepost.model.base import options_with_defaults
+from fencepost.mutants import mutant_factory
+from fencepost.registry import contract_named
+from fencepost.scenarios.harness import ClauseViolation
+from fencepost.scenarios.runner import drop_live, new_world, open_checked
+from fencepost.scenarios.snodo_tasks.tour import SnodoScope
+from fencepost.scenarios.snodo_tasks.tour_calls import Driver
+from fencepost.scenarios.tour import TourCoverage, run_tour
+from fencepost.scenarios.tour_graph import LONGEST, NEAR, Tourist, Unsound, explore, plan
+
+SNODO = contract_named("snodo-tasks")
+SUITE = SNODO.suite
+CI = SUITE.tours["ci"]
+EDGES = SnodoScope(name="snodo-tasks (ci, argument edges)")
+"""The ci scope with every argument at its edge (the full scope's edges, on one task)."""
+MEMORY_CAPABILITIES = frozenset({"durable", "concurrency"})
+
+RACE = "a race between two calls: the tour makes one call at a time (the race checks and the " \
+       "concurrent run catch it)"
+INJECTED = "a backend failure the fault checks inject: the tour injects none"
+CAPACITY = "a capacity limit: the tour runs under the run's settings (no limit); the " \
+           "scripted capacity checks set their own"
+TTL = "a TTL and reaping: the named scopes' tasks have none (a TTL multiplies the graph over " \
+      "thirtyfold; SnodoScope(ttl=...) has it); the scripted ttl checks catch it"
+VALUES = "value fidelity: the tour sends plain values; the scripted value checks send what a " \
+         "lossy store changes"
+OUTSIDE = {
+    "claim_select_then_update": RACE,
+    "claim_race_in_history": RACE,
+    "revision_checked_outside_write": RACE,
+    "capacity_outside_transaction": RACE,
+    "max_tasks_counts_active_only": CAPACITY,
+    "scope_limit_counts_every_scope": CAPACITY,
+    "max_tasks_off_by_one": CAPACITY,
+    "get_ignores_ttl": TTL,
+    "reaps_one_ms_early": TTL,
+    "claim_hides_expired_tasks": TTL,
+    "reap_leaves_seen_events": TTL,
+    "requests_see_the_ttls_last_ms": TTL,
+    "accepts_other_stores_accesses": "a value another store minted: the tour walks one store",
+    "lease_names_the_task": "a lease presented for another existing task: only the full "
+                            "scope has the second task (the bench's; too large for a test)",
+    "capacity_checked_before_exists": CAPACITY,
+    "exists_checked_before_capacity": CAPACITY,
+    "reaps_in_expiry_order": TTL,
+    "reaps_in_id_order": TTL,
+    "claim_next_ignores_retry_among_several": "several tasks due at once: only the full "
+                                              "scope has a second task",
+    "partial_responses_resume": "two input keys open at once: the named scopes request one "
+                                "key (SnodoScope(keys=('q0', 'q1')) has two)",
+    "empty_tenant_is_no_tenant": "a task of no tenant and the empty tenant's access: the "
+                                 "tour's tasks are one tenant's",
+    "identity_per_process": "a restart of the process: the tour reopens the store in the "
+                            "same process (the scripted durable checks restart it)",
+}
+"""The snodo-tasks mutants whose bug lies outside the tour's scope, and why (the fault
+injection, flaky-backend and value-fidelity mutants are added below by their module)."""
+OTHER_CLAUSE = {
+    "renewal_moves_same_expiry": "SNODO-LEASE-003",
+    "row_read_before_authority": "SNODO-AUTH-001",
+}
+"""Mutants the tour catches by another clause their bug also breaks: a renewal to the same
+expiry moved 1 us keeps the claim live in the old expiry's ms (SNODO-LEASE-003; the tour
+presents the lease the renewal handed back, not the value renewed); under authority_first the
+other tenant's get-access cancelling is refused for its action before the task is read (the
+model names SNODO-AUTH-001 for that refusal)."""
+ON_EDGES = {"empty_id_read_refused", "task_validated_first"}
+"""Mutants whose bug only an argument edge shows (the get of the empty task id, an invalid
+task created over an existing one)."""
+ARGUMENT_EDGES = {"SNODO-ARG-001", "SNODO-ARG-002", "SNODO-ARG-003", "SNODO-ARG-004",
+                  "SNODO-ARG-005", "SNODO-ARG-006", "SNODO-ARG-007"}
+"""Clauses only the scopes with argument edges reach."""
+
+
+def _outside() -> dict[str, str]:
+    """:data:`OUTSIDE`, and every mutant of the shared fault, flaky and value modules."""
+    from fencepost.adapters.mutants import db_failures, flaky
+    from fencepost.adapters.snodo_tasks.mutants import values
+
+    found = dict(OUTSIDE)
+    found.update({m.name: INJECTED for m in db_failures.SNODO_TASKS})
+    found.update({m.name: INJECTED for m in flaky.SNODO_TASKS})
+    found.update({m.name: VALUES for m in values.MUTANTS})
+    return found
+
+
+ALL_OUTSIDE = _outside()
+
+
+def _tour(factory: Any, scope: Any = CI, options: Mapping[str, str] | None = None,
+          want: str | None = None, sequences: int | None = None
+          ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
+    """The tour of ``scope`` on the store ``factory`` makes: the first failure of each clause,
+    and the coverage (stopping once ``want`` failed, or after ``sequences``)."""
+    world = new_world(SUITE, factory, options=options)
+    failed: dict[str, ClauseViolation] = {}
+    asked = [0]
+
+    def record(v: ClauseViolation, _minimal: bool) -> None:
+        failed.setdefault(v.clause, v)
+
+    def stop() -> bool:
+        asked[0] += 1
+        return want in failed or (sequences is not None and asked[0] > sequences)
+
+    try:
+        open_checked(SUITE, world)
+        coverage = run_tour(scope, world, record=record, stop=stop)
+    finally:
+        drop_live(world)
+    return failed, coverage
+
+
+def _options(**given: str) -> dict[str, str]:
+    return options_with_defaults(SUITE.model.choices, given, SUITE.model.settings)
+
+
+def test_the_abstraction_is_sound_on_the_ci_scope() -> None:
+    graph = explore(CI, SUITE.model, _options(), MEMORY_CAPABILITIES, verify=True)
+    assert graph.complete
+    assert len(graph.keys) > 400 and len(graph.edges) > 20 * len(graph.keys)
+
+
+SMALL = SnodoScope(name="snodo-tasks (one worker)", edges=False, workers=1)
+"""The ci scope with w0 alone: the readings' graphs at a third of the size."""
+READINGS = [("same_expiry_renewal", "successor"), ("committed_at_step", "microsecond"),
+            ("transition_check_order", "authority_first"),
+            ("forged_request_authority", "not_found")]
+"""The readings the ci scope's moves meet (a renewal to the claim's own expiry, an event at a
+still clock, a transition refused by its authority, a forged request authority); the others'
+points (capacity, reap order, an invalid task) lie outside its moves, and their graphs are the
+default's."""
+
+
+@pytest.mark.parametrize(("name", "reading"), READINGS)
+def test_the_abstraction_is_sound_under_every_reading_it_meets(name: str, reading: str
+                                                                ) -> None:
+    graph = explore(SMALL, SUITE.model, _options(**{name: reading}), frozenset(), verify=True)
+    assert graph.complete
+
+
+@attrs.frozen(eq=False)
+class ForgetsTheClaimExpiry(SnodoScope):
+    """An abstraction that leaves the claim's expiry out: unsound (claims and leases decide
+    by it)."""
+
+    def abstract(self, driver: Driver, t: Tourist) -> Any:
+        tasks, leases, events = super().abstract(driver, t)
+        return tuple(None if k is None else (*k[:-1], k[-1] and k[-1][0]) for k in tasks), \
+            leases, events
+
+
+def test_the_soundness_check_finds_a_merge_that_changes_a_decision() -> None:
+    with pytest.raises(Unsound, match="decides|leads to|different moves"):
+        explore(ForgetsTheClaimExpiry(edges=False, workers=1), SUITE.model, _options(),
+                frozenset(), verify=True)
+
+
+def test_the_plan_runs_every_edge_and_is_the_same_on_every_run() -> None:
+    options = _options()
+    graph = explore(CI, SUITE.model, options, MEMORY_CAPABILITIES)
+    first = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
+    again = plan(explore(CI, SUITE.model, options, MEMORY_CAPABILITIES), CI, SUITE.model,
+                 options, MEMORY_CAPABILITIES)
+    assert first.covered == frozenset(range(len(graph.edges)))
+    assert first.sequences == again.sequences
+    assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
+    for sequence, states in zip(first.sequences, first.states, strict=True):
+        assert graph.walk(sequence)[1:] == list(states)
+
+
+def test_no_label_names_an_id_or_a_time() -> None:
+    graph = explore(EDGES, SUITE.model, _options(), MEMORY_CAPABILITIES, max_states=50)
+    labels = {e.label for e in graph.edges}
+    # the walk's ids are "t-k0", "t-e3", "L2" ...; a label names roles (k0, w0's last lease)
+    assert labels and not any(word.startswith(("t-", "L")) and word[-1].isdigit()
+                              for label in labels for word in label.split())
+
+
+def test_a_correct_store_passes_the_whole_tour() -> None:
+    factory, _ = resolve_adapter("snodo-tasks", "memory")
+    failed, coverage = _tour(factory)
+    assert failed == {}
+    assert coverage.finished and coverage.run == coverage.edges == coverage.planned
+    assert coverage.clauses and all(run == n for n, run in coverage.clauses.values())
+
+
+SQL_SEQUENCES = 120
+"""How many of the ci tour's sequences a SQL store runs here: the whole tour (about 31,000
+store steps, each sequence on a database of its own) takes minutes on SQLite and PostgreSQL;
+``fencepost check snodo-tasks --tour ci`` and the bench run all of it."""
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("adapter", ["sqlite", "postgresql"])
+def test_a_correct_sql_store_passes_the_tours_first_sequences(
+        adapter: str, request: pytest.FixtureRequest) -> None:
+    spec = request.getfixturevalue("pg_url") if adapter == "postgresql" else adapter
+    factory, _ = resolve_adapter("snodo-tasks", spec)
+    failed, coverage = _tour(factory, sequences=SQL_SEQUENCES)
+    assert failed == {}
+    assert not coverage.finished and coverage.stopped.startswith(
+        f"the run ended after {SQL_SEQUENCES} of")  # it says how far it got
+    assert 0 < coverage.run < coverage.edges
+
+
+WITHIN = [m.name for m in MUTANTS if m.name not in ALL_OUTSIDE]
+
+
+@pytest.mark.parametrize("name", WITHIN)
+def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
+    mutant = next(m for m in MUTANTS if m.name == name)
+    want = OTHER_CLAUSE.get(name, mutant.expected_clause)
+    scope = EDGES if want in ARGUMENT_EDGES or name in ON_EDGES else CI
+    failed, _ = _tour(mutant_factory(SNODO, mutant, "memory"), scope, mutant.options, want)
+    assert want in failed, f"{name} escaped the tour; it failed {sorted(failed)}"
+    assert failed[want].trace, "a failure comes with its steps"
+
+
+def test_the_mutants_outside_the_scope_are_mutants() -> None:
+    names = {m.name for m in MUTANTS}
+    assert set(ALL_OUTSIDE) <= names and set(OTHER_CLAUSE) | ON_EDGES <= names
+
+
+@pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
+def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
+    failed, _ = _tour(mutant_factory(SNODO, mutant, "memory"), CI, mutant.options,
+                      mutant.expected_clause)
+    assert mutant.expected_clause in failed
+    # shrunk: the steps that show it (accesses authorized on the way, the create, the claim,
+    # ... and the failing call) and no more
+    assert 4 <= len(failed[mutant.expected_clause].trace) <= 12
