@@ -8,7 +8,8 @@ from .faults import FAULTS
 from .machine import machine_for
 from .races import RACES
 from .scripted import SCENARIOS
+from .tour import SCOPES
 from .workload import workload
 
 SUITE = Suite.of(spec, MODEL, machine_for, SCENARIOS, RACES, workload=workload,
-                 faults=FAULTS)
+                 faults=FAULTS, tours=SCOPES)
