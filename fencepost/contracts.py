@@ -31,6 +31,7 @@ def snodo_tasks() -> Contract:
     """snodo's Tasks store."""
     from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
     from fencepost.adapters.snodo_tasks.mutants import MUTANTS
+    from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
     from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
     from fencepost.scenarios.snodo_tasks.suite import SUITE
     from fencepost.spec import snodo_tasks as spec
@@ -42,7 +43,7 @@ def snodo_tasks() -> Contract:
         spec=spec, suite=SUITE,
         memory=MemoryTasksFactory, memory_store=MemoryTasks,
         sql=SqlTasksFactory, sql_store=SqlTasks,
-        mutants=tuple(MUTANTS),
+        mutants=tuple(MUTANTS), deep=DEEP,
     )
 
 
@@ -50,6 +51,7 @@ def ledgence_tasks() -> Contract:
     """ledgence's TaskStore and RecoveryStore."""
     from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
     from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
+    from fencepost.adapters.ledgence_tasks.mutants.deep import DEEP
     from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
     from fencepost.scenarios.ledgence_tasks.suite import SUITE
     from fencepost.spec import ledgence_tasks as spec
@@ -61,5 +63,5 @@ def ledgence_tasks() -> Contract:
         spec=spec, suite=SUITE,
         memory=MemoryLedgenceFactory, memory_store=MemoryLedgence,
         sql=SqlLedgenceFactory, sql_store=SqlLedgence,
-        mutants=tuple(MUTANTS),
+        mutants=tuple(MUTANTS), deep=DEEP,
     )
