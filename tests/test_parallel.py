@@ -92,7 +92,7 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:
     suite = contract_named("ledgence-tasks").suite
     kinds = [kind for part in parts_of(suite) for kind in part]
-    assert kinds == ["scenario", "fault", "machine",
+    assert kinds == ["scenario", "fault", "machine", "tour",
                      *(f"race:{name}" for name in suite.races), "concurrent"]
 
 
