@@ -191,15 +191,18 @@ def _campaign(result: BenchResult) -> str:
 def _tour(result: BenchResult) -> str:
     rows = [(t.contract, t.scope, _STORE_TITLES.get(t.store, t.store), f"{t.states:,}",
              f"{t.edges:,}", _num(t.made_s, 1), f"{t.sequences:,}", f"{t.moves:,}",
-             f"{t.run:,}", _num(t.seconds, 1), ", ".join(t.failed) or "-")
+             f"{t.run:,}" if t.finished else f"{t.run:,} (stopped)", _num(t.seconds, 1),
+             ", ".join(t.failed) or "-")
             for t in result.tour]
     headers = ["contract", "scope", "store", "states", "edges", "explore+plan s", "sequences",
                "store moves", "edges run", "tour s", "failed"]
     deep = [(d.contract, d.mutant, d.clause, "yes" if d.caught else "NO",
              "-" if d.moves is None else d.moves, _num(d.seconds, 1)) for d in result.deep]
+    limit = result.sizes.tour_sequences
+    short = "" if limit is None else f"; each run stopped after {limit:,} sequences"
     return (
         f"Transition tour (scope {result.sizes.tour_scope}: every edge of the model's bounded "
-        f"graph run on the store, each answer and read-back compared)\n"
+        f"graph run on the store, each answer and read-back compared{short})\n"
         f"{_table(rows, headers, 'lllrrrrrrrl')}\n"
         "Faulty stores whose bug needs a few specific steps, on the tour (memory)\n"
         f"{_table(deep, ['contract', 'mutant', 'clause', 'caught', 'moves', 'seconds'], 'lllllr')}"

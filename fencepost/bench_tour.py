@@ -34,7 +34,8 @@ STORES = ("memory", "sqlite")
 class TourRow:
     """One contract's tour on one store: the graph (``states``, ``edges``; ``made_s`` to
     explore and plan it), the plan (``sequences``, ``moves``), and on the store the edges
-    ``run`` and the ``seconds`` (failed: the clauses a correct store failed, none expected)."""
+    ``run`` and the ``seconds`` (failed: the clauses a correct store failed, none expected;
+    ``finished`` False: the run stopped at the bench's sequence limit)."""
 
     contract: str
     scope: str
@@ -47,6 +48,7 @@ class TourRow:
     run: int
     seconds: float
     failed: tuple[str, ...] = ()
+    finished: bool = True
 
 
 @attrs.frozen
@@ -72,9 +74,17 @@ def _capabilities(contract: Any, factory: Any) -> frozenset[str]:
 
 
 def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
-          want: str | None = None) -> tuple[dict[str, ClauseViolation], Any, float]:
+          want: str | None = None, sequences: int | None = None
+          ) -> tuple[dict[str, ClauseViolation], Any, float]:
+    """The tour on ``factory``'s store: the first failure of each clause, the coverage and the
+    seconds (stopping once ``want`` failed, or after ``sequences``)."""
     world = new_world(contract.suite, factory, options=options)
     failed: dict[str, ClauseViolation] = {}
+    asked = [0]
+
+    def stop() -> bool:
+        asked[0] += 1
+        return want in failed or (sequences is not None and asked[0] > sequences)
 
     def record(v: ClauseViolation, _minimal: bool) -> None:
         failed.setdefault(v.clause, v)
@@ -82,15 +92,16 @@ def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
     started = time.perf_counter()
     try:
         open_checked(contract.suite, world)
-        coverage = run_tour(scope, world, record=record, stop=lambda: want in failed)
+        coverage = run_tour(scope, world, record=record, stop=stop)
     finally:
         drop_live(world)
     return failed, coverage, time.perf_counter() - started
 
 
-def bench_tour(name: str, scope_name: str, progress: Progress
+def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | None = None
                ) -> tuple[list[TourRow], list[DeepRow]]:
-    """Section 8 for contract ``name`` (nothing when it has no tour)."""
+    """Section 8 for contract ``name`` (nothing when it has no tour), each tour on a correct
+    store stopped after ``sequences`` (None: all)."""
     contract = contract_named(name)
     scope = contract.suite.tours.get(scope_name)
     if scope is None:
@@ -109,10 +120,10 @@ def bench_tour(name: str, scope_name: str, progress: Progress
         made = time.perf_counter() - started
         progress(Said.of(f"tour/{name}", f"the tour on {store}: {len(the_plan.sequences):,} "
                                          "sequences"))
-        failed, coverage, seconds = _tour(contract, scope, factory)
+        failed, coverage, seconds = _tour(contract, scope, factory, sequences=sequences)
         rows.append(TourRow(name, scope.name, store, len(graph.keys), len(graph.edges), made,
                             coverage.sequences, coverage.steps, coverage.run, seconds,
-                            tuple(sorted(failed))))
+                            tuple(sorted(failed)), coverage.finished))
     return rows, _deep(contract, scope, progress)
 
 
