@@ -20,7 +20,8 @@ from fencepost.model.base import options_with_defaults
 from fencepost.scenarios.harness import ClauseViolation
 from fencepost.scenarios.runner import drop_live, new_world, open_checked
 from fencepost.scenarios.said import Progress, Said
-from fencepost.scenarios.tour import run_tour
+from fencepost.scenarios.tour_alone import tour_alone
+from fencepost.scenarios.tour_coverage import TourCoverage
 from fencepost.scenarios.tour_graph import explore, plan
 
 from .adapter_spec import resolve_adapter
@@ -75,26 +76,11 @@ def _capabilities(contract: Any, factory: Any) -> frozenset[str]:
 
 def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
           want: str | None = None, sequences: int | None = None
-          ) -> tuple[dict[str, ClauseViolation], Any, float]:
-    """The tour on ``factory``'s store: the first failure of each clause, the coverage and the
-    seconds (stopping once ``want`` failed, or after ``sequences``)."""
-    world = new_world(contract.suite, factory, options=options)
-    failed: dict[str, ClauseViolation] = {}
-    asked = [0]
-
-    def stop() -> bool:
-        asked[0] += 1
-        return want in failed or (sequences is not None and asked[0] > sequences)
-
-    def record(v: ClauseViolation, _minimal: bool) -> None:
-        failed.setdefault(v.clause, v)
-
+          ) -> tuple[dict[str, ClauseViolation], TourCoverage, float]:
+    """:func:`tour_alone` and the seconds it took."""
     started = time.perf_counter()
-    try:
-        open_checked(contract.suite, world)
-        coverage = run_tour(scope, world, record=record, stop=stop)
-    finally:
-        drop_live(world)
+    failed, coverage = tour_alone(contract.suite, factory, scope, options=options, want=want,
+                                  sequences=sequences)
     return failed, coverage, time.perf_counter() - started
 
 

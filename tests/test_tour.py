@@ -9,26 +9,33 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from tourkit import (
+    FLAKY,
+    INJECTED,
+    RACE,
+    assert_caught,
+    assert_caught_and_shrunk,
+    assert_outside_names_mutants,
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run,
+    assert_the_whole_tour_passed,
+    defaults,
+    store,
+    tour,
+)
 
-from fencepost.adapter_spec import resolve_adapter
 from fencepost.adapters.adk_ledger.mutants import MUTANTS
 from fencepost.adapters.adk_ledger.mutants.deep import DEEP
 from fencepost.api import check
-from fencepost.model.base import options_with_defaults
-from fencepost.mutants import mutant_factory
 from fencepost.registry import contract_named
 from fencepost.reports.json_report import report_from_json
 from fencepost.scenarios.adk_ledger.tour import AdkScope, Driver
-from fencepost.scenarios.harness import ClauseViolation
-from fencepost.scenarios.runner import drop_live, new_world, open_checked
-from fencepost.scenarios.tour import TourCoverage, run_tour, tour_of
-from fencepost.scenarios.tour_graph import LONGEST, NEAR, Tourist, Unsound, explore, plan
+from fencepost.scenarios.tour import tour_of
+from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 ADK = contract_named("adk-ledger")
 SUITE = ADK.suite
@@ -36,18 +43,14 @@ CI = SUITE.tours["ci"]
 FULL = SUITE.tours["full"]
 MEMORY_CAPABILITIES = frozenset({"durable", "owner_liveness", "concurrency"})
 
-RACE = "a race between two calls: the tour makes one call at a time (the race checks and the " \
-       "concurrent run catch it)"
 ABSOLUTE_TIME = "a time at or below 0: the tour's clock starts at 1,000,000 ms and only moves " \
                 "forward (the scripted argument checks send those times)"
-INJECTED = "a backend failure the fault checks inject: the tour injects none"
 OUTSIDE_ADK = {
     "create_check_then_insert": RACE,
     "claim_select_then_update": RACE,
     "claim_race_in_history": RACE,
     "renew_read_then_write": RACE,
-    "flaky_backend": "a backend that fails at random: judged by the concurrent run's history, "
-                     "where faulted calls are allowed",
+    "flaky_backend": FLAKY,
     "values_through_json": "value fidelity: the tour sends the kit's plain metadata and "
                            "checkpoints; the scripted value checks send what a JSON store loses",
     "create_accepts_empty_id": "the create of the empty id: no walk's prefix can own it, so it "
@@ -67,26 +70,8 @@ ARGUMENT_EDGES = {"ADK-ARG-002", "ADK-ARG-003", "ADK-ARG-004", "ADK-ARG-005"}
 """Clauses only the full scope reaches (its argument-edge moves; the ci scope has none)."""
 
 
-def _tour(factory: Any, scope: Any = CI, options: Mapping[str, str] | None = None,
-          want: str | None = None) -> tuple[dict[str, ClauseViolation], TourCoverage]:
-    """The tour of ``scope`` on the store ``factory`` makes: the first failure of each clause,
-    and the coverage (stopping once ``want`` failed)."""
-    world = new_world(SUITE, factory, options=options)
-    failed: dict[str, ClauseViolation] = {}
-
-    def record(v: ClauseViolation, _minimal: bool) -> None:
-        failed.setdefault(v.clause, v)
-
-    try:
-        open_checked(SUITE, world)
-        coverage = run_tour(scope, world, record=record, stop=lambda: want in failed)
-    finally:
-        drop_live(world)
-    return failed, coverage
-
-
 def _options(**given: str) -> dict[str, str]:
-    return options_with_defaults(SUITE.model.choices, given, SUITE.model.settings)
+    return defaults(SUITE, **given)
 
 
 def test_the_abstraction_is_sound_on_the_ci_scope() -> None:
@@ -121,17 +106,7 @@ def test_the_soundness_check_finds_a_merge_that_changes_a_decision() -> None:
 
 
 def test_the_plan_runs_every_edge_and_is_the_same_on_every_run() -> None:
-    options = _options()
-    graph = explore(CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    first = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    again = plan(explore(CI, SUITE.model, options, MEMORY_CAPABILITIES), CI, SUITE.model,
-                 options, MEMORY_CAPABILITIES)
-    assert first.covered == frozenset(range(len(graph.edges)))
-    assert first.sequences == again.sequences
-    assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
-    # each sequence starts at the initial state and follows the graph's edges
-    for sequence, states in zip(first.sequences, first.states, strict=True):
-        assert graph.walk(sequence)[1:] == list(states)
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run(SUITE, CI, MEMORY_CAPABILITIES)
 
 
 SERVER = AdkScope(name="adk-ledger (ci, no deaths)", edges=False, deaths=False)
@@ -143,12 +118,8 @@ transaction or a round trip on (the ci scope on SQLite takes a minute and a half
 @pytest.mark.parametrize("adapter", ["memory", "sqlite", "postgresql"])
 def test_a_correct_store_passes_the_whole_tour(adapter: str, request: pytest.FixtureRequest
                                                ) -> None:
-    spec = request.getfixturevalue("pg_url") if adapter == "postgresql" else adapter
-    factory, _ = resolve_adapter("adk-ledger", spec)
-    failed, coverage = _tour(factory, CI if adapter == "memory" else SERVER)
-    assert failed == {}
-    assert coverage.finished and coverage.run == coverage.edges == coverage.planned
-    assert coverage.clauses and all(run == n for n, run in coverage.clauses.values())
+    scope = CI if adapter == "memory" else SERVER
+    assert_the_whole_tour_passed(*tour(SUITE, store("adk-ledger", adapter, request), scope))
 
 
 def _expected(mutant: Any) -> str:
@@ -159,24 +130,17 @@ def _expected(mutant: Any) -> str:
 def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
     mutant = next(m for m in MUTANTS if m.name == name)
     want = _expected(mutant)
-    scope = FULL if want in ARGUMENT_EDGES else CI
-    failed, _ = _tour(mutant_factory(ADK, mutant, "memory"), scope, mutant.options, want)
-    assert want in failed, f"{name} escaped the tour; it failed {sorted(failed)}"
-    assert failed[want].trace, "a failure comes with its steps"
+    assert_caught(ADK, mutant, FULL if want in ARGUMENT_EDGES else CI, want)
 
 
 def test_the_mutants_outside_the_scope_are_mutants() -> None:
-    names = {m.name for m in MUTANTS}
-    assert set(OUTSIDE_ADK) <= names and set(OTHER_CLAUSE_ADK) <= names
+    assert_outside_names_mutants(MUTANTS, OUTSIDE_ADK, OTHER_CLAUSE_ADK)
 
 
 @pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
 def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
-    failed, _ = _tour(mutant_factory(ADK, mutant, "memory"), CI, mutant.options,
-                      mutant.expected_clause)
-    assert mutant.expected_clause in failed
     # shrunk: the steps that show it and no more (create, claim, ... and the failing call)
-    assert 3 <= len(failed[mutant.expected_clause].trace) <= 8
+    assert_caught_and_shrunk(ADK, mutant, CI, 3, 8)
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

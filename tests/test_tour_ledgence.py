@@ -5,24 +5,30 @@ is caught by it alone (the ones outside are listed with the reason)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import pytest
+from tourkit import (
+    FLAKY,
+    INJECTED,
+    RACE,
+    assert_caught,
+    assert_caught_and_shrunk,
+    assert_outside_names_mutants,
+    assert_the_first_sequences_passed,
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run,
+    assert_the_whole_tour_passed,
+    defaults,
+    store,
+    tour,
+)
 
-from fencepost.adapter_spec import resolve_adapter
 from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
 from fencepost.adapters.ledgence_tasks.mutants.deep import DEEP
-from fencepost.model.base import options_with_defaults
-from fencepost.mutants import mutant_factory
 from fencepost.registry import contract_named
-from fencepost.scenarios.harness import ClauseViolation
 from fencepost.scenarios.ledgence_tasks.tour import REPORTS, Driver, LedgenceScope
-from fencepost.scenarios.runner import drop_live, new_world, open_checked
-from fencepost.scenarios.shrinking import Shrinking
-from fencepost.scenarios.tour import TourCoverage, run_tour
-from fencepost.scenarios.tour_graph import LONGEST, NEAR, Tourist, Unsound, explore, plan
+from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 LEDGENCE = contract_named("ledgence-tasks")
 SUITE = LEDGENCE.suite
@@ -35,9 +41,6 @@ SMALL = LedgenceScope(name="ledgence-tasks (small)", tasks=1, consumers=1, edges
 exhausted budget): every merge is checked under each other reading on it (the ci scope's own
 check, under the default reading, is the long test: a merge check runs every move again)."""
 
-RACE = "a race between two calls: the tour makes one call at a time (the race checks and the " \
-       "concurrent run catch it)"
-INJECTED = "a backend failure the fault checks inject: the tour injects none"
 EDGE = "an argument at its edge the tour's scopes do not send (the scripted edge checks do)"
 LISTING = "paginated listing: the tour does not list (the scripted pagination checks do)"
 DISPATCH = "targeted dispatch: the tour makes no claim_dispatch (the dispatch scenarios do)"
@@ -54,7 +57,7 @@ OUTSIDE = {
     "claim_read_then_write": RACE,
     "rescuer_rechecks_lease_only": RACE,
     "recheck_then_write": RACE,
-    "flaky_backend": "a backend that fails at random: judged by the concurrent run's history",
+    "flaky_backend": FLAKY,
     "commit_failure_ignored": INJECTED,
     "db_error_is_empty_queue": INJECTED,
     "failed_settlement_applied_again": INJECTED,
@@ -119,34 +122,8 @@ lost on reopening show at the next acquisition (LDG-ACQ-004: the read-backs afte
 read tasks, not sessions)."""
 
 
-def _tour(factory: Any, scope: Any = CI, options: Mapping[str, str] | None = None,
-          want: str | None = None, shrinking: Shrinking | None = None,
-          sequences: int | None = None) -> tuple[dict[str, ClauseViolation], TourCoverage]:
-    """The tour of ``scope`` on the store ``factory`` makes: the first failure of each clause,
-    and the coverage (stopping once ``want`` failed, or after ``sequences``)."""
-    world = new_world(SUITE, factory, options=options)
-    failed: dict[str, ClauseViolation] = {}
-
-    def record(v: ClauseViolation, _minimal: bool) -> None:
-        failed.setdefault(v.clause, v)
-
-    try:
-        open_checked(SUITE, world)
-        asked = [0]
-
-        def stop() -> bool:
-            asked[0] += 1
-            return want in failed or (sequences is not None and asked[0] > sequences)
-
-        coverage = run_tour(scope, world, record=record, stop=stop,
-                            **({} if shrinking is None else {"shrinking": shrinking}))
-    finally:
-        drop_live(world)
-    return failed, coverage
-
-
 def _options(**given: str) -> dict[str, str]:
-    return options_with_defaults(SUITE.model.choices, given, SUITE.model.settings)
+    return defaults(SUITE, **given)
 
 
 def test_the_abstraction_is_sound_on_the_small_scope_with_memorys_capabilities() -> None:
@@ -185,15 +162,7 @@ def test_the_soundness_check_finds_a_merge_that_changes_a_decision() -> None:
 
 
 def test_the_plan_runs_every_edge_and_is_the_same_on_every_run() -> None:
-    options = _options()
-    graph = explore(CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    first = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    again = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    assert first.covered == frozenset(range(len(graph.edges)))
-    assert first.sequences == again.sequences
-    assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
-    for sequence, states in zip(first.sequences, first.states, strict=True):
-        assert graph.walk(sequence)[1:] == list(states)
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run(SUITE, CI, MEMORY_CAPABILITIES)
 
 
 def test_the_scopes_state_their_bound() -> None:
@@ -203,11 +172,7 @@ def test_the_scopes_state_their_bound() -> None:
 
 @pytest.mark.long
 def test_a_correct_store_passes_the_whole_tour() -> None:
-    factory, _ = resolve_adapter("ledgence-tasks", "memory")
-    failed, coverage = _tour(factory)
-    assert failed == {}
-    assert coverage.finished and coverage.run == coverage.edges == coverage.planned
-    assert coverage.clauses and all(run == n for n, run in coverage.clauses.values())
+    assert_the_whole_tour_passed(*tour(SUITE, store("ledgence-tasks", "memory"), CI))
 
 
 SQL_SEQUENCES = 60
@@ -220,42 +185,26 @@ ledgence-tasks --tour ci`` and the bench run all of it."""
 @pytest.mark.parametrize("adapter", ["sqlite", "postgresql"])
 def test_a_correct_sql_store_passes_the_tours_first_sequences(
         adapter: str, request: pytest.FixtureRequest) -> None:
-    spec = request.getfixturevalue("pg_url") if adapter == "postgresql" else adapter
-    factory, _ = resolve_adapter("ledgence-tasks", spec)
-    failed, coverage = _tour(factory, sequences=SQL_SEQUENCES)
-    assert failed == {}
-    assert not coverage.finished and coverage.stopped.startswith(
-        f"the run ended after {SQL_SEQUENCES} of")  # it says how far it got
-    assert 0 < coverage.run < coverage.edges
+    failed, coverage = tour(SUITE, store("ledgence-tasks", adapter, request), CI,
+                            sequences=SQL_SEQUENCES)
+    assert_the_first_sequences_passed(failed, coverage, SQL_SEQUENCES)
 
 
 def _expected(mutant: Any) -> str:
     return str(OTHER_CLAUSE.get(mutant.name, mutant.expected_clause))
 
 
-QUICK = Shrinking(0.0, 0.0)
-"""No shrinking: a mutant's test asks only whether the tour catches it."""
-
-
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if m.name not in OUTSIDE])
 def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
     mutant = next(m for m in MUTANTS if m.name == name)
-    want = _expected(mutant)
-    failed, _ = _tour(mutant_factory(LEDGENCE, mutant, "memory"), CI, mutant.options, want,
-                      QUICK)
-    assert want in failed, f"{name} escaped the tour; it failed {sorted(failed)}"
-    assert failed[want].trace, "a failure comes with its steps"
+    assert_caught(LEDGENCE, mutant, CI, _expected(mutant))
 
 
 def test_the_mutants_outside_the_scope_are_mutants() -> None:
-    names = {m.name for m in MUTANTS}
-    assert set(OUTSIDE) <= names and set(OTHER_CLAUSE) <= names
+    assert_outside_names_mutants(MUTANTS, OUTSIDE, OTHER_CLAUSE)
 
 
 @pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
 def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
-    failed, _ = _tour(mutant_factory(LEDGENCE, mutant, "memory"), CI, mutant.options,
-                      mutant.expected_clause)
-    assert mutant.expected_clause in failed
     # shrunk: the steps that show it and no more (open, submit, acquire, ... the failing call)
-    assert 4 <= len(failed[mutant.expected_clause].trace) <= 12
+    assert_caught_and_shrunk(LEDGENCE, mutant, CI, 4, 12)

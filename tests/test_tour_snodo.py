@@ -5,24 +5,30 @@ are listed with the reason)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import pytest
+from tourkit import (
+    INJECTED,
+    RACE,
+    assert_caught,
+    assert_caught_and_shrunk,
+    assert_outside_names_mutants,
+    assert_the_first_sequences_passed,
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run,
+    assert_the_whole_tour_passed,
+    defaults,
+    store,
+    tour,
+)
 
-from fencepost.adapter_spec import resolve_adapter
 from fencepost.adapters.snodo_tasks.mutants import MUTANTS
 from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
-from fencepost.model.base import options_with_defaults
-from fencepost.mutants import mutant_factory
 from fencepost.registry import contract_named
-from fencepost.scenarios.harness import ClauseViolation
-from fencepost.scenarios.runner import drop_live, new_world, open_checked
 from fencepost.scenarios.snodo_tasks.tour import SnodoScope
 from fencepost.scenarios.snodo_tasks.tour_calls import Driver
-from fencepost.scenarios.tour import TourCoverage, run_tour
-from fencepost.scenarios.tour_graph import LONGEST, NEAR, Tourist, Unsound, explore, plan
+from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 SNODO = contract_named("snodo-tasks")
 SUITE = SNODO.suite
@@ -31,9 +37,6 @@ EDGES = SnodoScope(name="snodo-tasks (ci, argument edges)")
 """The ci scope with every argument at its edge (the full scope's edges, on one task)."""
 MEMORY_CAPABILITIES = frozenset({"durable", "concurrency"})
 
-RACE = "a race between two calls: the tour makes one call at a time (the race checks and the " \
-       "concurrent run catch it)"
-INJECTED = "a backend failure the fault checks inject: the tour injects none"
 CAPACITY = "a capacity limit: the tour runs under the run's settings (no limit); the " \
            "scripted capacity checks set their own"
 TTL = "a TTL and reaping: the named scopes' tasks have none (a TTL multiplies the graph over " \
@@ -103,32 +106,8 @@ def _outside() -> dict[str, str]:
 ALL_OUTSIDE = _outside()
 
 
-def _tour(factory: Any, scope: Any = CI, options: Mapping[str, str] | None = None,
-          want: str | None = None, sequences: int | None = None
-          ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
-    """The tour of ``scope`` on the store ``factory`` makes: the first failure of each clause,
-    and the coverage (stopping once ``want`` failed, or after ``sequences``)."""
-    world = new_world(SUITE, factory, options=options)
-    failed: dict[str, ClauseViolation] = {}
-    asked = [0]
-
-    def record(v: ClauseViolation, _minimal: bool) -> None:
-        failed.setdefault(v.clause, v)
-
-    def stop() -> bool:
-        asked[0] += 1
-        return want in failed or (sequences is not None and asked[0] > sequences)
-
-    try:
-        open_checked(SUITE, world)
-        coverage = run_tour(scope, world, record=record, stop=stop)
-    finally:
-        drop_live(world)
-    return failed, coverage
-
-
 def _options(**given: str) -> dict[str, str]:
-    return options_with_defaults(SUITE.model.choices, given, SUITE.model.settings)
+    return defaults(SUITE, **given)
 
 
 def test_the_abstraction_is_sound_on_the_ci_scope() -> None:
@@ -173,16 +152,7 @@ def test_the_soundness_check_finds_a_merge_that_changes_a_decision() -> None:
 
 
 def test_the_plan_runs_every_edge_and_is_the_same_on_every_run() -> None:
-    options = _options()
-    graph = explore(CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    first = plan(graph, CI, SUITE.model, options, MEMORY_CAPABILITIES)
-    again = plan(explore(CI, SUITE.model, options, MEMORY_CAPABILITIES), CI, SUITE.model,
-                 options, MEMORY_CAPABILITIES)
-    assert first.covered == frozenset(range(len(graph.edges)))
-    assert first.sequences == again.sequences
-    assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
-    for sequence, states in zip(first.sequences, first.states, strict=True):
-        assert graph.walk(sequence)[1:] == list(states)
+    assert_the_plan_runs_every_edge_and_is_the_same_on_every_run(SUITE, CI, MEMORY_CAPABILITIES)
 
 
 def test_no_label_names_an_id_or_a_time() -> None:
@@ -194,11 +164,7 @@ def test_no_label_names_an_id_or_a_time() -> None:
 
 
 def test_a_correct_store_passes_the_whole_tour() -> None:
-    factory, _ = resolve_adapter("snodo-tasks", "memory")
-    failed, coverage = _tour(factory)
-    assert failed == {}
-    assert coverage.finished and coverage.run == coverage.edges == coverage.planned
-    assert coverage.clauses and all(run == n for n, run in coverage.clauses.values())
+    assert_the_whole_tour_passed(*tour(SUITE, store("snodo-tasks", "memory"), CI))
 
 
 SQL_SEQUENCES = 120
@@ -211,13 +177,9 @@ store steps, each sequence on a database of its own) takes minutes on SQLite and
 @pytest.mark.parametrize("adapter", ["sqlite", "postgresql"])
 def test_a_correct_sql_store_passes_the_tours_first_sequences(
         adapter: str, request: pytest.FixtureRequest) -> None:
-    spec = request.getfixturevalue("pg_url") if adapter == "postgresql" else adapter
-    factory, _ = resolve_adapter("snodo-tasks", spec)
-    failed, coverage = _tour(factory, sequences=SQL_SEQUENCES)
-    assert failed == {}
-    assert not coverage.finished and coverage.stopped.startswith(
-        f"the run ended after {SQL_SEQUENCES} of")  # it says how far it got
-    assert 0 < coverage.run < coverage.edges
+    failed, coverage = tour(SUITE, store("snodo-tasks", adapter, request), CI,
+                            sequences=SQL_SEQUENCES)
+    assert_the_first_sequences_passed(failed, coverage, SQL_SEQUENCES)
 
 
 WITHIN = [m.name for m in MUTANTS if m.name not in ALL_OUTSIDE]
@@ -227,22 +189,16 @@ WITHIN = [m.name for m in MUTANTS if m.name not in ALL_OUTSIDE]
 def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
     mutant = next(m for m in MUTANTS if m.name == name)
     want = OTHER_CLAUSE.get(name, mutant.expected_clause)
-    scope = EDGES if want in ARGUMENT_EDGES or name in ON_EDGES else CI
-    failed, _ = _tour(mutant_factory(SNODO, mutant, "memory"), scope, mutant.options, want)
-    assert want in failed, f"{name} escaped the tour; it failed {sorted(failed)}"
-    assert failed[want].trace, "a failure comes with its steps"
+    assert_caught(SNODO, mutant, EDGES if want in ARGUMENT_EDGES or name in ON_EDGES else CI,
+                  want)
 
 
 def test_the_mutants_outside_the_scope_are_mutants() -> None:
-    names = {m.name for m in MUTANTS}
-    assert set(ALL_OUTSIDE) <= names and set(OTHER_CLAUSE) | ON_EDGES <= names
+    assert_outside_names_mutants(MUTANTS, ALL_OUTSIDE, OTHER_CLAUSE, ON_EDGES)
 
 
 @pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
 def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
-    failed, _ = _tour(mutant_factory(SNODO, mutant, "memory"), CI, mutant.options,
-                      mutant.expected_clause)
-    assert mutant.expected_clause in failed
     # shrunk: the steps that show it (accesses authorized on the way, the create, the claim,
     # ... and the failing call) and no more
-    assert 4 <= len(failed[mutant.expected_clause].trace) <= 12
+    assert_caught_and_shrunk(SNODO, mutant, CI, 4, 12)

@@ -19,8 +19,9 @@ class _TaskOp(Op):
     task_id: Any
 
     def key(self) -> str | None:
-        tid = self.task_id
-        return getattr(tid, "name", tid) if tid is not None else None
+        tid = self.task_id.name if isinstance(self.task_id, Ref) else self.task_id
+        # An id that is no string (an argument edge sends one) names no record.
+        return tid if isinstance(tid, str) else None
 
 
 @operation(CONTRACT, "open_session")

@@ -16,7 +16,8 @@ class _Keyed(Op):
     task_id: str
 
     def key(self) -> str | None:
-        return self.task_id
+        # An id that is no string (an argument edge sends one) names no record.
+        return self.task_id if isinstance(self.task_id, str) else None
 
 
 @operation(CONTRACT, "authorize")
@@ -34,7 +35,7 @@ class Create(Op):
     access: Any
 
     def key(self) -> str | None:
-        return self.task.id
+        return self.task.id if isinstance(self.task.id, str) else None
 
 
 @operation(CONTRACT, "get")
