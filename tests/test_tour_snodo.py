@@ -57,14 +57,15 @@ OUTSIDE = {
     "reap_leaves_seen_events": TTL,
     "requests_see_the_ttls_last_ms": TTL,
     "accepts_other_stores_accesses": "a value another store minted: the tour walks one store",
-    "lease_names_the_task": "a lease presented for another existing task: only the full "
-                            "scope has the second task (the bench's; too large for a test)",
+    "lease_names_the_task": "a lease presented for another existing task: the named scopes "
+                            "have one (SnodoScope(second=True) has the bystander: ten times "
+                            "the graph)",
     "capacity_checked_before_exists": CAPACITY,
     "exists_checked_before_capacity": CAPACITY,
     "reaps_in_expiry_order": TTL,
     "reaps_in_id_order": TTL,
-    "claim_next_ignores_retry_among_several": "several tasks due at once: only the full "
-                                              "scope has a second task",
+    "claim_next_ignores_retry_among_several": "several tasks due at once: the named scopes "
+                                              "have one (SnodoScope(second=True) has two)",
     "partial_responses_resume": "two input keys open at once: the named scopes request one "
                                 "key (SnodoScope(keys=('q0', 'q1')) has two)",
     "empty_tenant_is_no_tenant": "a task of no tenant and the empty tenant's access: the "
