@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from conftest import require_program
-from tourkit import assert_the_whole_tour_passed, tour
+from tourkit import assert_the_whole_tour_passed
 
 from fencepost.adapter_spec import resolve_adapter
 from fencepost.api import check
 from fencepost.registry import contract_named
+from fencepost.scenarios.tour_alone import tour_alone
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {
@@ -91,7 +92,7 @@ machine; snodo 19,584 edges in 29 s and its argument edges' scope (40,526 edges)
 def test_each_example_passes_the_transition_tour(name: str) -> None:
     module, scope = SCOPES[name]
     declared = importlib.import_module(module)
-    failed, coverage = tour(declared.SUITE, resolve_adapter(name, adapter(name))[0],
+    failed, coverage = tour_alone(declared.SUITE, resolve_adapter(name, adapter(name))[0],
                             getattr(declared, scope))
     assert_the_whole_tour_passed(failed, coverage)
     assert coverage.edges > 1000

@@ -25,7 +25,6 @@ from tourkit import (
     assert_the_whole_tour_passed,
     defaults,
     store,
-    tour,
 )
 
 from fencepost.adapters.adk_ledger.mutants import MUTANTS
@@ -35,6 +34,7 @@ from fencepost.registry import contract_named
 from fencepost.reports.json_report import report_from_json
 from fencepost.scenarios.adk_ledger.tour import AdkScope, Driver
 from fencepost.scenarios.tour import tour_of
+from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 ADK = contract_named("adk-ledger")
@@ -119,7 +119,7 @@ transaction or a round trip on (the ci scope on SQLite takes a minute and a half
 def test_a_correct_store_passes_the_whole_tour(adapter: str, request: pytest.FixtureRequest
                                                ) -> None:
     scope = CI if adapter == "memory" else SERVER
-    assert_the_whole_tour_passed(*tour(SUITE, store("adk-ledger", adapter, request), scope))
+    assert_the_whole_tour_passed(*tour_alone(SUITE, store("adk-ledger", adapter, request), scope))
 
 
 def _expected(mutant: Any) -> str:

@@ -21,13 +21,13 @@ from tourkit import (
     assert_the_whole_tour_passed,
     defaults,
     store,
-    tour,
 )
 
 from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
 from fencepost.adapters.ledgence_tasks.mutants.deep import DEEP
 from fencepost.registry import contract_named
 from fencepost.scenarios.ledgence_tasks.tour import REPORTS, Driver, LedgenceScope
+from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 LEDGENCE = contract_named("ledgence-tasks")
@@ -162,7 +162,7 @@ def test_the_scopes_state_their_bound() -> None:
 
 @pytest.mark.long
 def test_a_correct_store_passes_the_whole_tour() -> None:
-    assert_the_whole_tour_passed(*tour(SUITE, store("ledgence-tasks", "memory"), CI))
+    assert_the_whole_tour_passed(*tour_alone(SUITE, store("ledgence-tasks", "memory"), CI))
 
 
 SQL_SEQUENCES = 60
@@ -175,7 +175,7 @@ ledgence-tasks --tour ci`` and the bench run all of it."""
 @pytest.mark.parametrize("adapter", ["sqlite", "postgresql"])
 def test_a_correct_sql_store_passes_the_tours_first_sequences(
         adapter: str, request: pytest.FixtureRequest) -> None:
-    failed, coverage = tour(SUITE, store("ledgence-tasks", adapter, request), CI,
+    failed, coverage = tour_alone(SUITE, store("ledgence-tasks", adapter, request), CI,
                             sequences=SQL_SEQUENCES)
     assert_the_first_sequences_passed(failed, coverage, SQL_SEQUENCES)
 

@@ -20,7 +20,6 @@ from tourkit import (
     assert_the_whole_tour_passed,
     defaults,
     store,
-    tour,
 )
 
 from fencepost.adapters.snodo_tasks.mutants import MUTANTS
@@ -28,6 +27,7 @@ from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
 from fencepost.registry import contract_named
 from fencepost.scenarios.snodo_tasks.tour import SnodoScope
 from fencepost.scenarios.snodo_tasks.tour_calls import Driver
+from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
 SNODO = contract_named("snodo-tasks")
@@ -165,7 +165,7 @@ def test_no_label_names_an_id_or_a_time() -> None:
 
 
 def test_a_correct_store_passes_the_whole_tour() -> None:
-    assert_the_whole_tour_passed(*tour(SUITE, store("snodo-tasks", "memory"), CI))
+    assert_the_whole_tour_passed(*tour_alone(SUITE, store("snodo-tasks", "memory"), CI))
 
 
 SQL_SEQUENCES = 120
@@ -178,7 +178,7 @@ store steps, each sequence on a database of its own) takes minutes on SQLite and
 @pytest.mark.parametrize("adapter", ["sqlite", "postgresql"])
 def test_a_correct_sql_store_passes_the_tours_first_sequences(
         adapter: str, request: pytest.FixtureRequest) -> None:
-    failed, coverage = tour(SUITE, store("snodo-tasks", adapter, request), CI,
+    failed, coverage = tour_alone(SUITE, store("snodo-tasks", adapter, request), CI,
                             sequences=SQL_SEQUENCES)
     assert_the_first_sequences_passed(failed, coverage, SQL_SEQUENCES)
 

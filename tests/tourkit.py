@@ -1,6 +1,7 @@
-"""What the tours' tests (test_tour.py, test_tour_snodo.py, test_tour_ledgence.py) share: the
-tour of a scope on a store, the assertions each contract makes the same way (the plan, a pass,
-a catch), and the reasons a faulty store lies outside every contract's scope."""
+"""What the tours' tests (test_tour.py, test_tour_snodo.py, test_tour_ledgence.py) share (a
+tour on one store is :func:`~fencepost.scenarios.tour_alone.tour_alone`): the assertions each
+contract makes the same way (the plan, a pass, a catch), and the reasons a faulty store lies
+outside every contract's scope."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from fencepost.adapter_spec import resolve_adapter
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory
 from fencepost.scenarios.harness import ClauseViolation
-from fencepost.scenarios.shrinking import UNLIMITED, Shrinking
+from fencepost.scenarios.shrinking import Shrinking
 from fencepost.scenarios.suite import Suite
 from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_coverage import TourCoverage
@@ -31,16 +32,6 @@ NO_SHRINKING = Shrinking(0.0, 0.0)
 def defaults(suite: Suite, **given: str) -> dict[str, str]:
     """The contract's options: ``given``, the defaults for the rest."""
     return options_with_defaults(suite.model.choices, given, suite.model.settings)
-
-
-def tour(suite: Suite, factory: Any, scope: Scope, options: Mapping[str, str] | None = None,
-         want: str | None = None, sequences: int | None = None,
-         shrinking: Shrinking = UNLIMITED
-         ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
-    """The tour of ``scope`` on the store ``factory`` makes (see
-    :func:`~fencepost.scenarios.tour_alone.tour_alone`)."""
-    return tour_alone(suite, factory, scope, options=options, want=want, sequences=sequences,
-                      shrinking=shrinking)
 
 
 def store(contract: str, adapter: str, request: pytest.FixtureRequest | None = None) -> Any:
@@ -86,8 +77,8 @@ def assert_the_first_sequences_passed(failed: Mapping[str, ClauseViolation],
 
 def assert_caught(contract: Any, mutant: Any, scope: Scope, want: str) -> None:
     """The tour of ``scope`` on ``mutant``'s memory store fails ``want``, with its steps."""
-    failed, _ = tour(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
-                     mutant.options, want, shrinking=NO_SHRINKING)
+    failed, _ = tour_alone(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
+                           options=mutant.options, want=want, shrinking=NO_SHRINKING)
     assert want in failed, f"{mutant.name} escaped the tour; it failed {sorted(failed)}"
     assert failed[want].trace, "a failure comes with its steps"
 
@@ -97,8 +88,8 @@ def assert_caught_and_shrunk(contract: Any, mutant: Any, scope: Scope, shortest:
     """The tour catches a deep ``mutant`` by its clause, shrunk to the steps that show it
     (between ``shortest`` and ``longest``)."""
     want = mutant.expected_clause
-    failed, _ = tour(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
-                     mutant.options, want)
+    failed, _ = tour_alone(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
+                           options=mutant.options, want=want)
     assert want in failed, f"{mutant.name} escaped the tour; it failed {sorted(failed)}"
     assert shortest <= len(failed[want].trace) <= longest
 
