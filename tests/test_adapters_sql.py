@@ -5,8 +5,10 @@ SQLite databases are in WAL mode; a reopened store reads no catalog."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -343,3 +345,23 @@ def test_a_driver_error_is_sqlalchemys_and_its_connection_is_not_kept(tmp_path: 
         assert conn is not kept
     reads.close()
     engine.dispose()
+
+
+def test_prepared_statements_are_kept_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A prepared statement holds its statement and its tables: a run that makes tables per
+    # namespace (a tour: one per sequence) must not keep every one it ever made.
+    from fencepost.adapters import sql
+
+    monkeypatch.setattr(sql, "PREPARED_KEPT", 8)
+    monkeypatch.setattr(sql, "_PREPARED", sql.OrderedDict())
+    dialect = sa.create_engine("sqlite://").dialect
+    first = sa.select(sa.table("t0", sa.column("x")).c.x)
+    gone = weakref.ref(first)
+    for statement in [first, *(sa.select(sa.table(f"t{i}", sa.column("x")).c.x)
+                                for i in range(1, 20))]:
+        assert sql._prepared(statement, dialect) is None  # the first read: SQLAlchemy runs it
+        assert sql._prepared(statement, dialect) is not None  # from the second on: prepared
+    assert len(sql._PREPARED) == 8
+    del first, statement
+    gc.collect()
+    assert gone() is None
