@@ -520,7 +520,7 @@ def run_bench(
     tours: list[TourRow] = []
     deep: list[DeepRow] = []
     for name in names if sizes.tour_scope else ():
-        rows, caught = bench_tour(name, sizes.tour_scope, progress, sizes.tour_sequences)
+        rows, caught = bench_tour(name, sizes.tour_scope, progress, sizes.tour_sequences, pg)
         tours += rows
         deep += caught
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),

@@ -2,8 +2,8 @@
 
 Per contract that has a tour, its scope (``full``; ``ci`` at ``--quick``): the bounded graph's
 states and edges and the seconds to explore it and plan the tour (the model alone), then the
-tour run on the memory store and on SQLite (a temporary file): its sequences, the moves made
-on the store, the edges run and the seconds. And per faulty store whose bug needs a few
+tour run on the memory store, on SQLite (a temporary file) and, when the bench reaches it, on
+PostgreSQL: its sequences, the moves made on the store, the edges run and the seconds. And per faulty store whose bug needs a few
 specific steps (``adapters/<contract>/mutants/deep.py``): whether the tour caught it by its
 clause, in how many moves after shrinking, and the seconds to the catch.
 """
@@ -28,7 +28,7 @@ from .adapter_spec import resolve_adapter
 from .mutants import mutant_factory
 from .registry import contract_named
 
-STORES = ("memory", "sqlite")
+STORES = ("memory", "sqlite", "postgresql")
 
 
 @attrs.frozen
@@ -84,10 +84,11 @@ def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
     return failed, coverage, time.perf_counter() - started
 
 
-def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | None = None
-               ) -> tuple[list[TourRow], list[DeepRow]]:
+def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | None = None,
+               postgres: str | None = None) -> tuple[list[TourRow], list[DeepRow]]:
     """Section 8 for contract ``name`` (nothing when it has no tour), each tour on a correct
-    store stopped after ``sequences`` (None: all)."""
+    store stopped after ``sequences`` (None: all); on PostgreSQL at URL ``postgres`` too (None:
+    not reachable, no row)."""
     contract = contract_named(name)
     scope = contract.suite.tours.get(scope_name)
     if scope is None:
@@ -95,23 +96,38 @@ def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | 
     rows = []
     made_s: dict[frozenset[str], float] = {}  # a store of the same capabilities: the same graph
     for store in STORES:
-        factory, _ = resolve_adapter(name, store)
-        capabilities = _capabilities(contract, factory)
-        options = options_with_defaults(contract.suite.model.choices, {},
-                                        contract.suite.model.settings)
-        progress(Said.of(f"tour/{name}", f"exploring the {scope_name} scope ({store}'s "
-                                         "capabilities)"))
-        started = time.perf_counter()  # made once: the run's tour takes them from tour_of
-        graph, the_plan = tour_of(scope, contract.suite.model, tuple(sorted(options.items())),
-                                  capabilities)
-        made = made_s.setdefault(capabilities, time.perf_counter() - started)
-        progress(Said.of(f"tour/{name}", f"the tour on {store}: {len(the_plan.sequences):,} "
-                                         "sequences"))
-        failed, coverage, seconds = _tour(contract, scope, factory, sequences=sequences)
-        rows.append(TourRow(name, scope.name, store, len(graph.keys), len(graph.edges), made,
-                            coverage.sequences, coverage.steps, coverage.run, seconds,
-                            tuple(sorted(failed)), coverage.finished))
+        spec = store if store != "postgresql" else postgres
+        if spec is None:  # PostgreSQL not reachable
+            continue
+        factory, _ = resolve_adapter(name, spec)
+        try:
+            rows.append(_on_store(contract, scope, factory, store, made_s, progress, sequences))
+        finally:
+            close = getattr(factory, "close", None)  # a SQL factory's pool
+            if close is not None:
+                close()
     return rows, _deep(contract, scope, progress)
+
+
+def _on_store(contract: Any, scope: Any, factory: Any, store: str,
+              made_s: dict[frozenset[str], float], progress: Progress, sequences: int | None
+              ) -> TourRow:
+    name = contract.name
+    capabilities = _capabilities(contract, factory)
+    options = options_with_defaults(contract.suite.model.choices, {},
+                                    contract.suite.model.settings)
+    progress(Said.of(f"tour/{name}", f"exploring the {scope.name} scope ({store}'s "
+                                     "capabilities)"))
+    started = time.perf_counter()  # made once: the run's tour takes them from tour_of
+    graph, the_plan = tour_of(scope, contract.suite.model, tuple(sorted(options.items())),
+                              capabilities)
+    made = made_s.setdefault(capabilities, time.perf_counter() - started)
+    progress(Said.of(f"tour/{name}", f"the tour on {store}: {len(the_plan.sequences):,} "
+                                     "sequences"))
+    failed, coverage, seconds = _tour(contract, scope, factory, sequences=sequences)
+    return TourRow(name, scope.name, store, len(graph.keys), len(graph.edges), made,
+                   coverage.sequences, coverage.steps, coverage.run, seconds,
+                   tuple(sorted(failed)), coverage.finished)
 
 
 def _deep(contract: Any, scope: Any, progress: Progress) -> list[DeepRow]:

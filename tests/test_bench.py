@@ -9,6 +9,8 @@ import pytest
 
 from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
+from fencepost.bench_tour import bench_tour
+from fencepost.scenarios.said import quiet
 from fencepost.bench_verdict import VerdictTime, summarize
 from fencepost.errors import ConfigurationError
 
@@ -133,6 +135,14 @@ def test_the_tour_runs_on_memory_and_sqlite_says_where_it_stopped_and_catches_th
     assert "each run stopped after 30 sequences" in text and f"{adk[0].run:,} (stopped)" in text
     data = json.loads(json.dumps(to_json(result)))
     assert [t["edges"] for t in data["tour"]] == [t.edges for t in result.tour]
+
+
+def test_the_tour_runs_on_postgresql_when_the_bench_reaches_it(pg_url: str) -> None:
+    rows, _ = bench_tour("snodo-tasks", "ci", quiet, sequences=5, postgres=pg_url)
+    assert [t.store for t in rows] == ["memory", "sqlite", "postgresql"]
+    pg = rows[-1]
+    assert pg.failed == () and not pg.finished and pg.edges > pg.run > 0
+    assert pg.sequences == rows[0].sequences and pg.moves == rows[0].moves  # the same plan
 
 
 def test_the_wire_protocol_is_measured_for_each_contract_beside_the_memory_store(
