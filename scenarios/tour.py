@@ -106,8 +106,11 @@ def tour_of(scope: Scope, model: ContractModel, options: tuple[tuple[str, str], 
     if made is None or made[0] is not scope or made[1] is not model:
         opts = dict(options)
         graph = explore(scope, model, opts, capabilities)
+        smaller = getattr(scope, "first", None)
+        first = () if smaller is None else tour_of(smaller, model, options,
+                                                   capabilities)[1].sequences
         made = _MADE[key] = (scope, model, graph, plan(graph, scope, model, opts,
-                                                       capabilities))
+                                                       capabilities, first))
     return made[2], made[3]
 
 

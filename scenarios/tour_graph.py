@@ -71,7 +71,10 @@ class Scope(Protocol):
     sequence runs on a store of its own (a contract whose calls see the whole store);
     ``start(prefix)`` the driver's bookkeeping for a walk whose ids start with ``prefix``;
     ``moves(driver, tourist)`` the moves from the current state, in a fixed order;
-    ``abstract(driver, tourist)`` the current state's abstract state (hashable)."""
+    ``abstract(driver, tourist)`` the current state's abstract state (hashable). A scope may
+    also name a smaller scope ``first`` (same abstraction, its moves among this one's): its
+    tour runs first, so this scope's tour catches whatever the smaller one's does (a store
+    that keeps history the contract does not is caught along the smaller tour's paths too)."""
 
     name: str
     bound: str
@@ -335,8 +338,10 @@ class Plan:
 
 
 def plan(graph: Graph, scope: Scope, model: ContractModel, options: Mapping[str, str],
-         capabilities: frozenset[str]) -> Plan:
-    """Sequences that together run every edge of ``graph`` (see the module's docstring)."""
+         capabilities: frozenset[str], first: Sequence[Sequence[str]] = ()) -> Plan:
+    """Sequences that together run every edge of ``graph`` (see the module's docstring),
+    beginning with the sequences ``first`` (a smaller scope's tour: its moves must be moves of
+    ``scope``)."""
     edge_of = graph.edge_index
     by_label = _moves_by_label(graph, scope, model, options, capabilities)
     left = [len(out) for out in graph.out]  # per state: edges not run yet
@@ -349,6 +354,17 @@ def plan(graph: Graph, scope: Scope, model: ContractModel, options: Mapping[str,
         if n is not None and n not in covered:
             covered.add(n)
             left[graph.edges[n].source] -= 1
+
+    for given in first:
+        w = _Walk(graph, scope, *_start(scope, model, options, capabilities, "t", 0))
+        for label in given:
+            move = by_label.get(label)
+            if move is None or (w.at, label) not in edge_of:
+                raise Unsound(f"{scope.name} runs a smaller scope's tour first, but makes no "
+                              f"move {label!r} from {graph.keys[w.at]}")
+            cover_edge(w.step(move))
+        sequences.append(tuple(w.moves))
+        along.append(tuple(w.states))
 
     def first_new(k: int) -> Edge | None:
         out = graph.out[k]

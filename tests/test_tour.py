@@ -137,10 +137,29 @@ def test_the_mutants_outside_the_scope_are_mutants() -> None:
     assert_outside_names_mutants(MUTANTS, OUTSIDE_ADK, OTHER_CLAUSE_ADK)
 
 
+@pytest.mark.parametrize("scope", [CI, FULL], ids=["ci", "full"])
 @pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)
-def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> None:
+def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any, scope: Any) -> None:
     # shrunk: the steps that show it and no more (create, claim, ... and the failing call)
-    assert_caught_and_shrunk(ADK, mutant, CI, 3, 8)
+    assert_caught_and_shrunk(ADK, mutant, scope, 3, 8)
+
+
+def test_the_full_tour_runs_the_ci_tour_first() -> None:
+    # so it catches whatever the ci tour does: a store's own history (two renewals, then the
+    # lease's last ms) is built along the ci tour's paths too
+    options = tuple(sorted(_options().items()))
+    ci = tour_of(CI, SUITE.model, options, MEMORY_CAPABILITIES)[1]
+    full = tour_of(FULL, SUITE.model, options, MEMORY_CAPABILITIES)[1]
+    assert full.sequences[:len(ci.sequences)] == ci.sequences
+    assert len(full.sequences) > len(ci.sequences) and len(full.covered) > len(ci.covered)
+    assert FULL.bound.endswith("; every argument at its edge; adk-ledger (ci)'s tour first")
+
+
+def test_a_first_scope_with_a_move_the_scope_does_not_make_is_refused() -> None:
+    no_deaths = AdkScope(name="no deaths", edges=False, deaths=False, first=CI)
+    with pytest.raises(Unsound, match="no deaths runs a smaller scope's tour first, but makes "
+                                      "no move 'c[01] dies'"):
+        tour_of(no_deaths, SUITE.model, tuple(sorted(_options().items())), MEMORY_CAPABILITIES)
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
