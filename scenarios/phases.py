@@ -28,7 +28,7 @@ from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.profiles import Profile
 from fencepost.scenarios.said import MACHINE_PHASE, Progress, Said
 from fencepost.scenarios.suite import Suite
-from fencepost.scenarios.tour import TOUR, run_tour, tour_clauses
+from fencepost.scenarios.tour import TOUR, TourRun, run_tour, tour_clauses
 from fencepost.scenarios.trace import TraceStep
 from fencepost.spec.errors import ConfigurationError
 from fencepost.spec.ops import Op
@@ -320,19 +320,21 @@ def _tour_kind(run: PartRun, _name: str | None) -> None:
     def said(done: int, of: int) -> None:
         run.progress(Said(TOUR, f"tour ({scope.name}): sequence {done:,}/{of:,}"))
 
-    try:
-        coverage = run_tour(scope, world, stop=lambda: run.done(world.evidence),
-                            record=record, progress=said, shrinking=run.profile.shrink)
-    except StoreLost as lost:
-        for clause in tour_clauses(scope, world):
-            world.evidence.mark_unknown(clause, f"{TOUR}: {lost}")
-        world.evidence.ended[TOUR] = Ending.unknown_for(lost)
-        world.forget_store()
-        return
+    so_far = TourRun()
+    coverage = run_tour(scope, world, stop=lambda: run.done(world.evidence), record=record,
+                        progress=said, shrinking=run.profile.shrink, so_far=so_far)
     world.evidence.tour = coverage
     failed = [c for c, f in world.evidence.failures.items() if f.check == TOUR]
+    if so_far.lost is not None:  # the failures found before it are kept
+        for clause in tour_clauses(scope, world):
+            if clause not in world.evidence.failures:
+                world.evidence.mark_unknown(clause, f"{TOUR}: {so_far.lost}")
+        world.evidence.ended[TOUR] = (Ending.failing(failed) if failed
+                                      else Ending.unknown_for(so_far.lost))
+        world.forget_store()
+        return
     world.evidence.ended.setdefault(TOUR, Ending.failing(failed) if failed else (
-        Ending.unknown_for(coverage.stopped) if coverage.stopped else HELD))
+        HELD if coverage.finished else Ending.unknown_for(coverage.shortfall)))
 
 
 def _race_kind(run: PartRun, name: str | None) -> None:

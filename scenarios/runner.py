@@ -194,7 +194,7 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
         _stopped(suite, run.current or world, ended.abandoned)
         # Interrupted: the user is waiting (and the command's supervisor kills a child that
         # takes more than CHILD_GRACE_S); a drop held up longer is noted as such.
-        _drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
+        drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
                         else guard.timeout_s)
     interrupted = ended.interrupted
     if not guard.abandoned:
@@ -312,7 +312,7 @@ def close_factory(world: World) -> BaseException | None:
     return ended.interrupted
 
 
-def _drop_abandoned(world: World, timeout_s: float) -> None:
+def drop_abandoned(world: World, timeout_s: float) -> None:
     """The run's thread is stuck in a store call: drop what it left from this thread, within
     ``timeout_s`` in all (a store stuck holding a lock may block a ``discard``)."""
     discard = getattr(world.factory, "discard", None)

@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from fencepost.model.base import ContractModel
 from fencepost.spec.ops import Op
 
@@ -41,9 +43,10 @@ from .harness import ClauseViolation, Harness, World
 from .shrinking import UNLIMITED, Shrinking
 from .tour_coverage import TourCoverage
 from .tour_graph import Graph, Move, Plan, Scope, Tourist, explore, plan
+from .world import StoreLost
 
-__all__ = ["TOUR", "Graph", "Move", "Plan", "Scope", "Tourist", "TourCoverage", "explore",
-           "plan", "run_tour", "tour_clauses", "tour_of"]
+__all__ = ["TOUR", "Graph", "Move", "Plan", "Scope", "TourRun", "Tourist", "TourCoverage",
+           "explore", "plan", "run_tour", "tour_clauses", "tour_coverage", "tour_of"]
 
 TOUR = "tour"
 """The check's id (and its kind's name)."""
@@ -129,72 +132,111 @@ PROGRESS_EVERY = 25
 """Progress is told every this many sequences."""
 
 
+@attrs.define
+class TourRun:
+    """How far a tour got, filled as it goes (so that a caller whose run was abandoned in a
+    store call can still say it): the edges ``ran`` on the store with every answer agreeing,
+    the ``sequences`` begun, the store ``lost`` (the tour ended there), when it started."""
+
+    ran: set[int] = attrs.Factory(set)
+    sequences: int = 0
+    lost: StoreLost | None = None
+    started: float = attrs.Factory(time.perf_counter)
+
+
 def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
              record: Callable[[ClauseViolation, bool], None] | None = None,
              progress: Callable[[int, int], None] | None = None,
-             shrinking: Shrinking = UNLIMITED) -> TourCoverage:
+             shrinking: Shrinking = UNLIMITED, so_far: TourRun | None = None
+             ) -> TourCoverage:
     """Run the tour of ``scope`` on ``world``'s store (see the module's docstring).
 
     A sequence that fails goes on after the failing move: the rest of it runs from a fresh
     start, led there by the shortest walk to the state the model says it stands in, so that
     one broken rule does not hide the edges behind it. So does a sequence whose store took
     another of the answers the model allows (a claim of another of the tasks tied first):
-    the walk stands in another state than the plan's, and the rest is led there again.
+    the walk stands in another state than the plan's, and the rest is led there again; an
+    edge counts as run only when the store's walk ends where the plan's does, and a lead the
+    store takes elsewhere again leaves the rest of that sequence not run (the coverage says
+    how many edges did not run: never a pass for them).
     ``record(violation, minimal)`` is told each clause's first failure, shrunk within
     ``shrinking`` (per clause and in all); ``stop()`` is asked before each sequence (the run
-    is ending); ``progress(done, of)`` is told every :data:`PROGRESS_EVERY` sequences."""
-    t0 = time.perf_counter()
+    is ending); ``progress(done, of)`` is told every :data:`PROGRESS_EVERY` sequences. A store
+    lost (``unavailable``, its connection gone) ends the tour: the failures found so far are
+    kept (one lost while shrinking is recorded as found), ``so_far.lost`` holds the loss and
+    the coverage says where it stopped."""
+    so_far = TourRun() if so_far is None else so_far
     model, options, capabilities = world.model, world.options, world.capabilities
     graph, the_plan = tour_of(scope, model, tuple(sorted(options.items())), capabilities)
     failed: set[str] = set()
-    ran: set[int] = set()
+    ran = so_far.ran
     stopped = ""
     shrink_left = shrinking.total_s
-    for number, sequence in enumerate(the_plan.sequences, 1):
-        if progress is not None and number % PROGRESS_EVERY == 1:
-            progress(number - 1, len(the_plan.sequences))
-        if stop():
-            stopped = (f"the run ended after {number - 1:,} of {len(the_plan.sequences):,} "
-                       "sequences")
-            break
-        along = the_plan.states[number - 1]
-        start, part = 0, 0
-        lead: tuple[str, ...] = ()
-        while start < len(sequence):
-            candidate = (*lead, *sequence[start:])
-            sources = (*graph.walk(lead)[:-1], *(along[j - 1] if j else 0
-                                                 for j in range(start, len(sequence))))
-            went, violation, made = _on_store(
-                scope, world, candidate, f"t{number}" + (f"r{part}" if part else ""),
-                graph, sources)
-            ran |= went
-            if violation is None and made == len(candidate):
+    total = len(the_plan.sequences)
+    try:
+        for number, sequence in enumerate(the_plan.sequences, 1):
+            if progress is not None and number % PROGRESS_EVERY == 1:
+                progress(number - 1, total)
+            if stop():
+                stopped = f"the run ended after {number - 1:,} of {total:,} sequences"
                 break
-            if violation is not None and violation.clause not in failed:
-                failed.add(violation.clause)
-                budget = _budget(shrinking.per_clause_s, shrink_left)
-                t1 = time.perf_counter()
-                shrunk, minimal = _shrink(scope, world, candidate[:made], violation, graph,
-                                          f"t{number}s{part}", budget)
-                if shrink_left is not None:
-                    shrink_left = max(0.0, shrink_left - (time.perf_counter() - t1))
-                if record is not None:
-                    record(shrunk, minimal)
-            passed = made - len(lead)  # the moves of the sequence made, the failing one too
-            if passed <= 0:
-                break  # the lead itself failed or went elsewhere: the rest cannot be reached
-            start += passed
-            lead = graph.paths[along[start - 1]] if start < len(sequence) else ()
-            part += 1
+            so_far.sequences = number
+            along = the_plan.states[number - 1]
+            start, part = 0, 0
+            lead: tuple[str, ...] = ()
+            while start < len(sequence):
+                candidate = (*lead, *sequence[start:])
+                sources = (*graph.walk(lead)[:-1], *(along[j - 1] if j else 0
+                                                     for j in range(start, len(sequence))))
+                went, violation, made = _on_store(
+                    scope, world, candidate, f"t{number}" + (f"r{part}" if part else ""),
+                    graph, sources)
+                ran |= went
+                if violation is None and made == len(candidate):
+                    break
+                if violation is not None and violation.clause not in failed:
+                    failed.add(violation.clause)
+                    budget = _budget(shrinking.per_clause_s, shrink_left)
+                    t1 = time.perf_counter()
+                    try:
+                        shrunk, minimal = _shrink(scope, world, candidate[:made], violation,
+                                                  graph, f"t{number}s{part}", budget)
+                    except StoreLost:
+                        if record is not None:  # found before the store was lost
+                            record(violation, False)
+                        raise
+                    if shrink_left is not None:
+                        shrink_left = max(0.0, shrink_left - (time.perf_counter() - t1))
+                    if record is not None:
+                        record(shrunk, minimal)
+                passed = made - len(lead)  # the moves of the sequence made, the failing one too
+                if passed <= 0:
+                    break  # the lead itself failed or went elsewhere: the rest is not run
+                start += passed
+                lead = graph.paths[along[start - 1]] if start < len(sequence) else ()
+                part += 1
+    except StoreLost as lost:
+        so_far.lost = lost
+        stopped = (f"the store was lost in sequence {so_far.sequences:,} of {total:,}: "
+                   f"{lost}")
+    return tour_coverage(scope, world, so_far, stopped)
+
+
+def tour_coverage(scope: Scope, world: World, so_far: TourRun, stopped: str) -> TourCoverage:
+    """The coverage of the tour of ``scope`` on ``world`` that got ``so_far`` (``stopped``:
+    why it did not run to its end; "": it did)."""
+    graph, the_plan = tour_of(scope, world.model, tuple(sorted(world.options.items())),
+                              world.capabilities)
     clause_edges = graph.clause_edges()
     run_by: dict[str, int] = {}
-    for n in ran:
+    for n in so_far.ran:
         for clause in {c for c, _ in graph.edges[n].decisions}:
             run_by[clause] = run_by.get(clause, 0) + 1
     return TourCoverage(
         scope=scope.name, bound=scope.bound, states=len(graph.keys), edges=len(graph.edges),
-        planned=len(the_plan.covered), run=len(ran), sequences=len(the_plan.sequences),
-        steps=the_plan.steps, seconds=time.perf_counter() - t0, complete=graph.complete,
+        planned=len(the_plan.covered), run=len(so_far.ran), sequences=len(the_plan.sequences),
+        steps=the_plan.steps, seconds=time.perf_counter() - so_far.started,
+        complete=graph.complete,
         clauses={c: (n, run_by.get(c, 0)) for c, n in sorted(clause_edges.items())},
         stopped=stopped)
 
@@ -215,7 +257,8 @@ def _on_store(scope: Scope, world: World, sequence: Sequence[str], prefix: str, 
     stopped it, if one did, and how many moves were made (the failing one included). A label
     that is no move from where the walk stands (in a shrunk sequence) ends it there with no
     violation; so does a move after which the walk stands in another abstract state than the
-    plan's (the store took another answer the model allows), that move counted."""
+    plan's (the store took another answer the model allows), that move made but its edge not
+    counted."""
     own = world.fork(prefix) if scope.own_store else world
     h = Harness(own)
     tourist = StoreTourist(h)
@@ -233,11 +276,9 @@ def _on_store(scope: Scope, world: World, sequence: Sequence[str], prefix: str, 
             if sources is not None:
                 edge = graph.edge_index.get((sources[n - 1], label))
                 if edge is not None:
+                    if graph.keys[graph.edges[edge].target] != scope.abstract(driver, tourist):
+                        return ran, None, n  # another allowed answer: the edge is not run
                     ran.add(edge)
-                    target = graph.edges[edge].target
-                    if n < len(sequence) and graph.keys[target] != scope.abstract(driver,
-                                                                                  tourist):
-                        return ran, None, n
         return ran, None, len(sequence)
     finally:
         if scope.own_store:

@@ -9,26 +9,32 @@ from typing import Any
 from fencepost.spec.env import AdapterEnv
 
 from .harness import ClauseViolation
-from .runner import drop_live, new_world, open_checked
+from .collector import collecting_less
+from .guard import DEFAULT_CALL_TIMEOUT_S, supervise
+from .runner import drop_abandoned, drop_live, new_world, open_checked
 from .shrinking import UNLIMITED, Shrinking
 from .suite import Suite
-from .tour import run_tour
+from .tour import TourRun, run_tour, tour_coverage
 from .tour_coverage import TourCoverage
 from .tour_graph import Scope
 
 
 def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope, *,
                options: Mapping[str, str] | None = None, want: str | None = None,
-               sequences: int | None = None, shrinking: Shrinking = UNLIMITED
+               sequences: int | None = None, shrinking: Shrinking = UNLIMITED,
+               call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
                ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
     """The tour of ``scope`` on the store ``factory`` makes (opened and checked as every run
     opens it, its data dropped at the end), under ``options`` (their defaults for the rest):
     the first failure of each clause, shrunk within ``shrinking``, and the coverage. It stops
     once the clause ``want`` failed, or after ``sequences`` sequences (the coverage then says
-    how far it got)."""
-    world = new_world(suite, factory, options=options)
+    how far it got). Its store calls are watched as a check's are: a call that overruns
+    ``call_timeout_s``, or a store lost, ends the tour and the coverage says where (the
+    failures found before are kept)."""
+    world = new_world(suite, factory, options=options, call_timeout_s=call_timeout_s)
     failed: dict[str, ClauseViolation] = {}
     asked = [0]
+    so_far = TourRun()
 
     def record(v: ClauseViolation, _minimal: bool) -> None:
         failed.setdefault(v.clause, v)
@@ -37,9 +43,20 @@ def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope,
         asked[0] += 1
         return want in failed or (sequences is not None and asked[0] > sequences)
 
-    try:
+    def body() -> TourCoverage:
         open_checked(suite, world)
-        coverage = run_tour(scope, world, record=record, stop=stop, shrinking=shrinking)
-    finally:
-        drop_live(world)
+        return run_tour(scope, world, record=record, stop=stop, shrinking=shrinking,
+                        so_far=so_far)
+
+    with collecting_less():
+        ended = supervise(world.guard, body)
+    if ended.abandoned is not None:
+        drop_abandoned(world, world.guard.timeout_s)
+        return failed, tour_coverage(scope, world, so_far, ended.abandoned)
+    drop_live(world)
+    if ended.interrupted is not None:
+        raise ended.interrupted
+    if ended.error is not None:
+        raise ended.error
+    coverage: TourCoverage = ended.value
     return failed, coverage

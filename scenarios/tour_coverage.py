@@ -37,6 +37,20 @@ class TourCoverage:
     def finished(self) -> bool:
         return self.complete and not self.stopped and self.run == self.edges
 
+    @property
+    def shortfall(self) -> str:
+        """Why a tour without a failure is not a pass of every edge ("": it is one)."""
+        if self.stopped:
+            return self.stopped
+        if not self.complete:
+            return "the exploration stopped at its state budget: the graph is a part of the " \
+                   "bounded one"
+        if self.run < self.edges:
+            return (f"{self.edges - self.run:,} of {self.edges:,} edges did not run on the "
+                    "store (it took other answers the model allows, and the walk could not "
+                    "lead it back to them)")
+        return ""
+
     def to_json(self) -> dict[str, Any]:
         return {"scope": self.scope, "bound": self.bound, "states": self.states,
                 "edges": self.edges, "planned": self.planned, "run": self.run,

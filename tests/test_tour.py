@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,10 @@ from fencepost.api import check
 from fencepost.registry import contract_named
 from fencepost.reports.json_report import report_from_json
 from fencepost.scenarios.adk_ledger.tour import AdkScope, Driver
-from fencepost.scenarios.tour import tour_of
+from fencepost.scenarios.kinds import parts_of
+from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.runner import run_suite
+from fencepost.scenarios.tour import TOUR, tour_of
 from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
@@ -215,3 +219,50 @@ def test_a_deep_mutant_is_an_adapter_spec_and_the_tour_catches_it_in_a_whole_che
     assert report.tour is not None and report.tour.stopped == ""
     edges, run = report.tour.clauses["ADK-LEASE-001"]
     assert 0 < run < edges
+
+
+def _lost_while_shrinking(base: type) -> type:
+    """``base`` whose every call on an id of a shrinking replay (``...s0x...``) raises: its
+    connection goes while the tour shrinks the failure it found."""
+
+    def lost(name: str) -> Any:
+        def call(self: Any, *args: Any) -> Any:
+            if args and isinstance(args[0], str) and "s0x" in args[0]:
+                raise ConnectionError("connection reset")
+            return getattr(base, name)(self, *args)
+        return call
+
+    methods = ("create", "get", "claim", "renew", "checkpoint", "finish", "delete")
+    return type("LostWhileShrinking", (base,), {m: lost(m) for m in methods})
+
+
+def test_a_store_lost_while_a_failure_is_shrunk_keeps_the_failure_and_the_coverage() -> None:
+    mutant = next(m for m in DEEP if m.name == "dead_owner_keeps_its_window")
+    store_class = _lost_while_shrinking(mutant.store_class(ADK.store_class("memory")))
+    profile = attrs.evolve(PROFILES["quick"], tour="ci")
+    part = next(k for k, p in enumerate(parts_of(SUITE, profile)) if TOUR in p)
+    evidence = run_suite(SUITE, ADK.memory_factory(store_class), profile=profile, seed=1,
+                         options=mutant.options, parts=[part]).evidence
+    assert evidence.failures["ADK-FENCE-001"].check == TOUR
+    assert not evidence.failures["ADK-FENCE-001"].minimal  # found, not shrunk
+    assert str(evidence.ended[TOUR]).startswith("failed ADK-FENCE-001")
+    assert evidence.tour is not None and 0 < evidence.tour.run < evidence.tour.edges
+    assert evidence.tour.stopped.startswith("the store was lost in sequence ")
+    assert "connection reset" in evidence.tour.stopped
+    assert "ADK-FENCE-001" not in evidence.unknown and "ADK-LEASE-001" in evidence.unknown
+
+
+def test_a_store_call_that_does_not_return_ends_the_tour_and_says_where() -> None:
+    release = threading.Event()
+
+    class Hangs(ADK.store_class("memory")):  # type: ignore[misc]
+        def create(self, *args: Any) -> Any:
+            release.wait()
+            return super().create(*args)
+
+    try:
+        failed, coverage = tour_alone(SUITE, ADK.memory_factory(Hangs), CI, call_timeout_s=0.5)
+    finally:
+        release.set()
+    assert failed == {} and coverage.run == 0 and not coverage.finished
+    assert coverage.stopped.startswith("create did not return in 0.5 s")

@@ -25,8 +25,12 @@ from tourkit import (
 from fencepost.adapters.snodo_tasks.mutants import MUTANTS
 from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
 from fencepost.registry import contract_named
+from fencepost.scenarios.kinds import parts_of
+from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.runner import run_suite
 from fencepost.scenarios.snodo_tasks.tour import SnodoScope
 from fencepost.scenarios.snodo_tasks.tour_calls import Driver
+from fencepost.scenarios.tour import TOUR
 from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
@@ -203,3 +207,34 @@ def test_a_bug_that_needs_several_steps_is_caught_at_every_run(mutant: Any) -> N
     # shrunk: the steps that show it (accesses authorized on the way, the create, the claim,
     # ... and the failing call) and no more
     assert_caught_and_shrunk(SNODO, mutant, CI, 4, 12)
+
+
+@attrs.frozen(eq=False)
+class TwoTasksOneClaimer(SnodoScope):
+    """Two tasks and one worker claiming the next: the two are tied (created at the same ms),
+    and the memory store takes them by creation and id where the model's walk takes the
+    first by id, so the store's walk leaves the plan's at some claims."""
+
+    def moves(self, driver: Driver, t: Tourist) -> Any:
+        keep = {"create k0", "create k1", "w0 claims the next task", "the clock +1 ms",
+                "release w0's last lease"}
+        return [m for m in super().moves(driver, t) if m.label in keep]
+
+
+TIES = TwoTasksOneClaimer(name="snodo-tasks (two tied tasks)", second=True, workers=1,
+                          edges=False)
+
+
+def test_edges_a_store_walks_past_by_another_allowed_answer_are_not_a_pass() -> None:
+    failed, coverage = tour_alone(SUITE, store("snodo-tasks", "memory"), TIES)
+    assert failed == {} and coverage.stopped == "" and 0 < coverage.run < coverage.edges
+    assert coverage.shortfall == (
+        f"{coverage.edges - coverage.run:,} of {coverage.edges:,} edges did not run on the "
+        "store (it took other answers the model allows, and the walk could not lead it back "
+        "to them)")
+    profile = attrs.evolve(PROFILES["quick"], tour="ties")
+    suite = attrs.evolve(SUITE, tours={**SUITE.tours, "ties": TIES})
+    part = next(k for k, p in enumerate(parts_of(suite, profile)) if TOUR in p)
+    evidence = run_suite(suite, store("snodo-tasks", "memory"), profile=profile, seed=1,
+                         parts=[part]).evidence
+    assert str(evidence.ended[TOUR]) == f"unknown: {coverage.shortfall}"
