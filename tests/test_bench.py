@@ -111,7 +111,7 @@ def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
                   "Linearizability checker", "Detection of the mutants",
                   "Time to verdict", "memory/ceiling"):
         assert title in text
-    assert "unreachable" in text and "<= 1.2x" in text
+    assert "unreachable" in text and "<= 1.3x" in text
     assert "target: 10,000 operations, 8 processes" in text
     data = json.loads(json.dumps(to_json(result)))
     assert [o["ratio"] for o in data["overhead"]] == [o.ratio for o in result.overhead]
