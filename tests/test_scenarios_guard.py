@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -106,8 +107,14 @@ def test_a_signal_sent_while_the_run_waits_stops_the_run() -> None:
     reading of 3.11's eval loop a check another thread makes can clear the flag that tells the
     main thread to. The 60 s bound only stops a broken kit hanging, and prints every thread's
     stack when it does."""
+    inherited = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    if inherited != (signal.default_int_handler, set()):  # what the child would inherit
+        warnings.warn(f"this test process has SIGINT's handler, blocked signals: {inherited}",
+                      stacklevel=1)
     code = (
         "import faulthandler, os, signal, threading\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"  # not as inherited
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "faulthandler.dump_traceback_later(60, exit=True)\n"
         "from fencepost.scenarios.guard import Guard, supervise\n"
         "guard = Guard(3600)\n"
