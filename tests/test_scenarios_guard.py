@@ -103,10 +103,11 @@ def test_a_signal_sent_while_the_run_waits_stops_the_run() -> None:
     sent to the process, as a terminal or ``kill`` sends it (Linux hands it to the main thread
     first). It was sent to the run's thread with ``pthread_kill`` before, and that test hung
     once in a few hundred runs with every thread idle in its wait (the stacks faulthandler
-    printed): CPython runs the handler when the main thread next checks for signals, and by our
-    reading of 3.11's eval loop a check another thread makes can clear the flag that tells the
-    main thread to. The 60 s bound only stops a broken kit hanging, and prints every thread's
-    stack when it does."""
+    printed); sent to the process it hung too, in the whole suite only: the child inherits its
+    SIGINT handler and blocked signals from the test process, which an earlier test in the same
+    worker can leave changed. The child now sets Python's own, and the test warns with what it
+    found. The 60 s bound only stops a broken kit hanging, and prints every thread's stack when
+    it does."""
     inherited = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
     if inherited != (signal.default_int_handler, set()):  # what the child would inherit
         warnings.warn(f"this test process has SIGINT's handler, blocked signals: {inherited}",
