@@ -70,7 +70,7 @@ from .mutants import run_mutants
 from .registry import contract_named, contract_names
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
-OVERHEAD_TARGET = 1.3  # kit / direct on SQLite (issue 29's acceptance; issue 16 asked 1.2, before it 1.5)
+OVERHEAD_TARGET = 1.3  # kit / direct on SQLite (issue 29's acceptance; issue 16: 1.2, before: 1.5)
 CHECKER_TARGET = (10_000, 8, 2.0)  # operations, processes, seconds (partitioned)
 STORES = ("memory", "sqlite", "postgresql")
 MEMORY_RUNS = 3

@@ -3,9 +3,10 @@
 Per contract that has a tour, its scope (``full``; ``ci`` at ``--quick``): the bounded graph's
 states and edges and the seconds to explore it and plan the tour (the model alone), then the
 tour run on the memory store, on SQLite (a temporary file) and, when the bench reaches it, on
-PostgreSQL: its sequences, the moves made on the store, the edges run and the seconds. And per faulty store whose bug needs a few
-specific steps (``adapters/<contract>/mutants/deep.py``): whether the tour caught it by its
-clause, in how many moves after shrinking, and the seconds to the catch.
+PostgreSQL: its sequences, the moves made on the store, the edges run and the seconds. And per
+faulty store whose bug needs a few specific steps (``adapters/<contract>/mutants/deep.py``):
+whether the tour caught it by its clause, in how many moves after shrinking, and the seconds
+to the catch.
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
         # Interrupted: the user is waiting (and the command's supervisor kills a child that
         # takes more than CHILD_GRACE_S); a drop held up longer is noted as such.
         drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
-                        else guard.timeout_s)
+                       else guard.timeout_s)
     interrupted = ended.interrupted
     if not guard.abandoned:
         interrupted = close_factory(world) or interrupted

@@ -10,7 +10,7 @@ from fencepost.spec.env import AdapterEnv
 
 from .harness import ClauseViolation
 from .collector import collecting_less
-from .guard import DEFAULT_CALL_TIMEOUT_S, supervise
+from .guard import CANCEL_GRACE_S, DEFAULT_CALL_TIMEOUT_S, supervise
 from .runner import drop_abandoned, drop_live, new_world, open_checked
 from .shrinking import UNLIMITED, Shrinking
 from .suite import Suite
@@ -50,12 +50,15 @@ def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope,
 
     with collecting_less():
         ended = supervise(world.guard, body)
-    if ended.abandoned is not None:
-        drop_abandoned(world, world.guard.timeout_s)
-        return failed, tour_coverage(scope, world, so_far, ended.abandoned)
-    drop_live(world)
+    if ended.abandoned is None:
+        drop_live(world)
+    else:  # stuck in a store call (or not unwound within the grace after Ctrl-C)
+        drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
+                       else world.guard.timeout_s)
     if ended.interrupted is not None:
         raise ended.interrupted
+    if ended.abandoned is not None:
+        return failed, tour_coverage(scope, world, so_far, ended.abandoned)
     if ended.error is not None:
         raise ended.error
     coverage: TourCoverage = ended.value

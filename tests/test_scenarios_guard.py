@@ -101,13 +101,11 @@ def test_a_signal_sent_while_the_run_waits_stops_the_run() -> None:
     """Ctrl-C (a signal to the process) while the run's thread waits and the supervising thread
     sleeps until the next call deadline (an hour here) stops the run at once. The signal is
     sent to the process, as a terminal or ``kill`` sends it (Linux hands it to the main thread
-    first). It was sent to the run's thread with ``pthread_kill`` before, and that test hung
-    once in a few hundred runs with every thread idle in its wait (the stacks faulthandler
-    printed); sent to the process it hung too: the child inherits SIGINT's disposition, and a
-    suite started in the background by a non-interactive shell (``.ci/run &``) has SIGINT
-    ignored, as POSIX shells do for background commands (the warning below said SIG_IGN). The
-    child now sets Python's own handler, and the test warns with what the test process had. The 60 s bound only stops a broken kit hanging, and prints every thread's stack when
-    it does."""
+    first). The child inherits SIGINT's disposition, and a suite started in the background by
+    a non-interactive shell (``.ci/run &``) has SIGINT ignored, as POSIX shells do for
+    background commands: the child sets Python's own handler, and the test warns with what the
+    test process had. The 60 s bound only stops a broken kit hanging, and prints every
+    thread's stack when it does."""
     inherited = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
     if inherited != (signal.default_int_handler, set()):  # what the child would inherit
         warnings.warn(f"this test process has SIGINT's handler, blocked signals: {inherited}",

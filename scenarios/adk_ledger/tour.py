@@ -87,7 +87,8 @@ class AdkScope:
     deaths: bool = True
     own_store: bool = False
     first: Any = None
-    """A smaller scope whose tour runs first (see :class:`fencepost.scenarios.tour_graph.Scope`)."""
+    """A smaller scope whose tour runs first (see
+    :class:`fencepost.scenarios.tour_graph.Scope`)."""
 
     @property
     def bound(self) -> str:

@@ -119,7 +119,8 @@ class LedgenceScope:
     after: bool = True
     own_store: bool = True
     first: Any = None
-    """A smaller scope whose tour runs first (see :class:`fencepost.scenarios.tour_graph.Scope`)."""
+    """A smaller scope whose tour runs first (see
+    :class:`fencepost.scenarios.tour_graph.Scope`)."""
 
     @property
     def bound(self) -> str:
