@@ -264,6 +264,10 @@ def run_campaign(
     runner = _runner(jobs, scheduler)
     directory = CampaignDir(out)
     directory.claim(settings.identity())
+    if example_db is not None and "://" not in example_db:
+        # made now (Hypothesis makes it at the first failure a seed's state machine saves):
+        # the summary names it, and the campaign's directory looks the same whatever was found
+        os.makedirs(example_db, exist_ok=True)
     saved = directory.saved(seeds)
     if saved:
         shown = ", ".join(map(str, sorted(saved)[:20])) + (", ..." if len(saved) > 20 else "")

@@ -13,7 +13,16 @@ reaches into its engine, and nothing else in the kit does:
 - **the shrinker's failure**: ``shrink_target.interesting_origin.exc_type`` names the clause
   being shrunk;
 - **Hypothesis' home directory** (``configuration.set_hypothesis_home_dir`` and the module
-  global it sets), pointed at a scratch directory while a run is on.
+  global it sets), pointed at a scratch directory while a run is on;
+- **no local constants** (where the release has them, :data:`OPTIONAL`): from 6.131 on,
+  Hypothesis draws now and then a constant found in the source of every module it takes for
+  the user's own (every module outside site-packages, so the kit's in an editable install and
+  an adapter's module): it parses each one the first time in a process (about 0.25 s per
+  process for the kit's modules, what a campaign's worker paid before its first seed), and
+  what a seed generates then depends on which modules were loaded and on their text (an
+  adapter's fix could change the steps of a seed). A kit run draws none: only Hypothesis'
+  own constants, which are fixed by its release, and its per-choice cache of them is emptied
+  as a run starts and ends (:func:`no_local_constants`).
 
 :data:`NEEDED` lists them; :func:`missing` says which a Hypothesis release no longer has. A
 release that moved one is refused at import with the list, never half-used; the versions
@@ -48,6 +57,14 @@ NEEDED = (
 )
 """The internals the kit uses, as ``module:attribute.path``."""
 
+OPTIONAL = (
+    "hypothesis.internal.conjecture.providers:_get_local_constants",
+    "hypothesis.internal.conjecture.providers:CONSTANTS_CACHE",
+    "hypothesis.internal.constants_ast:Constants",
+)
+"""Internals of the releases that have local constants (6.131 on); older ones have none to
+turn off."""
+
 
 def _find(name: str) -> Any:
     module_name, _, path = name.partition(":")
@@ -57,10 +74,10 @@ def _find(name: str) -> Any:
     return found
 
 
-def missing() -> list[str]:
-    """Those of :data:`NEEDED` this Hypothesis does not have."""
+def missing(names: tuple[str, ...] = NEEDED) -> list[str]:
+    """Those of ``names`` (default :data:`NEEDED`) this Hypothesis does not have."""
     gone = []
-    for name in NEEDED:
+    for name in names:
         try:
             _find(name)
         except (ImportError, AttributeError):
@@ -84,6 +101,7 @@ from hypothesis.internal.conjecture import engine as _engine  # noqa: E402
 from hypothesis.internal.conjecture import shrinker as _shrinker  # noqa: E402
 
 StopShrinking = _shrinker.StopShrinking
+_CONSTANTS_CACHE: Any = None if missing(OPTIONAL) else _find(OPTIONAL[1])
 sort_key = _shrinker.sort_key
 
 
@@ -154,6 +172,18 @@ def install(active: Callable[[], Any]) -> None:
             # this run goes on to generate (see _generate_new_test_cases).
             self.reused_previously_shrunk_test_case = False
 
+    if not missing(OPTIONAL):
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+
+        local_constants = providers._get_local_constants
+        none = Constants()
+
+        def _get_local_constants() -> Any:
+            return none if active() is not None else local_constants()
+
+        providers._get_local_constants = _get_local_constants
+
     _shrinker.Shrinker.check_calls = _check_calls  # type: ignore[method-assign]
     _engine.ConjectureRunner.should_generate_more = (  # type: ignore[method-assign]
         _should_generate_more)
@@ -161,6 +191,21 @@ def install(active: Callable[[], Any]) -> None:
         _generate_new_test_cases)
     _engine.ConjectureRunner.reuse_existing_test_cases = (  # type: ignore[method-assign]
         _reuse_existing_test_cases)
+
+
+@contextmanager
+def no_local_constants() -> Iterator[None]:
+    """A kit run's body: Hypothesis' per-choice cache of constants emptied before and after
+    (it may hold another program's local constants, or the run's none). Hypothesis runs of
+    other threads of the process at that moment share that cache."""
+    cache = _CONSTANTS_CACHE
+    if cache is not None:
+        cache.cache.clear()
+    try:
+        yield
+    finally:
+        if cache is not None:
+            cache.cache.clear()
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from .harness import ClauseViolation, Harness, StoreLost, World
-from .hypothesis_compat import private_home
+from .hypothesis_compat import no_local_constants, private_home
 from .said import MACHINE_PHASE, Progress, Said
 from .shrinking import UNLIMITED, Shrinking, budgeted
 from .trace import TraceStep
@@ -115,7 +115,7 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     lost: StoreLost | None = None
     unshrunk: set[str] = set()
     try:
-        with (private_home(), hypothesis.reporting.with_reporter(lambda _t: None),
+        with (private_home(), no_local_constants(), hypothesis.reporting.with_reporter(lambda _t: None),
               budgeted(shrinking, shrink_started) as cut, violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised

@@ -166,8 +166,11 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Local:
     test run, under a lock in the run's shared temporary directory (its tests only read it;
     those that resume copy it first). The xdist_group mark alone would do it, but pytest-xdist
     3.8's loadgroup does not group under pytest 9 (the group suffix it writes into each node
-    id is lost), so each worker would run the campaign again."""
-    shared = tmp_path_factory.getbasetemp().parent / "fencepost-campaign-local"
+    id is lost), so each worker would run the campaign again. Without xdist the base
+    directory's parent would be every run's (a result of an earlier run read back)."""
+    base = tmp_path_factory.getbasetemp()  # under xdist, each worker's is in the run's own
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / (
+        "fencepost-campaign-local")
     shared.mkdir(exist_ok=True)
     out, saved = shared / "c1", shared / "result.json"
     with open(shared / "lock", "w") as lock:

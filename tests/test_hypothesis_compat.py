@@ -60,3 +60,34 @@ def test_no_other_module_reaches_into_hypothesis_internals() -> None:
                    for n in names):
                 users.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert users == []
+
+
+def test_a_kit_run_draws_no_constants_from_local_source(tmp_path: Path) -> None:
+    """Hypothesis (6.131 on) parses every module outside site-packages for constants to draw
+    now and then: a kit run skips that (a worker's first seed paid 0.25 s for it, and what a
+    seed generates would depend on the modules loaded and their text), and leaves it to other
+    Hypothesis runs of the process."""
+    if hypothesis_compat.missing(hypothesis_compat.OPTIONAL):
+        return  # a release without local constants: nothing to turn off
+    (tmp_path / "probe_constants.py").write_text("SIZES = [5, 6, 7, 4096]\nNAME = 'probe'\n")
+    script = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+import probe_constants
+from hypothesis.internal.conjecture import providers
+parsed = []
+real = providers.constants_from_module
+def recorded(module, **kw):
+    parsed.append(module.__name__)
+    return real(module, **kw)
+providers.constants_from_module = recorded
+from fencepost.api import check
+check("adk-ledger", "memory", profile="quick", seed=1, concurrency=0)
+print(len(parsed))
+providers._get_local_constants()  # as another Hypothesis run of the process would
+print("probe_constants" in parsed)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "True"]
