@@ -1,10 +1,35 @@
 """The three built-in contracts, declared as any contract is (see :mod:`fencepost.contract`):
 each function is the target of an entry point of the ``fencepost.contracts`` group in
-``pyproject.toml`` and imports its contract's pieces only when called."""
+``pyproject.toml`` and imports its contract's pieces only when called (the SQL store, and with
+it SQLAlchemy, only when a run asks for it)."""
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from .contract import Contract
+
+
+@functools.cache
+def _adk_sql() -> tuple[Any, type]:
+    from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
+
+    return SqlLedgerFactory, SqlLedger
+
+
+@functools.cache
+def _snodo_sql() -> tuple[Any, type]:
+    from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
+
+    return SqlTasksFactory, SqlTasks
+
+
+@functools.cache
+def _ledgence_sql() -> tuple[Any, type]:
+    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
+
+    return SqlLedgenceFactory, SqlLedgence
 
 
 def adk_ledger() -> Contract:
@@ -12,7 +37,6 @@ def adk_ledger() -> Contract:
     from fencepost.adapters.adk_ledger.memory import MemoryLedger, MemoryLedgerFactory
     from fencepost.adapters.adk_ledger.mutants import MUTANTS
     from fencepost.adapters.adk_ledger.mutants.deep import DEEP
-    from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
     from fencepost.scenarios.adk_ledger.suite import SUITE
     from fencepost.spec import adk_ledger as spec
 
@@ -22,7 +46,7 @@ def adk_ledger() -> Contract:
         "delete",
         spec=spec, suite=SUITE,
         memory=MemoryLedgerFactory, memory_store=MemoryLedger,
-        sql=SqlLedgerFactory, sql_store=SqlLedger,
+        sql_loader=_adk_sql,
         mutants=tuple(MUTANTS), deep=DEEP,
     )
 
@@ -32,7 +56,6 @@ def snodo_tasks() -> Contract:
     from fencepost.adapters.snodo_tasks.memory import MemoryTasks, MemoryTasksFactory
     from fencepost.adapters.snodo_tasks.mutants import MUTANTS
     from fencepost.adapters.snodo_tasks.mutants.deep import DEEP
-    from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
     from fencepost.scenarios.snodo_tasks.suite import SUITE
     from fencepost.spec import snodo_tasks as spec
 
@@ -42,7 +65,7 @@ def snodo_tasks() -> Contract:
         "events, retries, TTL reaping",
         spec=spec, suite=SUITE,
         memory=MemoryTasksFactory, memory_store=MemoryTasks,
-        sql=SqlTasksFactory, sql_store=SqlTasks,
+        sql_loader=_snodo_sql,
         mutants=tuple(MUTANTS), deep=DEEP,
     )
 
@@ -52,7 +75,6 @@ def ledgence_tasks() -> Contract:
     from fencepost.adapters.ledgence_tasks.memory import MemoryLedgence, MemoryLedgenceFactory
     from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
     from fencepost.adapters.ledgence_tasks.mutants.deep import DEEP
-    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
     from fencepost.scenarios.ledgence_tasks.suite import SUITE
     from fencepost.spec import ledgence_tasks as spec
 
@@ -62,6 +84,6 @@ def ledgence_tasks() -> Contract:
         "settlement, quiescence, cancel, recovery, history",
         spec=spec, suite=SUITE,
         memory=MemoryLedgenceFactory, memory_store=MemoryLedgence,
-        sql=SqlLedgenceFactory, sql_store=SqlLedgence,
+        sql_loader=_ledgence_sql,
         mutants=tuple(MUTANTS), deep=DEEP,
     )
