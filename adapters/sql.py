@@ -271,6 +271,28 @@ class ReadConnections:
         self._idle: list[ReadConnection] = []
         self._closed = False
 
+    @classmethod
+    def of(cls, engine: Engine) -> ReadConnections:
+        """The read connections every store of ``engine`` shares until :meth:`close_shared`:
+        a store reopened on the engine reads on those its predecessor left idle (checking one
+        out of the pool again cost a reopened store's first read about twice the read). A
+        read connection holds no snapshot between reads, so the reopened store still reads
+        only what the database committed."""
+        with _SHARED_READS_LOCK:
+            found = _SHARED_READS.get(engine)
+            if found is None:
+                found = _SHARED_READS[engine] = cls(engine)
+            return found
+
+    @staticmethod
+    def close_shared(engine: Engine) -> None:
+        """Close the read connections the stores of ``engine`` share (the next store opened
+        on it starts a new set)."""
+        with _SHARED_READS_LOCK:
+            found = _SHARED_READS.pop(engine, None)
+        if found is not None:
+            found.close()
+
     @contextmanager
     def connection(self) -> Iterator[Connection]:
         """A read connection, for one read: a :class:`ReadConnection`, which stands in for a
@@ -315,6 +337,10 @@ class ReadConnections:
             idle, self._idle = self._idle, []
         for conn in idle:
             _close_quietly(conn)
+
+
+_SHARED_READS: weakref.WeakKeyDictionary[Engine, ReadConnections] = weakref.WeakKeyDictionary()
+_SHARED_READS_LOCK = threading.Lock()
 
 
 def _close_quietly(conn: Connection | ReadConnection) -> None:
@@ -513,11 +539,12 @@ class SqlStoreFactory:
 
     Every store a factory opens shares one engine, as the processes of one application do:
     each call still checks out a connection of its own, and statements are compiled once per
-    factory, not once per store. A store's ``close()`` gives its connections back to the pool,
-    where each was rolled back: a store reopened on them reads only what the database committed
-    (nothing of the closed store object survives), without paying for closing and opening
-    connections (closing SQLite's last one checkpoints its log). The factory's ``close()``
-    closes them. Subclasses name their ``store_class`` and drop their tables in :meth:`drop`.
+    factory, not once per store. A write's connection goes back to the pool, rolled back, when
+    its transaction ends; the read connections stay idle with the engine
+    (:meth:`ReadConnections.of`), holding no snapshot: a store reopened on them reads only what
+    the database committed (nothing of the closed store object survives), without paying for
+    closing and opening connections (closing SQLite's last one checkpoints its log). The
+    factory's ``close()`` closes them. Subclasses name their ``store_class`` and drop their tables in :meth:`drop`.
     """
 
     store_class: Any = None
@@ -561,6 +588,7 @@ class SqlStoreFactory:
         connections the factory's stores gave back."""
         with self._lock:
             if self._engine is not None:
+                ReadConnections.close_shared(self._engine)
                 self._engine.dispose()
         self.liveness.close()
 

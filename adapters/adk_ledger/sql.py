@@ -146,7 +146,7 @@ class SqlLedger(LedgerCore):
         super().__init__(env)
         self.engine = engine
         self.table = ledger_table(env.namespace)
-        self._reads = ReadConnections(engine)
+        self._reads = ReadConnections.of(engine)
         self._read, self._lock = _reads(env.namespace, engine.dialect.name)
         ensure_tables(engine, env.namespace, self._create_table)
 
@@ -171,7 +171,8 @@ class SqlLedger(LedgerCore):
             yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
 
     def close(self) -> None:
-        self._reads.close()
+        """Nothing to let go: the read connections stay with the engine for the next store
+        (see ``ReadConnections.of``); the factory's ``close`` closes them."""
 
 
 class SqlLedgerFactory(SqlStoreFactory):

@@ -462,7 +462,7 @@ class SqlLedgence(LedgenceCore):
         self.engine = engine
         self.tables = ledgence_tables(env.namespace)
         self.sql = statements(env.namespace, engine.dialect.name)
-        self._reads = ReadConnections(engine)
+        self._reads = ReadConnections.of(engine)
         ensure_tables(engine, env.namespace, self._create_tables)
 
     def _create_tables(self) -> None:
@@ -495,7 +495,8 @@ class SqlLedgence(LedgenceCore):
             return self._replay(lost.winner, command)
 
     def close(self) -> None:
-        self._reads.close()
+        """Nothing to let go: the read connections stay with the engine for the next store
+        (see ``ReadConnections.of``); the factory's ``close`` closes them."""
 
 
 class SqlLedgenceFactory(SqlStoreFactory):

@@ -229,7 +229,7 @@ class SqlTasks(TasksCore):
         super().__init__(env)
         self.table = tasks_table(env.namespace)
         self.sql = statements(env.namespace, engine.dialect.name)
-        self._reads = ReadConnections(engine)
+        self._reads = ReadConnections.of(engine)
         ensure_tables(engine, env.namespace, self._create_table)
 
     def _create_table(self) -> None:
@@ -257,7 +257,8 @@ class SqlTasks(TasksCore):
             yield _SqlTxn(conn, self.engine, self.table, self.sql, locking=False)
 
     def close(self) -> None:
-        self._reads.close()
+        """Nothing to let go: the read connections stay with the engine for the next store
+        (see ``ReadConnections.of``); the factory's ``close`` closes them."""
 
 
 class SqlTasksFactory(SqlStoreFactory):
