@@ -149,11 +149,21 @@ class Overhead:
     kit_s: float
     reads_s: float
     harness_s: float
+    direct_calls: int = 0
+    kit_calls: int = 0
+    """Store calls (and stores opened) on each side, in the rounds counted: the kit's extra
+    ones are its read-backs."""
 
     @property
     def ratio(self) -> float:
         """kit / direct."""
         return self.kit_s / self.direct_s
+
+    @property
+    def reads_alone(self) -> float:
+        """(direct + read-backs) / direct: the ratio with a harness that cost nothing, what
+        the read-backs alone take."""
+        return (self.direct_s + self.reads_s) / self.direct_s
 
 
 @attrs.frozen
@@ -324,10 +334,12 @@ class _Meter:
 
     def __init__(self) -> None:
         self.spent = 0.0
+        self.calls = 0
 
     def timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn``, counting the time of each call."""
         def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
             started = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -366,17 +378,17 @@ class _MeteredFactory:
 
 
 def _replay(contract: Contract, factory: _MeteredFactory, tape: Tape,
-            kit: bool) -> tuple[float, float]:
-    """One tape on a fresh namespace: (seconds, of which in the store)."""
+            kit: bool) -> tuple[float, float, int]:
+    """One tape on a fresh namespace: (seconds, of which in the store, store calls)."""
     world = _world(contract, factory, tape.start)
     try:
-        factory.meter.spent = 0.0
+        factory.meter.spent, factory.meter.calls = 0.0, 0
         started = time.perf_counter()
         if kit:
             replay_kit(world, tape)
         else:
             replay_direct(world, tape)
-        return time.perf_counter() - started, factory.meter.spent
+        return time.perf_counter() - started, factory.meter.spent, factory.meter.calls
     finally:
         world.discard()
 
@@ -389,8 +401,8 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
     contract = contract_named(name)
     sqlite, _ = resolve_adapter(name, "sqlite")
     factory = _MeteredFactory(sqlite, _Meter())
-    best: dict[bool, list[tuple[float, float]]] = {
-        side: [(float("inf"), 0.0)] * len(tapes) for side in (True, False)}
+    best: dict[bool, list[tuple[float, float, int]]] = {
+        side: [(float("inf"), 0.0, 0)] * len(tapes) for side in (True, False)}
     try:
         for r in range(sizes.rounds):
             progress(Said.of(f"overhead/{name}", f"round {r + 1}/{sizes.rounds} on SQLite"))
@@ -401,11 +413,13 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
                     best[side][k] = min(best[side][k], replayed)
     finally:
         _close(sqlite)
-    kit_s, kit_store = (sum(column) for column in zip(*best[True], strict=True))
-    direct_s, direct_store = (sum(column) for column in zip(*best[False], strict=True))
+    kit_s, kit_store, kit_calls = (sum(column) for column in zip(*best[True], strict=True))
+    direct_s, direct_store, direct_calls = (
+        sum(column) for column in zip(*best[False], strict=True))
     return Overhead(name, sum(t.steps for t in tapes), direct_s, kit_s,
                     reads_s=kit_store - direct_store,
-                    harness_s=(kit_s - kit_store) - (direct_s - direct_store))
+                    harness_s=(kit_s - kit_store) - (direct_s - direct_store),
+                    direct_calls=int(direct_calls), kit_calls=int(kit_calls))
 
 
 # --- 3. linearizability checker -----------------------------------------------------------------

@@ -58,6 +58,9 @@ def test_overhead_is_the_kit_time_over_the_direct_time(result: BenchResult) -> N
         assert o.ratio == o.kit_s / o.direct_s
         # the split adds up to the difference
         assert o.reads_s + o.harness_s == pytest.approx(o.kit_s - o.direct_s)
+        assert o.reads_alone == (o.direct_s + o.reads_s) / o.direct_s
+        # every operation is one store call on each side; the kit's extra ones read back
+        assert o.direct_calls >= o.operations and o.kit_calls > o.direct_calls
 
 
 def test_checker_runs_each_history_by_record_and_as_one_partition(result: BenchResult) -> None:
