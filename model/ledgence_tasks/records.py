@@ -126,13 +126,6 @@ _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 _PLAIN = frozenset({int, float, bool, type(None)})
 
 
-_VIEWS: dict[int, tuple[Any, Any]] = {}
-"""Record value (by identity) -> (the value, its view): the model answers with the same frozen
-records step after step (nine calls in ten were on a record walked before). The value is
-held, so its id cannot be reused while it is here."""
-VIEWS_KEPT = 8_192
-
-
 def _opaque_ids(value: Any) -> Any:
     """The model's view of a value: every minted name wrapped as :class:`Opaque` (parts with
     no name inside are returned as they are; frozen values need no copy)."""
@@ -142,15 +135,8 @@ def _opaque_ids(value: Any) -> Any:
     if isinstance(value, str):  # a minted name has a '#' (a cheap test before the pattern)
         return Opaque(value) if "#" in value and _NAME.fullmatch(value) else value
     names = init_fields(kind)
-    if names is not None:  # the model's records are frozen attrs values: walked once each
-        seen = _VIEWS.get(id(value))
-        if seen is not None and seen[0] is value:
-            return seen[1]
-        view = evolve_fields(value, names, _opaque_ids, _PLAIN)
-        if len(_VIEWS) >= VIEWS_KEPT:
-            _VIEWS.clear()
-        _VIEWS[id(value)] = (value, view)
-        return view
+    if names is not None:
+        return evolve_fields(value, names, _opaque_ids, _PLAIN)
     if isinstance(value, tuple):
         return tuple(_opaque_ids(v) for v in value)
     if isinstance(value, list):
