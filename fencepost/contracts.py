@@ -5,31 +5,20 @@ it SQLAlchemy, only when a run asks for it)."""
 
 from __future__ import annotations
 
-import functools
+import importlib
+from collections.abc import Callable
 from typing import Any
 
 from .contract import Contract
 
 
-@functools.cache
-def _adk_sql() -> tuple[Any, type]:
-    from fencepost.adapters.adk_ledger.sql import SqlLedger, SqlLedgerFactory
+def _sql(module: str, factory: str, store: str) -> Callable[[], tuple[Any, type]]:
+    """A ``sql_loader``: ``module``'s SQL factory and store classes, imported when called."""
+    def load() -> tuple[Any, type]:
+        found = importlib.import_module(module)
+        return getattr(found, factory), getattr(found, store)
 
-    return SqlLedgerFactory, SqlLedger
-
-
-@functools.cache
-def _snodo_sql() -> tuple[Any, type]:
-    from fencepost.adapters.snodo_tasks.sql import SqlTasks, SqlTasksFactory
-
-    return SqlTasksFactory, SqlTasks
-
-
-@functools.cache
-def _ledgence_sql() -> tuple[Any, type]:
-    from fencepost.adapters.ledgence_tasks.sql import SqlLedgence, SqlLedgenceFactory
-
-    return SqlLedgenceFactory, SqlLedgence
+    return load
 
 
 def adk_ledger() -> Contract:
@@ -46,7 +35,7 @@ def adk_ledger() -> Contract:
         "delete",
         spec=spec, suite=SUITE,
         memory=MemoryLedgerFactory, memory_store=MemoryLedger,
-        sql_loader=_adk_sql,
+        sql_loader=_sql("fencepost.adapters.adk_ledger.sql", "SqlLedgerFactory", "SqlLedger"),
         mutants=tuple(MUTANTS), deep=DEEP,
     )
 
@@ -65,7 +54,7 @@ def snodo_tasks() -> Contract:
         "events, retries, TTL reaping",
         spec=spec, suite=SUITE,
         memory=MemoryTasksFactory, memory_store=MemoryTasks,
-        sql_loader=_snodo_sql,
+        sql_loader=_sql("fencepost.adapters.snodo_tasks.sql", "SqlTasksFactory", "SqlTasks"),
         mutants=tuple(MUTANTS), deep=DEEP,
     )
 
@@ -84,6 +73,7 @@ def ledgence_tasks() -> Contract:
         "settlement, quiescence, cancel, recovery, history",
         spec=spec, suite=SUITE,
         memory=MemoryLedgenceFactory, memory_store=MemoryLedgence,
-        sql_loader=_ledgence_sql,
+        sql_loader=_sql("fencepost.adapters.ledgence_tasks.sql", "SqlLedgenceFactory",
+                        "SqlLedgence"),
         mutants=tuple(MUTANTS), deep=DEEP,
     )

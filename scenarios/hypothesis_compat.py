@@ -101,7 +101,8 @@ from hypothesis.internal.conjecture import engine as _engine  # noqa: E402
 from hypothesis.internal.conjecture import shrinker as _shrinker  # noqa: E402
 
 StopShrinking = _shrinker.StopShrinking
-_CONSTANTS_CACHE: Any = None if missing(OPTIONAL) else _find(OPTIONAL[1])
+_LOCAL_CONSTANTS = not missing(OPTIONAL)
+_CONSTANTS_CACHE: Any = _find(OPTIONAL[1]) if _LOCAL_CONSTANTS else None
 sort_key = _shrinker.sort_key
 
 
@@ -172,7 +173,7 @@ def install(active: Callable[[], Any]) -> None:
             # this run goes on to generate (see _generate_new_test_cases).
             self.reused_previously_shrunk_test_case = False
 
-    if not missing(OPTIONAL):
+    if _LOCAL_CONSTANTS:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
 

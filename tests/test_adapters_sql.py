@@ -226,6 +226,44 @@ def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespace_is_made_aga
         factory.close()
 
 
+def test_a_reopened_store_reads_on_the_connection_the_closed_one_left_idle(
+        tmp_path: Path) -> None:
+    """Stores of one engine share its read connections: a store reopened after a read checks
+    no connection out of the pool for its first read; the factory's close closes them (the
+    next store's read connects again)."""
+    from fencepost.adapter_spec import resolve_adapter
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.spec.adk_ledger import NotFound
+    from fencepost.spec.env import AdapterEnv
+
+    factory, _ = resolve_adapter("adk-ledger", f"sqlite:///{tmp_path / 'db.sqlite'}")
+    env = AdapterEnv(clock=SimClock(1000).now, namespace="shared_reads")
+    checkouts: list[object] = []
+    sa.event.listen(factory.engine, "checkout", lambda *a: checkouts.append(a[0]))
+
+    def read_once() -> None:
+        store = factory(env)
+        with pytest.raises(NotFound):
+            store.get("missing")
+        store.close()
+
+    try:
+        read_once()
+        first = len(checkouts)
+        assert first >= 1
+        read_once()
+        read_once()
+        assert len(checkouts) == first  # the idle read connection served both reopened stores
+    finally:
+        factory.discard(env)
+        factory.close()
+    after_close = len(checkouts)
+    read_once()
+    assert len(checkouts) > after_close  # closed with the factory: the read connects anew
+    factory.discard(env)
+    factory.close()
+
+
 # --- reads on the driver -------------------------------------------------------------------------
 
 
