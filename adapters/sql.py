@@ -544,7 +544,8 @@ class SqlStoreFactory:
     (:meth:`ReadConnections.of`), holding no snapshot: a store reopened on them reads only what
     the database committed (nothing of the closed store object survives), without paying for
     closing and opening connections (closing SQLite's last one checkpoints its log). The
-    factory's ``close()`` closes them. Subclasses name their ``store_class`` and drop their tables in :meth:`drop`.
+    factory's ``close()`` closes them. Subclasses name their ``store_class`` and drop their
+    tables in :meth:`drop`.
     """
 
     store_class: Any = None

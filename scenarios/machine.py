@@ -115,7 +115,8 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     lost: StoreLost | None = None
     unshrunk: set[str] = set()
     try:
-        with (private_home(), no_local_constants(), hypothesis.reporting.with_reporter(lambda _t: None),
+        with (private_home(), no_local_constants(),
+              hypothesis.reporting.with_reporter(lambda _t: None),
               budgeted(shrinking, shrink_started) as cut, violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised

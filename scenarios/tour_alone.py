@@ -8,9 +8,9 @@ from typing import Any
 
 from fencepost.spec.env import AdapterEnv
 
-from .harness import ClauseViolation
 from .collector import collecting_less
 from .guard import CANCEL_GRACE_S, DEFAULT_CALL_TIMEOUT_S, supervise
+from .harness import ClauseViolation
 from .runner import drop_abandoned, drop_live, new_world, open_checked
 from .shrinking import UNLIMITED, Shrinking
 from .suite import Suite

@@ -10,9 +10,9 @@ import pytest
 from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
 from fencepost.bench_tour import bench_tour
-from fencepost.scenarios.said import quiet
 from fencepost.bench_verdict import VerdictTime, summarize
 from fencepost.errors import ConfigurationError
+from fencepost.scenarios.said import quiet
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
 pytestmark = pytest.mark.xdist_group("bench")

@@ -17,7 +17,9 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 
 from fencepost.adapter_spec import TempSqliteFactory
-from fencepost.adapters.mutants import db_failures
+from fencepost.adapters.adk_ledger.mutants import db_failures as adk_faults
+from fencepost.adapters.ledgence_tasks.mutants import db_failures as ledgence_faults
+from fencepost.adapters.snodo_tasks.mutants import db_failures as snodo_faults
 from fencepost.adapters.sql import make_engine
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory, run_mutants
@@ -190,9 +192,9 @@ def test_a_store_without_an_engine_has_no_fault_injection() -> None:
         world.discard()
 
 
-MUTANTS = [(name, m) for name, group in (("adk-ledger", db_failures.ADK_LEDGER),
-                                         ("snodo-tasks", db_failures.SNODO_TASKS),
-                                         ("ledgence-tasks", db_failures.LEDGENCE_TASKS))
+MUTANTS = [(name, m) for name, group in (("adk-ledger", adk_faults.MUTANTS),
+                                         ("snodo-tasks", snodo_faults.MUTANTS),
+                                         ("ledgence-tasks", ledgence_faults.MUTANTS))
            for m in group]
 
 
@@ -208,7 +210,7 @@ def test_a_store_that_mishandles_a_database_failure_is_caught(name: str, mutant:
 
 def test_the_counterexample_shows_the_fault_and_the_records() -> None:
     ledger = contract_named("adk-ledger")
-    [ignored] = [m for m in db_failures.ADK_LEDGER if m.name == "commit_failure_ignored"]
+    [ignored] = [m for m in adk_faults.MUTANTS if m.name == "commit_failure_ignored"]
     failure = _fault_verdicts("adk-ledger", mutant_factory(ledger, ignored, "sqlite"))[
         "ADK-FAULT-002"].failure
     assert failure is not None

@@ -98,12 +98,13 @@ ARGUMENT_EDGES = {"SNODO-ARG-001", "SNODO-ARG-002", "SNODO-ARG-003", "SNODO-ARG-
 
 def _outside() -> dict[str, str]:
     """:data:`OUTSIDE`, and every mutant of the shared fault, flaky and value modules."""
-    from fencepost.adapters.mutants import db_failures, flaky
-    from fencepost.adapters.snodo_tasks.mutants import values
+    from fencepost.adapters.mutants.flaky import flaky_mutants
+    from fencepost.adapters.snodo_tasks.mutants import db_failures, values
+    from fencepost.spec import snodo_tasks
 
     found = dict(OUTSIDE)
-    found.update({m.name: INJECTED for m in db_failures.SNODO_TASKS})
-    found.update({m.name: INJECTED for m in flaky.SNODO_TASKS})
+    found.update({m.name: INJECTED for m in db_failures.MUTANTS})
+    found.update({m.name: INJECTED for m in flaky_mutants(snodo_tasks)})
     found.update({m.name: VALUES for m in values.MUTANTS})
     return found
 

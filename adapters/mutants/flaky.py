@@ -1,6 +1,6 @@
-"""A flaky backend: a correct store whose backend drops calls under concurrent load, one set per
-contract, expected to leave the linearizability clause ``unknown`` (never ``pass``): a store
-that cannot answer has not shown that its answers are right.
+"""A flaky backend: a correct store whose backend drops calls under concurrent load, one per
+contract (:func:`flaky_mutants`), expected to leave the linearizability clause ``unknown``
+(never ``pass``): a store that cannot answer has not shown that its answers are right.
 
 While another call is in flight on the store (a pool of one connection, a lock wait that times
 out, a deadlock victim), a call fails: every other such call before it reaches the store
@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fencepost.spec import adk_ledger, ledgence_tasks, snodo_tasks
 from fencepost.spec.errors import BackendUnavailable
 
 from .base import Expected, Mutant, round_trip
@@ -83,7 +82,10 @@ def flaky_mixin(methods: Iterable[str]) -> type:
     return mixin
 
 
-def _flaky(spec: Any) -> tuple[Mutant, ...]:
+def flaky_mutants(spec: Any) -> tuple[Mutant, ...]:
+    """The flaky-backend mutant of the contract whose spec package is ``spec`` (its
+    ``CLAUSES`` and ``PROTOCOL_METHODS``); each contract's mutants call it, so that this module
+    imports no contract."""
     [clause] = [c.id for c in spec.CLAUSES if "concurrent" in c.checks]
     return (
         Mutant("flaky_backend", "the backend drops calls made while another is in flight "
@@ -92,7 +94,3 @@ def _flaky(spec: Any) -> tuple[Mutant, ...]:
                expected=Expected.UNKNOWN),
     )
 
-
-ADK_LEDGER = _flaky(adk_ledger)
-SNODO_TASKS = _flaky(snodo_tasks)
-LEDGENCE_TASKS = _flaky(ledgence_tasks)

@@ -18,13 +18,13 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.adk_ledger.core import LedgerCore
-from fencepost.adapters.mutants import db_failures as _faults
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
 
 from . import arguments as _arguments
+from . import db_failures as _faults
 
 
 class CreateStampsZero(LedgerCore):
@@ -621,6 +621,6 @@ MUTANTS = (
     Mutant("checkpoint_write_behind", "checkpoints cached in the process, lost on reopen",
            "ADK-DURABLE-001", CheckpointWriteBehind),
     *_arguments.ADK_LEDGER,
-    *_faults.ADK_LEDGER,
-    *_flaky.ADK_LEDGER,
+    *_faults.MUTANTS,
+    *_flaky.flaky_mutants(spec),
 )

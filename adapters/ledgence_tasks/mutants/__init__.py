@@ -18,11 +18,11 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
-from fencepost.adapters.mutants import db_failures as _faults
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import ledgence_tasks as spec
 
+from . import db_failures as _faults
 from . import delivery as _delivery
 from . import discovery as _discovery
 from . import edges as _edges
@@ -364,4 +364,4 @@ _SLICE = (
 )
 
 MUTANTS = (_SLICE + _delivery.MUTANTS + _recovery.MUTANTS + _discovery.MUTANTS
-           + _edges.MUTANTS + _faults.LEDGENCE_TASKS + _flaky.LEDGENCE_TASKS)
+           + _edges.MUTANTS + _faults.MUTANTS + _flaky.flaky_mutants(spec))

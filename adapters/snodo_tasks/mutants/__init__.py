@@ -12,7 +12,6 @@ from typing import Any, TypeGuard
 
 import attrs
 
-from fencepost.adapters.mutants import db_failures as _faults
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, round_trip
 from fencepost.adapters.snodo_tasks.core import TasksCore
@@ -21,6 +20,7 @@ from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
 
+from . import db_failures as _faults
 from . import values as _values
 
 
@@ -795,8 +795,8 @@ MUTANTS = (
        "and cancels the tasks of no tenant", "SNODO-AUTH-003", EmptyTenantIsNoTenant),
     _m("zero_retry_delay_exhausts", "a retry delay of 0 is read as none left: the task fails",
        "SNODO-RED-004", ZeroRetryDelayExhausts),
-    *_faults.SNODO_TASKS,
-    *_flaky.SNODO_TASKS,
+    *_faults.MUTANTS,
+    *_flaky.flaky_mutants(spec),
     *_values.MUTANTS,
     # Each named option's two readings: the store that follows the other one is caught.
     _m("renewal_moves_same_expiry", "a renewal to the same expiry moves it 1 us, so the value "
