@@ -230,6 +230,8 @@ class BenchResult:
     tour: tuple[TourRow, ...] = ()
     deep: tuple[DeepRow, ...] = ()
     """Section 8: the transition tour and the faulty stores whose bug needs a few steps."""
+    campaign_loops: tuple[CampaignRate, ...] = ()
+    """Section 7's plain Python loop on 1 and 2 processes: what the machine gives two."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -529,8 +531,8 @@ def run_bench(
         sizes.wire_calls, progress)]
     verdicts = [t for name in names for t in bench_verdicts(
         name, sizes.verdict_bases, sizes.verdict_mutants, progress=progress)]
-    campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
-        if sizes.campaign_seeds > 0 else []
+    campaign, loops = bench_campaign(names[0], sizes.campaign_seeds, progress) \
+        if sizes.campaign_seeds > 0 else ([], [])
     tours: list[TourRow] = []
     deep: list[DeepRow] = []
     for name in names if sizes.tour_scope else ():
@@ -539,4 +541,5 @@ def run_bench(
         deep += caught
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
                        tuple(detection), time.perf_counter() - started, tuple(wire),
-                       tuple(verdicts), ceiling, tuple(campaign), tuple(tours), tuple(deep))
+                       tuple(verdicts), ceiling, tuple(campaign), tuple(tours), tuple(deep),
+                       tuple(loops))

@@ -168,14 +168,21 @@ def test_campaign_throughput_is_measured_three_ways_for_the_first_contract(
     assert [(c.how, c.seeds, c.note) for c in result.campaign] == [
         ("local, --jobs 1", 2, ""), ("local, --jobs 2", 2, ""),
         ("Dask scheduler, 2 workers", 2, "")]
-    for c in result.campaign:
+    assert [(c.how, c.seeds, c.note) for c in result.campaign_loops] == [
+        ("a Python loop, 1 process", 2, ""), ("a Python loop, 2 processes", 2, "")]
+    for c in (*result.campaign, *result.campaign_loops):
         assert c.seconds > 0 and c.per_minute == pytest.approx(2 * 60 / c.seconds)
     text = render(result)
     assert "Campaign throughput (adk-ledger on memory, profile quick, seeds 1..2" in text
     assert "Dask scheduler, 2 workers" in text
+    [said] = [line for line in text.splitlines() if line.startswith("--jobs 2 gained ")]
+    machine = result.campaign_loops[0].seconds / result.campaign_loops[1].seconds
+    assert f"a plain Python loop on 2 processes gained {machine:.2f}x" in said
     data = json.loads(json.dumps(to_json(result)))
     assert [c["per_minute"] for c in data["campaign"]] == [
         c.per_minute for c in result.campaign]
+    assert [c["seconds"] for c in data["campaign_loops"]] == [
+        c.seconds for c in result.campaign_loops]
 
 
 def test_an_unknown_contract_is_refused() -> None:
