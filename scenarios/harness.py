@@ -81,6 +81,8 @@ class Harness:
         self.blame: tuple[str, frozenset[str] | None] | None = None
         self.masked: dict[str, str] = {}  # field -> the clause its difference failed
         self.repeats: dict[str, int] = {}  # clause -> later differences in its fields
+        # (model state, time, dead owners) at the last reopen: see reopen_would_tell
+        self.reopened_at: tuple[Any, int, frozenset[str]] | None = None
 
     def on(self, world: World) -> Harness:
         """A harness on ``world`` (a fork: a store of its own) in the same check: it goes on
@@ -121,8 +123,18 @@ class Harness:
         self.world.dead.add(owner)
         self.note("world", f"owner {owner} dies", "kill", owner)
 
+    def reopen_would_tell(self) -> bool:
+        """Would a reopen now show anything the last one did not? Not when no op changed the
+        model's state, the clock stood still and no owner died since: every record would read
+        back as it did then, at the same time. (The first reopen always tells: that the store
+        opens again.) The state machines reopen only when it would."""
+        last = self.reopened_at
+        return (last is None or last[0] is not self.state or last[1] != self.now
+                or last[2] != self.world.dead)
+
     def reopen(self) -> None:
         """Close and reopen the store; every record touched so far must read back the same."""
+        self.reopened_at = (self.state, self.now, frozenset(self.world.dead))
         self.note("world", "store closed and reopened", "reopen")
         try:
             self.world.reopen()
