@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -212,13 +213,15 @@ def test_check_through_the_wire_stops_with_unknown_and_no_child_left(tmp_path: P
 
 
 @pytest.mark.parametrize(("mode", "reason"), [
-    ("exit", "the adapter closed its stdout (exit status 7)"),
-    ("bad_utf8", "the adapter wrote a line that is not UTF-8 (byte 20)"),
+    ("exit", r"the adapter closed its stdout \(exit status 7\)"),
+    ("bad_utf8", r"the adapter wrote a line that is not UTF-8 \(byte \d+\)"),  # the id's digits
 ])
 def test_a_child_lost_in_the_state_machine_makes_its_clauses_unknown(
         tmp_path: Path, mode: str, reason: str) -> None:
     """Call 900 falls in the state machine (seed 3, one job): it cannot conclude, and
-    Hypothesis, replaying on the lost store, meets other answers (once the kit's error)."""
+    Hypothesis, replaying on the lost store, meets other answers (once the kit's error). Which
+    op meets the lost child follows the calls before it (a finish since reopens that would
+    read back nothing new are skipped; a get before)."""
     command = f"exec:{sys.executable} {HOSTILE} adk-ledger {mode} 900 {tmp_path}"
     done = subprocess.run(
         [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", command,
@@ -229,8 +232,8 @@ def test_a_child_lost_in_the_state_machine_makes_its_clauses_unknown(
     report = json.loads((tmp_path / "R" / "report.json").read_text())
     machine = [c for c in report["clauses"] if c["reason"].startswith("machine: ")]
     assert machine and {c["status"] for c in machine} == {"unknown"}
-    assert all(c["reason"].startswith(
-        f"machine: get: store unavailable (error backend_unavailable: {reason}") for c in machine)
+    assert all(re.match(r"machine: \w+: store unavailable \(error backend_unavailable: "
+                        + reason, c["reason"]) for c in machine), machine
     assert report["summary"]["fail"] == 0
     assert running(tmp_path) == []
 
