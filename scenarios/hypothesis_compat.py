@@ -23,6 +23,10 @@ reaches into its engine, and nothing else in the kit does:
   adapter's fix could change the steps of a seed). A kit run draws none: only Hypothesis'
   own constants, which are fixed by its release, and its per-choice cache of them is emptied
   as a run starts and ends (:func:`no_local_constants`).
+- **the integer distribution** (where the release has it, :data:`SHAPED`): a state machine that
+  draws each step as one integer (:mod:`~fencepost.scenarios.one_draw`) reads it through
+  Hypothesis' own cumulative distribution (:func:`quantile`), so that its rules come up with
+  the weights it states.
 
 :data:`NEEDED` lists them; :func:`missing` says which a Hypothesis release no longer has. A
 release that moved one is refused at import with the list, never half-used; the versions
@@ -33,6 +37,7 @@ another program's Hypothesis runs in the same process are untouched.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import shutil
 import tempfile
@@ -64,6 +69,10 @@ OPTIONAL = (
 )
 """Internals of the releases that have local constants (6.131 on); older ones have none to
 turn off."""
+
+SHAPED = "hypothesis.internal.conjecture.providers:INTEGERS_DISTRIBUTION"
+"""The distribution a bounded integer is drawn from, in the releases that have one (6.170
+has; 6.100 drew by bit sizes): without it :func:`quantile` reads codes as evenly spread."""
 
 
 def _find(name: str) -> Any:
@@ -104,6 +113,26 @@ StopShrinking = _shrinker.StopShrinking
 _LOCAL_CONSTANTS = not missing(OPTIONAL)
 _CONSTANTS_CACHE: Any = _find(OPTIONAL[1]) if _LOCAL_CONSTANTS else None
 sort_key = _shrinker.sort_key
+_DISTRIBUTION: Any = None if missing((SHAPED,)) else _find(SHAPED)
+
+
+@functools.lru_cache(maxsize=16)
+def _bounds(top: int) -> tuple[float, float]:
+    return _DISTRIBUTION.cdf(-0.5), _DISTRIBUTION.cdf(top + 0.5)
+
+
+def quantile(code: int, top: int) -> float:
+    """Where ``code`` falls, in [0, 1), in the distribution of ``integers(0, top)`` as this
+    Hypothesis draws it (the probability of a smaller draw, plus half the code's own): a
+    range of quantiles of width w then holds about a share w of the draws, and a smaller code
+    (what shrinking moves to) has a smaller quantile. Without the release's distribution, the
+    code's place in the range."""
+    if _DISTRIBUTION is None:
+        return code / (top + 1)
+    cdf = _DISTRIBUTION.cdf
+    low, high = _bounds(top)
+    at = (cdf(code - 0.5) + cdf(code + 0.5)) / 2
+    return min(max(float((at - low) / (high - low)), 0.0), 1.0 - 1e-12)
 
 
 def clause_of(shrinker: Any) -> str:

@@ -1,0 +1,97 @@
+"""One draw per step: a state machine's rules and their arguments laid out on one integer.
+
+A contract's state machine lists what a step may do as :class:`Pick`\\ s: the method to call,
+its weight (its share of the steps), each argument's values (simplest first) and a capability
+it needs. A :class:`Table` built from them for a run's capabilities lays the rules out, in the
+order given, on the quantiles of one integer draw (:data:`CODES`), each on a share of [0, 1)
+equal to its weight, and within a rule's share its argument combinations in order (mixed radix,
+the first argument the most significant). A step is then one choice Hypothesis makes, instead
+of one for the rule (among rules filtered by their preconditions) and one per argument.
+
+Shrinking moves a step's code toward 0: toward the first rule, and within a rule toward its
+first combination; deleting steps works as with plain rules. The table's first rule should be
+a cheap, useful one (a read), never a reopen, since every shrunk step tends to it.
+
+Example::
+
+    PICKS = (Pick("get", 20, (("i", (0, 1, 2)),)),
+             Pick("advance", 10, (("ms", (1, 2, 5)),)),
+             Pick("reopen", 3, needs="durable"))
+
+    class Machine(WorldMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = Table(PICKS, self.world.capabilities)
+
+        @rule(code=CODES)
+        def step(self, code: int) -> None:
+            name, args = self.table.decode(code)
+            getattr(self, name)(**args)
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Collection, Sequence
+from itertools import accumulate
+from typing import Any
+
+import attrs
+from hypothesis import strategies as st
+
+from .hypothesis_compat import quantile
+
+CODE_TOP = 2**64 - 1
+CODES = st.integers(0, CODE_TOP)
+"""What one step draws."""
+
+
+@attrs.frozen
+class Pick:
+    """One rule of a table: ``rule`` (a method of the machine) on a share ``weight`` of the
+    steps, called with one combination of ``args`` (each a name and its values, simplest
+    first); left out of a run whose store lacks the capability ``needs``."""
+
+    rule: str
+    weight: float
+    args: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    needs: str = ""
+
+    @property
+    def combinations(self) -> int:
+        return math.prod(len(values) for _, values in self.args)
+
+
+class Table:
+    """The picks a run can make (those whose capability the store has), laid out on the
+    quantiles of a step's code, their weights made to add up to 1."""
+
+    def __init__(self, picks: Sequence[Pick], capabilities: Collection[str]) -> None:
+        kept = tuple(p for p in picks if not p.needs or p.needs in capabilities)
+        if not kept:
+            raise ValueError("a table needs at least one pick the store can make")
+        total = sum(p.weight for p in kept)
+        self.picks = kept
+        self.ends = tuple(accumulate(p.weight / total for p in kept))
+
+    def decode(self, code: int) -> tuple[str, dict[str, Any]]:
+        """The rule and arguments of the step drawn as ``code``."""
+        at = quantile(code, CODE_TOP)
+        k = min(bisect_right(self.ends, at), len(self.picks) - 1)
+        start = self.ends[k - 1] if k else 0.0
+        pick = self.picks[k]
+        within = (at - start) / (self.ends[k] - start)
+        index = min(int(within * pick.combinations), pick.combinations - 1)
+        args: dict[str, Any] = {}
+        for name, values in reversed(pick.args):
+            index, digit = divmod(index, len(values))
+            args[name] = values[digit]
+        return pick.rule, args
+
+    def share(self, rule: str) -> float:
+        """The share of the steps stated for ``rule`` (0 when it is left out)."""
+        for k, pick in enumerate(self.picks):
+            if pick.rule == rule:
+                return self.ends[k] - (self.ends[k - 1] if k else 0.0)
+        return 0.0
