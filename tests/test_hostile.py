@@ -247,13 +247,13 @@ def test_a_store_that_answers_differently_to_the_same_steps_fails_unshrunk(
     """Every 20th get of a process answers not_found: Hypothesis, replaying a failure to
     shrink it, meets other answers (its flakiness errors, once the kit's own error). Which
     clauses the state machine's flaky gets land on follows the gets before them (one job keeps
-    their order; seed 1, one draw per step: ADK-GET-002 and ADK-CKPT-001); each of them says
+    their order; seed 1, one draw per step: ADK-GET-002); each of them says
     where the replay went another way and that its counterexample is not shrunk."""
     result, report = check(tmp_path, "adk-ledger", "flaky_gets", "--seed", "1", "--jobs", "1")
     assert result.returncode == 1, result.stdout + result.stderr
     unshrunk = {clause: reason for clause, (status, reason) in verdicts(report).items()
                 if status == "fail" and "not shrunk" in reason}
-    assert sorted(unshrunk) == ["ADK-CKPT-001", "ADK-GET-002"], unshrunk
+    assert sorted(unshrunk) == ["ADK-GET-002"], unshrunk
     for reason in unshrunk.values():
         assert re.fullmatch(
             r"after \w+, get answered error not_found; the contract requires ok\(.*\)\n"

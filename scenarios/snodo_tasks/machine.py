@@ -46,7 +46,6 @@ _WORKER = ("worker", WORKERS)
 _LEASE_MS = ("lease_ms", LEASES)
 PICKS = (
     Pick("get", 10, (_I, ("which", ACCESS))),
-    Pick("advance", 7, (("ms", (1, 2, 5, 13, 40)),)),
     Pick("create", 5, (_I, ("ttl", TTLS), ("policy", POLICIES),
                        ("which", ("c", "c", "c", "g", "other_task", "forged")))),
     Pick("claim", 10, (_I, _WORKER, _LEASE_MS)),
@@ -63,9 +62,11 @@ PICKS = (
     Pick("reap", 4),
     Pick("edge", 8, (_I, _PICK, ("which", EDGES), ("ms", EDGE_COUNTS))),
     Pick("reopen", 2, needs="durable"),
+    Pick("advance", 7, (("ms", (1, 2, 5, 13, 40)),)),
 )
 """What a step may do and how often (percent of the steps; reopen only where the store can be
-reopened): a read first, the step every shrunk step tends to."""
+reopened): a read first, the step every shrunk step tends to; a clock move last, where
+the engine's largest constants land."""
 
 
 class TasksMachine(WorldMachine):
