@@ -10,13 +10,14 @@ of one for the rule (among rules filtered by their preconditions) and one per ar
 
 Shrinking moves a step's code toward 0: toward the first rule, and within a rule toward its
 first combination; deleting steps works as with plain rules. The table's first rule should be
-a cheap, useful one (a read), never a reopen, since every shrunk step tends to it.
+a cheap, useful one (a read), never a reopen, since every shrunk step tends to it; its last a
+cheap one too (a clock move), since the engine's largest constants land there.
 
 Example::
 
     PICKS = (Pick("get", 20, (("i", (0, 1, 2)),)),
-             Pick("advance", 10, (("ms", (1, 2, 5)),)),
-             Pick("reopen", 3, needs="durable"))
+             Pick("reopen", 3, needs="durable"),
+             Pick("advance", 10, (("ms", (1, 2, 5)),)))
 
     class Machine(WorldMachine):
         def __init__(self) -> None:
