@@ -81,11 +81,21 @@ def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def leaf_fields(value: Any) -> set[str]:
+_LEAF_FIELDS: dict[int, tuple[Any, frozenset[str]]] = {}
+""":func:`leaf_fields` by the identity of the (frozen) value, the value kept so that its id is
+not reused while it is here: the harness asks it of the same model records step after step."""
+LEAF_FIELDS_KEPT = 4_096
+_NO_FIELDS: frozenset[str] = frozenset()
+
+
+def leaf_fields(value: Any) -> frozenset[str]:
     """Every innermost attrs field name of ``value`` (what :func:`field_diff` can report)."""
     names = all_fields(type(value))
     if names is None:
-        return set()
+        return _NO_FIELDS
+    seen = _LEAF_FIELDS.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]
     out: set[str] = set()
     for name in names:
         inner = getattr(value, name)
@@ -93,7 +103,11 @@ def leaf_fields(value: Any) -> set[str]:
             out.add(name)
         else:
             out |= leaf_fields(inner)
-    return out
+    found = frozenset(out)
+    if len(_LEAF_FIELDS) >= LEAF_FIELDS_KEPT:
+        _LEAF_FIELDS.clear()
+    _LEAF_FIELDS[id(value)] = (value, found)
+    return found
 
 
 def options_with_defaults(

@@ -58,6 +58,9 @@ from .world import (
     violation,
 )
 
+KNOWN_KEPT = 4_096
+"""The values a harness remembers filling in (:meth:`Harness._known`) before it starts over."""
+
 __all__ = [
     "AdapterFault", "ClauseViolation", "Harness", "NotRunnable", "StoreLost", "World",
     "blamed_on", "violation",
@@ -75,6 +78,9 @@ class Harness:
         self.touched: set[str] = set()
         # name -> (what the model means by it, the value the store minted)
         self.bindings: dict[str, tuple[Any, Any]] = {}
+        # what depends on the bindings alone, kept until they change (see _rebound)
+        self._known_memo: dict[int, tuple[Any, Any]] = {}
+        self._minted_names: dict[str, Any] | None = None
         # Go on past a difference in fields alone (scripted checks); see the module doc.
         self.go_on = False
         # inside blamed_on: the clause a difference breaks (in these fields only, or any)
@@ -104,9 +110,21 @@ class Harness:
             dead=frozenset(self.world.dead),
             options=self.world.options,
             capabilities=self.world.capabilities,
-            minted={name: value for name, (meaning, value) in self.bindings.items()
-                    if isinstance(meaning, str)},
+            minted=self._minted_now(),
         )
+
+    def _minted_now(self) -> dict[str, Any]:
+        """Name -> real value of every identifier minted so far (the same dict until the
+        bindings change: the model only reads it)."""
+        if self._minted_names is None:
+            self._minted_names = {name: value for name, (meaning, value)
+                                  in self.bindings.items() if isinstance(meaning, str)}
+        return self._minted_names
+
+    def _rebound(self) -> None:
+        """The bindings changed: forget what was worked out from them."""
+        self._known_memo.clear()
+        self._minted_names = None
 
     def note(self, actor: str, text: str, event: str = "", subject: str = "") -> None:
         self.trace.append(TraceStep(actor, self.now, note=text, event=event, subject=subject))
@@ -198,11 +216,13 @@ class Harness:
     def bind(self, name: str, meaning: Any, value: Any) -> None:
         """Bind ``name`` to a value minted outside an op (e.g. by another store)."""
         self.bindings[name] = (meaning, value)
+        self._rebound()
 
     def alias(self, name: str, source: str) -> None:
         """Bind ``name`` to what ``source`` is bound to (one access read back under two
         names): later ops and observations may use either ``Ref``."""
         self.bindings[name] = self.bindings[source]
+        self._rebound()
 
     def real(self, op: Op) -> Op:
         """``op`` as the store receives it: references replaced by the real values."""
@@ -310,7 +330,12 @@ class Harness:
     def _known(self, outcome: Outcome) -> Outcome:
         """``outcome`` with the identifiers minted so far filled in (nothing to fill in while
         nothing is bound: the walk is skipped)."""
-        return known(outcome, self._minted) if self.bindings else outcome
+        if not self.bindings:
+            return outcome
+        if len(self._known_memo) > KNOWN_KEPT:
+            self._known_memo.clear()
+        filled: Outcome = known(outcome, self._minted, self._known_memo)
+        return filled
 
     def _with_known(self, step: Step) -> Step:
         outcome = self._known(step.outcome)
@@ -336,6 +361,7 @@ class Harness:
                     tuple(self.trace),
                 )
             self.bindings[meaning] = (meaning, value)
+            self._rebound()
             if unique is not None:
                 self.exercised(unique)
 
@@ -391,6 +417,7 @@ class Harness:
         pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
         if pairs:
             self.bindings[name] = pairs[0]
+            self._rebound()
 
     def exercised(self, *clauses: str) -> None:
         """Count evidence: these clauses were put to the test and held."""

@@ -290,11 +290,16 @@ def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], A
     return value if changes is None else evolved(value, changes)
 
 
-def known(value: Any, minted: Callable[[str], Any]) -> Any:
+def known(value: Any, minted: Callable[[str], Any],
+          memo: dict[int, tuple[Any, Any]] | None = None) -> Any:
     """Replace every :class:`Opaque` whose meaning is a name already minted (``minted(name)``
     returns the real value, or raises KeyError) by that real value: an identifier a store
     minted once must come back unchanged everywhere. Parts with nothing to replace are
-    returned as they are (not copied)."""
+    returned as they are (not copied).
+
+    ``memo`` (id of a frozen attrs value -> the value and what it became) lets a caller whose
+    ``minted`` has not changed since skip the walk of a value it met before: a model answers
+    with the same records step after step. The caller empties it when ``minted`` changes."""
     kind = type(value)
     if kind in _LEAVES:
         return value
@@ -307,21 +312,29 @@ def known(value: Any, minted: Callable[[str], Any]) -> Any:
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
     if names is not None:
-        return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
+        if memo is None:
+            return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
+        seen = memo.get(id(value))
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        found = evolve_fields(value, names, lambda v: known(v, minted, memo), _LEAVES)
+        memo[id(value)] = (value, found)
+        return found
     if kind is tuple or kind is list:
-        items = [v if type(v) in _LEAVES else known(v, minted) for v in value]
+        items = [v if type(v) in _LEAVES else known(v, minted, memo) for v in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return tuple(items) if kind is tuple else items
     if kind is dict:
-        pairs = {k: v if type(v) in _LEAVES else known(v, minted) for k, v in value.items()}
+        pairs = {k: v if type(v) in _LEAVES else known(v, minted, memo)
+                 for k, v in value.items()}
         return value if all(pairs[k] is v for k, v in value.items()) else pairs
     if isinstance(value, tuple):
-        return tuple(known(v, minted) for v in value)
+        return tuple(known(v, minted, memo) for v in value)
     if isinstance(value, list):
-        return [known(v, minted) for v in value]
+        return [known(v, minted, memo) for v in value]
     if isinstance(value, dict):
-        return {k: known(v, minted) for k, v in value.items()}
+        return {k: known(v, minted, memo) for k, v in value.items()}
     return value
 
 

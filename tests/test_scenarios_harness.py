@@ -349,6 +349,37 @@ def test_alias_and_bind_share_one_binding(s: Harness) -> None:
     assert s.bindings["outside"] == ("meaning", "value")
 
 
+@attrs.frozen
+class _Held:
+    scope: Any
+    task_id: Any
+
+
+def test_a_value_filled_in_before_a_name_was_minted_is_filled_in_again_after(
+        s: Harness) -> None:
+    """The harness remembers what it filled into a model value (the same record comes back
+    step after step); a binding made since must show in the next fill of that same value,
+    and in the minted names the model is given."""
+    expected = Ok(_Held(ledgence.Scope("t", "p"), Opaque("task#1")))
+    assert s._known(expected) is expected  # nothing minted: nothing to fill in
+    s.bind("other", "other", "O")
+    assert s._known(expected) == expected  # a binding, not this name's
+    assert s.ctx().minted == {"other": "O"}
+    for how in ("bind", "alias", "bind_minted"):
+        if how == "bind":
+            s.bind("task#1", "task#1", "T1")
+        elif how == "alias":
+            s.bind("t1", "task#1", "T2")
+            s.alias("task#1", "t1")
+        else:
+            del s.bindings["task#1"]
+            s._rebound()
+            s.bind_minted(Ok(Opaque("task#1")), Ok("T3"))
+        real = {"bind": "T1", "alias": "T2", "bind_minted": "T3"}[how]
+        assert s._known(expected) == Ok(_Held(ledgence.Scope("t", "p"), real)), how
+        assert s.ctx().minted["task#1"] == real, how
+
+
 def test_minted_names_are_bound_and_one_value_for_two_names_breaks_the_mint_clause(
         h: Harness) -> None:
     h.model = attrs.evolve(h.model, mint_clause="X-ID-001")

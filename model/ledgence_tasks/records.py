@@ -124,11 +124,16 @@ _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
+_VIEWED: dict[int, tuple[Any, Any]] = {}
+""":func:`_opaque_ids` of frozen records by identity (the record kept, so that its id is not
+reused while it is here): the model answers with the same unchanged records step after step."""
+VIEWED_KEPT = 4_096
 
 
 def _opaque_ids(value: Any) -> Any:
     """The model's view of a value: every minted name wrapped as :class:`Opaque` (parts with
-    no name inside are returned as they are; frozen values need no copy)."""
+    no name inside are returned as they are, not copied: the model's values are never changed
+    in place)."""
     kind = type(value)
     if kind in _PLAIN or kind is Opaque:
         return value
@@ -136,13 +141,22 @@ def _opaque_ids(value: Any) -> Any:
         return Opaque(value) if "#" in value and _NAME.fullmatch(value) else value
     names = init_fields(kind)
     if names is not None:
-        return evolve_fields(value, names, _opaque_ids, _PLAIN)
+        seen = _VIEWED.get(id(value))
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        viewed = evolve_fields(value, names, _opaque_ids, _PLAIN)
+        if len(_VIEWED) >= VIEWED_KEPT:
+            _VIEWED.clear()
+        _VIEWED[id(value)] = (value, viewed)
+        return viewed
     if isinstance(value, tuple):
-        return tuple(_opaque_ids(v) for v in value)
+        items = tuple(_opaque_ids(v) for v in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, list):
         return [_opaque_ids(v) for v in value]
     if isinstance(value, dict):
-        return {k: _opaque_ids(v) for k, v in value.items()}
+        pairs = {k: _opaque_ids(v) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
     return value
 
 

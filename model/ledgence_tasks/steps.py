@@ -270,7 +270,9 @@ def observer(key: str, bindings: Mapping[str, Any], state: State) -> tuple[Op, .
 
 def changed(before: State, after: State) -> list[str]:
     """The tasks a step changed (their history included): the harness reads them back."""
-    return [k for k, rec in after.tasks.items() if before.tasks.get(k) != rec]
+    earlier = before.tasks
+    return [k for k, rec in after.tasks.items()
+            if earlier.get(k) is not rec and earlier.get(k) != rec]
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:
