@@ -31,7 +31,7 @@ from fencepost.spec.opaque import known
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
 
-from .harness import Harness, StoreLost, World, blamed_on, violation
+from .harness import READ_BACK, Harness, StoreLost, World, blamed_on, violation
 from .injection import COMMIT_FAULTS, STATEMENT, Fault, FaultInjector, Tally, engine_of
 from .trace import TraceStep
 from .world import LOST_EXCEPTIONS
@@ -266,7 +266,7 @@ def _shown(h: Harness, target: Target, before: Any, states: list[Any]) -> list[A
                 if all(agrees(expected(s, r), a) for r, a in zip(reads, answers, strict=True))]
     shown = agreeing[0] if agreeing else states[-1]
     for read, actual in zip(reads, answers, strict=True):
-        h._record("check", read, expected(shown, read), actual)
+        h._record(READ_BACK, read, expected(shown, read), actual)
         if agreeing:
             h.bind_minted(expected(shown, read), actual)
     return agreeing

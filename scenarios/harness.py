@@ -58,6 +58,8 @@ from .world import (
     violation,
 )
 
+READ_BACK = "check"
+"""The actor of a read-back's line in a trace (there is one only where it differed)."""
 KNOWN_KEPT = 4_096
 """The values a harness remembers filling in (:meth:`Harness._known`) before it starts over."""
 
@@ -468,7 +470,7 @@ class Harness:
             expected: Outcome = self._known(self.expect_one(observe).outcome)
             actual = self.run(self.world.open(), observe)
             if not agrees(expected, actual):
-                self._record("check", observe, expected, actual)
+                self._record(READ_BACK, observe, expected, actual)
                 named = (self.model.answer_clause(self.real(observe), "", expected, actual)
                          if self.model.answer_clause else None)
                 blamed = named or clause(expected, actual)

@@ -12,7 +12,7 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from .harness import ClauseViolation, Harness, StoreLost, World
+from .harness import READ_BACK, ClauseViolation, Harness, StoreLost, World
 from .hypothesis_compat import no_local_constants, private_home
 from .said import MACHINE_PHASE, Progress, Said
 from .shrinking import UNLIMITED, Shrinking, budgeted
@@ -169,8 +169,8 @@ def _not_replayed(seen: Seen) -> tuple[list[ClauseViolation], StoreLost | None]:
 def _where(examples: list[WorldMachine]) -> str:
     """Where the last of ``examples`` first got another answer to the same steps than an
     earlier one kept (each example's id prefix read as the same), if it did. A read-back is
-    in a trace only when it differed, so one the earlier example went on past without a line
-    answered what the contract requires there."""
+    in a trace only when it differed, so one an example went on past without a line answered
+    what the contract requires there."""
     if not examples:
         return NOT_REPLAYED
     last = examples[-1]
@@ -179,9 +179,16 @@ def _where(examples: list[WorldMachine]) -> str:
         steps = [_step(s, earlier.prefix) for s in earlier.h.trace]
         n = next((k for k, (a, b) in enumerate(zip(steps, replay, strict=False)) if a != b),
                  min(len(steps), len(replay)))
-        if n >= len(replay) or n >= len(steps):
+        if n >= len(steps):
             continue
-        (done, first, _), (again_done, again, required) = steps[n], replay[n]
+        done, first, _ = steps[n]
+        if n >= len(replay) or done != replay[n][0]:
+            if earlier.h.trace[n].actor == READ_BACK:  # the replay's read-back had no line
+                return (f"{NOT_REPLAYED}: step {n + 1}, {done}, {first} the first time and "
+                        "what the contract requires in the replay")
+            if n >= len(replay):
+                continue
+        again_done, again, required = replay[n]
         if done == again_done:
             return (f"{NOT_REPLAYED}: step {n + 1}, {done}, {first} the first time and "
                     f"{again} in the replay")

@@ -4,13 +4,20 @@ the machine's speed, which no test here may depend on."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from fencepost.scenarios.machine import run_machine
+from fencepost.scenarios.harness import READ_BACK
+from fencepost.scenarios.machine import NOT_REPLAYED, _where, run_machine
 from fencepost.scenarios.shrinking import Shrinking
+from fencepost.scenarios.trace import TraceStep
 from fencepost.scenarios.world import violation
+from fencepost.spec.adk_ledger import Create, Get
+from fencepost.spec.outcome import Err, Ok
 
 
 class TwoBugs(RuleBasedStateMachine):
@@ -107,3 +114,60 @@ def test_a_failure_replayed_from_the_example_database_does_not_stop_generation()
     # disagree with, and a run it calls flaky ends with the failures seen so far.)
     assert machine.examples >= TwoBugs.x2_from
     assert sorted(v.clause for v in again.violations) == ["X-1", "X-2"]
+
+
+# -- a store that answers differently to the same steps: where the replay went another way --
+
+
+def _example(prefix: str, *lines: TraceStep) -> Any:
+    """An example as ``_where`` reads it: its id prefix and its harness's trace."""
+    return SimpleNamespace(prefix=prefix, h=SimpleNamespace(trace=list(lines)))
+
+
+def _get(actor: str, key: str, expected: Any, actual: Any) -> TraceStep:
+    return TraceStep(actor, 1_000, Get(key), "", expected, actual)
+
+
+def _create(key: str) -> TraceStep:
+    return TraceStep("client", 1_000, Create(key, {"workflow_id": "w", "workflow_version": 1,
+                                                   "kind": "k"}, {}), "", Ok(None), Ok(None))
+
+
+_FOUND, _MISSING = Ok("view"), Err("not_found")
+
+
+def test_where_a_step_got_another_answer_in_the_replay() -> None:
+    first = _example("e1", _create("e1-a"), _get("client", "e1-a", _FOUND, _MISSING))
+    replay = _example("e2", _create("e2-a"), _get("client", "e2-a", _FOUND, _FOUND))
+    assert _where([first, replay]) == (
+        f"{NOT_REPLAYED}: step 2, [1000 ms] client: get(invocation_id='x-a'), error not_found "
+        f"the first time and ok('view') in the replay")
+
+
+def test_where_the_replay_failed_a_read_back_the_first_run_passed_without_a_line() -> None:
+    first = _example("e1", _get("client", "e1-a", _FOUND, _FOUND),
+                     _get("client", "e1-b", _MISSING, _MISSING))
+    replay = _example("e2", _get("client", "e2-a", _FOUND, _FOUND),
+                      _get(READ_BACK, "e2-a", _FOUND, _MISSING))
+    assert _where([first, replay]) == (
+        f"{NOT_REPLAYED}: step 2, [1000 ms] check: get(invocation_id='x-a'), ok('view') the "
+        f"first time (as the contract requires) and error not_found in the replay")
+
+
+@pytest.mark.parametrize("went_on", [True, False])
+def test_where_the_first_run_failed_a_read_back_the_replay_passed_without_a_line(
+        went_on: bool) -> None:
+    first = _example("e1", _get("client", "e1-a", _FOUND, _FOUND),
+                     _get(READ_BACK, "e1-a", _FOUND, _MISSING))
+    after = (_get("client", "e2-b", _MISSING, _MISSING),) if went_on else ()
+    replay = _example("e2", _get("client", "e2-a", _FOUND, _FOUND), *after)
+    assert _where([first, replay]) == (
+        f"{NOT_REPLAYED}: step 2, [1000 ms] check: get(invocation_id='x-a'), error not_found "
+        f"the first time and what the contract requires in the replay")
+
+
+def test_where_no_earlier_example_took_the_same_steps() -> None:
+    first = _example("e1", _get("client", "e1-a", _FOUND, _FOUND))
+    replay = _example("e2", _get("client", "e2-b", _MISSING, _MISSING))
+    assert _where([first, replay]) == NOT_REPLAYED
+    assert _where([]) == NOT_REPLAYED
