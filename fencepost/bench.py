@@ -48,7 +48,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.bench_campaign import CampaignRate, bench_campaign
+from fencepost.bench_campaign import CampaignRate, CampaignRates, bench_campaign
 from fencepost.bench_tour import DeepRow, TourRow, bench_tour
 from fencepost.bench_verdict import VerdictTime, bench_verdicts, ceiling_rate
 from fencepost.bench_wire import WireRow, bench_wire
@@ -232,6 +232,8 @@ class BenchResult:
     """Section 8: the transition tour and the faulty stores whose bug needs a few steps."""
     campaign_loops: tuple[CampaignRate, ...] = ()
     """Section 7's plain Python loop on 1 and 2 processes: what the machine gives two."""
+    campaign_spawn: tuple[CampaignRate, ...] = ()
+    """Section 7's worker start-up alone on 1 and 2 processes."""
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -531,8 +533,8 @@ def run_bench(
         sizes.wire_calls, progress)]
     verdicts = [t for name in names for t in bench_verdicts(
         name, sizes.verdict_bases, sizes.verdict_mutants, progress=progress)]
-    campaign, loops = bench_campaign(names[0], sizes.campaign_seeds, progress) \
-        if sizes.campaign_seeds > 0 else ([], [])
+    campaign = bench_campaign(names[0], sizes.campaign_seeds, progress) \
+        if sizes.campaign_seeds > 0 else CampaignRates([], [], [])
     tours: list[TourRow] = []
     deep: list[DeepRow] = []
     for name in names if sizes.tour_scope else ():
@@ -541,5 +543,5 @@ def run_bench(
         deep += caught
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),
                        tuple(detection), time.perf_counter() - started, tuple(wire),
-                       tuple(verdicts), ceiling, tuple(campaign), tuple(tours), tuple(deep),
-                       tuple(loops))
+                       tuple(verdicts), ceiling, tuple(campaign.campaign), tuple(tours),
+                       tuple(deep), tuple(campaign.loops), tuple(campaign.spawn))

@@ -32,6 +32,7 @@ WAYS = ("local, --jobs 1", "local, --jobs 2", "Dask scheduler, 2 workers")
 CAMPAIGN_TARGET = 1.8
 """--jobs 2 over --jobs 1 on 2 idle cores (issue 29's acceptance)."""
 LOOP_WAYS = ("a Python loop, 1 process", "a Python loop, 2 processes")
+SPAWN_WAYS = ("worker start-up, 1 process", "worker start-up, 2 processes")
 LOOP_ROUNDS = 4_000_000
 """One task of the plain loop (about 0.5 s on the machine the targets were set on)."""
 
@@ -53,25 +54,38 @@ class CampaignRate:
         return self.seeds * 60 / self.seconds
 
 
-def bench_campaign(name: str, seeds: int,
-                   progress: Progress) -> tuple[list[CampaignRate], list[CampaignRate]]:
-    """Section 6 for contract ``name``: ``seeds`` seeds each way of :data:`WAYS`, and the
-    plain loop's ``seeds`` tasks on 1 and 2 processes (:data:`LOOP_WAYS`), each run just
-    before the local campaign on as many processes."""
+@attrs.frozen
+class CampaignRates:
+    """Section 6: the campaign each way of :data:`WAYS`, the plain loop (:data:`LOOP_WAYS`)
+    and the workers' start-up alone (:data:`SPAWN_WAYS`), on 1 and 2 processes."""
+
+    campaign: list[CampaignRate]
+    loops: list[CampaignRate]
+    spawn: list[CampaignRate]
+
+
+def bench_campaign(name: str, seeds: int, progress: Progress) -> CampaignRates:
+    """Section 6 for contract ``name``: ``seeds`` seeds each way of :data:`WAYS`; just before
+    each local campaign, on as many processes, the plain loop's ``seeds`` tasks and the
+    workers' start-up alone."""
     settings = CampaignSettings(name, "memory", "quick")
     planned = tuple(range(1, seeds + 1))
-    rows, loops = [], []
+    rows, loops, spawn = [], [], []
     with tempfile.TemporaryDirectory(prefix="fencepost-bench-campaign-") as scratch:
         for k, jobs in enumerate((1, 2)):
+            processes = f"process{'es' if jobs > 1 else ''}"
             progress(Said.of(f"campaign/{name}", f"a Python loop, {seeds} tasks on {jobs} "
-                             f"process{'es' if jobs > 1 else ''}"))
+                             f"{processes}"))
             loops.append(_loop_rate(LOOP_WAYS[k], seeds, jobs))
+            progress(Said.of(f"campaign/{name}", f"worker start-up on {jobs} {processes}"))
+            spawn.append(_spawn_rate(SPAWN_WAYS[k], jobs))
             progress(Said.of(f"campaign/{name}", f"{seeds} seeds, --jobs {jobs}"))
             started = time.perf_counter()
             summary = run_campaign(settings, planned, f"{scratch}/jobs{jobs}", jobs=jobs)
             rows.append(_rate(WAYS[k], summary.done, time.perf_counter() - started, seeds))
         if importlib.util.find_spec("distributed") is None:
-            return [*rows, CampaignRate(WAYS[2], seeds, 0.0, "dask not installed")], loops
+            return CampaignRates([*rows, CampaignRate(WAYS[2], seeds, 0.0, "dask not installed")],
+                                 loops, spawn)
         from .campaign_dask import local_cluster
 
         progress(Said.of(f"campaign/{name}", "starting a Dask scheduler and 2 workers"))
@@ -81,7 +95,37 @@ def bench_campaign(name: str, seeds: int,
             summary = run_campaign(settings, planned, f"{scratch}/dask",
                                    scheduler=cluster.address)
             rows.append(_rate(WAYS[2], summary.done, time.perf_counter() - started, seeds))
-    return rows, loops
+    return CampaignRates(rows, loops, spawn)
+
+
+def _spawn_rate(how: str, processes: int) -> CampaignRate:
+    """What starting ``processes`` local workers costs a campaign before its first seed: a
+    spawn pool of as many fresh interpreters, each importing what a worker needs to check a
+    seed (:func:`worker_ready`), timed from the pool's start to the last one ready."""
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=processes,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(worker_ready, range(processes)))
+    return CampaignRate(how, processes, time.perf_counter() - started)
+
+
+def worker_ready(_: int) -> bool:
+    """Import what a local worker imports to check a seed (its task's module and the kit's
+    check), as its first seed would."""
+    from fencepost import api, campaign  # noqa: F401 - importing is the work
+
+    return True
+
+
+def steady_speedup(rates: CampaignRates) -> float | None:
+    """``--jobs 2`` over ``--jobs 1`` with each side's worker start-up taken out: the gain of a
+    campaign long enough that start-up does not count (None: a figure is missing)."""
+    if len(rates.campaign) < 2 or len(rates.spawn) < 2 or any(
+            c.note for c in (*rates.campaign[:2], *rates.spawn)):
+        return None
+    one = rates.campaign[0].seconds - rates.spawn[0].seconds
+    two = rates.campaign[1].seconds - rates.spawn[1].seconds
+    return one / two if one > 0 and two > 0 else None
 
 
 def _loop_rate(how: str, tasks: int, processes: int) -> CampaignRate:

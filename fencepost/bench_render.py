@@ -20,7 +20,7 @@ from .bench import (
     Detection,
     checker_target,
 )
-from .bench_campaign import CAMPAIGN_TARGET, CampaignRate
+from .bench_campaign import CAMPAIGN_TARGET, CampaignRate, CampaignRates, steady_speedup
 from .bench_verdict import CEILING_TARGET, VERDICT_MAX_S, VERDICT_MEDIAN_S, summarize
 from .bench_wire import ADDED_TARGET_US
 
@@ -79,6 +79,7 @@ def to_json(result: BenchResult) -> dict[str, Any]:
         "campaign": [{**attrs.asdict(c), "per_minute": c.per_minute} for c in result.campaign],
         "campaign_loops": [{**attrs.asdict(c), "per_minute": c.per_minute}
                            for c in result.campaign_loops],
+        "campaign_spawn": [attrs.asdict(c) for c in result.campaign_spawn],
         "tour": [attrs.asdict(t) for t in result.tour],
         "deep": [attrs.asdict(d) for d in result.deep],
     }
@@ -191,6 +192,12 @@ def _campaign(result: BenchResult) -> str:
                f"\n--jobs 2 gained {campaign:.2f}x where a plain Python loop on 2 processes "
                f"gained {machine:.2f}x (each measured just before: the machine's own speed-up "
                f"for two busy processes; target: --jobs 2 >= {CAMPAIGN_TARGET}x --jobs 1)")
+    spawn = result.campaign_spawn
+    steady = steady_speedup(CampaignRates(list(result.campaign), list(loops), list(spawn)))
+    started = ("" if steady is None else
+               f"\nworker start-up (fresh interpreters importing the kit, measured just before "
+               f"each): {spawn[0].seconds:.2f} s for 1 process, {spawn[1].seconds:.2f} s for 2; "
+               f"without it --jobs 2 gained {steady:.2f}x (a campaign of many seeds)")
     return (
         f"Campaign throughput ({result.contracts[0]} on memory, profile quick, seeds "
         f"1..{result.sizes.campaign_seeds}, no example database)\n"
@@ -198,7 +205,7 @@ def _campaign(result: BenchResult) -> str:
         "each: `fencepost campaign` from its start to its end, worker start-up included; the "
         "Dask scheduler and its 2 single-threaded workers run on loopback, started by the "
         "bench before the clock starts; the loop: as many tasks of plain Python (no kit "
-        "imported) on a pool of 1 or 2 fresh interpreters" + against
+        "imported) on a pool of 1 or 2 fresh interpreters" + against + started
     )
 
 
