@@ -9,7 +9,13 @@ serve``, and the stores in other languages of ``examples/`` where their toolchai
   arguments, see :func:`fencepost.wire_spec.probe_call`) repeated, median and p99 in µs, beside
   the same call on the in-process memory store. For the served memory store the difference is
   exactly what the protocol adds (same store, same call); the target is at most
-  :data:`ADDED_TARGET_US` µs median.
+  :data:`ADDED_TARGET_US` µs median;
+- **the same round trip on one core**: the kit's thread and the store's process pinned to one
+  core (Linux only). A request and its reply each wake a sleeping process; on a small virtual
+  machine a wake-up across cores costs far more than the protocol's own work (a bare pipe ping
+  of two processes: about 3 µs on one core, 60-70 µs across two on the machine issue 29 was
+  measured on), and where the scheduler puts the two drifts from minute to minute. On one core
+  the figure is the protocol's own cost.
 """
 
 from __future__ import annotations
@@ -55,11 +61,20 @@ class WireRow:
     memory_median_us: float
     calls: int
     note: str = ""
+    one_core_median_us: float | None = None
+    """The median round trip with the kit's thread and the store pinned to one core (None:
+    not measured: no ``sched_setaffinity``, or the store could not be measured)."""
 
     @property
     def added_us(self) -> float | None:
         """What the protocol adds to the median call (µs)."""
         return None if self.median_us is None else self.median_us - self.memory_median_us
+
+    @property
+    def one_core_added_us(self) -> float | None:
+        """What the protocol adds to the median call on one core (µs)."""
+        return (None if self.one_core_median_us is None
+                else self.one_core_median_us - self.memory_median_us)
 
 
 FLOOR = """
@@ -129,6 +144,29 @@ def round_trips(factory: Factory, name: str, calls: int) -> list[float]:
     return times
 
 
+def one_core_round_trips(contract: Any, command: str, name: str,
+                         calls: int) -> list[float] | None:
+    """:func:`round_trips` of the store ``command`` starts with this thread and the store's
+    process on one core (the process inherits the thread's affinity when it starts); this
+    thread's affinity is restored after. None where threads cannot be pinned."""
+    setaffinity = getattr(os, "sched_setaffinity", None)
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if setaffinity is None or getaffinity is None:
+        return None
+    allowed = getaffinity(0)
+    setaffinity(0, {min(allowed)})
+    try:
+        factory = exec_factory(contract, command)
+        try:
+            return round_trips(factory, name, calls)
+        finally:
+            close = getattr(factory, "close", None)
+            if close is not None:
+                close()
+    finally:
+        setaffinity(0, allowed)
+
+
 def _us(times: Sequence[float], q: float) -> float:
     ordered = sorted(times)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e6
@@ -149,9 +187,11 @@ def bench_wire(name: str, machine_rate: Callable[[str, str, Factory], Any], call
         factory = exec_factory(contract, command)
         try:
             times = round_trips(factory, name, calls)
+            pinned = one_core_round_trips(contract, command, name, calls)
+            one_core = statistics.median(pinned) * 1e6 if pinned else None
             if command.endswith(shlex.quote(FLOOR)):  # it stores nothing: no state machine
                 rows.append(WireRow(name, label, None, memory_rate, statistics.median(times) * 1e6,
-                                    _us(times, 0.99), memory_median, calls, "-"))
+                                    _us(times, 0.99), memory_median, calls, "-", one_core))
                 continue
             rate = machine_rate(name, label, exec_factory(contract, command))
         except Exception as e:  # noqa: BLE001 - a store that cannot be measured says why
@@ -164,5 +204,5 @@ def bench_wire(name: str, machine_rate: Callable[[str, str, Factory], Any], call
                 close()
         rows.append(WireRow(name, label, rate.per_second, memory_rate,
                             statistics.median(times) * 1e6, _us(times, 0.99), memory_median,
-                            calls, rate.note))
+                            calls, rate.note, one_core))
     return rows

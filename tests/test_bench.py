@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 
 import pytest
+from conftest import missing
 
 from fencepost.bench import BenchResult, Sizes, run_bench
 from fencepost.bench_render import render, to_json
 from fencepost.bench_tour import bench_tour
 from fencepost.bench_verdict import VerdictTime, summarize
+from fencepost.bench_wire import one_core_round_trips
 from fencepost.errors import ConfigurationError
+from fencepost.registry import contract_named
 from fencepost.scenarios.said import quiet
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
@@ -160,7 +165,27 @@ def test_the_wire_protocol_is_measured_for_each_contract_beside_the_memory_store
             assert row.median_us is not None and row.p99_us is not None
             assert 0 < row.median_us <= row.p99_us
             assert row.added_us == row.median_us - row.memory_median_us
+            if hasattr(os, "sched_setaffinity"):  # Linux: measured on one core too
+                assert row.one_core_median_us is not None and row.one_core_median_us > 0
+                assert row.one_core_added_us == row.one_core_median_us - row.memory_median_us
+            else:
+                assert row.one_core_median_us is None
     assert "The wire protocol" in render(result)
+    assert "added on one core us" in render(result)
+    data = json.loads(json.dumps(to_json(result)))
+    assert [w["one_core_added_us"] for w in data["wire"]] == [
+        w.one_core_added_us for w in result.wire]
+
+
+def test_one_core_round_trips_give_the_thread_its_cores_back() -> None:
+    if not hasattr(os, "sched_setaffinity"):
+        missing("no os.sched_setaffinity on this platform (Linux has it)", "one-core")
+    before = os.sched_getaffinity(0)
+    contract = contract_named("adk-ledger")
+    command = f"{sys.executable} -m fencepost.cli serve adk-ledger"
+    times = one_core_round_trips(contract, command, "adk-ledger", 5)
+    assert times is not None and len(times) == 5 and all(t > 0 for t in times)
+    assert os.sched_getaffinity(0) == before
 
 
 def test_campaign_throughput_is_measured_three_ways_for_the_first_contract(
