@@ -84,7 +84,8 @@ def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
 _LEAF_FIELDS: dict[int, tuple[Any, frozenset[str]]] = {}
 """:func:`leaf_fields` by the identity of the (frozen) value, the value kept so that its id is
 not reused while it is here: the harness asks it of the same model records step after step."""
-LEAF_FIELDS_KEPT = 4_096
+LEAF_FIELDS_KEPT = 256
+"""Few: the values asked again are the last steps' (see ledgence's ``VIEWED_KEPT``)."""
 _NO_FIELDS: frozenset[str] = frozenset()
 
 

@@ -127,7 +127,9 @@ _PLAIN = frozenset({int, float, bool, type(None)})
 _VIEWED: dict[int, tuple[Any, Any]] = {}
 """:func:`_opaque_ids` of frozen records by identity (the record kept, so that its id is not
 reused while it is here): the model answers with the same unchanged records step after step."""
-VIEWED_KEPT = 4_096
+VIEWED_KEPT = 256
+"""Few: the records read again are the last steps' (4,096 kept thousands of records alive, and
+the model alone in a long process, the bench's, fell from 57,000 to 44,000 steps/s)."""
 
 
 def _opaque_ids(value: Any) -> Any:
