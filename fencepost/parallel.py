@@ -246,11 +246,30 @@ def _shut_down(pool: ProcessPoolExecutor, timeout_s: float) -> None:
             f"{timeout_s:g} s after their part (the store left a thread running?); killed")
 
 
+EXIT_CODE_WAIT_S = 2.0
+"""How long :func:`_how` waits for the exit codes of processes that have ended."""
+
+
+def exit_codes(processes: list[Any], timeout_s: float = EXIT_CODE_WAIT_S) -> list[int | None]:
+    """Each process's exit code, waiting for it until ``timeout_s`` from now (None: not known
+    by then). A process's end is seen on its sentinel before it can be reaped: its
+    ``exitcode`` (a ``waitpid`` that does not wait) can still be None then, and the pool's own
+    thread may reap it meanwhile; ``join`` waits for the one or the other."""
+    deadline = time.monotonic() + timeout_s
+    codes = []
+    for process in processes:
+        while process.exitcode is None and (left := deadline - time.monotonic()) > 0:
+            process.join(min(left, 0.05))
+        codes.append(process.exitcode)
+    return codes
+
+
 def _how(processes: list[Any]) -> str:
     """How the process of ``processes`` that ended abruptly ended, in words (not the SIGTERM
     the pool then sends the others)."""
-    codes = [p.exitcode for p in processes if p.exitcode]
-    codes.sort(key=lambda code: code == -signal.SIGTERM)
+    codes = [code for code in exit_codes(processes) if code]
+    # the pool's SIGTERM ends the others: killed by it, or (the kit's handler) exit 128 + 15
+    codes.sort(key=lambda code: code in (-signal.SIGTERM, 128 + signal.SIGTERM))
     if not codes:
         return "(a --jobs process) ended"
     if codes[0] < 0:
