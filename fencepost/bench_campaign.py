@@ -20,6 +20,7 @@ import importlib.util
 import multiprocessing
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import attrs
@@ -117,14 +118,15 @@ def worker_ready(_: int) -> bool:
     return True
 
 
-def steady_speedup(rates: CampaignRates) -> float | None:
-    """``--jobs 2`` over ``--jobs 1`` with each side's worker start-up taken out: the gain of a
-    campaign long enough that start-up does not count (None: a figure is missing)."""
-    if len(rates.campaign) < 2 or len(rates.spawn) < 2 or any(
-            c.note for c in (*rates.campaign[:2], *rates.spawn)):
+def steady_speedup(campaign: Sequence[CampaignRate],
+                   spawn: Sequence[CampaignRate]) -> float | None:
+    """``--jobs 2`` over ``--jobs 1`` (the first two of ``campaign``) with each side's worker
+    start-up (``spawn``) taken out: the gain of a campaign long enough that start-up does not
+    count (None: a figure is missing)."""
+    if len(campaign) < 2 or len(spawn) < 2 or any(c.note for c in (*campaign[:2], *spawn)):
         return None
-    one = rates.campaign[0].seconds - rates.spawn[0].seconds
-    two = rates.campaign[1].seconds - rates.spawn[1].seconds
+    one = campaign[0].seconds - spawn[0].seconds
+    two = campaign[1].seconds - spawn[1].seconds
     return one / two if one > 0 and two > 0 else None
 
 

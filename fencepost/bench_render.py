@@ -20,7 +20,7 @@ from .bench import (
     Detection,
     checker_target,
 )
-from .bench_campaign import CAMPAIGN_TARGET, CampaignRate, CampaignRates, steady_speedup
+from .bench_campaign import CAMPAIGN_TARGET, CampaignRate, steady_speedup
 from .bench_verdict import CEILING_TARGET, VERDICT_MAX_S, VERDICT_MEDIAN_S, summarize
 from .bench_wire import ADDED_TARGET_US
 
@@ -199,7 +199,7 @@ def _campaign(result: BenchResult) -> str:
                f"gained {machine:.2f}x (each measured just before: the machine's own speed-up "
                f"for two busy processes; target: --jobs 2 >= {CAMPAIGN_TARGET}x --jobs 1)")
     spawn = result.campaign_spawn
-    steady = steady_speedup(CampaignRates(list(result.campaign), list(loops), list(spawn)))
+    steady = steady_speedup(result.campaign, spawn)
     started = ("" if steady is None else
                f"\nworker start-up (fresh interpreters importing the kit, measured just before "
                f"each): {spawn[0].seconds:.2f} s for 1 process, {spawn[1].seconds:.2f} s for 2; "

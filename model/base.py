@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec.clauses import Choice, Setting
-from fencepost.spec.opaque import agree, all_fields
+from fencepost.spec.opaque import MISSING, ByIdentity, agree, all_fields
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
@@ -81,11 +81,10 @@ def field_diff(expected: Any, actual: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-_LEAF_FIELDS: dict[int, tuple[Any, frozenset[str]]] = {}
-""":func:`leaf_fields` by the identity of the (frozen) value, the value kept so that its id is
-not reused while it is here: the harness asks it of the same model records step after step."""
-LEAF_FIELDS_KEPT = 256
-"""Few: the values asked again are the last steps' (see ledgence's ``VIEWED_KEPT``)."""
+_LEAF_FIELDS = ByIdentity(256)
+""":func:`leaf_fields` of the values it was asked of (the harness asks it of the same model
+records step after step); few: the values asked again are the last steps' (see ledgence's
+``_VIEWED``)."""
 _NO_FIELDS: frozenset[str] = frozenset()
 
 
@@ -94,9 +93,9 @@ def leaf_fields(value: Any) -> frozenset[str]:
     names = all_fields(type(value))
     if names is None:
         return _NO_FIELDS
-    seen = _LEAF_FIELDS.get(id(value))
-    if seen is not None and seen[0] is value:
-        return seen[1]
+    cached: frozenset[str] = _LEAF_FIELDS.get(value)
+    if cached is not MISSING:
+        return cached
     out: set[str] = set()
     for name in names:
         inner = getattr(value, name)
@@ -104,11 +103,7 @@ def leaf_fields(value: Any) -> frozenset[str]:
             out.add(name)
         else:
             out |= leaf_fields(inner)
-    found = frozenset(out)
-    if len(_LEAF_FIELDS) >= LEAF_FIELDS_KEPT:
-        _LEAF_FIELDS.clear()
-    _LEAF_FIELDS[id(value)] = (value, found)
-    return found
+    return _LEAF_FIELDS.put(value, frozenset(out))
 
 
 def options_with_defaults(

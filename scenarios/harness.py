@@ -32,6 +32,7 @@ from fencepost.model.base import (
     leaf_fields,
 )
 from fencepost.spec.opaque import (
+    ByIdentity,
     Forged,
     ForgedMeaning,
     ForgedValue,
@@ -81,7 +82,7 @@ class Harness:
         # name -> (what the model means by it, the value the store minted)
         self.bindings: dict[str, tuple[Any, Any]] = {}
         # what depends on the bindings alone, kept until they change (see _rebound)
-        self._known_memo: dict[int, tuple[Any, Any]] = {}
+        self._known_memo = ByIdentity(KNOWN_KEPT)
         self._minted_names: dict[str, Any] | None = None
         # Go on past a difference in fields alone (scripted checks); see the module doc.
         self.go_on = False
@@ -334,8 +335,6 @@ class Harness:
         nothing is bound: the walk is skipped)."""
         if not self.bindings:
             return outcome
-        if len(self._known_memo) > KNOWN_KEPT:
-            self._known_memo.clear()
         filled: Outcome = known(outcome, self._minted, self._known_memo)
         return filled
 

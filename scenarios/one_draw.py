@@ -13,21 +13,17 @@ first combination; deleting steps works as with plain rules. The table's first r
 a cheap, useful one (a read), never a reopen, since every shrunk step tends to it; its last a
 cheap one too (a clock move), since the engine's largest constants land there.
 
-Example::
+A contract's machine derives from :class:`OneDrawMachine` and names its table; each pick's
+rule is a plain method of the machine. Example::
 
-    PICKS = (Pick("get", 20, (("i", (0, 1, 2)),)),
-             Pick("reopen", 3, needs="durable"),
-             Pick("advance", 10, (("ms", (1, 2, 5)),)))
+    class Machine(OneDrawMachine):
+        picks = (Pick("get", 20, (("i", (0, 1, 2)),)),
+                 Pick("reopen", 3, needs="durable"),
+                 Pick("advance", 10, (("ms", (1, 2, 5)),)))
 
-    class Machine(WorldMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.table = Table(PICKS, self.world.capabilities)
-
-        @rule(code=CODES)
-        def step(self, code: int) -> None:
-            name, args = self.table.decode(code)
-            getattr(self, name)(**args)
+        def get(self, i: int) -> None: ...
+        def reopen(self) -> None: ...
+        def advance(self, ms: int) -> None: ...
 """
 
 from __future__ import annotations
@@ -36,12 +32,14 @@ import math
 from bisect import bisect_right
 from collections.abc import Collection, Sequence
 from itertools import accumulate
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 from hypothesis import strategies as st
+from hypothesis.stateful import rule
 
 from .hypothesis_compat import quantile
+from .machine import WorldMachine
 
 CODE_TOP = 2**64 - 1
 CODES = st.integers(0, CODE_TOP)
@@ -96,3 +94,20 @@ class Table:
             if pick.rule == rule:
                 return self.ends[k] - (self.ends[k - 1] if k else 0.0)
         return 0.0
+
+
+class OneDrawMachine(WorldMachine):
+    """A contract's state machine whose every step is one draw (:data:`CODES`) read through
+    its table :attr:`picks`, the picks its store's capabilities allow."""
+
+    picks: ClassVar[tuple[Pick, ...]] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = Table(self.picks, self.world.capabilities)
+
+    @rule(code=CODES)
+    def step(self, code: int) -> None:
+        """One step: the rule and arguments ``code`` stands for in :attr:`picks`."""
+        name, args = self.table.decode(code)
+        getattr(self, name)(**args)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -190,6 +192,47 @@ def _any(_f: Any) -> bool:
     return True
 
 
+class ByIdentity:
+    """What was worked out from frozen values, kept by each value's identity (the value kept
+    too, so that its id is not reused while it is here), at most ``kept`` of them (then it
+    starts over): the kit's walks meet the same model records step after step.
+
+    Example::
+
+        memo = ByIdentity(256)
+        found = memo.get(record)
+        if found is MISSING:
+            found = memo.put(record, walk(record))
+    """
+
+    __slots__ = ("_found", "kept")
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._found: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, value: Any) -> Any:
+        """What was kept for ``value``, or :data:`MISSING`."""
+        seen = self._found.get(id(value))
+        return seen[1] if seen is not None and seen[0] is value else MISSING
+
+    def put(self, value: Any, found: T) -> T:
+        """Keep ``found`` for ``value``; returns ``found``."""
+        if len(self._found) >= self.kept:
+            self._found.clear()
+        self._found[id(value)] = (value, found)
+        return found
+
+    def clear(self) -> None:
+        self._found.clear()
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+
+MISSING: Any = object()
+"""What :meth:`ByIdentity.get` answers for a value it does not hold."""
+
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 """Types the walks below return at once (most of what they visit)."""
 
@@ -290,16 +333,15 @@ def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], A
     return value if changes is None else evolved(value, changes)
 
 
-def known(value: Any, minted: Callable[[str], Any],
-          memo: dict[int, tuple[Any, Any]] | None = None) -> Any:
+def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = None) -> Any:
     """Replace every :class:`Opaque` whose meaning is a name already minted (``minted(name)``
     returns the real value, or raises KeyError) by that real value: an identifier a store
     minted once must come back unchanged everywhere. Parts with nothing to replace are
     returned as they are (not copied).
 
-    ``memo`` (id of a frozen attrs value -> the value and what it became) lets a caller whose
-    ``minted`` has not changed since skip the walk of a value it met before: a model answers
-    with the same records step after step. The caller empties it when ``minted`` changes."""
+    ``memo`` (a frozen attrs value -> what it became) lets a caller whose ``minted`` has not
+    changed since skip the walk of a value it met before: a model answers with the same
+    records step after step. The caller empties it when ``minted`` changes."""
     kind = type(value)
     if kind in _LEAVES:
         return value
@@ -314,11 +356,10 @@ def known(value: Any, minted: Callable[[str], Any],
     if names is not None:
         if memo is None:
             return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
-        seen = memo.get(id(value))
-        if seen is not None and seen[0] is value:
-            return seen[1]
-        found = evolve_fields(value, names, lambda v: known(v, minted, memo), _LEAVES)
-        memo[id(value)] = (value, found)
+        found = memo.get(value)
+        if found is MISSING:
+            found = memo.put(value, evolve_fields(value, names,
+                                                  lambda v: known(v, minted, memo), _LEAVES))
         return found
     if kind is tuple or kind is list:
         items = [v if type(v) in _LEAVES else known(v, minted, memo) for v in value]

@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fencepost.spec.opaque import (
+    MISSING,
+    ByIdentity,
     Forged,
     ForgedMeaning,
     ForgedValue,
@@ -194,3 +196,31 @@ def test_reprs_say_what_a_counterexample_reader_needs() -> None:
     assert repr(ForgedValue("guess")) == "<forged guess>"
     assert Opaque("a") == Opaque("a") and Opaque("a") != Opaque("b")
     assert Ref("a") == Ref("a") and Forged("a") != Ref("a")
+
+
+def test_by_identity_keeps_a_result_for_that_very_value_and_starts_over_when_full() -> None:
+    memo = ByIdentity(2)
+    a, a_twin, b, c = Opaque("a"), Opaque("a"), Opaque("b"), Opaque("c")
+    assert memo.get(a) is MISSING
+    assert memo.put(a, "A") == "A" and memo.get(a) == "A"
+    assert memo.get(a_twin) is MISSING  # equal is not the same value
+    memo.put(b, "B")
+    assert len(memo) == 2
+    memo.put(c, "C")  # full: it starts over
+    assert (memo.get(a), memo.get(b), memo.get(c), len(memo)) == (MISSING, MISSING, "C", 1)
+    memo.clear()
+    assert memo.get(c) is MISSING and len(memo) == 0
+
+
+def test_known_with_a_memo_fills_in_as_without_one_and_reuses_what_it_filled() -> None:
+    @attrs.frozen
+    class Held:
+        task: Any
+        n: int
+
+    value = (Held(Opaque("task#1"), 1), Held(Opaque("task#2"), 2))
+    minted = {"task#1": "T1"}.__getitem__
+    memo = ByIdentity(16)
+    filled = known(value, minted, memo)
+    assert filled == known(value, minted) == (Held("T1", 1), Held(Opaque("task#2"), 2))
+    assert known(value[0], minted, memo) is filled[0]  # the same record: not walked again

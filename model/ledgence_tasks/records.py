@@ -19,7 +19,7 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the schema, shared
-from fencepost.spec.opaque import Opaque, evolve_fields, init_fields
+from fencepost.spec.opaque import MISSING, ByIdentity, Opaque, evolve_fields, init_fields
 from fencepost.spec.outcome import Err, Ok
 
 from ..base import Step
@@ -124,12 +124,11 @@ _NAME = re.compile(r"(ws|task|run|attempt|lease|event)#\d+")
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
-_VIEWED: dict[int, tuple[Any, Any]] = {}
-""":func:`_opaque_ids` of frozen records by identity (the record kept, so that its id is not
-reused while it is here): the model answers with the same unchanged records step after step."""
-VIEWED_KEPT = 256
-"""Few: the records read again are the last steps' (4,096 kept thousands of records alive, and
-the model alone in a long process, the bench's, fell from 57,000 to 44,000 steps/s)."""
+_VIEWED = ByIdentity(256)
+""":func:`_opaque_ids` of the records it was asked of: the model answers with the same
+unchanged records step after step. Few: the records read again are the last steps' (4,096 kept
+thousands of records alive, and the model alone in a long process, the bench's, fell from
+57,000 to 44,000 steps/s)."""
 
 
 def _opaque_ids(value: Any) -> Any:
@@ -143,13 +142,9 @@ def _opaque_ids(value: Any) -> Any:
         return Opaque(value) if "#" in value and _NAME.fullmatch(value) else value
     names = init_fields(kind)
     if names is not None:
-        seen = _VIEWED.get(id(value))
-        if seen is not None and seen[0] is value:
-            return seen[1]
-        viewed = evolve_fields(value, names, _opaque_ids, _PLAIN)
-        if len(_VIEWED) >= VIEWED_KEPT:
-            _VIEWED.clear()
-        _VIEWED[id(value)] = (value, viewed)
+        viewed = _VIEWED.get(value)
+        if viewed is MISSING:
+            viewed = _VIEWED.put(value, evolve_fields(value, names, _opaque_ids, _PLAIN))
         return viewed
     if isinstance(value, tuple):
         items = tuple(_opaque_ids(v) for v in value)

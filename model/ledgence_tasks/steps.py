@@ -272,7 +272,7 @@ def changed(before: State, after: State) -> list[str]:
     """The tasks a step changed (their history included): the harness reads them back."""
     earlier = before.tasks
     return [k for k, rec in after.tasks.items()
-            if earlier.get(k) is not rec and earlier.get(k) != rec]
+            if (old := earlier.get(k)) is not rec and old != rec]
 
 
 def _situations(before: State, op: Op, ctx: Ctx, step: Step) -> Any:

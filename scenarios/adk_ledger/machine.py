@@ -15,12 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize
 
 from fencepost.spec import adk_ledger as spec
 
-from ..machine import WorldMachine
-from ..one_draw import CODES, Pick, Table
+from ..one_draw import OneDrawMachine, Pick
 from . import durable, edges
 from .meta import create_metadata, token
 
@@ -66,14 +65,15 @@ can lose an owner or be reopened): a read first, the step every shrunk step tend
 move last, where the engine's largest constants land."""
 
 
-class LedgerMachine(WorldMachine):
+class LedgerMachine(OneDrawMachine):
     """Coordinators over a few invocations of the run's store (ids prefixed per example)."""
+
+    picks = PICKS
 
     def __init__(self) -> None:
         super().__init__()
         self.issued: dict[tuple[str, int], list[spec.Token]] = {}
         self.tokens = 0
-        self.table = Table(PICKS, self.world.capabilities)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -106,11 +106,6 @@ class LedgerMachine(WorldMachine):
         for i in range(INVOCATIONS):
             self.h.apply("client", spec.Create(self.inv(i), self.metadata(metadata), checkpoint))
 
-    @rule(code=CODES)
-    def step(self, code: int) -> None:
-        """One step: the rule and arguments ``code`` stands for in :data:`PICKS`."""
-        name, args = self.table.decode(code)
-        getattr(self, name)(**args)
 
     def create(self, i: int, metadata: dict[str, Any], checkpoint: dict[str, Any]) -> None:
         self.h.apply("client", spec.Create(self.inv(i), self.metadata(metadata), checkpoint))

@@ -19,13 +19,12 @@ from typing import Any
 
 import attrs
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize
 
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
-from ..machine import WorldMachine
-from ..one_draw import CODES, Pick, Table
+from ..one_draw import OneDrawMachine, Pick
 from .calls import (
     DESCRIPTOR,
     OTHER,
@@ -100,22 +99,16 @@ attempt, a settlement to re-send, a cursor) falls back to its general form (rene
 first page) or, for a re-send, does nothing."""
 
 
-class LedgenceMachine(WorldMachine):
+class LedgenceMachine(OneDrawMachine):
     """Each example on a store of its own (acquisition and recovery see the whole store)."""
 
+    picks = PICKS
     own_store = True
 
     def __init__(self) -> None:
         super().__init__()
         self.settlements: list[spec.SettleCommand] = []
         self.walk: tuple[spec.Scope, spec.TaskFilters] | None = None  # a cursor is bound
-        self.table = Table(PICKS, self.world.capabilities)
-
-    @rule(code=CODES)
-    def step(self, code: int) -> None:
-        """One step: the rule and arguments ``code`` stands for in :data:`PICKS`."""
-        name, args = self.table.decode(code)
-        getattr(self, name)(**args)
 
     @initialize(concurrency=st.sampled_from([1, 2, 3]), tasks=st.integers(1, 3))
     def workers_and_work(self, concurrency: int, tasks: int) -> None:

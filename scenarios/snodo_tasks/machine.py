@@ -15,14 +15,13 @@ import math
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize
 
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, Ref
 from fencepost.spec.outcome import Ok
 
-from ..machine import WorldMachine
-from ..one_draw import CODES, Pick, Table
+from ..one_draw import OneDrawMachine, Pick
 
 TASKS = 3
 TENANTS = ("t1", "t2")
@@ -69,9 +68,10 @@ reopened): a read first, the step every shrunk step tends to; a clock move last,
 the engine's largest constants land."""
 
 
-class TasksMachine(WorldMachine):
+class TasksMachine(OneDrawMachine):
     """Tenants and workers over a few tasks, each example on a store of its own."""
 
+    picks = PICKS
     own_store = True
 
     def __init__(self) -> None:
@@ -79,7 +79,6 @@ class TasksMachine(WorldMachine):
         self.leases: list[tuple[str, str]] = []  # (lease name, task id) in issue order
         self.events: dict[str, list[spec.Event]] = {}
         self.counter = 0
-        self.table = Table(PICKS, self.world.capabilities)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -147,11 +146,6 @@ class TasksMachine(WorldMachine):
         for i in range(TASKS):
             self.create(i, ttls[i], policies[i], "c")
 
-    @rule(code=CODES)
-    def step(self, code: int) -> None:
-        """One step: the rule and arguments ``code`` stands for in :data:`PICKS`."""
-        name, args = self.table.decode(code)
-        getattr(self, name)(**args)
 
     def authorize_everything(self) -> None:
         for i in range(TASKS):
