@@ -314,3 +314,94 @@ def test_what_a_lost_child_started_is_killed_too(tmp_path: Path) -> None:
         assert [line for line in ps if line.strip() == f"sleep {seconds}"] == []
     finally:
         factory.close()
+
+
+class _Gate:
+    """A store whose ``get`` of ``wait`` blocks until a ``delete`` of ``open`` comes; every
+    call says the thread that ran it."""
+
+    def __init__(self) -> None:
+        self.opened = threading.Event()
+        self.threads: list[str] = []
+
+    def get(self, invocation_id: str) -> Any:
+        self.threads.append(threading.current_thread().name)
+        if invocation_id == "wait" and not self.opened.wait(10):
+            return "timed out"
+        return invocation_id
+
+    def delete(self, invocation_id: str) -> Any:
+        self.threads.append(threading.current_thread().name)
+        self.opened.set()
+        return None
+
+
+def _serve(store: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``requests`` (after hello and open) through a :class:`Server` of ``store``, fed one
+    at a time as each earlier reply arrives (lock-step) unless it says ``"pipelined"``;
+    their replies in the order written (the server's calls in flight end before it does)."""
+    from fencepost.adapters.wire.client import PROTOCOL
+    from fencepost.adapters.wire.serve import Server
+    from fencepost.spec.ops import operations
+
+    read_fd, write_fd = os.pipe()
+    replies = threading.Condition()
+    written: list[dict[str, Any]] = []
+
+    class Out:
+        def write(self, text: str) -> None:
+            with replies:
+                written.append(json.loads(text))
+                replies.notify_all()
+
+        def flush(self) -> None:
+            pass
+
+    server = Server("adk-ledger", lambda env: store, operations("adk-ledger"), frozenset(),
+                    Out())  # type: ignore[arg-type]
+    with os.fdopen(read_fd) as lines, os.fdopen(write_fd, "w") as feed:
+        thread = threading.Thread(target=server.serve, args=(lines,), daemon=True)
+        thread.start()
+        opening = [{"type": "hello", "protocol": PROTOCOL, "contract": "adk-ledger"},
+                   {"type": "open", "namespace": "n"}]
+        for k, request in enumerate([*opening, *requests]):
+            pipelined = request.pop("pipelined", False)
+            feed.write(json.dumps({"id": k, **request}) + "\n")
+            feed.flush()
+            if not pipelined:
+                with replies:
+                    assert replies.wait_for(lambda k=k: any(r["id"] == k for r in written), 10)
+        feed.write(json.dumps({"id": 999, "type": "shutdown"}) + "\n")
+        feed.flush()
+        thread.join(10)
+        assert not thread.is_alive()
+    return [r for r in written if r["id"] not in (0, 1, 999)]
+
+
+def _get(invocation_id: str, **more: Any) -> dict[str, Any]:
+    return {"type": "call", "namespace": "n", "op": "get", "now": 0,
+            "args": {"invocation_id": invocation_id}, **more}
+
+
+def test_a_call_that_waits_for_a_later_one_is_not_stuck_behind_it() -> None:
+    # the get of "wait" ends only when the delete after it has run: read and run meanwhile
+    store = _Gate()
+    replies = _serve(store, [_get("wait", pipelined=True),
+                             {"type": "call", "namespace": "n", "op": "delete", "now": 0,
+                              "args": {"invocation_id": "open"}}])
+    assert [(r["id"], r.get("ok")) for r in replies] == [(3, None), (2, "wait")]
+    assert len(set(store.threads)) == 2
+
+
+def test_calls_in_lock_step_run_on_the_thread_that_read_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # no hand-off between threads for a call alone in flight: one thread reads and runs all
+    # (a minute before the one standing by takes over: a loaded machine's pause in a call
+    # is no take-over)
+    from fencepost.adapters.wire import serve
+
+    monkeypatch.setattr(serve, "HANDOFF_S", 60.0)
+    store = _Gate()
+    replies = _serve(store, [_get(f"x{k}") for k in range(50)])
+    assert [r.get("ok") for r in replies] == [f"x{k}" for k in range(50)]
+    assert len(set(store.threads)) == 1

@@ -3,11 +3,12 @@
 The other side of :mod:`.store`: it reads requests, calls the store a factory opens per
 namespace, and writes replies. It is the reference adapter of the protocol (the kit's own
 stores pass every clause through it exactly as they do in process) and what the bench times
-the protocol with. Requests are read by one thread at a time of :data:`CALL_THREADS`; the
-thread that reads a ``call`` runs it, and another takes over the reading meanwhile (leader and
-followers), so requests in flight overlap as they do on a store that declares
-``concurrency``, and a call alone in flight runs as soon as it is read, with no hand-off to
-another thread. The store reads the call's ``now`` and ``dead`` through its env, exactly where
+the protocol with. Requests are read by one thread at a time of :data:`CALL_THREADS`, and
+the thread that reads a ``call`` runs it at once and then reads on: a call alone in flight has
+no hand-off between threads. Another thread stands by; when the reader's call has run for
+:data:`HANDOFF_S`, it takes the reading over, so requests in flight overlap as they do on a
+store that declares ``concurrency`` (a call that waits for a later one is not stuck behind it).
+The store reads the call's ``now`` and ``dead`` through its env, exactly where
 an in-process store reads the kit's clock and oracle.
 
 Values the store mints (an access, a lease: anything the codec does not know) are sent as
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
@@ -33,8 +35,15 @@ from .client import PROTOCOL
 
 CALL_THREADS = 32
 """Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
-The thread that reads a call runs it and gives the reading to the next (handing the call to
-another thread instead cost about 0.1 ms a call: see ``fencepost bench``)."""
+The thread that reads a call runs it (handing the call to another thread cost about 0.1 ms a
+call, and giving the reading to another at every call 40-150 µs: see ``fencepost bench``)."""
+
+HANDOFF_S = 0.001
+"""A call that runs this long gives the reading to the thread standing by (which looks that
+often), so the requests after it are read and run meanwhile."""
+IDLE_LOOK_S = 0.016
+"""The longest the thread standing by waits before it looks again (the reader between calls):
+a served store waiting for the kit costs next to nothing."""
 
 Factory = Callable[[AdapterEnv], Any]
 
@@ -100,7 +109,11 @@ class Server:
         self._stores: dict[str, Any] = {}
         self._envs: dict[str, AdapterEnv] = {}
         self._handles = _Handles()
-        self._reading = threading.Lock()  # held by the one thread reading requests
+        self._standby = threading.Lock()  # held by the one thread standing by for the reading
+        self._state = threading.Lock()  # guards _reader and _since
+        self._reader: threading.Thread | None = None  # the one thread reading requests
+        self._since: float | None = None  # when the reader began the call it is running
+        self._ended = threading.Event()  # the input ended: the threads standing by go
         self._stopped = False
         self.said_hello = False
 
@@ -113,7 +126,8 @@ class Server:
     def serve(self, lines: IO[str]) -> int:
         """Answer every request read from ``lines`` until ``shutdown`` or end of input; the
         calls in flight then end, and every store is closed."""
-        threads = [threading.Thread(target=self._take_turns, args=(iter(lines),),
+        requests = iter(lines)
+        threads = [threading.Thread(target=self._take_turns, args=(requests,),
                                     name=f"call{k}", daemon=True)
                    for k in range(CALL_THREADS)]
         for thread in threads:
@@ -125,20 +139,55 @@ class Server:
         return 0
 
     def _take_turns(self, lines: Iterator[str]) -> None:
-        """One thread's loop: wait for the turn to read, read until a call, give the turn
-        on and run the call; until the input ends or says ``shutdown``."""
-        while True:
-            with self._reading:
-                call = None
-                while call is None and not self._stopped:
-                    line = next(lines, None)
-                    if line is None:
-                        self._stopped = True
-                    elif line.strip():
-                        call = self.handle(line)
+        """One thread's loop: stand by for the reading, then read and run calls while it
+        keeps the reading; until the input ends or says ``shutdown``."""
+        me = threading.current_thread()
+        while self._stand_by(me):
+            while True:
+                call = self._next_call(lines)
                 if call is None:
                     return
-            self._call(*call)
+                with self._state:
+                    self._since = time.monotonic()
+                self._call(*call)
+                with self._state:
+                    if self._reader is not me:
+                        break  # another thread took the reading over meanwhile
+                    self._since = None
+
+    def _stand_by(self, me: threading.Thread) -> bool:
+        """Wait to be the thread that stands by, then until the reading is free or its reader
+        has run one call for :data:`HANDOFF_S`; take it (False: the input has ended). It looks
+        again when that call would have run so long; while the reader is between calls, it
+        looks ever less often, up to every :data:`IDLE_LOOK_S`."""
+        with self._standby:
+            idle = HANDOFF_S
+            while not self._stopped:
+                with self._state:
+                    since, now = self._since, time.monotonic()
+                    if self._reader is None or (since is not None and now - since >= HANDOFF_S):
+                        self._reader, self._since = me, None
+                        return True
+                if since is None:
+                    pause, idle = idle, min(idle * 2, IDLE_LOOK_S)
+                else:
+                    pause, idle = since + HANDOFF_S - now, HANDOFF_S
+                self._ended.wait(pause)
+            return False
+
+    def _next_call(self, lines: Iterator[str]) -> tuple[int, Mapping[str, Any]] | None:
+        """Read (answering what is not a call) until a call; None when the input ended or
+        said ``shutdown``."""
+        while not self._stopped:
+            line = next(lines, None)
+            if line is None:
+                self._stopped = True
+            elif line.strip():
+                call = self.handle(line)
+                if call is not None:
+                    return call
+        self._ended.set()
+        return None
 
     def handle(self, line: str) -> tuple[int, Mapping[str, Any]] | None:
         """One request: a call to run (its id and request), or None when it was answered
