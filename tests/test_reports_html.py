@@ -8,9 +8,11 @@ The screenshot of the browser test is kept under ``$FENCEPOST_ARTIFACTS`` when t
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,9 +24,16 @@ from conftest import require_program
 
 from fencepost.api import check
 from fencepost.cli import main
+from fencepost.model.answers import answers_of
+from fencepost.model.history import Event, History
+from fencepost.model.linearizability import check_history
 from fencepost.registry import contract_named
 from fencepost.reports.html import to_html
 from fencepost.reports.render import write_reports
+from fencepost.scenarios import phases
+from fencepost.scenarios.concurrent import ConcurrentRun
+from fencepost.scenarios.harness import World
+from fencepost.spec import adk_ledger as spec
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
 pytestmark = pytest.mark.xdist_group("reports_html")
@@ -179,22 +188,64 @@ def test_markup_from_the_store_is_shown_as_text_and_never_run(tmp_path: Path) ->
     assert "<b id=adapter-markup>mine</b>" in dom.text()
 
 
-def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(tmp_path: Path) -> None:
-    """renew accepted after expiry, caught by the concurrent run: the intervals picture has a
-    lane per process drawn, the linearized calls numbered 1..n in order, and the call that
-    could not be placed next numbered n + 1 with what the model allowed and what the store
-    said."""
+T0 = 1_000_000
+"""Store time of the scripted concurrent run's first burst, ms."""
+
+SCRIPT = (  # (process, op, invoked, completed): the store runs them in this order
+    (T0, (("w1", spec.Create("i1", {"kind": "agent"}, {"n": 0}), 0, 10),
+          ("w2", spec.Create("i2", {"kind": "agent"}, {"n": 0}), 5, 15),
+          ("w1", spec.Claim("i1", "c1", "t1", T0, 50), 20, 60),
+          ("w2", spec.Get("i1"), 25, 70),
+          ("w3", spec.Claim("i2", "c3", "t3", T0, 50), 30, 40))),
+    (T0 + 100, (("w3", spec.Get("i1"), 100, 130),
+                ("w1", spec.Renew("i1", "t1", T0 + 100, 50), 110, 140),
+                ("w2", spec.Get("i1"), 150, 160))),
+)
+"""A concurrent run of three processes in two bursts, as (store time, calls). c1's lease on
+i1 ends at T0 + 50; its renew at T0 + 100 must be refused (lease_expired). The intervals
+overlap, but each call's interval holds the moment the store ran it, in this order: only a
+wrong answer makes the history non-linearizable."""
+
+
+def _scripted_run(world: World, workload: Any, *, partition: Any, max_faulted: float,
+                  **_: Any) -> ConcurrentRun:
+    """``run_concurrent`` replaced by :data:`SCRIPT`, run one call at a time on the store:
+    the history is the same whatever the machine's threads do, and its check has no budget
+    to run out (the budget is wall-clock time)."""
+    store = world.open()
+    events = []
+    for at, calls in SCRIPT:
+        world.clock.set(at)
+        for process, op, invoked, completed in calls:
+            events.append(Event(process, op, invoked, completed, world.guard.call(store, op), at))
+    history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
+                      world.options, world.capabilities)
+    verdict = check_history(world.model, history, partition, math.inf, clock=time.perf_counter,
+                            options=world.options, capabilities=world.capabilities)
+    return ConcurrentRun(history, verdict, len(SCRIPT), 0.0, 0.0,
+                         answers_of(history.events, max_faulted))
+
+
+def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """renew accepted after expiry, in a concurrent run that is not linearizable: the intervals
+    picture has a lane per process drawn, the linearized calls numbered 1..n in order, and the
+    call that could not be placed next numbered n + 1 with what the model allowed and what the
+    store said. The run is scripted (:data:`SCRIPT`): a real race may meet otherwise, and the
+    state machine would catch the store's ADK-LEASE-001 first."""
+    monkeypatch.setattr(phases, "run_concurrent", _scripted_run)
     report = check("adk-ledger", "mutant:renew_revives_expired_lease", seed=1,
                    first=("concurrent",), stop_when=_stop_at("ADK-LIN-001"))
     (failed,) = report.failed()
     assert failed.clause.id == "ADK-LIN-001" and failed.failure is not None
+    assert report.history is not None and len(report.history.events) == 8
     cx = failed.failure.intervals
     assert cx is not None
     dom = Dom(to_html(report))
     (svg,) = dom.find("svg", class_="timeline-intervals")
     lanes = [e[1]["data-lane"] for e in dom.find("g", class_="lane")]
     drawn = {e.process for e in (*cx.before[-10:], *cx.events)}
-    assert sorted(lanes) == sorted(drawn)
+    assert sorted(lanes) == sorted(drawn) == ["w1", "w2", "w3"]
     placed = sorted(int(e[1]["data-order"]) for e in dom.find("g", class_="bar")
                     if e[1]["data-kind"] in {"placed", "earlier"})
     n = min(len(cx.before), 10) + len(cx.prefix)
