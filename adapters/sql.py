@@ -535,7 +535,8 @@ class Liveness:
 
 class SqlStoreFactory:
     """``factory(env)`` opens a store of ``store_class`` on the database at ``url``;
-    ``discard(env)`` drops one namespace's tables; ``close()`` lets the engine go.
+    ``discard(env)`` empties one namespace's tables and keeps them for the next namespace
+    opened; ``close()`` drops the kept tables and lets the engine go.
 
     Every store a factory opens shares one engine, as the processes of one application do:
     each call still checks out a connection of its own, and statements are compiled once per
@@ -544,8 +545,21 @@ class SqlStoreFactory:
     (:meth:`ReadConnections.of`), holding no snapshot: a store reopened on them reads only what
     the database committed (nothing of the closed store object survives), without paying for
     closing and opening connections (closing SQLite's last one checkpoints its log). The
-    factory's ``close()`` closes them. Subclasses name their ``store_class`` and drop their
-    tables in :meth:`drop`.
+    factory's ``close()`` closes them.
+
+    **Tables kept for reuse.** A run opens and discards hundreds of namespaces (a tour's
+    sequence, a race's round, each on a store of its own). Their tables live in *slots*: a
+    namespace opened for the first time takes a slot a discarded namespace left, emptied, or
+    else a new one named after itself (``fp_<namespace>_<table>``). Reusing a slot makes no
+    table and compiles no statement; making and dropping tables was a third of a namespace's
+    cost on SQLite (where every schema change also makes each connection prepare its
+    statements again). An empty slot holds nothing of the namespace before it: the tables have
+    no counters nor sequences, only rows. A namespace keeps its slot until it is discarded, so
+    a store reopened with the same env sees the same data. A namespace this factory never
+    opened is discarded as before: its own tables dropped.
+
+    Subclasses name their ``store_class`` (built as ``store_class(env, engine, tables=slot)``),
+    and drop and empty a slot's tables in :meth:`drop` and :meth:`empty`.
     """
 
     store_class: Any = None
@@ -556,6 +570,13 @@ class SqlStoreFactory:
             self.store_class = store_class
         self._engine: Engine | None = None
         self._lock = threading.Lock()
+        self._slots_lock = threading.Lock()
+        self._slots: dict[str, str] = {}
+        """The slot each namespace opened and not yet discarded has its tables in."""
+        self._spare: list[str] = []
+        """Slots emptied by a discard, for the next namespace opened."""
+        self._named: set[str] = set()
+        """Every slot this factory has made and not dropped."""
         self.liveness = Liveness(url, lambda: self.engine)
 
     @property
@@ -567,31 +588,88 @@ class SqlStoreFactory:
             return self._engine
 
     def __call__(self, env: Any) -> Any:
-        self.liveness.hold(env.namespace)
-        return self.store_class(env, self.engine)
+        with self._slots_lock:
+            slot = self._slots.get(env.namespace)
+            if slot is None:
+                slot = self._spare.pop() if self._spare else self._new_slot(env.namespace)
+                self._slots[env.namespace] = slot
+        self.liveness.hold(slot)
+        return self.store_class(env, self.engine, tables=slot)
+
+    def _new_slot(self, namespace: str) -> str:
+        # Named after the namespace, unless a slot of that name is in use already (the
+        # namespace was discarded and its slot went to another, then it was opened again).
+        slot, k = namespace, 1
+        while slot in self._named:
+            slot, k = f"{namespace}_{k}", k + 1
+        self._named.add(slot)
+        return slot
+
+    def slot_of(self, namespace: str) -> str:
+        """The slot ``namespace``'s tables are in (its own name if this factory has not
+        opened it)."""
+        with self._slots_lock:
+            return self._slots.get(namespace, namespace)
 
     def discard(self, env: Any) -> None:
-        """Drop the tables of ``env.namespace`` (those of other namespaces stay)."""
+        """Empty ``env.namespace``'s tables and keep them for the next namespace opened (the
+        other namespaces' tables stay as they are). A namespace this factory did not open, or
+        whose tables could not be emptied, has its tables dropped."""
+        with self._slots_lock:
+            slot = self._slots.pop(env.namespace, None)
+            if slot is None and env.namespace in self._named:
+                return  # discarded before: its slot was emptied then
+        if slot is not None:
+            try:
+                with unavailable_on_disconnect():
+                    self.empty(self.engine, slot)
+            except Exception:  # noqa: BLE001 - dropped instead, which raises if it fails too
+                pass
+            else:
+                with self._slots_lock:
+                    self._spare.append(slot)
+                return
+        self._drop_slot(slot if slot is not None else env.namespace)
+
+    def _drop_slot(self, slot: str) -> None:
         try:
             with unavailable_on_disconnect():
-                self.drop(self.engine, env.namespace)
+                self.drop(self.engine, slot)
         finally:
-            tables_dropped(self.engine, env.namespace)
-        self.liveness.release(env.namespace)
+            tables_dropped(self.engine, slot)
+            with self._slots_lock:
+                self._named.discard(slot)
+        self.liveness.release(slot)
 
     def drop(self, engine: Engine, namespace: str) -> None:
-        """Drop ``namespace``'s tables through ``engine``."""
+        """Drop the tables of the slot ``namespace`` through ``engine``."""
+        raise NotImplementedError
+
+    def empty(self, engine: Engine, namespace: str) -> None:
+        """Delete every row of the slot ``namespace``'s tables through ``engine``, in one
+        transaction."""
         raise NotImplementedError
 
     def close(self) -> None:
-        """Close the engine's pooled connections (stores opened later connect afresh) and
-        the connection that marks its namespaces in use. Until then the pool keeps the
-        connections the factory's stores gave back."""
+        """Drop the kept (emptied) tables, close the engine's pooled connections (stores
+        opened later connect afresh) and the connection that marks its namespaces in use.
+        Until then the pool keeps the connections the factory's stores gave back. The tables
+        of namespaces not discarded stay, and their stores reopen them."""
+        with self._slots_lock:
+            spare, self._spare = self._spare, []
+        failed: list[BaseException] = []
+        for slot in spare:
+            try:
+                self._drop_slot(slot)
+            except Exception as e:  # noqa: BLE001 - the others are dropped all the same
+                failed.append(e)
         with self._lock:
             if self._engine is not None:
                 ReadConnections.close_shared(self._engine)
                 self._engine.dispose()
         self.liveness.close()
+        if failed:
+            raise failed[0]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"

@@ -196,34 +196,82 @@ def test_sqlite_databases_are_opened_in_wal_mode(tmp_path: Path) -> None:
         engine.dispose()
 
 
+def _write_one(contract_name: str, store: Any) -> None:
+    """One record written through ``store``'s contract."""
+    if contract_name == "adk-ledger":
+        store.create("i1", {"kind": "agent"}, {"n": 0})
+    elif contract_name == "ledgence-tasks":
+        from fencepost.spec import ledgence_tasks as spec
+        store.open_session(spec.Scope("tenant-a", "prod"), "emails", 1)
+    else:
+        from test_adapters_snodo_tasks import create
+        create(store, "t1")
+
+
+def _rows(engine: sa.Engine, slot: str) -> dict[str, int]:
+    """The rows of each table of ``slot`` (``fp_<slot>_...``)."""
+    inspector = sa.inspect(engine)
+    inspector.clear_cache()
+    with engine.connect() as conn:
+        return {name: conn.execute(sa.text(f'SELECT COUNT(*) FROM "{name}"')).scalar_one()
+                for name in inspector.get_table_names()
+                # not those of the slot "<slot>_1"
+                if name.startswith(f"fp_{slot}_") and not name[len(f"fp_{slot}_"):][0].isdigit()}
+
+
 @pytest.mark.parametrize("contract_name", ["adk-ledger", "snodo-tasks", "ledgence-tasks"])
-def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespace_is_made_again(
+def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespaces_tables_serve_the_next(
         tmp_path: Path, contract_name: str) -> None:
-    """A store of a namespace this engine already made sure of opens without a statement; one
-    of a namespace discarded since makes its tables again (and works)."""
+    """A store of a namespace this engine already made sure of opens without a statement. A
+    discarded namespace's tables are emptied and kept: the next namespace opened takes them
+    and makes no table; a namespace opened again after its discard takes tables of its own;
+    discarding it twice touches nobody else's; the factory's close drops the kept tables."""
     from fencepost.adapter_spec import resolve_adapter
     from fencepost.scenarios.clock import SimClock
     from fencepost.spec.env import AdapterEnv
 
     factory, _ = resolve_adapter(contract_name, f"sqlite:///{tmp_path / 'db.sqlite'}")
-    env = AdapterEnv(clock=SimClock(1000).now, namespace="reopen")
+    first = AdapterEnv(clock=SimClock(1000).now, namespace="reopen")
+    second = AdapterEnv(clock=SimClock(1000).now, namespace="next")
     statements: list[str] = []
     sa.event.listen(factory.engine, "before_cursor_execute",
                     lambda _c, _cur, statement, *_a: statements.append(statement))
+
+    def made_tables(since: int) -> bool:
+        return any(s.lstrip().upper().startswith("CREATE TABLE") for s in statements[since:])
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
     try:
-        factory(env).close()
+        factory(first).close()
         made = len(statements)
-        assert any(s.lstrip().upper().startswith("CREATE TABLE") for s in statements)
-        factory(env).close()
+        assert made_tables(0)
+        store = factory(first)
         assert len(statements) == made, statements[made:]
-        factory.discard(env)
-        dropped = len(statements)
-        store = factory(env)
-        assert any(s.lstrip().upper().startswith("CREATE TABLE") for s in statements[dropped:])
+        _write_one(contract_name, store)
         store.close()
+        assert sum(_rows(engine, "reopen").values()) > 0
+        factory.discard(first)
+        tables = _rows(engine, "reopen")
+        assert tables and set(tables.values()) == {0}  # emptied, kept
+        emptied = len(statements)
+        store = factory(second)
+        assert factory.slot_of("next") == "reopen" and not made_tables(emptied)
+        _write_one(contract_name, store)  # the same record again: nothing was left of it
+        store.close()
+        written = sum(_rows(engine, "reopen").values())
+        again = factory(first)
+        assert factory.slot_of("reopen") == "reopen_1" and made_tables(emptied)
+        again.close()
+        factory.discard(first)
+        factory.discard(first)  # twice: the second finds nothing of its own to drop
+        assert sum(_rows(engine, "reopen").values()) == written  # the next namespace's rows
+        factory.discard(second)
+        assert set(_rows(engine, "reopen").values()) == {0}
     finally:
-        factory.discard(env)
         factory.close()
+    left = [n for n in sa.inspect(engine).get_table_names() if n.startswith("fp_reopen")]
+    engine.dispose()
+    assert left == []
 
 
 def test_a_reopened_store_reads_on_the_connection_the_closed_one_left_idle(

@@ -142,13 +142,15 @@ class _SqlSlot:
 class SqlLedger(LedgerCore):
     """An ``adk-ledger`` store in one SQL table."""
 
-    def __init__(self, env: AdapterEnv, engine: Engine) -> None:
+    def __init__(self, env: AdapterEnv, engine: Engine, tables: str | None = None) -> None:
         super().__init__(env)
         self.engine = engine
-        self.table = ledger_table(env.namespace)
+        self.slot = env.namespace if tables is None else tables
+        """The namespace the table is named by (see ``SqlStoreFactory``)."""
+        self.table = ledger_table(self.slot)
         self._reads = ReadConnections.of(engine)
-        self._read, self._lock = _reads(env.namespace, engine.dialect.name)
-        ensure_tables(engine, env.namespace, self._create_table)
+        self._read, self._lock = _reads(self.slot, engine.dialect.name)
+        ensure_tables(engine, self.slot, self._create_table)
 
     def _create_table(self) -> None:
         with unavailable_on_disconnect():
@@ -159,7 +161,7 @@ class SqlLedger(LedgerCore):
         with unavailable_on_disconnect(), writing(self.engine) as conn:
             found = conn.execute(self._lock, {"id": invocation_id}).mappings().first()
             row = _loaded(found) if found is not None else None
-            yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
+            yield _SqlSlot(conn, self.slot, invocation_id, row)
 
     @contextmanager
     def _reading(self, invocation_id: str) -> Iterator[_SqlSlot]:
@@ -168,7 +170,7 @@ class SqlLedger(LedgerCore):
         with unavailable_on_disconnect(), self._reads.connection() as conn:
             found = conn.execute(self._read, {"id": invocation_id}).mappings().first()
             row = _loaded(found) if found is not None else None
-            yield _SqlSlot(conn, self.env.namespace, invocation_id, row)
+            yield _SqlSlot(conn, self.slot, invocation_id, row)
 
     def close(self) -> None:
         """Nothing to let go: the read connections stay with the engine for the next store
@@ -176,11 +178,16 @@ class SqlLedger(LedgerCore):
 
 
 class SqlLedgerFactory(SqlStoreFactory):
-    """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table."""
+    """``factory(env)`` for a database URL; ``discard(env)`` empties the namespace's table
+    (kept for the next namespace: see ``SqlStoreFactory``)."""
 
     store_class = SqlLedger
 
     def drop(self, engine: Engine, namespace: str) -> None:
         ledger_table(namespace).drop(engine, checkfirst=True)
+
+    def empty(self, engine: Engine, namespace: str) -> None:
+        with writing(engine) as conn:
+            conn.execute(ledger_table(namespace).delete())
 
 

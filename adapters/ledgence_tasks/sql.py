@@ -457,13 +457,14 @@ def _refusal_is_unavailable() -> Iterator[None]:
 class SqlLedgence(LedgenceCore):
     """A ``ledgence-tasks`` store in six SQL tables."""
 
-    def __init__(self, env: AdapterEnv, engine: Engine) -> None:
+    def __init__(self, env: AdapterEnv, engine: Engine, tables: str | None = None) -> None:
         super().__init__(env)
         self.engine = engine
-        self.tables = ledgence_tables(env.namespace)
-        self.sql = statements(env.namespace, engine.dialect.name)
+        slot = env.namespace if tables is None else tables  # see SqlStoreFactory
+        self.tables = ledgence_tables(slot)
+        self.sql = statements(slot, engine.dialect.name)
         self._reads = ReadConnections.of(engine)
-        ensure_tables(engine, env.namespace, self._create_tables)
+        ensure_tables(engine, slot, self._create_tables)
 
     def _create_tables(self) -> None:
         # Stores of one run may open at once: serialize the check-then-create of the tables
@@ -500,7 +501,8 @@ class SqlLedgence(LedgenceCore):
 
 
 class SqlLedgenceFactory(SqlStoreFactory):
-    """``factory(env)`` for a database URL; ``discard(env)`` drops the run's tables.
+    """``factory(env)`` for a database URL; ``discard(env)`` empties the namespace's tables
+    (kept for the next namespace: see ``SqlStoreFactory``).
 
     Example::
 
@@ -513,3 +515,8 @@ class SqlLedgenceFactory(SqlStoreFactory):
 
     def drop(self, engine: Engine, namespace: str) -> None:
         ledgence_tables(namespace).metadata.drop_all(engine, checkfirst=True)
+
+    def empty(self, engine: Engine, namespace: str) -> None:
+        with writing(engine) as conn:
+            for table in reversed(ledgence_tables(namespace).metadata.sorted_tables):
+                conn.execute(table.delete())

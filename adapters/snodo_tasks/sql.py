@@ -224,13 +224,14 @@ class _SqlTxn:
 class SqlTasks(TasksCore):
     """A ``snodo-tasks`` store in one SQL table."""
 
-    def __init__(self, env: AdapterEnv, engine: Engine) -> None:
+    def __init__(self, env: AdapterEnv, engine: Engine, tables: str | None = None) -> None:
         self.engine = engine
         super().__init__(env)
-        self.table = tasks_table(env.namespace)
-        self.sql = statements(env.namespace, engine.dialect.name)
+        slot = env.namespace if tables is None else tables  # see SqlStoreFactory
+        self.table = tasks_table(slot)
+        self.sql = statements(slot, engine.dialect.name)
         self._reads = ReadConnections.of(engine)
-        ensure_tables(engine, env.namespace, self._create_table)
+        ensure_tables(engine, slot, self._create_table)
 
     def _create_table(self) -> None:
         # Stores of one run may open at once: serialize the check-then-create of the table
@@ -262,7 +263,8 @@ class SqlTasks(TasksCore):
 
 
 class SqlTasksFactory(SqlStoreFactory):
-    """``factory(env)`` for a database URL; ``discard(env)`` drops the run's table.
+    """``factory(env)`` for a database URL; ``discard(env)`` empties the namespace's table
+    (kept for the next namespace: see ``SqlStoreFactory``).
 
     Example::
 
@@ -274,3 +276,7 @@ class SqlTasksFactory(SqlStoreFactory):
 
     def drop(self, engine: Engine, namespace: str) -> None:
         tasks_table(namespace).drop(engine, checkfirst=True)
+
+    def empty(self, engine: Engine, namespace: str) -> None:
+        with writing(engine) as conn:
+            conn.execute(tasks_table(namespace).delete())

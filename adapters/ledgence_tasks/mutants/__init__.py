@@ -188,8 +188,8 @@ class KeysAcrossScopes(LedgenceCore):
         self._scopes_seen.add(scope)
         return None
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._scopes_seen: set[Any] = set()
 
 
@@ -297,8 +297,8 @@ class _SessionOverlay:
 class SessionsInProcess(LedgenceCore):
     """Worker sessions kept in the process (a registry in the worker host), never stored."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._sessions: dict[str, Any] = {}
 
     @contextmanager

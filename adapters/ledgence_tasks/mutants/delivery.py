@@ -199,8 +199,8 @@ class ClaimReadThenWrite(LedgenceCore):
     """Reads the first candidate in one transaction and claims it in another, without
     re-checking it."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._stale = threading.local()
 
     def _acquire(self, command: spec.AcquireCommand, finish_empty: bool,

@@ -129,8 +129,8 @@ class WalkSnapshotCached(LedgenceCore):
     server-side result set); later pages are cut from that result set, so tasks submitted,
     cancelled or claimed since still show as they were."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._walks: dict[tuple[Any, Any], list[TaskRecord]] = {}
 
     def _page_rows(self, txn: Txn, query: PageQuery) -> list[TaskRecord]:
