@@ -405,3 +405,92 @@ def test_calls_in_lock_step_run_on_the_thread_that_read_them(
     replies = _serve(store, [_get(f"x{k}") for k in range(50)])
     assert [r.get("ok") for r in replies] == [f"x{k}" for k in range(50)]
     assert len(set(store.threads)) == 1
+
+
+LATE = """
+import json, sys, time
+for line in sys.stdin:
+    request = json.loads(line)
+    time.sleep(float(sys.argv[1]))
+    sys.stdout.write(json.dumps({"id": request["id"], "ok": request["id"]}) + "\\n")
+    sys.stdout.flush()
+"""
+"""A child that answers every request after ``argv[1]`` seconds (at the least: a sleep)."""
+
+
+class _Counted:
+    """``select.select`` and ``os.read`` of the wire client, counted per request."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from fencepost.adapters.wire import client
+
+        self.selects = 0
+        self.missed = 0  # reads that found nothing yet
+        real_select, real_read = client.select.select, client.os.read
+
+        def select(*args: Any) -> Any:
+            self.selects += 1
+            return real_select(*args)
+
+        def read(fd: int, n: int) -> bytes:
+            try:
+                return real_read(fd, n)
+            except BlockingIOError:
+                self.missed += 1
+                raise
+
+        monkeypatch.setattr(client.select, "select", select)
+        monkeypatch.setattr(client.os, "read", read)
+
+    def request(self, child: Any, ident: int) -> tuple[int, int]:
+        """One request; (reads that found nothing, selects) it took."""
+        self.selects = self.missed = 0
+        assert child.request("x") == ident
+        return self.missed, self.selects
+
+
+def test_a_slow_childs_replies_are_waited_for_asleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replies that take longer than the reader would wait awake (SPIN_S): once one of them
+    has come, each request reads once, finds nothing, and sleeps in select until its reply."""
+    from fencepost.adapters.wire.client import SPIN_S, Child
+
+    delay = 50 * SPIN_S
+    child = Child([sys.executable, "-c", LATE, str(delay)], timeout_s=30)
+    counted = _Counted(monkeypatch)
+    try:
+        costs = [counted.request(child, k) for k in range(1, 13)]
+    finally:
+        child.shutdown()
+    assert costs[1:] == [(1, 1)] * 11
+
+
+def test_a_fast_childs_replies_are_read_awake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While replies come within SPIN_S (here made 60 s), the reader reads again until the
+    reply is there and never sleeps in select; each request gets its own reply."""
+    from fencepost.adapters.wire import client
+
+    monkeypatch.setattr(client, "SPIN_S", 60.0)
+    monkeypatch.setattr(client, "_cores", lambda: 2)
+    child = client.Child([sys.executable, "-c", LATE, "0.02"], timeout_s=30)
+    counted = _Counted(monkeypatch)
+    try:
+        costs = [counted.request(child, k) for k in range(1, 6)]
+    finally:
+        child.shutdown()
+    assert [selects for _missed, selects in costs] == [0] * 5
+    assert all(missed >= 1 for missed, _selects in costs)  # each reply was waited for
+
+
+def test_on_one_core_the_reader_never_waits_awake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that could only spin on the core the child needs sleeps at once."""
+    from fencepost.adapters.wire import client
+
+    monkeypatch.setattr(client, "SPIN_S", 60.0)
+    monkeypatch.setattr(client, "_cores", lambda: 1)
+    child = client.Child([sys.executable, "-c", LATE, "0.02"], timeout_s=30)
+    counted = _Counted(monkeypatch)
+    try:
+        costs = [counted.request(child, k) for k in range(1, 4)]
+    finally:
+        child.shutdown()
+    assert costs == [(1, 1)] * 3

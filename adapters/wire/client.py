@@ -9,6 +9,8 @@ No thread sits between a caller and its reply: a waiting caller reads the child'
 (the first to wait leads: it reads lines, hands each to its caller, and passes the lead on when
 its own reply comes), so an answer costs one write and one read, not a wake-up of a reader
 thread (a thread hand-off costs more than the whole protocol may, see ``fencepost bench``).
+The reader waits for a fast store's reply awake for a moment (:data:`SPIN_S`) before it
+sleeps: being woken across cores was most of a round trip on a small virtual machine.
 
 Failure is a value here, never a hang: a reply that does not come within ``timeout_s``, a child
 that exits, a line that is not a reply to a request in flight, each kills the child (its whole
@@ -47,6 +49,10 @@ STDERR_LINE_BYTES = 4096
 START_TIMEOUT_S = 20.0
 """How long a child may take to answer ``hello`` at the least (a runtime starting up, a script
 compiled on first run: longer than one call may take)."""
+SPIN_S = 100e-6
+"""How long a reader waits for a reply awake before it sleeps (see ``Child._line``): the
+replies of a fast store come within it. A store whose replies take longer is waited for
+asleep at once."""
 SHUTDOWN_GRACE_S = 2.0
 """How long a child may take to exit after ``shutdown`` before it is killed."""
 
@@ -110,6 +116,10 @@ class Child:
         _CHILDREN.add(self)
         assert self.process.stdout is not None and self.process.stderr is not None
         self._stdout = self.process.stdout.fileno()
+        os.set_blocking(self._stdout, False)
+        self._spin_s = SPIN_S if _cores() > 1 else 0.0
+        self._wait_s = 0.0
+        """How long a reply took to come once waited for, recently (a moving average)."""
         self._log = threading.Thread(target=self._read_log, args=(self.process.stderr,),
                                      daemon=True, name="fencepost-wire-stderr")
         self._log.start()
@@ -193,28 +203,45 @@ class Child:
 
     def _line(self, deadline: float) -> bytes | None:
         """The next stdout line; b"" at end of file, None at the deadline. A line longer than
-        :data:`LINE_BYTES` is ended there (it is then no JSON, and the child is lost)."""
+        :data:`LINE_BYTES` is ended there (it is then no JSON, and the child is lost).
+
+        A reply not there yet is first waited for awake, reading again for up to
+        :data:`SPIN_S`, while the recent replies came that fast (:attr:`_wait_s`) and this
+        process has more than one core; then asleep in ``select``. A reader woken by the
+        reply costs a wake-up across cores, which on a small virtual machine is most of a
+        round trip."""
         scanned = 0
+        waiting_since: float | None = None
         while (end := self._buffer.find(b"\n", scanned)) < 0:
             scanned = len(self._buffer)
             if scanned > LINE_BYTES:
                 end = LINE_BYTES
                 break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            try:
-                ready, _, _ = select.select([self._stdout], [], [], remaining)
-            except (OSError, ValueError):  # closed by a kill meanwhile
-                return b""
-            if not ready:
-                return None
             try:
                 chunk = os.read(self._stdout, 1 << 20)
+            except BlockingIOError:
+                now = time.perf_counter()
+                if waiting_since is None:
+                    waiting_since = now
+                if now - waiting_since < self._spin_s and self._wait_s < self._spin_s:
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                try:
+                    ready, _, _ = select.select([self._stdout], [], [], remaining)
+                except (OSError, ValueError):  # closed by a kill meanwhile
+                    return b""
+                if not ready:
+                    return None
+                continue
             except OSError:
                 chunk = b""
             if not chunk:
                 return b""
+            waited = 0.0 if waiting_since is None else time.perf_counter() - waiting_since
+            self._wait_s += (waited - self._wait_s) / 8
+            waiting_since = None
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
@@ -351,6 +378,12 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait(5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
         pass
+
+
+def _cores() -> int:
+    """How many cores this thread may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _shown(raw: bytes) -> str:
