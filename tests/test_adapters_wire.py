@@ -450,18 +450,26 @@ class _Counted:
 
 
 def test_a_slow_childs_replies_are_waited_for_asleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replies that take longer than the reader would wait awake (SPIN_S): once one of them
-    has come, each request reads once, finds nothing, and sleeps in select until its reply."""
-    from fencepost.adapters.wire.client import SPIN_S, Child
+    """Replies that take longer than the reader would wait awake (SPIN_S): once they have
+    been seen to, each request reads once, finds nothing, and sleeps in select until its reply;
+    the requests the pace still waits awake for (the first ones, the probes) sleep after."""
+    from fencepost.adapters.wire.client import SPIN_S, Child, Pace
 
-    delay = 50 * SPIN_S
-    child = Child([sys.executable, "-c", LATE, str(delay)], timeout_s=30)
+    monkeypatch.setattr("fencepost.adapters.wire.client._cores", lambda: 2)
+    child = Child([sys.executable, "-c", LATE, str(50 * SPIN_S)], timeout_s=30)
     counted = _Counted(monkeypatch)
     try:
-        costs = [counted.request(child, k) for k in range(1, 13)]
+        costs = [counted.request(child, k) for k in range(1, 25)]
     finally:
         child.shutdown()
-    assert costs[1:] == [(1, 1)] * 11
+    pace, awake = Pace(SPIN_S), []
+    for _ in costs:  # what the reader's pace decides when every reply is late
+        awake.append(pace.spin() > 0)
+        if awake[-1]:
+            pace.waited(50 * SPIN_S)
+    assert awake.count(False) >= 14
+    assert [c for c, a in zip(costs, awake, strict=True) if not a] == [(1, 1)] * awake.count(False)
+    assert {c[1] for c, a in zip(costs, awake, strict=True) if a} == {1}
 
 
 def test_a_fast_childs_replies_are_read_awake(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -494,3 +502,28 @@ def test_on_one_core_the_reader_never_waits_awake(monkeypatch: pytest.MonkeyPatc
     finally:
         child.shutdown()
     assert costs == [(1, 1)] * 3
+
+
+def test_the_pace_waits_awake_while_replies_come_fast_and_probes_after_a_slow_spell() -> None:
+    """Most replies coming within spin_s keeps the reader waiting awake, a few late ones do
+    not stop it; a slow spell does, lines waited for asleep do not count, and the probes every
+    PROBE_EVERY th line bring it back once the replies are fast again. On one core (spin_s 0)
+    it never waits awake."""
+    from fencepost.adapters.wire.client import Pace
+
+    pace = Pace(100e-6)
+    for k in range(40):
+        assert pace.spin() == 100e-6
+        pace.waited(500e-6 if k % 4 == 0 else 40e-6)  # one reply in four is late
+    while pace.spin():  # a slow spell
+        pace.waited(5e-3)
+    stopped = pace.lines
+    decisions = [pace.spin() for _ in range(2 * Pace.PROBE_EVERY)]
+    assert decisions == [0.0 if (stopped + 1 + k) % Pace.PROBE_EVERY else 100e-6
+                         for k in range(2 * Pace.PROBE_EVERY)]
+    while pace.hits < Pace.HITS:  # fast again: each probe's hit pulls the share up
+        if pace.spin():
+            pace.waited(40e-6)
+    assert pace.spin() == 100e-6 and pace.spin() == 100e-6
+    one_core = Pace(0.0)
+    assert {one_core.spin() for _ in range(3 * Pace.PROBE_EVERY)} == {0.0}

@@ -50,8 +50,8 @@ START_TIMEOUT_S = 20.0
 """How long a child may take to answer ``hello`` at the least (a runtime starting up, a script
 compiled on first run: longer than one call may take)."""
 SPIN_S = 100e-6
-"""How long a reader waits for a reply awake before it sleeps (see ``Child._line``): the
-replies of a fast store come within it. A store whose replies take longer is waited for
+"""How long a reader waits for a reply awake before it sleeps (see :class:`Pace`): most
+replies of a fast store come within it. A store whose replies take longer is soon waited for
 asleep at once."""
 SHUTDOWN_GRACE_S = 2.0
 """How long a child may take to exit after ``shutdown`` before it is killed."""
@@ -117,9 +117,7 @@ class Child:
         assert self.process.stdout is not None and self.process.stderr is not None
         self._stdout = self.process.stdout.fileno()
         os.set_blocking(self._stdout, False)
-        self._spin_s = SPIN_S if _cores() > 1 else 0.0
-        self._wait_s = 0.0
-        """How long a reply took to come once waited for, recently (a moving average)."""
+        self._pace = Pace(SPIN_S if _cores() > 1 else 0.0)
         self._log = threading.Thread(target=self._read_log, args=(self.process.stderr,),
                                      daemon=True, name="fencepost-wire-stderr")
         self._log.start()
@@ -205,12 +203,12 @@ class Child:
         """The next stdout line; b"" at end of file, None at the deadline. A line longer than
         :data:`LINE_BYTES` is ended there (it is then no JSON, and the child is lost).
 
-        A reply not there yet is first waited for awake, reading again for up to
-        :data:`SPIN_S`, while the recent replies came that fast (:attr:`_wait_s`) and this
-        process has more than one core; then asleep in ``select``. A reader woken by the
-        reply costs a wake-up across cores, which on a small virtual machine is most of a
-        round trip."""
+        A reply not there yet is first waited for awake, reading again for as long as
+        :class:`Pace` says (up to :data:`SPIN_S`), then asleep in ``select``. A reader woken
+        by the reply costs a wake-up across cores, which on a small virtual machine is most of
+        a round trip."""
         scanned = 0
+        awake = self._pace.spin()
         waiting_since: float | None = None
         while (end := self._buffer.find(b"\n", scanned)) < 0:
             scanned = len(self._buffer)
@@ -223,7 +221,7 @@ class Child:
                 now = time.perf_counter()
                 if waiting_since is None:
                     waiting_since = now
-                if now - waiting_since < self._spin_s and self._wait_s < self._spin_s:
+                if now - waiting_since < awake:
                     continue
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -239,9 +237,10 @@ class Child:
                 chunk = b""
             if not chunk:
                 return b""
-            waited = 0.0 if waiting_since is None else time.perf_counter() - waiting_since
-            self._wait_s += (waited - self._wait_s) / 8
-            waiting_since = None
+            if awake:  # the first part of the line came: how long that took, once
+                self._pace.waited(0.0 if waiting_since is None
+                                  else time.perf_counter() - waiting_since)
+                awake = 0.0
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
@@ -362,6 +361,46 @@ class Child:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+class Pace:
+    """How long a reader waits for the next reply awake before it sleeps (see
+    ``Child._line``): ``spin_s`` (:data:`SPIN_S`; 0 on one core, where waiting awake would
+    hold the core the child needs) while most replies waited for awake came within it (the
+    share :attr:`hits`, a moving average, at least :data:`HITS`), else not at all, but for
+    every :data:`PROBE_EVERY` th line: a store may be fast again after a slow spell, and a
+    line waited for asleep cannot tell (it is not counted).
+
+    Waiting awake never makes a reply later: one that has not come within ``spin_s`` is then
+    waited for asleep, as it would have been. It costs the reader's core that long.
+
+    Example::
+
+        pace = Pace(100e-6)
+        awake = pace.spin()          # 100e-6: read again for up to 100 us before sleeping
+        pace.waited(40e-6)           # the reply came after 40 us: a hit
+    """
+
+    PROBE_EVERY = 8
+    HITS = 0.5
+    WEIGHT = 1 / 8
+    """The weight of the latest line in the moving average."""
+
+    def __init__(self, spin_s: float) -> None:
+        self.spin_s = spin_s
+        self.hits = 1.0
+        self.lines = 0
+
+    def spin(self) -> float:
+        """How long to wait awake for the next line (0.0: asleep at once)."""
+        self.lines += 1
+        if self.spin_s > 0 and (self.hits >= self.HITS or self.lines % self.PROBE_EVERY == 0):
+            return self.spin_s
+        return 0.0
+
+    def waited(self, seconds: float) -> None:
+        """A line waited for awake (as :meth:`spin` said) came after ``seconds``."""
+        self.hits += ((seconds < self.spin_s) - self.hits) * self.WEIGHT
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
