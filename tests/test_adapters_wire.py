@@ -472,36 +472,32 @@ def test_a_slow_childs_replies_are_waited_for_asleep(monkeypatch: pytest.MonkeyP
     assert {c[1] for c, a in zip(costs, awake, strict=True) if a} == {1}
 
 
-def test_a_fast_childs_replies_are_read_awake(monkeypatch: pytest.MonkeyPatch) -> None:
-    """While replies come within SPIN_S (here made 60 s), the reader reads again until the
-    reply is there and never sleeps in select; each request gets its own reply."""
+def _late_replies(monkeypatch: pytest.MonkeyPatch, cores: int, calls: int) -> list[tuple[int, int]]:
+    """The cost of ``calls`` requests to a child answering each after 20 ms, with SPIN_S made
+    60 s (every reply comes within it) and the process seeing ``cores`` cores."""
     from fencepost.adapters.wire import client
 
     monkeypatch.setattr(client, "SPIN_S", 60.0)
-    monkeypatch.setattr(client, "_cores", lambda: 2)
+    monkeypatch.setattr(client, "_cores", lambda: cores)
     child = client.Child([sys.executable, "-c", LATE, "0.02"], timeout_s=30)
     counted = _Counted(monkeypatch)
     try:
-        costs = [counted.request(child, k) for k in range(1, 6)]
+        return [counted.request(child, k) for k in range(1, calls + 1)]
     finally:
         child.shutdown()
+
+
+def test_a_fast_childs_replies_are_read_awake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While replies come within SPIN_S, the reader reads again until the reply is there and
+    never sleeps in select; each request gets its own reply."""
+    costs = _late_replies(monkeypatch, cores=2, calls=5)
     assert [selects for _missed, selects in costs] == [0] * 5
     assert all(missed >= 1 for missed, _selects in costs)  # each reply was waited for
 
 
 def test_on_one_core_the_reader_never_waits_awake(monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader that could only spin on the core the child needs sleeps at once."""
-    from fencepost.adapters.wire import client
-
-    monkeypatch.setattr(client, "SPIN_S", 60.0)
-    monkeypatch.setattr(client, "_cores", lambda: 1)
-    child = client.Child([sys.executable, "-c", LATE, "0.02"], timeout_s=30)
-    counted = _Counted(monkeypatch)
-    try:
-        costs = [counted.request(child, k) for k in range(1, 4)]
-    finally:
-        child.shutdown()
-    assert costs == [(1, 1)] * 3
+    assert _late_replies(monkeypatch, cores=1, calls=3) == [(1, 1)] * 3
 
 
 def test_the_pace_waits_awake_while_replies_come_fast_and_probes_after_a_slow_spell() -> None:
