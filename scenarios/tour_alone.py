@@ -25,7 +25,9 @@ def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope,
                call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
                ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
     """The tour of ``scope`` on the store ``factory`` makes (opened and checked as every run
-    opens it, its data dropped at the end), under ``options`` (their defaults for the rest):
+    opens it, its data dropped at the end; the factory is the caller's to close, and the SQL
+    factories keep the emptied tables for reuse until then), under ``options`` (their defaults
+    for the rest):
     the first failure of each clause, shrunk within ``shrinking``, and the coverage. It stops
     once the clause ``want`` failed, or after ``sequences`` sequences (the coverage then says
     how far it got). Its store calls are watched as a check's are: a call that overruns

@@ -36,9 +36,14 @@ def defaults(suite: Suite, **given: str) -> dict[str, str]:
 
 def store(contract: str, adapter: str, request: pytest.FixtureRequest | None = None) -> Any:
     """The factory of ``adapter`` (``postgresql``: the test database, through the ``pg_url``
-    fixture of ``request``)."""
+    fixture of ``request``), closed at the end of ``request``'s test: a SQL factory keeps the
+    tables of discarded namespaces for reuse until its close drops them."""
     spec = request.getfixturevalue("pg_url") if request and adapter == "postgresql" else adapter
-    return resolve_adapter(contract, spec)[0]
+    factory = resolve_adapter(contract, spec)[0]
+    close = getattr(factory, "close", None)
+    if request is not None and close is not None:
+        request.addfinalizer(close)
+    return factory
 
 
 def assert_the_plan_runs_every_edge_and_is_the_same_on_every_run(
