@@ -202,7 +202,17 @@ def run_concurrent(
                         world.evidence.faults.append(
                             f"a worker's store.close raised {type(e).__name__}: {told(e)}")
     run_s = time.perf_counter() - started
-    events = [e for r in recorded for e in r]
+    return concluded(world, [e for r in recorded for e in r], bursts=bursts, run_s=run_s,
+                     partition=partition, budget_s=budget_s, max_faulted=max_faulted,
+                     progress=progress)
+
+
+def concluded(world: World, events: Sequence[Event], *, bursts: int, run_s: float,
+              partition: Callable[[Op], Hashable | None] | None, budget_s: float,
+              max_faulted: float, progress: Progress = quiet) -> ConcurrentRun:
+    """The run that recorded ``events`` on ``world`` (in ``bursts``, in ``run_s`` seconds): its
+    history in order of invocation, checked for linearizability within ``budget_s`` unless more
+    than the share ``max_faulted`` of its calls faulted."""
     history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
                       world.options, world.capabilities)
     answers = answers_of(history.events, max_faulted)

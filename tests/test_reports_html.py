@@ -12,7 +12,6 @@ import math
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,14 +23,12 @@ from conftest import require_program
 
 from fencepost.api import check
 from fencepost.cli import main
-from fencepost.model.answers import answers_of
-from fencepost.model.history import Event, History
-from fencepost.model.linearizability import check_history
+from fencepost.model.history import Event
 from fencepost.registry import contract_named
 from fencepost.reports.html import to_html
 from fencepost.reports.render import write_reports
 from fencepost.scenarios import phases
-from fencepost.scenarios.concurrent import ConcurrentRun
+from fencepost.scenarios.concurrent import ConcurrentRun, concluded
 from fencepost.scenarios.harness import World
 from fencepost.spec import adk_ledger as spec
 
@@ -218,12 +215,8 @@ def _scripted_run(world: World, workload: Any, *, partition: Any, max_faulted: f
         world.clock.set(at)
         for process, op, invoked, completed in calls:
             events.append(Event(process, op, invoked, completed, world.guard.call(store, op), at))
-    history = History(world.model.name, tuple(sorted(events, key=lambda e: e.invoked)),
-                      world.options, world.capabilities)
-    verdict = check_history(world.model, history, partition, math.inf, clock=time.perf_counter,
-                            options=world.options, capabilities=world.capabilities)
-    return ConcurrentRun(history, verdict, len(SCRIPT), 0.0, 0.0,
-                         answers_of(history.events, max_faulted))
+    return concluded(world, events, bursts=len(SCRIPT), run_s=0.0, partition=partition,
+                     budget_s=math.inf, max_faulted=max_faulted)
 
 
 def test_a_non_linearizable_run_is_drawn_as_intervals_per_process(
