@@ -196,14 +196,21 @@ def test_a_saved_history_carries_what_the_model_needs_to_check_it_again(
     """ledgence's claim_dispatch is answered by the model only for a store declaring
     `dispatch`: the header keeps the capabilities (and options), so analyze agrees."""
     # Whether a worker gets to dispatch depends on what it learnt from earlier answers (thread
-    # timing): take the first of a few seeds whose history has one.
+    # timing): take the first of a few seeds whose history has one the store granted. A refused
+    # one is not enough: the model without the capability answers invalid_input, the code the
+    # store refuses a never-issued generation with (CI once drew a history whose only
+    # claim_dispatch was refused so, and the bare history was explained).
+    def dispatched(run: Any) -> bool:
+        return any(e.op.name == "claim_dispatch" and isinstance(e.outcome, Ok)
+                   for e in run.history.events)
+
     for seed in range(4, 12):
         run = fencepost.check_concurrent("ledgence-tasks", "memory", threads=3, ops=300,
                                          seed=seed, budget_s=UNBOUNDED)
         assert run.verdict.result == LINEARIZABLE
-        if any(e.op.name == "claim_dispatch" for e in run.history.events):
+        if dispatched(run):
             break
-    assert any(e.op.name == "claim_dispatch" for e in run.history.events)
+    assert dispatched(run)
     path = tmp_path / "h.jsonl"
     run.history.save(path)
     loaded = History.load(path)
