@@ -494,17 +494,19 @@ class Liveness:
             self._held.add(namespace)
 
     def release(self, namespace: str) -> None:
+        """``namespace`` was dropped: its row goes (this process's, even when another
+        factory of this process wrote it) and, if this object holds it, its lock."""
         with self._lock:
-            if namespace not in self._held:
-                return
+            held = namespace in self._held
             self._held.discard(namespace)
             engine = self._engine()
             with unavailable_on_disconnect():
                 with writing(engine) as conn:
-                    conn.execute(self._table.delete().where(
-                        (self._table.c.namespace == namespace)
-                        & (self._table.c.owner == owner_id())))
-                if engine.dialect.name == "postgresql":
+                    if held or sa.inspect(conn).has_table(REGISTRY):
+                        conn.execute(self._table.delete().where(
+                            (self._table.c.namespace == namespace)
+                            & (self._table.c.owner == owner_id())))
+                if held and engine.dialect.name == "postgresql":
                     self._locked("SELECT pg_advisory_unlock_shared(:c, hashtext(:n))",
                                  namespace)
 

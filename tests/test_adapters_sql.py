@@ -274,6 +274,41 @@ def test_a_reopened_store_reads_no_catalog_and_a_discarded_namespaces_tables_ser
     assert left == []
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_namespace_dropped_through_another_factory_leaves_no_registry_row(
+        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """A namespace one factory opened and another (on the same database) discards is dropped
+    with its row of the registry: ``fencepost clean`` finds nothing of it afterwards."""
+    from fencepost.adapter_spec import resolve_adapter
+    from fencepost.adapters.sql import REGISTRY, registry_table
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.spec.env import AdapterEnv
+
+    engine = _engine_for(backend, request, tmp_path)
+    url = engine.url.render_as_string(hide_password=False)
+    opener, _ = resolve_adapter("adk-ledger", url)
+    dropper, _ = resolve_adapter("adk-ledger", url)
+    env = AdapterEnv(clock=SimClock(1000).now, namespace=f"elsewhere_{os.getpid()}")
+    registry = registry_table(sa.MetaData())
+
+    def rows() -> list[str]:
+        with engine.connect() as conn:
+            return [r.namespace for r in conn.execute(
+                sa.select(registry).where(registry.c.namespace == env.namespace))]
+
+    try:
+        _write_one("adk-ledger", opener(env))
+        assert rows() == [env.namespace]
+        dropper.discard(env)
+        assert rows() == []
+        assert _rows(engine, env.namespace) == {}
+        assert sa.inspect(engine).has_table(REGISTRY)
+    finally:
+        opener.close()
+        dropper.close()
+        engine.dispose()
+
+
 def test_a_reopened_store_reads_on_the_connection_the_closed_one_left_idle(
         tmp_path: Path) -> None:
     """Stores of one engine share its read connections: a store reopened after a read checks
