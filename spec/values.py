@@ -118,20 +118,26 @@ def _decode(data: Any, classes: Mapping[str, type], opaque: Callable[[str], Any]
         return [_decode(v, classes, opaque) for v in data]
     if not isinstance(data, dict):
         return data
+    return _tagged({k: _decode(v, classes, opaque) for k, v in data.items()}, classes, opaque)
+
+
+def _tagged(data: dict[str, Any], classes: Mapping[str, type],
+            opaque: Callable[[str], Any] = str) -> Any:
+    """What one JSON object of :func:`_encode`'s stands for, its members already decoded (so
+    that it serves as ``json.loads``' object hook too, which calls it innermost first)."""
     if len(data) == 1:
         (tag, inner), = data.items()
         if tag == "__tuple__":
-            return tuple(_decode(v, classes, opaque) for v in _list(inner, tag))
+            return tuple(_list(inner, tag))
         if tag == "__dict__":
             out: dict[Any, Any] = {}
             for pair in _list(inner, tag):
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError(f"__dict__ holds [key, value] pairs, not {pair!r}")
-                key = _decode(pair[0], classes, opaque)
                 try:
-                    out[key] = _decode(pair[1], classes, opaque)
+                    out[pair[0]] = pair[1]
                 except TypeError:
-                    raise ValueError(f"unhashable dict key {key!r}") from None
+                    raise ValueError(f"unhashable dict key {pair[0]!r}") from None
             return out
         if tag == "__ref__":
             return Ref(_str(inner, tag))
@@ -153,12 +159,13 @@ def _decode(data: Any, classes: Mapping[str, type], opaque: Callable[[str], Any]
                 raise ValueError(f"__float__ holds nan, inf or -inf, not {inner!r}") from None
     name = data.get("__type__")
     if name is None:
-        return {k: _decode(v, classes, opaque) for k, v in data.items()}
-    cls = classes.get(name)
+        return data
+    del data["__type__"]
+    cls = classes.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ValueError(f"unknown value class {name!r}")
     try:
-        return cls(**{k: _decode(v, classes, opaque) for k, v in data.items() if k != "__type__"})
+        return cls(**data)
     except TypeError as e:
         raise ValueError(f"bad fields for {name}: {e}") from None
 
@@ -365,6 +372,7 @@ class Codec:
 
     def __init__(self, classes: Iterable[type]) -> None:
         self.classes = {c.__name__: c for c in classes}
+        self._decoder = json.JSONDecoder(object_hook=self._hook)
 
     def dump_value(self, value: Any) -> Any:
         return _encode(value, self.classes, strict=True)
@@ -377,4 +385,10 @@ class Codec:
         return json.dumps(self.dump_value(value), separators=(",", ":"), allow_nan=False)
 
     def loads(self, text: str) -> Any:
-        return self.load_value(json.loads(text))
+        """:meth:`dumps`' value back: each JSON object turned into what it stands for as the
+        parser makes it (its object hook), no second walk over the parsed document (a SQL
+        store's every read decodes its records)."""
+        return self._decoder.decode(text)
+
+    def _hook(self, data: dict[str, Any]) -> Any:
+        return _tagged(data, self.classes)

@@ -187,3 +187,30 @@ def test_encode_writes_stand_ins_and_unknown_values_it_cannot_read_back_as_text(
 def test_data_no_encode_writes_is_a_value_error(data: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         decode(data)
+    with pytest.raises(ValueError, match=message):  # a store's column: the parser's hook
+        CODEC.loads(json.dumps(data))
+
+
+tags = st.sampled_from(["__type__", "__tuple__", "__dict__", "__ref__", "__bytes__",
+                        "__float__", "__opaque__", "Point", "Pair", "x", "y", "left"])
+documents = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | tags | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tags | st.text(), inner,
+                                                                max_size=3),
+    max_leaves=12,
+)
+
+
+@given(documents)
+def test_a_column_read_through_the_parsers_hook_decodes_as_the_walk_does(document: Any) -> None:
+    """``Codec.loads`` decodes each object as the parser makes it; any JSON text, tags used
+    well or badly, gives what decoding the parsed document does: the same value, or a
+    ValueError."""
+    text = json.dumps(document)
+    try:
+        walked = CODEC.load_value(json.loads(text))
+    except ValueError:
+        with pytest.raises(ValueError):
+            CODEC.loads(text)
+        return
+    assert exact(CODEC.loads(text), walked)
