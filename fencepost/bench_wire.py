@@ -94,8 +94,9 @@ for line in sys.stdin:
         break
 """
 """The protocol floor: an adapter that stores nothing and answers every call at once (in
-Python, one JSON parse and one write a line): its round trip is what the protocol itself costs,
-the kit's side and the transport."""
+Python, one JSON parse and one write a line, reading its requests asleep as a plain adapter
+does): its round trip is what the protocol itself costs, the kit's side and the transport, with
+such an adapter. ``fencepost serve`` waits for its requests awake, and can come under it."""
 
 
 def wire_stores(name: str) -> list[tuple[str, str]]:

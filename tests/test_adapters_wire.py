@@ -455,7 +455,7 @@ def test_a_slow_childs_replies_are_waited_for_asleep(monkeypatch: pytest.MonkeyP
     the requests the pace still waits awake for (the first ones, the probes) sleep after."""
     from fencepost.adapters.wire.client import SPIN_S, Child, Pace
 
-    monkeypatch.setattr("fencepost.adapters.wire.client._cores", lambda: 2)
+    monkeypatch.setattr("fencepost.adapters.wire.client.cores", lambda: 2)
     child = Child([sys.executable, "-c", LATE, str(50 * SPIN_S)], timeout_s=30)
     counted = _Counted(monkeypatch)
     try:
@@ -478,7 +478,7 @@ def _late_replies(monkeypatch: pytest.MonkeyPatch, cores: int, calls: int) -> li
     from fencepost.adapters.wire import client
 
     monkeypatch.setattr(client, "SPIN_S", 60.0)
-    monkeypatch.setattr(client, "_cores", lambda: cores)
+    monkeypatch.setattr(client, "cores", lambda: cores)
     child = client.Child([sys.executable, "-c", LATE, "0.02"], timeout_s=30)
     counted = _Counted(monkeypatch)
     try:
@@ -523,3 +523,89 @@ def test_the_pace_waits_awake_while_replies_come_fast_and_probes_after_a_slow_sp
     assert pace.spin() == 100e-6 and pace.spin() == 100e-6
     one_core = Pace(0.0)
     assert {one_core.spin() for _ in range(3 * Pace.PROBE_EVERY)} == {0.0}
+
+
+# --- the served side: requests read as they come ------------------------------------------------
+
+
+def _pipe_stream(chunks: list[bytes], gap_s: float = 0.0) -> Any:
+    """A text stream (UTF-8, surrogateescape, as ``fencepost serve``'s stdin) on a pipe a
+    thread writes ``chunks`` into, ``gap_s`` apart, then closes."""
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        for chunk in chunks:
+            time.sleep(gap_s)
+            os.write(write_end, chunk)
+        os.close(write_end)
+
+    threading.Thread(target=write, daemon=True).start()
+    return open(read_end, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+
+
+SERVED_CHUNKS = [b'{"id":1}\n{"id"', b':2}\n', b'\xff\n\n', b'caf\xc3', b'\xa9\n', b'{"id":3}']
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_served_requests_are_the_lines_the_stream_gives(monkeypatch: pytest.MonkeyPatch,
+                                                        cores: int) -> None:
+    """Read as they come, a pipe's requests are the lines iterating the stream gives: split
+    across writes or several in one, undecodable bytes as the stream's errors make them, the
+    last one without its newline; the pipe is blocking again afterwards."""
+    from fencepost.adapters.wire import serve
+
+    monkeypatch.setattr(serve, "cores", lambda: cores)
+    expected = list(_pipe_stream(SERVED_CHUNKS))
+    assert expected == ['{"id":1}\n', '{"id":2}\n', "\udcff\n", "\n", "caf\u00e9\n", '{"id":3}']
+    stream = _pipe_stream(SERVED_CHUNKS)
+    assert list(serve.paced_lines(stream)) == expected
+    assert os.get_blocking(stream.fileno())
+    stream.close()
+
+
+def test_a_file_of_requests_is_iterated_as_it_is(tmp_path: Path) -> None:
+    """Not a pipe (a file, a terminal): the stream's own lines, its mode untouched."""
+    from fencepost.adapters.wire import serve
+
+    path = tmp_path / "requests"
+    path.write_bytes(b"".join(SERVED_CHUNKS))
+    with open(path, encoding="utf-8", errors="surrogateescape") as plain:
+        expected = list(plain)
+    with open(path, encoding="utf-8", errors="surrogateescape") as stream:
+        assert list(serve.paced_lines(stream)) == expected
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_served_request_is_waited_for_awake_where_there_are_cores_to_spare(
+        monkeypatch: pytest.MonkeyPatch, cores: int) -> None:
+    """With a core to spare and requests coming within the spin (made 60 s here), the server
+    reads again until each request is there and never sleeps in select; on one core, where
+    waiting awake would hold the core the kit needs, it reads the stream as it is (asleep in
+    its blocking read)."""
+    from fencepost.adapters.wire import client, serve
+
+    monkeypatch.setattr(serve, "cores", lambda: cores)
+    stream = _pipe_stream([b'{"id":%d}\n' % k for k in range(1, 6)], gap_s=0.02)
+    counts = {"missed": 0, "selects": 0}
+    real_read, real_select = os.read, client.select.select
+
+    def read(fd: int, n: int) -> bytes:
+        try:
+            return real_read(fd, n)
+        except BlockingIOError:
+            counts["missed"] += 1
+            raise
+
+    def select(*args: Any) -> Any:
+        counts["selects"] += 1
+        return real_select(*args)
+
+    monkeypatch.setattr(client.os, "read", read)
+    monkeypatch.setattr(client.select, "select", select)
+    lines = list(serve.paced_lines(stream, spin_s=60.0))
+    stream.close()
+    assert lines == ['{"id":%d}\n' % k for k in range(1, 6)]
+    if cores == 2:
+        assert counts["selects"] == 0
+    else:
+        assert counts == {"missed": 0, "selects": 0}

@@ -117,7 +117,7 @@ class Child:
         assert self.process.stdout is not None and self.process.stderr is not None
         self._stdout = self.process.stdout.fileno()
         os.set_blocking(self._stdout, False)
-        self._pace = Pace(SPIN_S if _cores() > 1 else 0.0)
+        self._pace = Pace(SPIN_S if cores() > 1 else 0.0)
         self._log = threading.Thread(target=self._read_log, args=(self.process.stderr,),
                                      daemon=True, name="fencepost-wire-stderr")
         self._log.start()
@@ -209,37 +209,18 @@ class Child:
         a round trip."""
         scanned = 0
         awake = self._pace.spin()
-        waiting_since: float | None = None
         while (end := self._buffer.find(b"\n", scanned)) < 0:
             scanned = len(self._buffer)
             if scanned > LINE_BYTES:
                 end = LINE_BYTES
                 break
-            try:
-                chunk = os.read(self._stdout, 1 << 20)
-            except BlockingIOError:
-                now = time.perf_counter()
-                if waiting_since is None:
-                    waiting_since = now
-                if now - waiting_since < awake:
-                    continue
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                try:
-                    ready, _, _ = select.select([self._stdout], [], [], remaining)
-                except (OSError, ValueError):  # closed by a kill meanwhile
-                    return b""
-                if not ready:
-                    return None
-                continue
-            except OSError:
-                chunk = b""
+            chunk, waited = read_paced(self._stdout, awake, deadline)
+            if chunk is None:
+                return None
             if not chunk:
                 return b""
             if awake:  # the first part of the line came: how long that took, once
-                self._pace.waited(0.0 if waiting_since is None
-                                  else time.perf_counter() - waiting_since)
+                self._pace.waited(waited)
                 awake = 0.0
             self._buffer += chunk
         line = bytes(self._buffer[:end])
@@ -403,6 +384,38 @@ class Pace:
         self.hits += ((seconds < self.spin_s) - self.hits) * self.WEIGHT
 
 
+def read_paced(fd: int, awake: float, deadline: float | None = None
+               ) -> tuple[bytes | None, float]:
+    """What the non-blocking ``fd`` has next: b"" at its end (or when it was closed
+    meanwhile), None once the ``time.monotonic()`` ``deadline`` has passed (None: no deadline).
+    Bytes not there yet are read for again for up to ``awake`` seconds, then waited for asleep
+    in ``select``. Also how long they took to come (0.0: they were there), for a
+    :class:`Pace`."""
+    since: float | None = None
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            now = time.perf_counter()
+            if since is None:
+                since = now
+            if now - since < awake:
+                continue
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return None, now - since
+            try:
+                ready, _, _ = select.select([fd], [], [], remaining)
+            except (OSError, ValueError):  # closed by a kill meanwhile
+                return b"", now - since
+            if not ready:
+                return None, now - since
+            continue
+        except OSError:
+            chunk = b""
+        return chunk, 0.0 if since is None else time.perf_counter() - since
+
+
 def kill_group(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL every process of the child's group and of its tree, those that left the group
     (``setsid``) too, also when the child itself has exited (what it started may live on);
@@ -419,7 +432,7 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _cores() -> int:
+def cores() -> int:
     """How many cores this thread may run on."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1

@@ -9,7 +9,9 @@ no hand-off between threads. Another thread stands by; when the reader's call ha
 :data:`HANDOFF_S`, it takes the reading over, so requests in flight overlap as they do on a
 store that declares ``concurrency`` (a call that waits for a later one is not stuck behind it).
 The store reads the call's ``now`` and ``dead`` through its env, exactly where
-an in-process store reads the kit's clock and oracle.
+an in-process store reads the kit's clock and oracle. Requests on a pipe are read as they come
+(:func:`paced_lines`): one not there yet is waited for awake while requests have been coming
+that fast, as the kit waits for replies.
 
 Values the store mints (an access, a lease: anything the codec does not know) are sent as
 ``{"__opaque__": "h<N>"}`` and looked up again when they come back; an opaque text this server
@@ -18,7 +20,10 @@ never sent is, to the store, a value nobody minted.
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
+import stat
 import sys
 import threading
 import time
@@ -31,7 +36,7 @@ from fencepost.spec.opaque import ForgedValue
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
 
-from .client import PROTOCOL
+from .client import PROTOCOL, SPIN_S, Pace, cores, read_paced
 
 CALL_THREADS = 32
 """Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
@@ -305,13 +310,73 @@ class _Fault(Exception):
     """A request the server cannot process (answered with ``fault``)."""
 
 
+def paced_lines(stream: IO[str], spin_s: float = SPIN_S) -> Iterator[str]:
+    """The lines of ``stream`` (a text stream on a pipe or socket, its encoding UTF-8), as
+    iterating it gives them, each read as soon as it comes: a request not there yet is
+    waited for awake, reading again for as long as a :class:`~.client.Pace` says (up to
+    ``spin_s``), then asleep in ``select``. A reader woken by the request costs a wake-up
+    across cores, which on a small virtual machine is most of a round trip; the kit waits for
+    the reply the same way. Any other stream (a terminal, a file, another encoding), or one
+    core, is iterated as it is. The stream must not have been read from (its own buffer would
+    hold what the pipe no longer has)."""
+    fd = _paceable(stream)
+    if fd is None or spin_s <= 0 or cores() < 2:
+        yield from stream
+        return
+    errors = stream.errors or "strict"
+    pace = Pace(spin_s)
+    buffer = bytearray()
+    awake: float | None = None  # for the line being read: how long to wait awake
+    scanned = 0  # the buffer holds no newline before this
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            end = buffer.find(b"\n", scanned)
+            if end >= 0:
+                line = bytes(buffer[:end + 1])
+                del buffer[:end + 1]
+                awake, scanned = None, 0
+                yield line.decode("utf-8", errors)
+                continue
+            scanned = len(buffer)
+            if awake is None:
+                awake = pace.spin()
+            chunk, waited = read_paced(fd, awake)
+            if not chunk:
+                if buffer:
+                    yield bytes(buffer).decode("utf-8", errors)
+                return
+            if awake:  # the first part of the line came: how long that took, once
+                pace.waited(waited)
+                awake = 0.0
+            buffer += chunk
+    finally:
+        os.set_blocking(fd, True)
+
+
+def _paceable(stream: IO[str]) -> int | None:
+    """``stream``'s file descriptor if it is a pipe or socket in UTF-8 (None: iterate it as
+    it is)."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    encoding = getattr(stream, "encoding", None)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or encoding is None:
+        return None
+    if codecs.lookup(encoding).name != "utf-8":
+        return None
+    return fd
+
+
 def serve(contract: str, factory: Factory, ops: Mapping[str, type[Op]],
           capabilities: frozenset[str], *, name: str = "fencepost-serve",
           version: str = "") -> int:
     """Serve ``factory``'s stores on this process's stdin/stdout; the exit status."""
     server = Server(contract, factory, ops, capabilities, sys.stdout, name=name, version=version)
     try:
-        return server.serve(sys.stdin)
+        return server.serve(paced_lines(sys.stdin))
     finally:
         close = getattr(factory, "close", None)
         if close is not None:
