@@ -388,8 +388,8 @@ def read_paced(fd: int, awake: float, deadline: float | None = None
                ) -> tuple[bytes | None, float]:
     """What the non-blocking ``fd`` has next: b"" at its end (or when it was closed
     meanwhile), None once the ``time.monotonic()`` ``deadline`` has passed (None: no deadline).
-    Bytes not there yet are read for again for up to ``awake`` seconds, then waited for asleep
-    in ``select``. Also how long they took to come (0.0: they were there), for a
+    While nothing is there it reads again, for up to ``awake`` seconds, then waits asleep in
+    ``select``. Also how long the bytes took to come (0.0: they were there), for a
     :class:`Pace`."""
     since: float | None = None
     while True:
