@@ -604,7 +604,7 @@ def test_a_served_request_is_waited_for_awake_where_there_are_cores_to_spare(
     monkeypatch.setattr(client.select, "select", select)
     lines = list(serve.paced_lines(stream, spin_s=60.0))
     stream.close()
-    assert lines == ['{"id":%d}\n' % k for k in range(1, 6)]
+    assert lines == [f'{{"id":{k}}}\n' for k in range(1, 6)]
     if cores == 2:
         assert counts["selects"] == 0
     else:

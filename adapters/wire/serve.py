@@ -27,7 +27,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from fencepost.spec.env import AdapterEnv
@@ -129,7 +129,7 @@ class Server:
             self._out.write(line + "\n")
             self._out.flush()
 
-    def serve(self, lines: IO[str]) -> int:
+    def serve(self, lines: Iterable[str]) -> int:
         """Answer every request read from ``lines`` until ``shutdown`` or end of input; the
         calls in flight then end, and every store is closed."""
         requests = iter(lines)
@@ -323,7 +323,7 @@ def paced_lines(stream: IO[str], spin_s: float = SPIN_S) -> Iterator[str]:
     if fd is None or spin_s <= 0 or cores() < 2:
         yield from stream
         return
-    errors = stream.errors or "strict"
+    errors = getattr(stream, "errors", None) or "strict"
     pace = Pace(spin_s)
     buffer = bytearray()
     awake: float | None = None  # for the line being read: how long to wait awake
