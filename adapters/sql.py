@@ -560,8 +560,9 @@ class SqlStoreFactory:
     a store reopened with the same env sees the same data. A namespace this factory never
     opened is discarded as before: its own tables dropped.
 
-    Subclasses name their ``store_class`` (built as ``store_class(env, engine, tables=slot)``),
-    and drop and empty a slot's tables in :meth:`drop` and :meth:`empty`.
+    Subclasses name their ``store_class`` (built as ``store_class(env, engine, tables=slot)``)
+    and a slot's tables (:meth:`metadata`), which :meth:`drop` drops and :meth:`empty`
+    empties.
     """
 
     store_class: Any = None
@@ -643,14 +644,20 @@ class SqlStoreFactory:
                 self._named.discard(slot)
         self.liveness.release(slot)
 
+    def metadata(self, namespace: str) -> sa.MetaData:
+        """The tables of the slot ``namespace`` (the subclass's schema)."""
+        raise NotImplementedError
+
     def drop(self, engine: Engine, namespace: str) -> None:
         """Drop the tables of the slot ``namespace`` through ``engine``."""
-        raise NotImplementedError
+        self.metadata(namespace).drop_all(engine, checkfirst=True)
 
     def empty(self, engine: Engine, namespace: str) -> None:
         """Delete every row of the slot ``namespace``'s tables through ``engine``, in one
-        transaction."""
-        raise NotImplementedError
+        transaction (the tables that others refer to last)."""
+        with writing(engine) as conn:
+            for table in reversed(self.metadata(namespace).sorted_tables):
+                conn.execute(table.delete())
 
     def close(self) -> None:
         """Drop the kept (emptied) tables, close the engine's pooled connections (stores

@@ -419,7 +419,8 @@ for line in sys.stdin:
 
 
 class _Counted:
-    """``select.select`` and ``os.read`` of the wire client, counted per request."""
+    """``select.select`` and ``os.read`` of the wire client (and of ``fencepost serve``'s
+    reading, which shares its wait), counted per request."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from fencepost.adapters.wire import client
@@ -582,30 +583,15 @@ def test_a_served_request_is_waited_for_awake_where_there_are_cores_to_spare(
     reads again until each request is there and never sleeps in select; on one core, where
     waiting awake would hold the core the kit needs, it reads the stream as it is (asleep in
     its blocking read)."""
-    from fencepost.adapters.wire import client, serve
+    from fencepost.adapters.wire import serve
 
     monkeypatch.setattr(serve, "cores", lambda: cores)
     stream = _pipe_stream([b'{"id":%d}\n' % k for k in range(1, 6)], gap_s=0.02)
-    counts = {"missed": 0, "selects": 0}
-    real_read, real_select = os.read, client.select.select
-
-    def read(fd: int, n: int) -> bytes:
-        try:
-            return real_read(fd, n)
-        except BlockingIOError:
-            counts["missed"] += 1
-            raise
-
-    def select(*args: Any) -> Any:
-        counts["selects"] += 1
-        return real_select(*args)
-
-    monkeypatch.setattr(client.os, "read", read)
-    monkeypatch.setattr(client.select, "select", select)
+    counted = _Counted(monkeypatch)  # the wait is the client's (read_paced)
     lines = list(serve.paced_lines(stream, spin_s=60.0))
     stream.close()
     assert lines == [f'{{"id":{k}}}\n' for k in range(1, 6)]
     if cores == 2:
-        assert counts["selects"] == 0
+        assert counted.selects == 0
     else:
-        assert counts == {"missed": 0, "selects": 0}
+        assert (counted.missed, counted.selects) == (0, 0)

@@ -183,11 +183,7 @@ class SqlLedgerFactory(SqlStoreFactory):
 
     store_class = SqlLedger
 
-    def drop(self, engine: Engine, namespace: str) -> None:
-        ledger_table(namespace).drop(engine, checkfirst=True)
-
-    def empty(self, engine: Engine, namespace: str) -> None:
-        with writing(engine) as conn:
-            conn.execute(ledger_table(namespace).delete())
+    def metadata(self, namespace: str) -> sa.MetaData:
+        return ledger_table(namespace).metadata
 
 

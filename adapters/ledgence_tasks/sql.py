@@ -513,10 +513,5 @@ class SqlLedgenceFactory(SqlStoreFactory):
 
     store_class = SqlLedgence
 
-    def drop(self, engine: Engine, namespace: str) -> None:
-        ledgence_tables(namespace).metadata.drop_all(engine, checkfirst=True)
-
-    def empty(self, engine: Engine, namespace: str) -> None:
-        with writing(engine) as conn:
-            for table in reversed(ledgence_tables(namespace).metadata.sorted_tables):
-                conn.execute(table.delete())
+    def metadata(self, namespace: str) -> sa.MetaData:
+        return ledgence_tables(namespace).metadata

@@ -274,9 +274,5 @@ class SqlTasksFactory(SqlStoreFactory):
 
     store_class = SqlTasks
 
-    def drop(self, engine: Engine, namespace: str) -> None:
-        tasks_table(namespace).drop(engine, checkfirst=True)
-
-    def empty(self, engine: Engine, namespace: str) -> None:
-        with writing(engine) as conn:
-            conn.execute(tasks_table(namespace).delete())
+    def metadata(self, namespace: str) -> sa.MetaData:
+        return tasks_table(namespace).metadata
