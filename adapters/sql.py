@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, NamedTuple, cast
 
@@ -128,6 +128,7 @@ class _Prepared(NamedTuple):
     compiled: Compiled
     positions: tuple[str, ...] | None  # the parameters' order (positional paramstyles)
     columns: SimpleResultMetaData  # the result's columns, for SQLAlchemy's own Result
+    keys: tuple[str, ...]  # the columns' names
     processors: tuple[Callable[[Any], Any] | None, ...] | None  # per column (None: none)
 
 
@@ -163,8 +164,8 @@ def _prepare(statement: Any, dialect: Any) -> _Prepared | None:
         return None
     processors = tuple(c.type._cached_result_processor(dialect, None) for c in columns)
     positions = tuple(compiled.positiontup or ()) if compiled.positional else None
-    return _Prepared(compiled.string, compiled, positions,
-                     SimpleResultMetaData(tuple(c.keyname for c in columns)),
+    keys = tuple(c.keyname for c in columns)
+    return _Prepared(compiled.string, compiled, positions, SimpleResultMetaData(keys), keys,
                      processors if any(p is not None for p in processors) else None)
 
 
@@ -200,39 +201,61 @@ def _prepared(statement: Any, dialect: Any) -> _Prepared | None:
 class ReadConnection:
     """A :class:`ReadConnections` connection: ``execute`` runs a prebuilt SELECT on the
     driver's own connection, compiled once per statement and dialect (SQLAlchemy's execution
-    of a cached statement cost several times the driver's); anything else goes to the
-    SQLAlchemy ``Connection``, as do all other attributes. A read is one statement in
-    autocommit either way (see :func:`reader`), so the driver runs it as SQLAlchemy would.
-    Driver errors are raised as SQLAlchemy's, and a lost connection is invalidated. While a
-    ``before_cursor_execute`` hook listens (fault injection), SQLAlchemy runs every read."""
+    of a cached statement cost several times the driver's), and answers a :class:`ReadRows`;
+    anything else goes to the SQLAlchemy ``Connection``, as do all other attributes. A read is
+    one statement in autocommit either way (see :func:`reader`), so the driver runs it as
+    SQLAlchemy would. Driver errors are raised as SQLAlchemy's, and a lost connection is
+    invalidated. While a ``before_cursor_execute`` hook listens (fault injection), SQLAlchemy
+    runs every read."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self._began = False  # SQLAlchemy ran a statement: its transaction needs ending
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.conn, name)
 
+    @property
+    def closed(self) -> bool:
+        """The SQLAlchemy connection's ``closed``."""
+        return self.conn.closed
+
+    @property
+    def invalidated(self) -> bool:
+        """The SQLAlchemy connection's ``invalidated``."""
+        return self.conn.invalidated
+
+    def end(self) -> None:
+        """End the read: roll back the transaction SQLAlchemy began, if it ran a statement
+        (the driver's own reads began none: SQLite's driver runs a SELECT in autocommit, and
+        PostgreSQL's reads are in autocommit)."""
+        if self._began:
+            self._began = False
+            self.conn.rollback()
+
     def execute(self, statement: Any, parameters: Mapping[str, Any] | None = None) -> Any:
-        dialect = self.conn.dialect
+        conn = self.conn
         # While something listens to SQLAlchemy's statements (the kit's fault injector counts
         # and fails them there; a user's hook), every read goes through SQLAlchemy.
-        watched = bool(self.conn.dispatch.before_cursor_execute)
-        prepared = None if watched else _prepared(statement, dialect)
+        watched = bool(conn.dispatch.before_cursor_execute)
+        prepared = None if watched else _prepared(statement, conn.dialect)
         if prepared is None:
-            return self.conn.execute(statement, parameters or {})
+            self._began = True
+            return conn.execute(statement, parameters or {})
         values = prepared.compiled.construct_params(parameters or {}) or {}
-        arguments: Any = (tuple(values[name] for name in prepared.positions)
+        arguments: Any = (tuple([values[name] for name in prepared.positions])
                           if prepared.positions is not None else values)
-        driver = self.conn.connection.dbapi_connection
+        driver = conn.connection.dbapi_connection
         assert driver is not None
         cursor = driver.cursor()
         try:
             cursor.execute(prepared.sql, arguments)
             rows = cursor.fetchall()
-        except dialect.loaded_dbapi.Error as e:
+        except conn.dialect.loaded_dbapi.Error as e:
+            dialect = conn.dialect
             lost = bool(dialect.is_disconnect(e, driver, cursor))
             if lost:
-                self.conn.invalidate(e)
+                conn.invalidate(e)
             raise exc.DBAPIError.instance(prepared.sql, arguments, e, dialect.loaded_dbapi.Error,
                                           connection_invalidated=lost,
                                           dialect=dialect) from e
@@ -240,9 +263,53 @@ class ReadConnection:
             cursor.close()
         processors = prepared.processors
         if processors is not None:
-            rows = [tuple(v if p is None else p(v) for p, v in zip(processors, r, strict=True))
+            rows = [tuple([v if p is None else p(v) for p, v in zip(processors, r, strict=True)])
                     for r in rows]
-        return IteratorResult(prepared.columns, iter(rows))
+        return ReadRows(prepared, rows)
+
+
+class ReadRows:
+    """The rows of a :class:`ReadConnection` read, standing in for SQLAlchemy's ``Result``:
+    ``scalar()``, ``mappings().first()`` and iterating over plain tuples are answered here
+    (SQLAlchemy's ``Result`` cost more than the read); any other attribute is the ``Result``'s,
+    built from the same rows."""
+
+    __slots__ = ("_prepared", "_rows")
+
+    def __init__(self, prepared: _Prepared, rows: Sequence[Any]) -> None:
+        self._prepared = prepared
+        self._rows = rows
+
+    def scalar(self) -> Any:
+        """The first row's first column (None: no row), as ``Result.scalar``."""
+        return self._rows[0][0] if self._rows else None
+
+    def mappings(self) -> ReadRows._Mappings:
+        """The rows as mappings of column name to value (``first()`` only)."""
+        return ReadRows._Mappings(self)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self._rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(IteratorResult(self._prepared.columns, iter(self._rows)), name)
+
+    class _Mappings:
+        __slots__ = ("_of",)
+
+        def __init__(self, of: ReadRows) -> None:
+            self._of = of
+
+        def first(self) -> dict[str, Any] | None:
+            """The first row as a dict by column name (None: no row)."""
+            rows = self._of._rows
+            if not rows:
+                return None
+            return dict(zip(self._of._prepared.keys, rows[0], strict=True))
+
+        def __getattr__(self, name: str) -> Any:
+            of = self._of
+            return getattr(IteratorResult(of._prepared.columns, iter(of._rows)).mappings(), name)
 
 
 class ReadConnections:
@@ -293,30 +360,19 @@ class ReadConnections:
         if found is not None:
             found.close()
 
-    @contextmanager
-    def connection(self) -> Iterator[Connection]:
+    def connection(self) -> AbstractContextManager[Connection]:
         """A read connection, for one read: a :class:`ReadConnection`, which stands in for a
         SQLAlchemy ``Connection`` in a read (typed as one)."""
+        return _Lent(self)
+
+    def _take(self) -> ReadConnection:
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is not None and conn.invalidated:  # its server went away while it was idle
             _close_quietly(conn)
         if conn is None or conn.closed or conn.invalidated:
             conn = ReadConnection(self._engine.connect())
-        try:
-            yield cast(Connection, conn)
-            conn.rollback()
-        except exc.SQLAlchemyError:
-            _close_quietly(conn)
-            raise
-        except BaseException:
-            try:
-                conn.rollback()
-            except exc.SQLAlchemyError:
-                _close_quietly(conn)
-            raise
-        finally:
-            self._give_back(conn)
+        return conn
 
     def _give_back(self, conn: ReadConnection) -> None:
         if conn.closed:
@@ -337,6 +393,40 @@ class ReadConnections:
             idle, self._idle = self._idle, []
         for conn in idle:
             _close_quietly(conn)
+
+
+class _Lent:
+    """One read's use of a :class:`ReadConnections` connection (a class, not a generator:
+    entering and leaving one cost more than the read on the driver). Leaving ends the read
+    (:meth:`ReadConnection.end`); a connection that raised a database error, or could not end
+    its read, is closed; either way it goes back (a closed one is dropped)."""
+
+    __slots__ = ("_reads", "_conn")
+
+    def __init__(self, reads: ReadConnections) -> None:
+        self._reads = reads
+        self._conn: ReadConnection | None = None
+
+    def __enter__(self) -> Connection:
+        self._conn = self._reads._take()
+        return cast(Connection, self._conn)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 _tb: Any) -> None:
+        conn = self._conn
+        assert conn is not None
+        try:
+            if kind is not None and issubclass(kind, exc.SQLAlchemyError):
+                _close_quietly(conn)
+                return
+            try:
+                conn.end()
+            except exc.SQLAlchemyError:
+                _close_quietly(conn)
+                if kind is None:
+                    raise
+        finally:
+            self._reads._give_back(conn)
 
 
 _SHARED_READS: weakref.WeakKeyDictionary[Engine, ReadConnections] = weakref.WeakKeyDictionary()
@@ -424,17 +514,35 @@ def writing(engine: Engine) -> Iterator[Connection]:
         yield conn
 
 
-@contextmanager
-def unavailable_on_disconnect() -> Iterator[None]:
+def unavailable_on_disconnect() -> AbstractContextManager[None]:
     """Turn a lost connection or an unreachable server into ``BackendUnavailable``."""
-    try:
-        yield
-    except (exc.OperationalError, exc.InterfaceError) as e:
+    return _LOST_IS_UNAVAILABLE
+
+
+def raise_if_lost(e: BaseException) -> None:
+    """Raise ``BackendUnavailable`` from ``e`` when it says the connection was lost or the
+    server is unreachable (what :func:`unavailable_on_disconnect` turns)."""
+    if isinstance(e, exc.OperationalError | exc.InterfaceError):
         raise BackendUnavailable(f"{type(e.orig).__name__}: {str(e.orig).strip()}") from e
-    except exc.DBAPIError as e:
-        if e.connection_invalidated:
-            raise BackendUnavailable(str(e.orig).strip()) from e
-        raise
+    if isinstance(e, exc.DBAPIError) and e.connection_invalidated:
+        raise BackendUnavailable(str(e.orig).strip()) from e
+
+
+class _LostIsUnavailable:
+    """:func:`unavailable_on_disconnect`'s context manager (no state: one serves every use; a
+    class, not a generator, because every store call enters one)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, _kind: Any, error: BaseException | None, _tb: Any) -> None:
+        if error is not None:
+            raise_if_lost(error)
+
+
+_LOST_IS_UNAVAILABLE = _LostIsUnavailable()
 
 
 REGISTRY = "fp__namespaces"

@@ -109,13 +109,22 @@ def test_a_read_reuses_the_connection_the_last_one_gave_back_and_two_at_once_use
     assert other[0] in (first, second)
 
 
+@pytest.mark.parametrize("last_read", ["through SQLAlchemy", "on the driver"])
 def test_a_kept_read_connection_holds_no_transaction_between_reads(
-        pg_reads: tuple[sa.Engine, Any]) -> None:
+        pg_reads: tuple[sa.Engine, Any], last_read: str) -> None:
     """Between reads the connection is idle, not idle in a transaction: a transaction kept open
-    would hold its locks (a dropped table would wait for it) and its snapshot."""
+    would hold its locks (a dropped table would wait for it) and its snapshot. A read on the
+    driver ends without a rollback of its own, one through SQLAlchemy with one."""
     engine, reads = pg_reads
     with reads.connection() as conn:
         pid = _backend_pid(conn)
+    if last_read == "on the driver":
+        read = sa.select(sa.cast(sa.bindparam("one", 1), sa.Integer))
+        for _ in range(2):  # a statement's second read runs on the driver
+            with reads.connection() as conn:
+                result = conn.execute(read)
+                assert result.scalar() == 1
+        assert type(result).__name__ == "ReadRows"  # it did run there
     with engine.connect() as watcher:
         state = watcher.execute(sa.text("select state from pg_stat_activity where pid = :p"),
                                 {"p": pid}).scalar_one()
@@ -386,7 +395,8 @@ def test_a_prebuilt_select_runs_on_the_driver_and_answers_as_sqlalchemy(
     plain = sa.select(t.c.id, t.c.n).where(t.c.n >= sa.bindparam("least")).order_by(t.c.n)
     reads = ReadConnections(engine)
     expected: dict[int, tuple[list[tuple[Any, ...]], dict[str, Any]]] = {}
-    cases = ((by_id, {"id": "a"}), (by_id, {"id": "b"}), (plain, {"least": 1}))
+    cases = ((by_id, {"id": "a"}), (by_id, {"id": "b"}), (plain, {"least": 1}),
+             (by_id, {"id": "none"}))
     for k, (stmt, params) in enumerate(cases):
         with engine.connect() as conn:
             expected[k] = ([tuple(r) for r in conn.execute(stmt, params)],
@@ -403,15 +413,18 @@ def test_a_prebuilt_select_runs_on_the_driver_and_answers_as_sqlalchemy(
         rows, first = expected[k]
         with reads.connection() as conn:
             assert [tuple(r) for r in conn.execute(stmt, params)] == rows
-            assert conn.execute(stmt, params).mappings().first() == first
-            assert conn.execute(stmt, params).scalar() == rows[0][0]
-            assert conn.execute(stmt, params).first().n == rows[0][1]
+            assert (conn.execute(stmt, params).mappings().first() or {}) == first
+            assert conn.execute(stmt, params).scalar() == (rows[0][0] if rows else None)
+            found = conn.execute(stmt, params).first()  # SQLAlchemy's Row, by column name
+            assert (found.n if found is not None else None) == (rows[0][1] if rows else None)
+            assert [tuple(r) for r in conn.execute(stmt, params).all()] == rows
+            assert list(conn.execute(stmt, params).scalars()) == [r[0] for r in rows]
     monkeypatch.undo()
     reads.close()
-    assert expected[2][0] == [("a", 1), ("b", 2)]
+    assert expected[2][0] == [("a", 1), ("b", 2)] and expected[3] == ([], {})
     # Each statement's first read; on a server every read of the one with a JSON column.
     on_server = engine.dialect.name != "sqlite"
-    assert len(through_sqlalchemy) == (1 + 2 * 4 if on_server else 2), through_sqlalchemy
+    assert len(through_sqlalchemy) == (1 + 3 * 6 if on_server else 2), through_sqlalchemy
 
 
 def test_a_read_fails_where_the_fault_injector_arms_it_on_the_driver_path_too(

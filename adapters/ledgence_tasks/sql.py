@@ -55,6 +55,7 @@ from fencepost.adapters.sql import (
     backend_lock_row,
     ensure_tables,
     lock_row,
+    raise_if_lost,
     unavailable_on_disconnect,
     writing,
 )
@@ -441,17 +442,25 @@ class _SqlTxn:
 # --- the store -----------------------------------------------------------------------------------
 
 
-@contextmanager
-def _refusal_is_unavailable() -> Iterator[None]:
+class _RefusalIsUnavailable:
     """A lost connection answers ``BackendUnavailable``; any other database error means the
     database refused the transaction: ``unavailable``, never an answer the contract gives for
-    data (Empty, ownership_lost)."""
-    try:
-        with unavailable_on_disconnect():
-            yield
-    except exc.SQLAlchemyError as e:
-        reason = getattr(e, "orig", None) or e
-        raise spec.Unavailable(f"{type(reason).__name__}: {str(reason).strip()}") from e
+    data (Empty, ownership_lost). No state: one serves every call (a class, not a generator,
+    because every call enters one)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, _kind: Any, error: BaseException | None, _tb: Any) -> None:
+        if isinstance(error, exc.SQLAlchemyError):
+            raise_if_lost(error)
+            reason = getattr(error, "orig", None) or error
+            raise spec.Unavailable(f"{type(reason).__name__}: {str(reason).strip()}") from error
+
+
+_refusal_is_unavailable = _RefusalIsUnavailable()
 
 
 class SqlLedgence(LedgenceCore):
@@ -477,13 +486,13 @@ class SqlLedgence(LedgenceCore):
 
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
-        with _refusal_is_unavailable(), writing(self.engine) as conn:
+        with _refusal_is_unavailable, writing(self.engine) as conn:
             yield _SqlTxn(conn, self.engine, self.tables, self.sql)
 
     @contextmanager
     def _reading(self) -> Iterator[_SqlTxn]:
         # The reads: one statement at a time, no locks, no BEGIN IMMEDIATE (see reader).
-        with _refusal_is_unavailable(), self._reads.connection() as conn:
+        with _refusal_is_unavailable, self._reads.connection() as conn:
             yield _SqlTxn(conn, self.engine, self.tables, self.sql, locking=False)
 
     def accept_resolved_submission(self, command: spec.SubmitCommand,
