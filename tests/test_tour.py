@@ -71,7 +71,8 @@ OTHER_CLAUSE_ADK = {
 """Mutants the tour catches by another clause their bug also breaks: the empty token refused
 under empty_strings=accepted (ADK-ARG-003); the empty id's create (ADK-ARG-001) is outside."""
 ARGUMENT_EDGES = {"ADK-ARG-002", "ADK-ARG-003", "ADK-ARG-004", "ADK-ARG-005"}
-"""Clauses only the full scope reaches (its argument-edge moves; the ci scope has none)."""
+"""Clauses only the argument-edge moves reach (the full scope makes them; the ci scope does
+not)."""
 EDGES = AdkScope(name="adk-ledger (argument edges, no deaths)", edges=True, deaths=False)
 """The full scope's argument edges without its deaths or its ci tour first: the mutants of
 :data:`ARGUMENT_EDGES` are caught there (the full scope's graph takes half a minute to make,
