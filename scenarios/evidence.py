@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import attrs
 
@@ -104,8 +105,21 @@ class Evidence:
     """How the concurrent run's calls ended (answered, faulted), if there was a run."""
     tour: TourCoverage | None = None
     """How much of the transition tour's bounded graph ran on the store, if it ran."""
+    counting: bool = True
+    """Whether a clause seen to hold counts (:meth:`exercise`, :meth:`reach`). Not while a
+    check shrinks a counterexample: how far it gets depends on the machine's speed (a budget
+    in seconds), and what a seed puts to the test must not (see :mod:`.shrinking`)."""
+
+    def exercise(self, clauses: Iterable[str]) -> None:
+        """Count evidence: ``clauses`` were put to the test and held (each once)."""
+        if self.counting:
+            for clause in set(clauses):
+                self.exercised[clause] = self.exercised.get(clause, 0) + 1
 
     def reach(self, clause: str, situation: str) -> None:
+        """Count a situation of ``clause`` reached with the store agreeing."""
+        if not self.counting:
+            return
         counts = self.situations.setdefault(clause, {})
         counts[situation] = counts.get(situation, 0) + 1
 
@@ -119,6 +133,15 @@ class Evidence:
     def mark_unknown(self, clause: str, reason: str) -> None:
         """``clause`` could not be concluded, for ``reason`` (the first reason is kept)."""
         self.unknown.setdefault(clause, reason)
+
+    @contextmanager
+    def uncounted(self) -> Iterator[None]:
+        """The body's clauses seen to hold do not count (its failures do)."""
+        before, self.counting = self.counting, False
+        try:
+            yield
+        finally:
+            self.counting = before
 
 
 def merged(parts: list[Evidence]) -> Evidence:

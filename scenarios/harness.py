@@ -422,9 +422,7 @@ class Harness:
 
     def exercised(self, *clauses: str) -> None:
         """Count evidence: these clauses were put to the test and held."""
-        counts = self.world.evidence.exercised
-        for clause in set(clauses):
-            counts[clause] = counts.get(clause, 0) + 1
+        self.world.evidence.exercise(clauses)
 
     def linearize(self, actor: str, op: Op, actual: Outcome) -> Step:
         """Accept an answer the store gave concurrently: check it against the model as if the

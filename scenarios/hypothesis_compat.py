@@ -12,6 +12,10 @@ reaches into its engine, and nothing else in the kit does:
   keeping per failure the smaller counterexample (``sort_key`` of its choices);
 - **the shrinker's failure**: ``shrink_target.interesting_origin.exc_type`` names the clause
   being shrunk;
+- **the shrink phase's start**: ``ConjectureRunner.shrink_interesting_test_cases`` tells the
+  run that its generation is over (the runs from then on, shrinking and the replays of the
+  shrunk counterexamples, are no evidence that a clause held: see
+  :mod:`~fencepost.scenarios.shrinking`);
 - **Hypothesis' home directory** (``configuration.set_hypothesis_home_dir`` and the module
   global it sets), pointed at a scratch directory while a run is on;
 - **no local constants** (where the release has them, :data:`OPTIONAL`): from 6.131 on,
@@ -57,6 +61,7 @@ NEEDED = (
     "hypothesis.internal.conjecture.engine:ConjectureRunner.should_generate_more",
     "hypothesis.internal.conjecture.engine:ConjectureRunner.generate_new_test_cases",
     "hypothesis.internal.conjecture.engine:ConjectureRunner.reuse_existing_test_cases",
+    "hypothesis.internal.conjecture.engine:ConjectureRunner.shrink_interesting_test_cases",
     "hypothesis.configuration:set_hypothesis_home_dir",
     "hypothesis.configuration:__hypothesis_home_directory",
 )
@@ -147,8 +152,9 @@ _installed: list[Callable[[], Any]] = []
 
 def install(active: Callable[[], Any]) -> None:
     """Install the hooks (once). ``active()`` is the calling thread's shrink clock (a value
-    with ``tick(shrinker) -> bool``, True when its time is up), or None when no run of the kit
-    is on in this thread: then Hypothesis behaves as released."""
+    with ``tick(shrinker) -> bool``, True when its time is up, and ``shrinking()``, called as
+    the shrink phase begins), or None when no run of the kit is on in this thread: then
+    Hypothesis behaves as released."""
     if _installed:
         return
     _installed.append(active)
@@ -156,6 +162,7 @@ def install(active: Callable[[], Any]) -> None:
     should_generate_more = _engine.ConjectureRunner.should_generate_more
     generate_new = _engine.ConjectureRunner.generate_new_test_cases
     reuse = _engine.ConjectureRunner.reuse_existing_test_cases
+    shrink_all = _engine.ConjectureRunner.shrink_interesting_test_cases
 
     def _check_calls(self: Any) -> None:
         check_calls(self)
@@ -202,6 +209,12 @@ def install(active: Callable[[], Any]) -> None:
             # this run goes on to generate (see _generate_new_test_cases).
             self.reused_previously_shrunk_test_case = False
 
+    def _shrink_interesting_test_cases(self: Any) -> None:
+        clock = active()
+        if clock is not None:
+            clock.shrinking()
+        shrink_all(self)
+
     if _LOCAL_CONSTANTS:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
@@ -221,6 +234,8 @@ def install(active: Callable[[], Any]) -> None:
         _generate_new_test_cases)
     _engine.ConjectureRunner.reuse_existing_test_cases = (  # type: ignore[method-assign]
         _reuse_existing_test_cases)
+    _engine.ConjectureRunner.shrink_interesting_test_cases = (  # type: ignore[method-assign]
+        _shrink_interesting_test_cases)
 
 
 @contextmanager

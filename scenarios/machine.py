@@ -12,6 +12,7 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from .evidence import Evidence
 from .harness import READ_BACK, ClauseViolation, Harness, StoreLost, World
 from .hypothesis_compat import no_local_constants, private_home
 from .said import MACHINE_PHASE, Progress, Said
@@ -77,7 +78,8 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
                 database: ExampleDatabase | None = None) -> MachineRun:
     """Run ``machine`` for ``examples`` examples of up to ``steps`` rules each, seeded;
     ``progress`` is told as each example starts (past ``examples``, the runs that shrink a
-    failure) and as each broken clause's shrinking begins.
+    failure) and as each broken clause's shrinking begins. Only the examples generated count
+    as evidence that a clause held, not the runs that shrink a failure (see :mod:`.shrinking`).
 
     Hypothesis shrinks each failure separately (one exception class per clause), so one run can
     report several broken clauses, each with its own trace, minimal unless ``shrinking`` cut
@@ -111,13 +113,21 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
 
         machine.started = started
     seeded = hypothesis.seed(seed)(machine)
+    world: World | None = getattr(machine, "world", None)
+    evidence = world.evidence if world is not None else Evidence()
+    counting = evidence.counting
+
+    def generated() -> None:
+        evidence.counting = False
+
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None
     unshrunk: set[str] = set()
     try:
         with (private_home(), no_local_constants(),
               hypothesis.reporting.with_reporter(lambda _t: None),
-              budgeted(shrinking, shrink_started) as cut, violations_seen() as seen):
+              budgeted(shrinking, shrink_started, generated) as cut,
+              violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
         if _flaky(error):
@@ -131,6 +141,8 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
                     lost = leaf
                 else:
                     raise
+    finally:
+        evidence.counting = counting
     return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)),
                       frozenset(cut.clauses) | unshrunk)
 

@@ -14,7 +14,10 @@ sets it for the calling thread only, while a run is on, and says which clauses i
 No shrinking is a budget of 0, not Hypothesis' shrink phase turned off: without that phase
 Hypothesis stops looking at the first failure, and the run would report one clause, not all.
 
-While a budget is set, a run also generates all of its examples even after a failure
+What a run puts to the test must not depend on how long it shrinks either: the runs that
+shrink a counterexample, and the replays of the shrunk ones, are no evidence that a clause
+held (:meth:`Cut.shrinking` tells the run as its shrink phase begins); a failure they find is
+kept. While a budget is set, a run also generates all of its examples even after a failure
 (Hypothesis stops soon after the first ones, to start shrinking): which clauses a run puts to
 the test must not depend on how early another clause broke, and every broken clause found by
 generation is reported at once. The same holds after failures replayed from an example
@@ -84,14 +87,21 @@ UNLIMITED = Shrinking()
 
 @attrs.define
 class Cut:
-    """What a budget did during one run: the clauses whose shrinking it stopped, and a
-    ``started(clause)`` callback told as each clause's shrinking begins."""
+    """What a budget did during one run: the clauses whose shrinking it stopped, a
+    ``started(clause)`` callback told as each clause's shrinking begins and a ``begins()``
+    callback told as the run's shrink phase begins (its generation is over)."""
 
     policy: Shrinking
     started: Callable[[str], None] | None = None
+    begins: Callable[[], None] | None = None
     clauses: set[str] = attrs.Factory(set)
     _begun: dict[int, tuple[float, str]] = attrs.Factory(dict)
     _first: float | None = None
+
+    def shrinking(self) -> None:
+        """The run's shrink phase begins."""
+        if self.begins is not None:
+            self.begins()
 
     def tick(self, shrinker: Any) -> bool:
         """Called after each test run of ``shrinker``: True when its clause's time is up."""
@@ -126,9 +136,11 @@ install(_clock)
 
 
 @contextmanager
-def budgeted(policy: Shrinking, started: Callable[[str], None] | None = None) -> Iterator[Cut]:
-    """Run the body with ``policy``'s budget on every shrink this thread makes."""
-    cut = Cut(policy, started)
+def budgeted(policy: Shrinking, started: Callable[[str], None] | None = None,
+             begins: Callable[[], None] | None = None) -> Iterator[Cut]:
+    """Run the body with ``policy``'s budget on every shrink this thread makes (``started``
+    and ``begins``: :class:`Cut`'s callbacks)."""
+    cut = Cut(policy, started, begins)
     previous = getattr(_active, "cut", None)
     _active.cut = cut
     try:

@@ -199,8 +199,10 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
                     budget = _budget(shrinking.per_clause_s, shrink_left)
                     t1 = time.perf_counter()
                     try:
-                        shrunk, minimal = _shrink(scope, world, candidate[:made], violation,
-                                                  graph, f"t{number}s{part}", budget)
+                        with world.evidence.uncounted():  # how far it gets is the clock's
+                            shrunk, minimal = _shrink(scope, world, candidate[:made],
+                                                      violation, graph, f"t{number}s{part}",
+                                                      budget)
                     except StoreLost:
                         if record is not None:  # found before the store was lost
                             record(violation, False)

@@ -90,7 +90,10 @@ def known(work: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def regression(work: Path) -> subprocess.CompletedProcess[str]:
-    return gated(work, "regression", "mutant_stores:zombie")
+    """Shrunk to the end (``--shrink-budget none``): the failures its shrinking meets on the
+    way (ADK-ARG-004 in the state machine) do not depend on the machine's speed, and neither
+    does the text of ADK-DELETE-005's reason, which names them."""
+    return gated(work, "regression", "mutant_stores:zombie", "--shrink-budget", "none")
 
 
 @pytest.fixture(scope="module")
@@ -109,19 +112,27 @@ def test_the_same_failures_again_are_known_and_pass_the_gate(
     assert "ADK-CLAIM-002 FAILED" in known.stdout  # the usual output comes first, unchanged
 
 
+DELETE_005 = ("not put to the test: each of its 2 checks stopped before reaching it (failed "
+              "ADK-ARG-004, ADK-FENCE-001, ADK-FENCE-003; failed ADK-FENCE-001)")
+"""Why the zombie's run does not conclude ADK-DELETE-005: only its state machine and one
+scenario reach it, and both stop at failures before (the runs that shrink those failures
+reach it, but are no evidence: how far they get is the machine's speed)."""
+
+
 def test_a_clause_that_passed_in_the_baseline_and_fails_now_is_a_regression(
         regression: subprocess.CompletedProcess[str]) -> None:
     assert regression.returncode == 1, regression.stdout + regression.stderr
     assert comparison_lines(regression.stdout) == [
         HEAD,
-        "regression   ADK-FENCE-001  pass -> fail: checkpoint answered ok; the contract requires "
+        "regression   ADK-FENCE-001   pass -> fail: checkpoint answered ok; the contract requires "
         "error stale_owner",
-        "regression   ADK-FENCE-003  pass -> fail: checkpoint answered error lease_expired; the "
+        "regression   ADK-FENCE-003   pass -> fail: checkpoint answered error lease_expired; the "
         "contract requires error stale_owner",
-        "regression   ADK-ARG-004    pass -> fail: checkpoint answered error not_found; the "
+        f"regression   ADK-DELETE-005  pass -> unknown: {DELETE_005}",
+        "regression   ADK-ARG-004     pass -> fail: checkpoint answered error not_found; the "
         "contract requires error invalid_checkpoint_arguments",
-        "improvement  ADK-CLAIM-002  fail -> pass",
-        "3 regressions, 1 improvement, 41 unchanged",
+        "improvement  ADK-CLAIM-002   fail -> pass",
+        "4 regressions, 1 improvement, 40 unchanged",
     ]
 
 
@@ -154,27 +165,30 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     assert f"wrote regression.md\n\n{HEAD}" in regression.stdout
     report = json.loads((work / "regression" / "report.json").read_text())
     s, weak = report["summary"], sum(c["weak"] for c in report["clauses"])
-    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (36, 3, 0, 6)
+    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (35, 3, 1, 6)
     lines = (work / "regression.md").read_text().splitlines()
-    assert lines[:17] == [
+    assert lines[:20] == [
         "# an earlier step",
         "",
         "## fencepost: adk-ledger on mutant\\_stores:zombie",
         "",
         "Profile quick, seed 1, catalogue 2.0, kit 0.1.0.",
         "",
-        f"**36 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 0 unknown, 6 unsupported** of "
+        f"**35 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 1 unknown, 6 unsupported** of "
         "45 clauses.",
         "",
-        "### Against the baseline: 3 regressions, the gate fails",
+        "Unknown: `ADK-DELETE-005`",
+        "",
+        "### Against the baseline: 4 regressions, the gate fails",
         "",
         "Baseline: mutant\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
-        "3 regressions, 1 improvement, 41 unchanged.",
+        "4 regressions, 1 improvement, 40 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: checkpoint answered ok; the contract "
         "requires error stale\\_owner",
         "- **Regression** `ADK-FENCE-003`: pass -\\> fail: checkpoint answered error "
         "lease\\_expired; the contract requires error stale\\_owner",
+        f"- **Regression** `ADK-DELETE-005`: pass -\\> unknown: {DELETE_005}",
         "- **Regression** `ADK-ARG-004`: pass -\\> fail: checkpoint answered error not\\_found; "
         "the contract requires error invalid\\_checkpoint\\_arguments",
         "- Improvements (write a new baseline to keep them): `ADK-CLAIM-002`",
@@ -183,7 +197,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     assert [line for line in lines if line.startswith("#")] == [
         "# an earlier step",
         "## fencepost: adk-ledger on mutant\\_stores:zombie",
-        "### Against the baseline: 3 regressions, the gate fails",
+        "### Against the baseline: 4 regressions, the gate fails",
         "### Failed clauses",
         "#### ADK-FENCE-001: a replaced owner is fenced (regression)",
         "#### ADK-FENCE-003: a wrong token on an expired lease is stale, not expired (regression)",
@@ -205,7 +219,7 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
         "",
     ]
     assert lines[-1] == ("Replay: `fencepost check adk-ledger --adapter mutant_stores:zombie "
-                         "--profile quick --seed 1`")
+                         "--profile quick --seed 1 --shrink-budget none`")
 
 
 def test_the_known_runs_summary_lists_its_known_failure(
@@ -320,11 +334,12 @@ def test_the_plugin_fails_a_regression_saying_so(
                       "baseline"], result.stdout
     assert ("regression: passed in the baseline\nADK-CLAIM-002 (completed is final for claim) "
             "failed in scenario:pause_resume_complete\n") in result.stdout
-    for clause in ("ADK-FENCE-001", "ADK-FENCE-003", "ADK-ARG-004"):
-        assert (f"{clause} passes now; it was fail in the baseline (an improvement: write a new "
-                "baseline to keep it)") in result.stdout, result.stdout
+    for clause, was in (("ADK-FENCE-001", "fail"), ("ADK-FENCE-003", "fail"),
+                        ("ADK-DELETE-005", "unknown"), ("ADK-ARG-004", "fail")):
+        assert (f"{clause} passes now; it was {was} in the baseline (an improvement: write a "
+                "new baseline to keep it)") in result.stdout, result.stdout
     assert (f"fencepost: against --fencepost-baseline {work}/regression/report.json: 1 "
-            "regression, 3 improvements, 41 unchanged") in result.stdout.splitlines()
+            "regression, 4 improvements, 40 unchanged") in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize(("name", "edit", "message"), [REFUSED[1], REFUSED[3]])

@@ -171,3 +171,63 @@ def test_where_no_earlier_example_took_the_same_steps() -> None:
     replay = _example("e2", _get("client", "e2-b", _MISSING, _MISSING))
     assert _where([first, replay]) == NOT_REPLAYED
     assert _where([]) == NOT_REPLAYED
+
+
+# -- what a run puts to the test does not depend on how long it shrinks --
+
+
+def test_the_runs_that_shrink_a_failure_are_no_evidence_that_a_clause_held() -> None:
+    """How far a budget in seconds lets shrinking get is the machine's speed, and a seed's
+    verdicts must not be: a clause only the runs of shrinking reached would pass on a fast
+    machine and be unknown on a slow one (CI saw ADK-DELETE-005 do so). zombie_checkpoint's
+    state machine, seed 1, counts the same clauses and situations held, as often, whether it
+    does not shrink at all or shrinks every failure to its minimum."""
+    from fencepost.bench import _world
+    from fencepost.mutants import mutant_factory
+    from fencepost.registry import contract_named
+
+    contract = contract_named("adk-ledger")
+    seen: dict[str, tuple[Any, ...]] = {}
+    for budget in ("0", "none"):
+        world = _world(contract, mutant_factory(contract, contract.mutant("zombie_checkpoint"),
+                                                 "memory"))
+        try:
+            run = run_machine(contract.suite.machine_for(world), examples=60, steps=30, seed=1,
+                              shrinking=Shrinking.parse(budget))
+        finally:
+            world.discard()
+        assert "ADK-FENCE-001" in {v.clause for v in run.violations}
+        seen[budget] = (run, world.evidence.exercised, world.evidence.situations)
+    (cut, *not_shrunk), (shrunk, *shrunk_to_the_end) = seen["0"], seen["none"]
+    assert "ADK-FENCE-001" in cut.unshrunk and shrunk.unshrunk == frozenset()
+    assert shrunk.examples > cut.examples  # shrinking ran examples of its own
+    assert not_shrunk == shrunk_to_the_end
+    assert not_shrunk[0]["ADK-CREATE-001"] > 0  # generation's examples do count
+
+
+def test_the_tours_shrinking_is_no_evidence_either() -> None:
+    """The tour shrinks a failing sequence by running shorter ones, within the same budget:
+    up to zombie_checkpoint's first failure (ADK-FENCE-001), the ci tour counts the same
+    clauses held, as often, whether that failure is shrunk or not."""
+    from fencepost.bench import _world
+    from fencepost.mutants import mutant_factory
+    from fencepost.registry import contract_named
+    from fencepost.scenarios.tour import run_tour
+
+    contract = contract_named("adk-ledger")
+    seen: dict[str, tuple[Any, ...]] = {}
+    for budget in ("0", "none"):
+        world = _world(contract, mutant_factory(contract, contract.mutant("zombie_checkpoint"),
+                                                 "memory"))
+        found: list[tuple[str, bool]] = []
+        try:
+            run_tour(contract.suite.tours["ci"], world, shrinking=Shrinking.parse(budget),
+                     record=lambda v, minimal, found=found: found.append((v.clause, minimal)),
+                     stop=lambda found=found: bool(found))
+        finally:
+            world.discard()
+        seen[budget] = (found, world.evidence.exercised, world.evidence.situations)
+    (cut, *not_shrunk), (shrunk, *shrunk_to_the_end) = seen["0"], seen["none"]
+    assert (cut, shrunk) == ([("ADK-FENCE-001", False)], [("ADK-FENCE-001", True)])
+    assert not_shrunk == shrunk_to_the_end
+    assert not_shrunk[0]["ADK-CREATE-001"] > 0
