@@ -18,8 +18,8 @@ reaches into its engine, and nothing else in the kit does:
   :mod:`~fencepost.scenarios.shrinking`);
 - **Hypothesis' home directory** (``configuration.set_hypothesis_home_dir`` and the module
   global it sets), pointed at a scratch directory while a run is on;
-- **no local constants** (where the release has them, :data:`OPTIONAL`): from 6.131 on,
-  Hypothesis draws now and then a constant found in the source of every module it takes for
+- **no local constants** (``providers._get_local_constants``, ``CONSTANTS_CACHE``): Hypothesis
+  draws now and then a constant found in the source of every module it takes for
   the user's own (every module outside site-packages, so the kit's in an editable install and
   an adapter's module): it parses each one the first time in a process (about 0.25 s per
   process for the kit's modules, what a campaign's worker paid before its first seed), and
@@ -27,12 +27,12 @@ reaches into its engine, and nothing else in the kit does:
   adapter's fix could change the steps of a seed). A kit run draws none: only Hypothesis'
   own constants, which are fixed by its release, and its per-choice cache of them is emptied
   as a run starts and ends (:func:`no_local_constants`).
-- **the integer distribution** (where the release has it, :data:`SHAPED`): a state machine that
+- **the integer distribution** (``providers.INTEGERS_DISTRIBUTION``): a state machine that
   draws each step as one integer (:mod:`~fencepost.scenarios.one_draw`) reads it through
   Hypothesis' own cumulative distribution (:func:`quantile`), so that its rules come up with
   the weights it states.
 
-:data:`NEEDED` lists them; :func:`missing` says which a Hypothesis release no longer has. A
+:data:`NEEDED` lists them; :func:`missing` says which a Hypothesis release does not have. A
 release that moved one is refused at import with the list, never half-used; the versions
 this module was tested with are :data:`TESTED` (also the bound in ``pyproject.toml``).
 The hooks act only for a thread that has something active (:func:`install`'s ``active``):
@@ -51,8 +51,12 @@ from typing import Any
 
 import hypothesis
 
-TESTED = ("6.100", "6.170")
-"""The oldest and newest Hypothesis release lines this module was tested with."""
+TESTED = ("6.165.5", "6.170")
+"""The oldest Hypothesis release and the newest release line this module was tested with.
+6.165.5 is the first with the engine's names of :data:`NEEDED` (``generate_new_test_cases``,
+``interesting_test_cases``; 6.165.4 and older have ``generate_new_examples``, which this module
+does not use): the whole test suite passes on it, but for mypy (6.165.5 has no annotation on
+``run_state_machine_as_test``)."""
 
 NEEDED = (
     "hypothesis.internal.conjecture.shrinker:Shrinker.check_calls",
@@ -64,20 +68,12 @@ NEEDED = (
     "hypothesis.internal.conjecture.engine:ConjectureRunner.shrink_interesting_test_cases",
     "hypothesis.configuration:set_hypothesis_home_dir",
     "hypothesis.configuration:__hypothesis_home_directory",
-)
-"""The internals the kit uses, as ``module:attribute.path``."""
-
-OPTIONAL = (
     "hypothesis.internal.conjecture.providers:_get_local_constants",
     "hypothesis.internal.conjecture.providers:CONSTANTS_CACHE",
     "hypothesis.internal.constants_ast:Constants",
+    "hypothesis.internal.conjecture.providers:INTEGERS_DISTRIBUTION",
 )
-"""Internals of the releases that have local constants (6.131 on); older ones have none to
-turn off."""
-
-SHAPED = "hypothesis.internal.conjecture.providers:INTEGERS_DISTRIBUTION"
-"""The distribution a bounded integer is drawn from, in the releases that have one (6.170
-has; 6.100 drew by bit sizes): without it :func:`quantile` reads codes as evenly spread."""
+"""The internals the kit uses, as ``module:attribute.path``."""
 
 
 def _find(name: str) -> Any:
@@ -106,19 +102,20 @@ class HypothesisMoved(ImportError):
 _gone = missing()
 if _gone:
     raise HypothesisMoved(
-        f"fencepost cannot use Hypothesis {hypothesis.__version__}: it no longer has "
+        f"fencepost cannot use Hypothesis {hypothesis.__version__}: it does not have "
         f"{', '.join(_gone)} (fencepost was tested with Hypothesis {TESTED[0]} to "
         f"{TESTED[1]}.x; install one of those)")
 
 from hypothesis import configuration as _configuration  # noqa: E402 - checked above
 from hypothesis.internal.conjecture import engine as _engine  # noqa: E402
+from hypothesis.internal.conjecture import providers as _providers  # noqa: E402
 from hypothesis.internal.conjecture import shrinker as _shrinker  # noqa: E402
+from hypothesis.internal.constants_ast import Constants as _Constants  # noqa: E402
 
 StopShrinking = _shrinker.StopShrinking
-_LOCAL_CONSTANTS = not missing(OPTIONAL)
-_CONSTANTS_CACHE: Any = _find(OPTIONAL[1]) if _LOCAL_CONSTANTS else None
 sort_key = _shrinker.sort_key
-_DISTRIBUTION: Any = None if missing((SHAPED,)) else _find(SHAPED)
+_CONSTANTS_CACHE: Any = _providers.CONSTANTS_CACHE
+_DISTRIBUTION: Any = _providers.INTEGERS_DISTRIBUTION
 
 
 @functools.lru_cache(maxsize=16)
@@ -130,10 +127,7 @@ def quantile(code: int, top: int) -> float:
     """Where ``code`` falls, in [0, 1), in the distribution of ``integers(0, top)`` as this
     Hypothesis draws it (the probability of a smaller draw, plus half the code's own): a
     range of quantiles of width w then holds about a share w of the draws, and a smaller code
-    (what shrinking moves to) has a smaller quantile. Without the release's distribution, the
-    code's place in the range."""
-    if _DISTRIBUTION is None:
-        return code / (top + 1)
+    (what shrinking moves to) has a smaller quantile."""
     cdf = _DISTRIBUTION.cdf
     low, high = _bounds(top)
     at = (cdf(code - 0.5) + cdf(code + 0.5)) / 2
@@ -215,17 +209,13 @@ def install(active: Callable[[], Any]) -> None:
             clock.shrinking()
         shrink_all(self)
 
-    if _LOCAL_CONSTANTS:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
+    local_constants = _providers._get_local_constants
+    none = _Constants()
 
-        local_constants = providers._get_local_constants
-        none = Constants()
+    def _get_local_constants() -> Any:
+        return none if active() is not None else local_constants()
 
-        def _get_local_constants() -> Any:
-            return none if active() is not None else local_constants()
-
-        providers._get_local_constants = _get_local_constants
+    _providers._get_local_constants = _get_local_constants
 
     _shrinker.Shrinker.check_calls = _check_calls  # type: ignore[method-assign]
     _engine.ConjectureRunner.should_generate_more = (  # type: ignore[method-assign]
@@ -243,14 +233,11 @@ def no_local_constants() -> Iterator[None]:
     """A kit run's body: Hypothesis' per-choice cache of constants emptied before and after
     (it may hold another program's local constants, or the run's none). Hypothesis runs of
     other threads of the process at that moment share that cache."""
-    cache = _CONSTANTS_CACHE
-    if cache is not None:
-        cache.cache.clear()
+    _CONSTANTS_CACHE.cache.clear()
     try:
         yield
     finally:
-        if cache is not None:
-            cache.cache.clear()
+        _CONSTANTS_CACHE.cache.clear()
 
 
 @contextmanager

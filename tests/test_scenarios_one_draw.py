@@ -114,12 +114,3 @@ def test_each_rule_comes_up_within_2x_of_its_stated_weight(
             assert taken == set(values), (pick.rule, name, taken)
 
 
-def test_without_the_releases_distribution_a_code_is_read_by_its_place_in_the_range(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A Hypothesis release with no INTEGERS_DISTRIBUTION (6.100) draws by bit sizes: codes are
-    then read as evenly spread, and code 0 is still the first pick."""
-    monkeypatch.setattr(hypothesis_compat, "_DISTRIBUTION", None)
-    assert hypothesis_compat.quantile(0, 99) == 0.0
-    assert hypothesis_compat.quantile(50, 99) == 0.5
-    assert Table(SMALL, {"durable"}).decode(0) == ("get", {"i": 0})
-    assert Table(SMALL, {"durable"}).decode(CODE_TOP // 2) == ("put", {"i": 0, "v": "a"})
