@@ -46,7 +46,8 @@ from .tour_graph import Graph, Move, Plan, Scope, Tourist, explore, plan
 from .world import StoreLost
 
 __all__ = ["TOUR", "Graph", "Move", "Plan", "Scope", "TourRun", "Tourist", "TourCoverage",
-           "explore", "plan", "run_tour", "tour_clauses", "tour_coverage", "tour_of"]
+           "explore", "plan", "puts_to_the_test", "run_tour", "tour_clauses",
+           "tour_coverage", "tour_of"]
 
 TOUR = "tour"
 """The check's id (and its kind's name)."""
@@ -147,9 +148,12 @@ class TourRun:
 def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
              record: Callable[[ClauseViolation, bool], None] | None = None,
              progress: Callable[[int, int], None] | None = None,
-             shrinking: Shrinking = UNLIMITED, so_far: TourRun | None = None
-             ) -> TourCoverage:
-    """Run the tour of ``scope`` on ``world``'s store (see the module's docstring).
+             shrinking: Shrinking = UNLIMITED, so_far: TourRun | None = None,
+             clauses: frozenset[str] | None = None) -> TourCoverage:
+    """Run the tour of ``scope`` on ``world``'s store (see the module's docstring); with
+    ``clauses``, only the sequences the plan walks through an edge that puts one of them to
+    the test (:func:`puts_to_the_test`): a run focused on those clauses, whose coverage says
+    the others did not run.
 
     A sequence that fails goes on after the failing move: the rest of it runs from a fresh
     start, led there by the shortest walk to the state the model says it stands in, so that
@@ -177,6 +181,8 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
         for number, sequence in enumerate(the_plan.sequences, 1):
             if progress is not None and number % PROGRESS_EVERY == 1:
                 progress(number - 1, total)
+            if clauses is not None and not puts_to_the_test(graph, the_plan, number, clauses):
+                continue
             if stop():
                 stopped = f"the run ended after {number - 1:,} of {total:,} sequences"
                 break
@@ -221,7 +227,23 @@ def run_tour(scope: Scope, world: World, *, stop: Stop = lambda: False,
         so_far.lost = lost
         stopped = (f"the store was lost in sequence {so_far.sequences:,} of {total:,}: "
                    f"{lost}")
+    if clauses is not None and not stopped:
+        stopped = (f"only the sequences that put {', '.join(sorted(clauses))} to the test "
+                   "ran")
     return tour_coverage(scope, world, so_far, stopped)
+
+
+def puts_to_the_test(graph: Graph, the_plan: Plan, number: int,
+                     clauses: frozenset[str]) -> bool:
+    """Does the plan's sequence ``number`` (from 1) walk through an edge whose calls put one
+    of ``clauses`` to the test (:attr:`~.tour_graph.Edge.named`)?"""
+    along, state = the_plan.states[number - 1], 0
+    for j, label in enumerate(the_plan.sequences[number - 1]):
+        edge = graph.edge_index.get((state, label))
+        if edge is not None and not clauses.isdisjoint(graph.edges[edge].named):
+            return True
+        state = along[j]
+    return False
 
 
 def tour_coverage(scope: Scope, world: World, so_far: TourRun, stopped: str) -> TourCoverage:

@@ -22,17 +22,18 @@ from .tour_graph import Scope
 def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope, *,
                options: Mapping[str, str] | None = None, want: str | None = None,
                sequences: int | None = None, shrinking: Shrinking = UNLIMITED,
-               call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+               call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+               clauses: frozenset[str] | None = None
                ) -> tuple[dict[str, ClauseViolation], TourCoverage]:
-    """The tour of ``scope`` on the store ``factory`` makes (opened and checked as every run
-    opens it, its data dropped at the end; the factory is the caller's to close, and the SQL
-    factories keep the emptied tables for reuse until then), under ``options`` (their defaults
-    for the rest):
-    the first failure of each clause, shrunk within ``shrinking``, and the coverage. It stops
-    once the clause ``want`` failed, or after ``sequences`` sequences (the coverage then says
-    how far it got). Its store calls are watched as a check's are: a call that overruns
-    ``call_timeout_s``, or a store lost, ends the tour and the coverage says where (the
-    failures found before are kept)."""
+    """The tour of ``scope`` on the store ``factory`` makes (opened and checked as every run opens
+    it, its data dropped at the end; the factory is the caller's to close, and the SQL factories
+    keep the emptied tables for reuse until then), under ``options`` (their defaults for the
+    rest): the first failure of each clause, shrunk within ``shrinking``, and the coverage. It
+    stops once the clause ``want`` failed, or after ``sequences`` sequences (the coverage then
+    says how far it got); with ``clauses``, it runs only the sequences that walk through an edge
+    putting one of them to the test (:func:`~.tour.puts_to_the_test`). Its store calls are
+    watched as a check's are: a call that overruns ``call_timeout_s``, or a store lost, ends the
+    tour and the coverage says where (the failures found before are kept)."""
     world = new_world(suite, factory, options=options, call_timeout_s=call_timeout_s)
     failed: dict[str, ClauseViolation] = {}
     asked = [0]
@@ -48,7 +49,7 @@ def tour_alone(suite: Suite, factory: Callable[[AdapterEnv], Any], scope: Scope,
     def body() -> TourCoverage:
         open_checked(suite, world)
         return run_tour(scope, world, record=record, stop=stop, shrinking=shrinking,
-                        so_far=so_far)
+                        so_far=so_far, clauses=clauses)
 
     with collecting_less():
         ended = supervise(world.guard, body)

@@ -89,10 +89,11 @@ class Scope(Protocol):
 
 @attrs.define
 class ModelTourist:
-    """The model alone: its state, a clock, the owners killed; each call's decision (the
-    clause and the answer's code) is kept in ``decisions``. Where the model allows several
-    answers (:class:`~fencepost.model.base.OneOf`), the walk takes the first; a store that
-    takes another leads its walk elsewhere, and :func:`~.tour.run_tour` leads it back."""
+    """The model alone: its state, a clock, the owners killed; each call's decision (the clause and
+    the answer's code) is kept in ``decisions``, and every clause a call puts to the test (its
+    decision's, its effect's and the others it names) in ``named``. Where the model allows
+    several answers (:class:`~fencepost.model.base.OneOf`), the walk takes the first; a store
+    that takes another leads its walk elsewhere, and :func:`~.tour.run_tour` leads it back."""
 
     model: ContractModel
     options: Mapping[str, str]
@@ -101,6 +102,7 @@ class ModelTourist:
     now: int = 0
     dead: frozenset[str] = frozenset()
     decisions: list[tuple[str, str]] = attrs.Factory(list)
+    named: set[str] = attrs.Factory(set)
 
     def apply(self, actor: str, op: Op) -> Any:
         ctx = Ctx(now=self.now, dead=self.dead, options=self.options,
@@ -111,6 +113,7 @@ class ModelTourist:
         assert isinstance(step, Step)
         self.state = step.state
         self.decisions.append((step.clause, step.outcome.code))
+        self.named.update((step.clause, step.effect_clause, *step.also))
         return step.outcome
 
     def advance(self, ms: int) -> None:
@@ -133,12 +136,14 @@ class ModelTourist:
 @attrs.frozen
 class Edge:
     """An edge of the bounded graph: from ``source`` by the move ``label`` to ``target``,
-    deciding ``decisions`` (per call: the clause that decided it and the answer's code)."""
+    deciding ``decisions`` (per call: the clause that decided it and the answer's code), its
+    calls putting the clauses ``named`` to the test (those of the decisions, the effects')."""
 
     source: int
     label: str
     target: int
     decisions: tuple[tuple[str, str], ...]
+    named: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -204,6 +209,11 @@ def _take(scope: Scope, driver: Any, tourist: ModelTourist, move: Move
     return driver, after, tuple(after.decisions)
 
 
+_NAMED: dict[frozenset[str], frozenset[str]] = {}
+"""One frozenset per distinct set of named clauses (a graph has tens of thousands of edges
+and few such sets)."""
+
+
 def explore(scope: Scope, model: ContractModel, options: Mapping[str, str],
             capabilities: frozenset[str], *, max_states: int = 200_000,
             verify: bool = False) -> Graph:
@@ -243,7 +253,9 @@ def explore(scope: Scope, model: ContractModel, options: Mapping[str, str],
                 theirs = _outcomes(scope, after_driver, after)
                 if theirs != outcomes[target]:
                     raise Unsound(_difference(keys[target], outcomes[target], theirs))
-            edges.append(Edge(k, move.label, target, decisions))
+            named = frozenset(after.named)
+            edges.append(Edge(k, move.label, target, decisions,
+                              _NAMED.setdefault(named, named)))
     return Graph(scope.name, tuple(keys), tuple(paths), tuple(edges), complete)
 
 

@@ -14,7 +14,7 @@ from fencepost.adapter_spec import resolve_adapter
 from fencepost.model.base import options_with_defaults
 from fencepost.mutants import mutant_factory
 from fencepost.scenarios.harness import ClauseViolation
-from fencepost.scenarios.shrinking import Shrinking
+from fencepost.scenarios.shrinking import UNLIMITED, Shrinking
 from fencepost.scenarios.suite import Suite
 from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_coverage import TourCoverage
@@ -80,10 +80,23 @@ def assert_the_first_sequences_passed(failed: Mapping[str, ClauseViolation],
     assert 0 < coverage.run < coverage.edges
 
 
+def _caught(contract: Any, mutant: Any, scope: Scope, want: str, shrinking: Shrinking
+            ) -> dict[str, ClauseViolation]:
+    """The failures of the tour of ``scope`` on ``mutant``'s memory store, up to ``want``'s:
+    first of the sequences that put ``want`` to the test (the tour's other sequences cannot
+    fail it unless an answer's fields or a read-back name it), else of the whole tour."""
+    factory = mutant_factory(contract, mutant, "memory")
+    for clauses in (frozenset({want}), None):
+        failed, _ = tour_alone(contract.suite, factory, scope, options=mutant.options,
+                               want=want, shrinking=shrinking, clauses=clauses)
+        if want in failed:
+            break
+    return failed
+
+
 def assert_caught(contract: Any, mutant: Any, scope: Scope, want: str) -> None:
     """The tour of ``scope`` on ``mutant``'s memory store fails ``want``, with its steps."""
-    failed, _ = tour_alone(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
-                           options=mutant.options, want=want, shrinking=NO_SHRINKING)
+    failed = _caught(contract, mutant, scope, want, NO_SHRINKING)
     assert want in failed, f"{mutant.name} escaped the tour; it failed {sorted(failed)}"
     assert failed[want].trace, "a failure comes with its steps"
 
@@ -93,8 +106,7 @@ def assert_caught_and_shrunk(contract: Any, mutant: Any, scope: Scope, shortest:
     """The tour catches a deep ``mutant`` by its clause, shrunk to the steps that show it
     (between ``shortest`` and ``longest``)."""
     want = mutant.expected_clause
-    failed, _ = tour_alone(contract.suite, mutant_factory(contract, mutant, "memory"), scope,
-                           options=mutant.options, want=want)
+    failed = _caught(contract, mutant, scope, want, UNLIMITED)
     assert want in failed, f"{mutant.name} escaped the tour; it failed {sorted(failed)}"
     assert shortest <= len(failed[want].trace) <= longest
 
