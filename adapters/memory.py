@@ -7,8 +7,10 @@ capability); the shelf is where they live, with the one lock every operation hol
 from __future__ import annotations
 
 import copy
+import functools
 import threading
-from typing import Any, TypeVar, cast
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, cast
 
 import attrs
 
@@ -85,3 +87,29 @@ def _shape(kind: type) -> tuple[tuple[str, ...] | None, bool]:
     if names is None or len(names) != len(attrs.fields(kind)):
         return None, False
     return names, getattr(kind, "__setattr__", None) is _FROZEN_SETATTR
+
+
+class CopiedOut:
+    """Base of a memory store whose storage hands its records to the store's own code as they
+    are stored (no copy per load: that code never changes a record in place, it saves a new
+    one, and every save copies what it is given): each method of ``PROTOCOL_METHODS`` returns a
+    :func:`detached` answer instead, so that no caller holds a part of what is stored. A
+    subclass that overrides one of them (a mutant) gets its override wrapped too."""
+
+    PROTOCOL_METHODS: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.PROTOCOL_METHODS:
+            method = getattr(cls, name, None)
+            if method is not None and not getattr(method, "copies_out", False):
+                setattr(cls, name, _copying_out(method))
+
+
+def _copying_out(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def answer(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _detached(method(self, *args, **kwargs))
+
+    answer.copies_out = True  # type: ignore[attr-defined]
+    return answer

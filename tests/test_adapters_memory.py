@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.memory import detached
+from fencepost.adapters.memory import CopiedOut, detached
 
 
 @attrs.frozen
@@ -51,3 +51,37 @@ def test_a_tuple_is_rebuilt_only_when_something_inside_was() -> None:
     holding = (1, [2])
     copy = detached(holding)
     assert copy == holding and copy is not holding and copy[1] is not holding[1]
+
+
+class _Held(CopiedOut):
+    """A store whose protocol method hands out what it holds."""
+
+    PROTOCOL_METHODS = ("get",)
+
+    def __init__(self) -> None:
+        self.held = {"data": {"n": 1}}
+
+    def get(self) -> dict[str, Any]:
+        return self.held
+
+    def peek(self) -> dict[str, Any]:  # not a protocol method: not copied
+        return self.held
+
+
+class _Overriding(_Held):
+    """A subclass (as a mutant is) overriding the protocol method."""
+
+    def get(self) -> dict[str, Any]:
+        answer = super().get()
+        answer["seen"] = True  # changes the copy it was given, not what is held
+        return self.held
+
+
+def test_a_protocol_methods_answer_is_a_copy_in_subclasses_too() -> None:
+    for store in (_Held(), _Overriding()):
+        answer = store.get()
+        assert answer == {"data": {"n": 1}}
+        answer["data"]["n"] = 2
+        assert store.held == {"data": {"n": 1}}
+    store = _Held()
+    assert store.peek() is store.held  # what is not a protocol method is not copied

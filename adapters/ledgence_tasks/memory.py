@@ -4,9 +4,10 @@ Durable within the process: a store opened again with the same ``env.namespace``
 sessions, tasks, attempts, acquisition cursors, dispatch claim receipts and history, which is
 what lets the kit check the ``durable`` clauses without a database. Every operation holds the
 namespace's one lock (``expire_batch`` takes it once for its shortlist and once per candidate;
-a ``list_tasks`` page is one read under it), and task, attempt and receipt records are copied
-in and out (:func:`detached`) so that no caller can change stored data by mutating a value
-(``data`` is any JSON value).
+a ``list_tasks`` page is one read under it). Task, attempt and receipt records are copied in
+(:func:`detached`) and every answer out (:class:`CopiedOut`), so that no caller can change
+stored data by mutating a value (``data`` is any JSON value); the store's own code reads them
+as stored.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fencepost.adapters.memory import detached, forget, shelf
+from fencepost.adapters.memory import CopiedOut, detached, forget, shelf
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.env import AdapterEnv
 
@@ -65,8 +66,7 @@ class _MemoryTxn:
         return self.submissions.get((scope, idempotency_key))
 
     def load_task(self, task_id: str) -> TaskRecord | None:
-        found = self.tasks.get(task_id)
-        return detached(found) if found is not None else None
+        return self.tasks.get(task_id)
 
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
         return self.load_task(task_id)
@@ -106,8 +106,7 @@ class _MemoryTxn:
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
-        found = self.attempts.get((task_id, attempt_id))
-        return detached(found) if found is not None else None
+        return self.attempts.get((task_id, attempt_id))
 
     def peek_assignment(self, task_id: str,
                         attempt_id: str) -> tuple[TaskRecord, StoredAttempt] | None:
@@ -132,8 +131,7 @@ class _MemoryTxn:
 
     def load_receipt(self, worker_session_id: str, consumer_id: int,
                      sequence: int) -> ClaimReceipt | None:
-        found = self.receipts.get((worker_session_id, consumer_id, sequence))
-        return detached(found) if found is not None else None
+        return self.receipts.get((worker_session_id, consumer_id, sequence))
 
     def insert_receipt(self, worker_session_id: str, consumer_id: int, sequence: int,
                        receipt: ClaimReceipt) -> None:
@@ -154,8 +152,10 @@ class _MemoryTxn:
         return sorted(later, key=lambda r: r.sequence)[:limit]
 
 
-class MemoryLedgence(LedgenceCore):
+class MemoryLedgence(LedgenceCore, CopiedOut):
     """A ``ledgence-tasks`` store in dicts under one lock."""
+
+    PROTOCOL_METHODS = spec.PROTOCOL_METHODS
 
     def __init__(self, env: AdapterEnv) -> None:
         super().__init__(env)
