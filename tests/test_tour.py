@@ -37,7 +37,7 @@ from fencepost.scenarios.adk_ledger.tour import AdkScope, Driver
 from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.profiles import PROFILES
 from fencepost.scenarios.runner import run_suite
-from fencepost.scenarios.tour import TOUR, tour_of
+from fencepost.scenarios.tour import TOUR, puts_to_the_test, tour_of
 from fencepost.scenarios.tour_alone import tour_alone
 from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
 
@@ -129,6 +129,24 @@ def test_a_correct_store_passes_the_whole_tour(adapter: str, request: pytest.Fix
                                                ) -> None:
     scope = CI if adapter == "memory" else SERVER
     assert_the_whole_tour_passed(*tour_alone(SUITE, store("adk-ledger", adapter, request), scope))
+
+
+def test_a_tour_focused_on_a_clause_runs_the_sequences_that_put_it_to_the_test() -> None:
+    """``clauses=``: only the plan's sequences through an edge naming the clause run, and all
+    of their edges (a correct store); the coverage says the others did not."""
+    focus = frozenset({"ADK-DELETE-005"})
+    options = tuple(sorted(defaults(SUITE).items()))
+    graph, the_plan = tour_of(CI, SUITE.model, options, MEMORY_CAPABILITIES)
+    chosen = [n for n in range(1, len(the_plan.sequences) + 1)
+              if puts_to_the_test(graph, the_plan, n, focus)]
+    edges = {graph.edge_index[((0, *the_plan.states[n - 1])[j], label)]
+             for n in chosen for j, label in enumerate(the_plan.sequences[n - 1])}
+    naming = [e for e in edges if "ADK-DELETE-005" in graph.edges[e].named]
+    assert 0 < len(chosen) < len(the_plan.sequences) / 4 and 0 < len(naming) < len(edges)
+    failed, coverage = tour_alone(SUITE, store("adk-ledger", "memory"), CI, clauses=focus)
+    assert failed == {}
+    assert coverage.run == len(edges)
+    assert coverage.stopped == "only the sequences that put ADK-DELETE-005 to the test ran"
 
 
 def _expected(mutant: Any) -> str:
