@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 import attrs
@@ -115,18 +116,14 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
     seeded = hypothesis.seed(seed)(machine)
     world: World | None = getattr(machine, "world", None)
     evidence = world.evidence if world is not None else Evidence()
-    counting = evidence.counting
-
-    def generated() -> None:
-        evidence.counting = False
-
     violations: list[ClauseViolation] = []
     lost: StoreLost | None = None
     unshrunk: set[str] = set()
     try:
-        with (private_home(), no_local_constants(),
+        with (ExitStack() as generated, private_home(), no_local_constants(),
               hypothesis.reporting.with_reporter(lambda _t: None),
-              budgeted(shrinking, shrink_started, generated) as cut,
+              budgeted(shrinking, shrink_started,
+                       lambda: generated.enter_context(evidence.uncounted())) as cut,
               violations_seen() as seen):
             run_state_machine_as_test(seeded, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raised
@@ -141,8 +138,6 @@ def run_machine(machine: Any, *, examples: int, steps: int, seed: int,
                     lost = leaf
                 else:
                     raise
-    finally:
-        evidence.counting = counting
     return MachineRun(tuple(violations), lost, int(getattr(machine, "examples", 0)),
                       frozenset(cut.clauses) | unshrunk)
 

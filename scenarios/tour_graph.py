@@ -209,11 +209,6 @@ def _take(scope: Scope, driver: Any, tourist: ModelTourist, move: Move
     return driver, after, tuple(after.decisions)
 
 
-_NAMED: dict[frozenset[str], frozenset[str]] = {}
-"""One frozenset per distinct set of named clauses (a graph has tens of thousands of edges
-and few such sets)."""
-
-
 def explore(scope: Scope, model: ContractModel, options: Mapping[str, str],
             capabilities: frozenset[str], *, max_states: int = 200_000,
             verify: bool = False) -> Graph:
@@ -230,6 +225,7 @@ def explore(scope: Scope, model: ContractModel, options: Mapping[str, str],
     queue = deque([0])
     complete = True
     outcomes: dict[int, list[tuple[str, tuple[tuple[str, str], ...], Hashable]]] = {}
+    named_once: dict[frozenset[str], frozenset[str]] = {}  # many edges, few sets of clauses
     while queue:
         k = queue.popleft()
         driver, tourist = reps[k]
@@ -255,7 +251,7 @@ def explore(scope: Scope, model: ContractModel, options: Mapping[str, str],
                     raise Unsound(_difference(keys[target], outcomes[target], theirs))
             named = frozenset(after.named)
             edges.append(Edge(k, move.label, target, decisions,
-                              _NAMED.setdefault(named, named)))
+                              named_once.setdefault(named, named)))
     return Graph(scope.name, tuple(keys), tuple(paths), tuple(edges), complete)
 
 

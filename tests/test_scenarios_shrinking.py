@@ -11,9 +11,13 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
+from fencepost.bench import _world
+from fencepost.mutants import mutant_factory
+from fencepost.registry import contract_named
 from fencepost.scenarios.harness import READ_BACK
 from fencepost.scenarios.machine import NOT_REPLAYED, _where, run_machine
 from fencepost.scenarios.shrinking import Shrinking
+from fencepost.scenarios.tour import run_tour
 from fencepost.scenarios.trace import TraceStep
 from fencepost.scenarios.world import violation
 from fencepost.spec.adk_ledger import Create, Get
@@ -182,10 +186,6 @@ def test_the_runs_that_shrink_a_failure_are_no_evidence_that_a_clause_held() -> 
     machine and be unknown on a slow one (CI saw ADK-DELETE-005 do so). zombie_checkpoint's
     state machine, seed 1, counts the same clauses and situations held, as often, whether it
     does not shrink at all or shrinks every failure to its minimum."""
-    from fencepost.bench import _world
-    from fencepost.mutants import mutant_factory
-    from fencepost.registry import contract_named
-
     contract = contract_named("adk-ledger")
     seen: dict[str, tuple[Any, ...]] = {}
     for budget in ("0", "none"):
@@ -209,11 +209,6 @@ def test_the_tours_shrinking_is_no_evidence_either() -> None:
     """The tour shrinks a failing sequence by running shorter ones, within the same budget:
     up to zombie_checkpoint's first failure (ADK-FENCE-001), the ci tour counts the same
     clauses held, as often, whether that failure is shrunk or not."""
-    from fencepost.bench import _world
-    from fencepost.mutants import mutant_factory
-    from fencepost.registry import contract_named
-    from fencepost.scenarios.tour import run_tour
-
     contract = contract_named("adk-ledger")
     seen: dict[str, tuple[Any, ...]] = {}
     for budget in ("0", "none"):

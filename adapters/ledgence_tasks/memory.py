@@ -84,7 +84,7 @@ class _MemoryTxn:
                     if r.task_id not in passed_over and query.matches(r)]
         if not matching:
             return None
-        return detached(min(matching, key=query.sort_key))
+        return min(matching, key=query.sort_key)
 
     def expired_candidates(self, due_by: int, limit: int) -> list[spec.AttemptRef]:
         due: list[tuple[int, str, str]] = []
@@ -101,7 +101,7 @@ class _MemoryTxn:
     def list_page(self, query: PageQuery) -> list[TaskRecord]:
         matching = [r for r in self.tasks.values() if query.matches(r)]
         matching.sort(key=query.sort_key, reverse=True)
-        return detached(matching[query.offset:query.offset + query.limit])
+        return matching[query.offset:query.offset + query.limit]
 
     # attempts
 
