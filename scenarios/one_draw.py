@@ -6,7 +6,9 @@ it needs. A :class:`Table` built from them for a run's capabilities lays the rul
 order given, on the quantiles of one integer draw (:data:`CODES`), each on a share of [0, 1)
 equal to its weight, and within a rule's share its argument combinations in order (mixed radix,
 the first argument the most significant). A step is then one choice Hypothesis makes, instead
-of one for the rule (among rules filtered by their preconditions) and one per argument.
+of one for the rule (among rules filtered by their preconditions) and one per argument; and
+Hypothesis' stateful runner draws it alone (:func:`~.hypothesis_compat.one_rule_steps`), without
+first drawing which rules are enabled and which of them runs.
 
 Shrinking moves a step's code toward 0: toward the first rule, and within a rule toward its
 first combination; deleting steps works as with plain rules. The table's first rule should be
@@ -38,7 +40,7 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from .hypothesis_compat import quantile
+from .hypothesis_compat import one_rule_steps, quantile
 from .machine import WorldMachine
 
 CODE_TOP = 2**64 - 1
@@ -105,6 +107,7 @@ class OneDrawMachine(WorldMachine):
     def __init__(self) -> None:
         super().__init__()
         self.table = Table(self.picks, self.world.capabilities)
+        one_rule_steps(self)
 
     @rule(code=CODES)
     def step(self, code: int) -> None:

@@ -257,7 +257,9 @@ def test_a_store_that_answers_differently_to_the_same_steps_fails_unshrunk(
     for reason in unshrunk.values():
         assert re.fullmatch(
             r"after \w+, get answered error not_found; the contract requires ok\(.*\)\n"
-            r"\(the store answered differently to the same steps when they were replayed; this "
+            r"\(the store answered differently to the same steps when they were replayed: step "
+            r"\d+, \[\d+ ms\] check: get\(invocation_id='x-i\d'\), ok\(Invocation\(.*\)\) the "
+            r"first time \(as the contract requires\) and error not_found in the replay; this "
             r"counterexample is the first run's, not shrunk\)", reason), reason
 
 

@@ -47,6 +47,25 @@ def test_a_release_that_moved_an_internal_is_refused_with_what_moved() -> None:
         "install one of those)")
 
 
+def test_a_release_whose_state_machines_choose_rules_otherwise_is_refused() -> None:
+    """The stateful runner's rule strategy (what a one-draw machine's steps replace) is looked
+    for on a machine made at import: a release without it is refused, not run slower."""
+    script = ("from hypothesis import stateful\n"
+              "init = stateful.RuleBasedStateMachine.__init__\n"
+              "def without(self):\n"
+              "    init(self)\n"
+              "    del self._rules_strategy\n"
+              "stateful.RuleBasedStateMachine.__init__ = without\n"
+              "import fencepost.scenarios.hypothesis_compat\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "it does not have hypothesis.stateful:RuleBasedStateMachine()._rules_strategy "
+        f"(fencepost was tested with Hypothesis {hypothesis_compat.TESTED[0]} to "
+        f"{hypothesis_compat.TESTED[1]}.x; install one of those)")
+
+
 def test_no_other_module_reaches_into_hypothesis_internals() -> None:
     compat = ROOT / "scenarios" / "hypothesis_compat.py"
     users = []
