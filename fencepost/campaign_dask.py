@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -182,14 +183,24 @@ def local_cluster(workers: int, directory: str, *,
                   timeout_s: float = 120.0) -> Iterator[LocalCluster]:
     """A scheduler on a free loopback port and ``workers`` single-threaded workers (no nanny:
     a killed worker stays dead), their logs and files in ``directory``; every process is
-    ended on the way out, also on failure. Waits until each worker has registered."""
+    ended on the way out, also on failure, and is killed when the thread that started it
+    ends without that (its process killed outright: Linux; SIGKILL, as a worker told to stop
+    with SIGTERM can wait on its scheduler, gone at the same time, for good). Waits until each
+    worker has registered."""
+    from .supervisor import die_with_parent
+
+    killed_with_parent = functools.partial(die_with_parent, signal.SIGKILL)
+
     def start(argv: list[str], log: str) -> subprocess.Popen[bytes]:
         with open(os.path.join(directory, log), "wb") as out:
             return subprocess.Popen([sys.executable, "-m", *argv], stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=killed_with_parent)
 
     os.makedirs(directory, exist_ok=True)
     file = os.path.join(directory, "scheduler.json")
+    if os.path.exists(file):  # an earlier cluster's: its address is not this one's
+        os.remove(file)
     quiet = ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
     scheduler = start(["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
                        *quiet, "--scheduler-file", file], "scheduler.log")

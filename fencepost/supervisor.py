@@ -185,14 +185,14 @@ def exit_despite_threads(code: int) -> None:
     os._exit(code)
 
 
-def die_with_parent() -> None:
-    """In the child, before it runs: SIGTERM when the parent dies (Linux), so that even a
+def die_with_parent(signum: int = signal.SIGTERM) -> None:
+    """In the child, before it runs: ``signum`` when the parent dies (Linux), so that even a
     supervisor killed outright leaves no run behind (the child cleans up on SIGTERM). A
     campaign's worker processes call it too."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signum)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -19,18 +20,69 @@ from conftest import missing
 DONE = re.compile(r"^\.\.\. seed (\d+) done: 1 fail \(\d+\.\d s\) \[\d+/8, [\d.]+ seeds/min\]$")
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Any]:
-    """A scheduler and two single-threaded workers, every process ended afterwards."""
+def _need_dask() -> None:
     try:
         import distributed  # noqa: F401
     except ImportError:
         missing("Dask distributed is not installed (pip install 'fencepost[campaign]')",
                 "toolchain")
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Any]:
+    """A scheduler and two single-threaded workers, every process ended afterwards."""
+    _need_dask()
     from fencepost.campaign_dask import local_cluster
 
     with local_cluster(2, str(tmp_path / "cluster")) as started:
         yield started
+
+
+def _ended(pid: int, timeout_s: float) -> bool:
+    """Has process ``pid`` (not a child of this one) ended within ``timeout_s``?"""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout_s)[0])
+    finally:
+        os.close(fd)
+
+
+def test_a_cluster_ends_with_the_process_that_started_it_killed_outright(
+        tmp_path: Path) -> None:
+    """The bench's cluster (or a test's) gets no chance to stop its scheduler and workers when
+    its process is killed with SIGKILL: they end with it, they do not run on for good. (And a
+    cluster started in a directory an earlier one used takes its own scheduler's address, not
+    the one the earlier scheduler wrote there.)"""
+    _need_dask()
+    stale = "tcp://127.0.0.1:9"
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / "scheduler.json").write_text(json.dumps({"address": stale}))
+    script = f"""
+import json, os, signal
+from fencepost.campaign_dask import local_cluster
+with local_cluster(1, {str(tmp_path / "cluster")!r}) as started:
+    print(started.address, flush=True)
+    print(json.dumps([started.scheduler.pid, *(w.pid for w in started.workers)]), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    address, listed = done.stdout.splitlines()
+    pids = json.loads(listed)
+    try:
+        assert address.startswith("tcp://127.0.0.1:") and address != stale
+        assert len(pids) == 2
+        assert [pid for pid in pids if not _ended(pid, 60.0)] == []
+    finally:
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _processing(address: str) -> dict[str, tuple[str, list[str]]]:
