@@ -434,3 +434,34 @@ def test_the_model_checks_the_operation_id_after_the_owner() -> None:
         step = _model_settle(state, ctx, who, operation_id="")
         assert isinstance(step.outcome, Err)
         assert (step.outcome.code, step.clause) == (code, clause)
+
+
+def test_the_model_matches_a_resend_canonically_and_refuses_an_oversized_settlement() -> None:
+    """A re-send is the same settlement when its canonical JSON is (1 and 1.0 differ); the
+    8 MiB limit applies to a command's canonical form, a re-send's too."""
+    state, ctx = _model_claim()
+    owner = state.attempts["attempt#3"].owner
+
+    def settle(output: Any, at: Any = None) -> Step:
+        report = spec.ExecutionReport(spec.ExecutionContext("task#1", "attempt#3", PROGRAM,
+                                                            DESCRIPTOR.digest),
+                                      "proc-1", False, {"status": "success", "output": output},
+                                      20)
+        step = model.step(at or state, spec.Settle(spec.SettleCommand(owner, "op-1", report,
+                                                                      spec.UNCONFIRMED)), ctx)
+        assert isinstance(step, Step)
+        return step
+
+    huge = settle("x" * spec.SETTLEMENT_MAX_BYTES)
+    assert isinstance(huge.outcome, Err)
+    assert (huge.outcome.code, huge.clause) == ("invalid_input", "LDG-SETTLE-006")
+    first = settle({"n": 1})
+    assert first.clause == "LDG-SETTLE-007" and isinstance(first.outcome, Ok)
+    again = settle({"n": 1}, first.state)
+    assert again.clause == "LDG-SETTLE-003" and isinstance(again.outcome, Ok)
+    other = settle({"n": 1.0}, first.state)
+    assert isinstance(other.outcome, Err)
+    assert (other.outcome.code, other.clause) == ("conflict", "LDG-SETTLE-004")
+    resent_huge = settle("x" * spec.SETTLEMENT_MAX_BYTES, first.state)
+    assert isinstance(resent_huge.outcome, Err)
+    assert (resent_huge.outcome.code, resent_huge.clause) == ("invalid_input", "LDG-SETTLE-006")

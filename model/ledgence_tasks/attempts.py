@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.opaque import MISSING, ByIdentity
 
 from ..base import Ctx, OneOf, Step
 from .records import (
@@ -135,6 +136,21 @@ def started_after(snap: spec.AttemptSnapshot, report: Any) -> bool:
         getattr(report, "execution_may_have_started", False))
 
 
+_CANONICAL = ByIdentity(1024)
+
+
+def _canonical(command: spec.SettleCommand) -> str:
+    """``command``'s :func:`~fencepost.spec.ledgence_tasks.canonical_settlement`, worked out
+    once per command: the settlement an attempt keeps is compared with every re-send, and
+    the model's values are never changed in place. (A command whose canonical form cannot be
+    made raises as ``canonical_settlement`` does, and is not kept.)"""
+    found = _CANONICAL.get(command)
+    if found is MISSING:
+        found = _CANONICAL.put(command, spec.canonical_settlement(command))
+    text: str = found
+    return text
+
+
 def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
     check_under("LDG-OWNER-001", lambda: spec.validate_owner(getattr(command, "owner", None)))
@@ -148,10 +164,17 @@ def _settle(state: State, op: spec.Settle, ctx: Ctx) -> Step:
     check_under("LDG-SETTLE-006", lambda: spec.check_report_output(command))
     check_under("LDG-SETTLE-005", lambda: spec.check_report_identity(command,
                                                                  rec.snapshot.descriptor))
-    check_under("LDG-SETTLE-006", lambda: spec.check_settlement_size(command))
+    text = ""
+
+    def sized() -> None:  # spec.check_settlement_size, its canonical form kept
+        nonlocal text
+        text = _canonical(command)
+        spec.check_settlement_size(command, text)
+
+    check_under("LDG-SETTLE-006", sized)
     stored = att.snapshot.settlement
     if stored is not None:
-        if not spec.same_settlement(stored, command):
+        if _canonical(stored) != text:  # spec.same_settlement
             raise refused_with(spec.Conflict("this attempt was settled differently"),
                           "LDG-SETTLE-004")
         assert att.receipt is not None

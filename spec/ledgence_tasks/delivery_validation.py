@@ -199,10 +199,12 @@ def check_report_output(command: SettleCommand) -> None:
         raise InvalidInput(f"a success output nests deeper than {MAX_DATA_DEPTH} containers")
 
 
-def check_settlement_size(command: SettleCommand) -> None:
-    """At most 8 MiB canonically; the seed checks it after the report's identity
-    (lifecycle.rs:301-306 at 3abb9ee)."""
-    if len(canonical_settlement(command).encode("utf-8")) > SETTLEMENT_MAX_BYTES:
+def check_settlement_size(command: SettleCommand, canonical: str | None = None) -> None:
+    """At most 8 MiB canonically (``canonical``: its :func:`canonical_settlement`, when the
+    caller has it); the seed checks it after the report's identity (lifecycle.rs:301-306 at
+    3abb9ee)."""
+    text = canonical_settlement(command) if canonical is None else canonical
+    if len(text.encode("utf-8")) > SETTLEMENT_MAX_BYTES:
         raise InvalidInput("the settlement is larger than 8 MiB")
 
 
