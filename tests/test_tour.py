@@ -39,7 +39,7 @@ from fencepost.scenarios.profiles import PROFILES
 from fencepost.scenarios.runner import run_suite
 from fencepost.scenarios.tour import TOUR, puts_to_the_test, tour_of
 from fencepost.scenarios.tour_alone import tour_alone
-from fencepost.scenarios.tour_graph import Tourist, Unsound, explore
+from fencepost.scenarios.tour_graph import ModelTourist, Tourist, Unsound, _concrete, explore
 
 ADK = contract_named("adk-ledger")
 SUITE = ADK.suite
@@ -296,3 +296,16 @@ def test_a_store_call_that_does_not_return_ends_the_tour_and_says_where() -> Non
         release.set()
     assert failed == {} and coverage.run == 0 and not coverage.finished
     assert coverage.stopped.startswith("create did not return in 0.5 s")
+
+
+def test_verify_tells_apart_concrete_states_that_python_equates() -> None:
+    """The soundness check skips a concrete state written exactly as one it checked before;
+    1, 1.0 and True are equal in Python but not in the contracts, so states holding them are
+    each checked."""
+    def tourist(value: object) -> ModelTourist:
+        return ModelTourist(SUITE.model, {}, frozenset(), {"x": value}, 5)
+
+    states = [tourist(v) for v in (1, 1.0, True)]
+    assert states[0].state == states[1].state == states[2].state
+    assert len({_concrete("d", t) for t in states}) == 3
+    assert _concrete("d", tourist(1)) == _concrete("d", states[0])
