@@ -189,7 +189,7 @@ def one_rule_steps(machine: Any) -> bool:
     the argument); one draw per step is then one choice. False, and Hypothesis' own way
     kept, when the machine has several rules, initial rules aside, or its rule has a
     precondition, a bundle, a target or another number of arguments."""
-    rules: list[_Rule] = list(getattr(machine._rules_strategy, "rules", ()))
+    rules: list[_Rule] = machine._rules_strategy.rules  # there at import: _probe_rules
     if len(rules) != 1:
         return False
     rule = rules[0]

@@ -119,26 +119,39 @@ def test_each_rule_comes_up_within_2x_of_its_stated_weight(
 
 def test_a_one_draw_machines_step_draws_its_code_alone() -> None:
     """Hypothesis' runner draws a step of a contract's machine as its one rule and its code,
-    with no choice of which rules are enabled and which of them runs."""
+    with no choice of which rules are enabled and which of them runs: every step it runs was
+    drawn through the one-rule strategy."""
     strategies: list[str] = []
+    drawn, decoded = [0], [0]
     contract = contract_named("adk-ledger")
     factory, _ = resolve_adapter("adk-ledger", "memory")
     world = _world(contract, factory)
     machine_class = contract.suite.machine_for(world)
-    made = machine_class.__init__
+    made, draw, decode = machine_class.__init__, hypothesis_compat._OneRule.do_draw, Table.decode
 
     def noted(self: Any) -> None:
         made(self)
         strategies.append(repr(self._rules_strategy))
 
+    def counted_draw(self: Any, data: Any) -> Any:
+        drawn[0] += 1
+        return draw(self, data)
+
+    def counted_decode(self: Table, code: int) -> tuple[str, dict[str, Any]]:
+        decoded[0] += 1
+        return decode(self, code)
+
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(machine_class, "__init__", noted)
+            patch.setattr(hypothesis_compat._OneRule, "do_draw", counted_draw)
+            patch.setattr(Table, "decode", counted_decode)
             run = run_machine(machine_class, examples=3, steps=5, seed=1)
     finally:
         world.discard()
     assert not run.violations and len(strategies) == run.examples >= 3
     assert set(strategies) == {f"one rule: step(code={one_draw.CODES!r})"}
+    assert drawn[0] == decoded[0] > 0
 
 
 def test_a_machine_of_several_rules_keeps_hypothesis_own_choice_of_rule() -> None:
