@@ -84,6 +84,39 @@ def test_invalid_input_is_refused_with_the_reason(changes: dict[str, Any], messa
     assert caught.value.code == "invalid_input"
 
 
+@pytest.mark.parametrize("code", range(128))
+def test_ascii_text_is_refused_exactly_where_the_character_sets_say(code: int) -> None:
+    # ASCII text skips the search of the whole set (see _holds_refused): every ASCII character,
+    # alone and inside other text, must be refused by identifiers and correlation keys
+    # exactly when the set holds it.
+    for text in (chr(code), f"ab{chr(code)}cd"):
+        refused = spec.submission._REFUSED_CHARACTERS.search(text) is not None
+        control = spec.submission._CONTROL_CHARACTERS.search(text) is not None
+        assert refused == control == (code < 0x20 or code == 0x7F)
+        if refused:
+            with pytest.raises(spec.InvalidInput, match="contains a control or noncharacter"):
+                spec.validate_text(text, "queue")
+            with pytest.raises(spec.InvalidInput, match="contains a control character"):
+                spec.validate_correlation_key(text, "correlation_key")
+        else:
+            assert spec.validate_text(text, "queue") == text
+            assert spec.validate_correlation_key(text, "correlation_key") == text
+
+
+def test_a_text_subclass_cannot_pass_for_printable() -> None:
+    class Lying(str):
+        def isascii(self) -> bool:
+            return True
+
+        def isprintable(self) -> bool:
+            return True
+
+    with pytest.raises(spec.InvalidInput, match="contains a control or noncharacter"):
+        spec.validate_text(Lying("a\x07b"), "queue")
+    with pytest.raises(spec.InvalidInput, match="contains a control or noncharacter"):
+        spec.validate_text(Lying("a\ufdd0"), "queue")
+
+
 def test_range_boundaries_are_inclusive() -> None:
     for ok in (task(retry_policy=spec.RetryPolicy(1, 0)),
                task(retry_policy=spec.RetryPolicy(1000, 86_400_000)),
