@@ -9,8 +9,10 @@ import sys
 import pytest
 
 from fencepost.errors import ConfigurationError
-from fencepost.explain import explain, explain_clause, explain_contract, refusals
+from fencepost.explain import explain, explain_clause, explain_contract, refusals, tour_edges
+from fencepost.model.base import options_with_defaults
 from fencepost.registry import contract_named, contract_names
+from fencepost.scenarios.tour import tour_of
 
 CONTRACTS = contract_names()
 
@@ -41,6 +43,22 @@ def test_each_clause_says_its_rule_situations_checks_options_and_mutants(name: s
         assert f"mutants that prove the kit catches it ({len(proving)}):" in out, clause.id
         for m in proving:
             assert f"- {m.name} [" in out and flat(m.bug) in said
+
+
+@pytest.mark.parametrize("name", ["adk-ledger", "snodo-tasks"])
+def test_the_edges_it_counts_are_those_of_the_smallest_tour_a_check_runs(name: str) -> None:
+    # explain explores the graph alone (no plan); the count must be the tour's own.
+    contract = contract_named(name)
+    scope = list(contract.suite.tours.values())[-1]
+    model = contract.suite.model
+    options = options_with_defaults(model.choices, {}, model.settings)
+    graph, _ = tour_of(scope, model, tuple(sorted(options.items())),
+                       frozenset(contract.spec.CAPABILITIES))
+    counted = tour_edges(contract)
+    assert counted == graph.clause_edges() and sum(counted.values()) > 100
+    clause = max(counted, key=lambda c: counted[c])
+    assert f"{counted[clause]:,} edges of the smallest scope decide it" in flat(
+        explain_clause(contract, contract.clauses[clause]))
 
 
 def test_a_clause_whose_rule_an_option_changes_shows_both_readings_and_the_seed() -> None:
