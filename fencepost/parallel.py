@@ -3,9 +3,13 @@
 A run is made of parts (:func:`~fencepost.scenarios.kinds.parts_of`: the scripted scenarios
 and fault cases, the state machine, each race, the concurrent run), each on a store namespace of
 its own under a clock of its own, so a part finds the same things wherever it runs. With
-``jobs`` > 1 each part runs in a process of a pool (the adapter spec resolved there: a store
-per process), and the parts' results are merged in the run's order, never in the order they
-finish: a seed's verdicts and counterexamples are the same at any ``jobs``.
+``jobs`` > 1 the parts run in a pool of processes, each taking the next part left as soon as it
+is free. A process resolves the adapter spec once and runs every part it takes on that factory,
+closing it after its last (an ``exec:`` store's program is started once per process, as in a
+run in one process, not once per part), unless a part was stopped: the next then starts on a
+new one. The parts' results are merged in the run's order, never in the order they finish: a
+seed's verdicts and counterexamples are the same at any ``jobs``. The command's own process
+runs no part: whatever ends it, even ``kill -9``, the pool's processes drop their data.
 
 Progress lines come back from the processes on a queue (each names its check). Ctrl-C
 (or a signal the command turns into :class:`Interrupted`) reaches the processes as SIGTERM:
@@ -34,11 +38,11 @@ from multiprocessing import connection
 from typing import Any
 
 from fencepost.scenarios.evidence import merged
-from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S
+from fencepost.scenarios.guard import DEFAULT_CALL_TIMEOUT_S, Guard
 from fencepost.scenarios.interrupt import Interrupted
 from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.profiles import Profile
-from fencepost.scenarios.runner import RunResult, run_suite
+from fencepost.scenarios.runner import RunResult, close_factory_into, run_suite
 from fencepost.scenarios.said import Progress, Said
 
 from .ending import EndedAbruptly, say
@@ -62,13 +66,17 @@ _idle.set()
 _stopping = threading.Event()
 
 
-def _start_process(progress_queue: Any) -> None:
+_taken: Any = None
+"""In a pool process: how many of the run's parts have been taken (shared by the pool)."""
+
+
+def _start_process(progress_queue: Any, taken: Any) -> None:
     """In each pool process: Ctrl-C is the parent's to handle; SIGTERM stops the part running
     (which drops its data and returns what it found), or ends a process between parts."""
     from .supervisor import die_with_parent
 
-    global _progress_queue
-    _progress_queue = progress_queue
+    global _progress_queue, _taken
+    _progress_queue, _taken = progress_queue, taken
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -108,11 +116,32 @@ def _orphaned(parent: int) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
-def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, Any],
-              example_db: str | None) -> tuple[str, RunResult | str]:
-    """One part in a pool process: ``("ok", result)``, ``("interrupted", partial result)``,
-    ``("config", message)``, or ``("skipped", "")`` for a part taken after the run was
-    stopped (or stopped before it had a result)."""
+Done = tuple[int, str, Any]
+"""How a part ended: its index, then ``"ok"`` and its result, ``"interrupted"`` and its partial
+result, ``"config"`` and the message of its ConfigurationError, or ``"skipped"`` and ``""``
+(the run was stopped before it had a result)."""
+
+
+def _take(taken: Any, count: int) -> int | None:
+    """The next part nobody has taken (now taken), or None when none is left."""
+    with taken.get_lock():
+        k = int(taken.value)
+        if k >= count:
+            return None
+        taken.value = k + 1
+        return k
+
+
+def _stop_taking(taken: Any, count: int) -> None:
+    """No process takes another part (the run is stopping)."""
+    with taken.get_lock():
+        taken.value = count
+
+
+def _run_parts_here(contract_name: str, adapter: str, count: int, kwargs: Mapping[str, Any],
+                    example_db: str | None) -> list[Done]:
+    """In a pool process: take the next part left and run it, until none is left or the run
+    stops, on one factory (a new one after a part that was stopped); close it at the end."""
     from .adapter_spec import resolve_adapter
     from .example_db import example_database
     from .registry import contract_named
@@ -123,24 +152,53 @@ def _run_part(contract_name: str, adapter: str, part: int, kwargs: Mapping[str, 
         if q is not None:
             q.put(said)
 
-    if _stopping.is_set():
-        return "skipped", ""
-    _running.set()
+    suite = contract_named(contract_name).suite
+    done: list[Done] = []
+    factory: Any = None
+    last: RunResult | None = None  # the last part run on ``factory``
+    _running.set()  # from here a SIGTERM stops the loop (the factory open between parts too)
     _idle.clear()
     try:
-        factory, _ = resolve_adapter(contract_name, adapter)
-        database = example_database(example_db) if example_db is not None else None
-        result = run_suite(contract_named(contract_name).suite, factory, parts=(part,),
-                           progress=progress, example_db=database, **kwargs)
-    except ConfigurationError as e:
-        return "config", str(e)
-    except Interrupted as stop:
-        return ("interrupted", stop.result) if stop.result is not None else ("skipped", "")
+        while not _stopping.is_set() and (k := _take(_taken, count)) is not None:
+            try:
+                if factory is None:
+                    factory, _ = resolve_adapter(contract_name, adapter)
+                database = example_database(example_db) if example_db is not None else None
+            except ConfigurationError as e:
+                done.append((k, "config", str(e)))
+                break
+            try:
+                result = run_suite(suite, factory, parts=(k,), progress=progress,
+                                   example_db=database, keep_open=True, **kwargs)
+            except ConfigurationError as e:
+                done.append((k, "config", str(e)))
+                factory = None  # closed by the run
+            except Interrupted as stop:
+                done.append((k, "interrupted", stop.result) if stop.result is not None
+                            else (k, "skipped", ""))
+                factory = None
+            else:
+                done.append((k, "ok", result))
+                if result.evidence.stopped:
+                    factory = None  # closed by the run, or left behind with a call stuck in it
+                else:
+                    last = result
+            finally:
+                _name_left_threads()
+            if done[-1][1] != "ok":
+                break
+    except Interrupted:  # between two parts: the run stops here
+        pass
     finally:
-        _running.clear()
-        _idle.set()
-        _name_left_threads()
-    return "ok", result
+        if _stopping.is_set() or (done and done[-1][1] != "ok"):
+            _stop_taking(_taken, count)  # no process takes another part
+        try:
+            if factory is not None and last is not None:
+                close_factory_into(factory, last.evidence, Guard(kwargs["call_timeout_s"]))
+        finally:
+            _running.clear()
+            _idle.set()
+    return done
 
 
 _named: set[str] = set()
@@ -191,19 +249,19 @@ def run_parts(
     relay.start()
     from .registry import contract_named
 
-    parts = len(parts_of(contract_named(contract_name).suite, profile))
-    pool = ProcessPoolExecutor(max_workers=min(jobs, parts), mp_context=ctx,
-                               initializer=_start_process, initargs=(lines,))
+    count = len(parts_of(contract_named(contract_name).suite, profile))
+    taken = ctx.Value("i", 0)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, count), mp_context=ctx,
+                               initializer=_start_process, initargs=(lines, taken))
     try:
-        futures = [pool.submit(_run_part, contract_name, adapter, k, kwargs, example_db)
-                   for k in range(parts)]
+        futures = [pool.submit(_run_parts_here, contract_name, adapter, count, kwargs, example_db)
+                   for _ in range(min(jobs, count))]
         processes = list((getattr(pool, "_processes", None) or {}).values())
         try:
             wait(futures)
         except KeyboardInterrupt as stop:
             signum = getattr(stop, "signum", signal.SIGINT)
-            for future in futures:
-                future.cancel()
+            _stop_taking(taken, count)
             _stop_processes(pool)
             wait(futures)
             partial = _merge([f for f in futures if not f.cancelled()], started,
@@ -298,17 +356,19 @@ def _stop_processes(pool: ProcessPoolExecutor) -> None:
                 pass
 
 
-def _merge(futures: list[Future[tuple[str, RunResult | str]]], started: float, *,
+def _merge(futures: list[Future[list[Done]]], started: float, *,
            interrupted: bool) -> RunResult:
-    """The parts' results merged in the run's order (see :func:`merged`); each phase's time
-    summed over the parts, ``total`` the wall time since ``started``."""
-    results: list[RunResult] = []
+    """The parts' results merged in the run's order (see :func:`merged`), whichever process ran
+    them; each phase's time summed over the parts, ``total`` the wall time since ``started``."""
+    ended: list[Done] = []
     for future in futures:
         if future.exception() is not None:
             if interrupted:
                 continue
             raise future.exception()  # type: ignore[misc]
-        kind, value = future.result()
+        ended += future.result()
+    results: list[RunResult] = []
+    for _, kind, value in sorted(ended, key=lambda e: e[0]):
         if kind == "config":
             raise ConfigurationError(str(value))
         if isinstance(value, RunResult):

@@ -168,6 +168,7 @@ def run_suite(
     example_db: ExampleDatabase | None = None,
     parts: Collection[int] | None = None,
     require: Collection[str] = (),
+    keep_open: bool = False,
 ) -> RunResult:
     """Check ``factory``'s store against ``suite``; never raises for a contract violation.
 
@@ -181,7 +182,10 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
     state machine replays the failures Hypothesis' ``example_db`` holds first and saves those
     it finds there. ``parts`` (indexes of :func:`~.kinds.parts_of`; default all) runs only
     those parts. A capability in ``require`` the store does not declare is a
-    ConfigurationError (a CI gate that insists on ``concurrency``), before any check runs."""
+    ConfigurationError (a CI gate that insists on ``concurrency``), before any check runs.
+    The factory is closed at the end (its ``close``), unless ``keep_open`` and the run ended
+    as it should (not stopped, interrupted or failed): then the caller runs more on it and
+    closes it (:func:`close_factory_into`)."""
     world = new_world(suite, factory, options=options, namespace=namespace,
                       call_timeout_s=call_timeout_s)
     guard = world.guard
@@ -197,7 +201,9 @@ in ``first`` (``"race:walk_under_submitters"``, ``"machine"``) run before the ot
         drop_abandoned(world, CANCEL_GRACE_S if ended.interrupted is not None
                        else guard.timeout_s)
     interrupted = ended.interrupted
-    if not guard.abandoned:
+    whole = (ended.abandoned is None and interrupted is None and ended.error is None
+             and not world.evidence.stopped)
+    if not guard.abandoned and not (keep_open and whole):
         interrupted = close_factory(world) or interrupted
     result = run.result()
     if interrupted is not None:
@@ -294,10 +300,15 @@ def close_factory(world: World) -> BaseException | None:
     take the call timeout, then it is left behind). A failure or a close that did not return
     is noted in the evidence as the adapter's fault. Returns the interruption (Ctrl-C, a
     signal) that came meanwhile, if one did."""
-    close = getattr(world.factory, "close", None)
+    return close_factory_into(world.factory, world.evidence, world.guard)
+
+
+def close_factory_into(factory: Any, evidence: Evidence, guard: Guard) -> BaseException | None:
+    """:func:`close_factory` of ``factory``, watched by ``guard``, its faults noted in
+    ``evidence`` (a factory several runs used, closed after the last: see ``keep_open``)."""
+    close = getattr(factory, "close", None)
     if close is None:
         return None
-    evidence, guard = world.evidence, world.guard
     ended = supervise(guard, functools.partial(guard.run, "the adapter factory's close", close,
                                                cleanup=True))
     error = ended.error

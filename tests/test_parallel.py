@@ -7,19 +7,27 @@ a time budget (a budget cuts where the machine's speed puts it)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fencepost.api import check
+from fencepost.errors import ConfigurationError
 from fencepost.registry import contract_named
 from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
+from fencepost.scenarios.guard import Guard
 from fencepost.scenarios.kinds import parts_of
-from fencepost.scenarios.runner import parts_in_order
+from fencepost.scenarios.profiles import PROFILES
+from fencepost.scenarios.runner import close_factory_into, parts_in_order, run_suite
 from fencepost.scenarios.trace import TraceStep
+
+EXTERNAL = str(Path(__file__).parent / "external")
 
 
 def _seen(report: RunReport) -> list[tuple[Any, ...]]:
@@ -143,3 +151,83 @@ def test_the_exit_code_of_a_process_just_ended_is_waited_for() -> None:
     never = _Ending(7, reaped_after=10**9)
     assert exit_codes([never], timeout_s=0.01) == [None] and never.joins >= 1
     assert _how([]) == "(a --jobs process) ended"
+
+
+# -- one factory per pool process -----------------------------------------------------------------
+
+LOGGED_SERVE = """import os, sys
+with open(sys.argv[1], "a", encoding="utf-8") as f:
+    f.write(f"{os.getppid()}\\n")
+os.execv(sys.executable, [sys.executable, "-m", "fencepost.cli", "serve", "adk-ledger",
+                          "--adapter", "memory"])
+"""
+
+
+@pytest.mark.long
+def test_an_exec_store_starts_once_per_pool_process_not_once_per_part(tmp_path: Path) -> None:
+    """Each of the 6 parts used to start the store's program; now each process that took parts
+    starts it once (the program logs the process that started it)."""
+    (tmp_path / "serve.py").write_text(LOGGED_SERVE)
+    log = tmp_path / "started"
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         f"exec:{sys.executable} {tmp_path / 'serve.py'} {log}", "--seed", "1", "--jobs", "2",
+         "--concurrency", "0", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 fail, 0 unknown, " in done.stdout
+    starters = log.read_text().split()
+    assert len(parts_of(contract_named("adk-ledger").suite, PROFILES["quick"])) == 6
+    assert len(starters) == len(set(starters)) in (1, 2), starters
+
+
+class _Closes:
+    """The memory store's factory, counting its closes."""
+
+    def __init__(self) -> None:
+        from fencepost.adapter_spec import resolve_adapter
+
+        self.base, _ = resolve_adapter("adk-ledger", "memory")
+        self.closed = 0
+
+    def __call__(self, env: Any) -> Any:
+        return self.base(env)
+
+    def discard(self, env: Any) -> None:
+        self.base.discard(env)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_a_run_keeps_its_factory_open_for_the_next_only_when_it_ended_as_it_should() -> None:
+    suite = contract_named("adk-ledger").suite
+    factory = _Closes()
+    quick = PROFILES["quick"]
+    first = run_suite(suite, factory, profile=quick, seed=1, parts=(0,), keep_open=True)
+    run_suite(suite, factory, profile=quick, seed=1, parts=(1,), keep_open=True)
+    assert factory.closed == 0
+    assert close_factory_into(factory, first.evidence, Guard(5.0)) is None
+    assert factory.closed == 1 and first.evidence.faults == []
+    with pytest.raises(ConfigurationError, match="--require fault_injection"):
+        run_suite(suite, factory, profile=quick, seed=1, parts=(0,), keep_open=True,
+                  require={"fault_injection"})
+    assert factory.closed == 2  # a run that failed closes it, as without keep_open
+    run_suite(suite, factory, profile=quick, seed=1, parts=(0,))
+    assert factory.closed == 3
+
+
+@pytest.mark.long
+def test_a_factory_close_that_never_returns_is_left_behind_once_per_pool_process(
+        tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         "hostile:adk_ledger__factory_close_hangs", "--seed", "3", "--call-timeout", "1",
+         "--jobs", "2", "--report", "R", "--quiet"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=300, env=dict(os.environ, PYTHONPATH=EXTERNAL))
+    assert done.returncode == 2, done.stdout + done.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    left = ("the adapter factory's close did not return in 1 s (--call-timeout); it was left "
+            "behind")
+    assert report["faults"] and set(report["faults"]) == {left}
+    assert len(report["faults"]) in (1, 2)  # one per process that took parts, not one per part
+    assert report["summary"]["fail"] == report["summary"]["unknown"] == 0
