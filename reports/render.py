@@ -213,13 +213,18 @@ def write_reports(report: RunReport, directory: str) -> list[str]:
     file names left in ``directory`` by an earlier run are removed first, so the directory
     never mixes two runs (another run's history.jsonl beside this run's report). A file that
     cannot be written (a full disk) does not stop the others: :class:`ReportsNotWritten` then
-    says which were not written, and why."""
-    os.makedirs(directory, exist_ok=True)
-    for name in REPORT_FILES:
-        try:
-            os.unlink(os.path.join(directory, name))
-        except FileNotFoundError:
-            pass
+    says which were not written, and why; so it does, with none written, when ``directory``
+    cannot be made or cleared."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for name in REPORT_FILES:
+            try:
+                os.unlink(os.path.join(directory, name))
+            except FileNotFoundError:
+                pass
+    except OSError as e:  # a directory that cannot be made (under /proc, say) or emptied
+        raise ReportsNotWritten(f"no report written in {directory}: {e.strerror or e}",
+                                []) from None
     # Cleaned text encodes; backslashreplace is the last guard that a report is written.
     files: list[tuple[str, Callable[[], bytes]]] = [
         ("report.json", lambda: dumps(report).encode("utf-8", "backslashreplace")),

@@ -48,6 +48,19 @@ def test_a_file_that_cannot_be_written_is_absent_and_named(
     assert json.loads((tmp_path / "report.json").read_text())["contract"] == "adk-ledger"
 
 
+def test_a_directory_that_cannot_be_made_is_said_with_no_report_written(
+        report: RunReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def read_only(path: Any, exist_ok: bool = False) -> None:
+        raise OSError(errno.ENOENT, "No such file or directory", path)
+
+    monkeypatch.setattr(render.os, "makedirs", read_only)
+    with pytest.raises(ReportsNotWritten) as refused:
+        write_reports(report, str(tmp_path / "R"))
+    assert str(refused.value) == f"no report written in {tmp_path / 'R'}: No such file or directory"
+    assert refused.value.written == []
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_directory_holding_another_runs_report_keeps_none_of_its_files(
         report: RunReport, tmp_path: Path) -> None:
     (tmp_path / "history.jsonl").write_text('{"fencepost": "another run"}\n')
