@@ -47,13 +47,23 @@ command line does not import the reports before it is used)."""
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from fencepost.pool import default_jobs, start_early, stop_early
+
+    start_early(default_jobs() if args.jobs is None else args.jobs)  # loads while this does
+    try:
+        return _checked(args)
+    finally:
+        stop_early()  # a run that never started leaves no process
+
+
+def _checked(args: argparse.Namespace) -> int:
     arguments.report_dir(args.report, "--report", REPORT_FILES)
     options = arguments.contract_options(args.contract, args.option)
     arguments.output_file(args.summary, "--summary")
     arguments.shrink_budget(args.shrink_budget, args.no_shrink)
     baseline = gate.read_baseline(args.baseline, args.contract) if args.baseline else None
     from fencepost.api import check
-    from fencepost.parallel import default_jobs
+    from fencepost.pool import default_jobs
     from fencepost.reports.render import (
         ReportsNotWritten,
         headline,

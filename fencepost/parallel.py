@@ -24,7 +24,6 @@ Example::
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import queue
 import select
@@ -34,7 +33,6 @@ import time
 from collections.abc import Collection, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import connection
 from typing import Any
 
 from fencepost.scenarios.evidence import merged
@@ -47,16 +45,9 @@ from fencepost.scenarios.said import Progress, Said
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
+from .pool import JOBS_ENV, PartsPool, default_jobs, take_early
 
-JOBS_ENV = "FENCEPOST_JOBS"
-
-
-def default_jobs() -> int:
-    """``FENCEPOST_JOBS`` when set to a whole number of 1 or more, else the machine's cores."""
-    text = os.environ.get(JOBS_ENV, "")
-    if text.strip().isdigit() and int(text) >= 1:
-        return int(text)
-    return os.cpu_count() or 1
+__all__ = ["JOBS_ENV", "default_jobs", "run_parts", "start_process"]
 
 _progress_queue: Any = None
 _running = threading.Event()
@@ -70,7 +61,7 @@ _taken: Any = None
 """In a pool process: how many of the run's parts have been taken (shared by the pool)."""
 
 
-def _start_process(progress_queue: Any, taken: Any) -> None:
+def start_process(progress_queue: Any, taken: Any) -> None:
     """In each pool process: Ctrl-C is the parent's to handle; SIGTERM stops the part running
     (which drops its data and returns what it found), or ends a process between parts."""
     from .supervisor import die_with_parent
@@ -233,10 +224,13 @@ def run_parts(
     processes; the merged result. Raises ConfigurationError as a run in this process would,
     and :class:`Interrupted` (holding the merged partial result) on Ctrl-C."""
     started = time.perf_counter()
-    ctx = multiprocessing.get_context("spawn")
-    lines = ctx.Queue()
     kwargs = {"profile": profile, "seed": seed, "options": dict(options),
               "call_timeout_s": call_timeout_s, "require": frozenset(require)}
+    from .registry import contract_named
+
+    count = len(parts_of(contract_named(contract_name).suite, profile))
+    parts_pool = take_early(jobs) or PartsPool(min(jobs, count))
+    pool, taken, lines = parts_pool.executor, parts_pool.taken, parts_pool.lines
     done = threading.Event()
     last: list[str] = []  # the last progress line (the phase a part that ends abruptly was in)
 
@@ -247,16 +241,10 @@ def run_parts(
     relay = threading.Thread(target=_relay, args=(lines, told, done), daemon=True,
                              name="fencepost-progress")
     relay.start()
-    from .registry import contract_named
-
-    count = len(parts_of(contract_named(contract_name).suite, profile))
-    taken = ctx.Value("i", 0)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, count), mp_context=ctx,
-                               initializer=_start_process, initargs=(lines, taken))
     try:
         futures = [pool.submit(_run_parts_here, contract_name, adapter, count, kwargs, example_db)
                    for _ in range(min(jobs, count))]
-        processes = list((getattr(pool, "_processes", None) or {}).values())
+        processes = parts_pool.processes()
         try:
             wait(futures)
         except KeyboardInterrupt as stop:
@@ -268,11 +256,11 @@ def run_parts(
                              interrupted=True)
             raise Interrupted(signum, partial) from None
         if any(isinstance(f.exception(), BrokenProcessPool) for f in futures):
-            _shut_down(pool, POOL_EXIT_S)  # the pool's thread reaps them: their exit codes
+            parts_pool.shut_down(POOL_EXIT_S)  # the pool's thread reaps them: their exit codes
             raise EndedAbruptly(_how(processes), last[0] if last else "a --jobs part")
         return _merge(futures, started, interrupted=False)
     finally:
-        _shut_down(pool, POOL_EXIT_S)
+        parts_pool.shut_down(POOL_EXIT_S)
         lines.close()
         done.set()
         relay.join(timeout=2)
@@ -281,27 +269,6 @@ def run_parts(
 POOL_EXIT_S = 10.0
 """How long a pool process may take to exit once the run is over (a store that left a thread
 running would keep it alive) before it is killed."""
-
-
-def _shut_down(pool: ProcessPoolExecutor, timeout_s: float) -> None:
-    """Shut ``pool`` down, waiting for its processes at most until ``timeout_s`` from now;
-    kill those still alive then, saying how many (their parts were over: their data dropped).
-    A process's end is seen on its sentinel, not by reaping it: the pool's own thread reaps."""
-    processes = [p for p in (getattr(pool, "_processes", None) or {}).values() if p.pid is not None]
-    pool.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + timeout_s
-    pending = {p.sentinel: p for p in processes}
-    while pending and (left := deadline - time.monotonic()) > 0:
-        for ended in connection.wait(list(pending), left):
-            pending.pop(ended, None)
-    for process in pending.values():
-        process.kill()
-    manager = getattr(pool, "_executor_manager_thread", None)
-    if manager is not None:
-        manager.join(timeout_s)
-    if pending:
-        say(f"fencepost: warning: {len(pending)} --jobs process(es) had not exited "
-            f"{timeout_s:g} s after their part (the store left a thread running?); killed")
 
 
 EXIT_CODE_WAIT_S = 2.0

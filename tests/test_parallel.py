@@ -231,3 +231,38 @@ def test_a_factory_close_that_never_returns_is_left_behind_once_per_pool_process
     assert report["faults"] and set(report["faults"]) == {left}
     assert len(report["faults"]) in (1, 2)  # one per process that took parts, not one per part
     assert report["summary"]["fail"] == report["summary"]["unknown"] == 0
+
+
+# -- the pool started early -----------------------------------------------------------------------
+
+
+def test_a_run_takes_the_pool_started_early_and_starts_none_of_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fencepost import pool as pools
+
+    made: list[int] = []
+    init = pools.PartsPool.__init__
+
+    def counted(self: Any, jobs: int) -> None:
+        made.append(jobs)
+        init(self, jobs)
+
+    monkeypatch.setattr(pools.PartsPool, "__init__", counted)
+    pools.start_early(2)
+    assert made == [2] and pools._early is not None
+    report = check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)
+    assert made == [2] and pools._early is None
+    assert {v.status for v in report.verdicts} <= {"pass", "unsupported"}
+    check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)  # nothing started early
+    assert made == [2, 2]
+
+
+@pytest.mark.parametrize("adapter", ["no_such_module:make", "exec:"])
+def test_a_command_that_ends_before_its_run_stops_the_pool_it_started(adapter: str) -> None:
+    """The pool started early is shut down: one line, no warning of its queues left behind."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter", adapter,
+         "--jobs", "2"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("fencepost: error: ")

@@ -1,0 +1,131 @@
+"""The processes of a ``--jobs`` run, started as early as the command can start them.
+
+A pool process is a fresh interpreter (``spawn``) that must load the kit before it can take a
+part: about a third of a second on 2 vCPUs. ``fencepost check`` spends about as long itself
+before its run starts (loading the kit and the contract, checking the flags, opening the
+adapter), so it starts the pool first (:func:`start_early`), and the processes load the kit
+meanwhile; :func:`fencepost.parallel.run_parts` takes that pool (:func:`take_early`) instead
+of starting one. A command that ends before its run (a configuration error) shuts the pool
+down (:func:`stop_early`). This module is light on purpose: it is loaded before the rest.
+
+Example::
+
+    start_early(jobs)
+    try:
+        ...  # fencepost.check(..., jobs=jobs) takes the pool
+    finally:
+        stop_early()
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import connection
+from typing import Any
+
+JOBS_ENV = "FENCEPOST_JOBS"
+
+EARLY_PROCESSES = 4
+"""At most this many processes are started early (a run has 6 or 7 parts at ``quick``; on a
+machine with more cores the rest start when the run hands out its parts)."""
+
+
+def default_jobs() -> int:
+    """``FENCEPOST_JOBS`` when set to a whole number of 1 or more, else the machine's cores."""
+    text = os.environ.get(JOBS_ENV, "")
+    if text.strip().isdigit() and int(text) >= 1:
+        return int(text)
+    return os.cpu_count() or 1
+
+
+class PartsPool:
+    """A spawn pool of up to ``jobs`` processes for one run's parts, with the queue they say
+    progress on and the count of the run's parts taken so far (shared by them)."""
+
+    def __init__(self, jobs: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.jobs = jobs
+        self.lines = ctx.Queue()
+        self.taken = ctx.Value("i", 0)
+        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
+                                            initializer=_started, initargs=(self.lines,
+                                                                            self.taken))
+
+    def processes(self) -> list[Any]:
+        """The pool's processes started so far."""
+        return list((getattr(self.executor, "_processes", None) or {}).values())
+
+    def shut_down(self, timeout_s: float) -> None:
+        """Shut the pool down, waiting for its processes at most until ``timeout_s`` from now;
+        kill those still alive then, saying how many (their parts were over: their data
+        dropped). A process's end is seen on its sentinel, not by reaping it: the pool's own
+        thread reaps."""
+        processes = [p for p in self.processes() if p.pid is not None]
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout_s
+        pending = {p.sentinel: p for p in processes}
+        while pending and (left := deadline - time.monotonic()) > 0:
+            for ended in connection.wait(list(pending), left):
+                pending.pop(ended, None)
+        for process in pending.values():
+            process.kill()
+        manager = getattr(self.executor, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(timeout_s)
+        if pending:
+            from .ending import say
+
+            say(f"fencepost: warning: {len(pending)} --jobs process(es) had not exited "
+                f"{timeout_s:g} s after their part (the store left a thread running?); killed")
+
+
+def _started(lines: Any, taken: Any) -> None:
+    """The initializer of each pool process (see :func:`fencepost.parallel.start_process`)."""
+    from .parallel import start_process
+
+    start_process(lines, taken)
+
+
+def _loaded() -> None:
+    """The first task of a process started early: load what a part needs."""
+    from . import adapter_spec, parallel, registry  # noqa: F401 - loaded for the parts to come
+
+
+_early: PartsPool | None = None
+
+
+def start_early(jobs: int) -> None:
+    """With ``jobs`` > 1, start the pool of the run to come now (at most
+    :data:`EARLY_PROCESSES` of its processes), each loading the kit."""
+    global _early
+    if jobs > 1 and _early is None:
+        pool = PartsPool(jobs)
+        for _ in range(min(jobs, EARLY_PROCESSES)):
+            pool.executor.submit(_loaded)
+        _early = pool
+
+
+def take_early(jobs: int) -> PartsPool | None:
+    """The pool :func:`start_early` started for ``jobs`` processes, now the caller's to shut
+    down; None if there is none (or it is for another count, then shut down)."""
+    global _early
+    pool, _early = _early, None
+    if pool is not None and pool.jobs != jobs:
+        pool.shut_down(STOP_S)
+        return None
+    return pool
+
+
+STOP_S = 10.0
+"""How long a pool's processes may take to exit when it is shut down before they are killed."""
+
+
+def stop_early() -> None:
+    """Shut down the pool :func:`start_early` started, if no run took it."""
+    global _early
+    pool, _early = _early, None
+    if pool is not None:
+        pool.shut_down(STOP_S)
