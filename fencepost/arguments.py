@@ -80,6 +80,27 @@ def output_file(path: str | None, flag: str) -> None:
         raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
 
 
+def save(path: str, flag: str, text: str) -> bool:
+    """Write ``text`` to ``path`` (``flag FILE``, checked by :func:`output_file` before the
+    run). When it cannot be written after all (a full disk, a path whose parent lets the check
+    pass and refuses the file, as under ``/proc``), say so in one line and return False: what
+    the run found was printed already, and the command's exit code stands."""
+    try:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+    except OSError as e:
+        not_written(path, flag, e)
+        return False
+    return True
+
+
+def not_written(path: str, flag: str, error: OSError) -> None:
+    """Say, in one line, that ``flag path`` could not be written, and why."""
+    from .ending import say
+
+    say(f"fencepost: {flag} {path} not written: {error.strerror or error}")
+
+
 def shrink_budget(text: str | None, no_shrink: bool) -> None:
     """``--shrink-budget`` must read as a budget, and not be given with ``--no-shrink``."""
     if text is None:

@@ -196,11 +196,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if table.failed:
         print(f"clauses failed in some seed: {', '.join(table.failed)}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"contract": table.contract, "adapter": table.adapter,
-                       "profile": table.profile, "seeds": list(table.seeds),
-                       "failed": list(table.failed),
-                       "situations": [attrs.asdict(r) for r in table.rows]}, f, indent=2)
+        arguments.save(args.json, "--json", json.dumps(
+            {"contract": table.contract, "adapter": table.adapter, "profile": table.profile,
+             "seeds": list(table.seeds), "failed": list(table.failed),
+             "situations": [attrs.asdict(r) for r in table.rows]}, indent=2))
     return table.exit_code
 
 
@@ -235,17 +234,18 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     if args.report:
         from fencepost.reports.html import mutants_html
 
-        os.makedirs(args.report, exist_ok=True)
-        path = os.path.join(args.report, "mutants.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump([attrs.asdict(r) for r in rows], f, indent=2)
-            f.write("\n")
-        print(f"wrote {path}")
-        path = os.path.join(args.report, "mutants.html")
         meta = {"base": args.adapter, "profile": args.profile, "seed": str(args.seed)}
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(mutants_html(args.contract, rows, meta))
-        print(f"wrote {path}")
+        try:
+            os.makedirs(args.report, exist_ok=True)
+        except OSError as e:
+            arguments.not_written(args.report, "--report", e)
+        else:
+            for name, text in (
+                    ("mutants.json", json.dumps([attrs.asdict(r) for r in rows], indent=2) + "\n"),
+                    ("mutants.html", mutants_html(args.contract, rows, meta))):
+                path = os.path.join(args.report, name)
+                if arguments.save(path, "--report", text):
+                    print(f"wrote {path}")
     return EXIT_OK if caught == len(rows) else EXIT_FAIL
 
 
@@ -369,10 +369,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                        progress=progress)
     progress.done()
     print(render(result))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(to_json(result), f, indent=2)
-            f.write("\n")
+    if args.json and arguments.save(args.json, "--json",
+                                    json.dumps(to_json(result), indent=2) + "\n"):
         print(f"wrote {args.json}")
     return EXIT_OK
 

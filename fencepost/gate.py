@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import arguments
+
 
 def read_baseline(path: str, contract_name: str) -> Any:
     """The ``--baseline`` report, read and found comparable before the run starts."""
@@ -26,8 +28,12 @@ def finish(args: argparse.Namespace, report: Any, baseline: Any) -> int:
 
     comparison = compare(baseline, report) if baseline is not None else None
     if args.summary:
-        write_summary(args.summary, to_summary(report, comparison))
-        print(f"wrote {args.summary}")
+        try:
+            write_summary(args.summary, to_summary(report, comparison))
+        except OSError as e:  # a full disk: said, the verdict's exit code stands
+            arguments.not_written(args.summary, "--summary", e)
+        else:
+            print(f"wrote {args.summary}")
     if comparison is None:
         return int(report.exit_code)
     print()

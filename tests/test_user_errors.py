@@ -159,6 +159,33 @@ def test_a_json_file_in_a_missing_directory_is_found_before_the_run(tmp_path: Pa
     assert_one_line_usage_error(result, "--json J is a directory; name a file")
 
 
+FULL = "not written: No space left on device"
+REFUSED = "not written: No such file or directory"
+
+
+@pytest.mark.parametrize(("command", "flag", "path", "said"), [
+    (["check", "adk-ledger", "--adapter", "memory"], "--summary", "/dev/full",
+     f"--summary /dev/full {FULL}"),
+    (["check", "adk-ledger", "--adapter", "memory"], "--report", "/proc/fencepost-R",
+     "no report written in /proc/fencepost-R: No such file or directory"),
+    (["coverage", "adk-ledger", "--adapter", "memory", "--seeds", "1"], "--json", "/dev/full",
+     f"--json /dev/full {FULL}"),
+    (["mutants", "adk-ledger", "--only", "create_stamps_zero"], "--report", "/proc/fencepost-R",
+     f"--report /proc/fencepost-R {REFUSED}"),
+])
+def test_an_output_that_cannot_be_written_after_the_run_is_one_line_and_the_runs_exit_code(
+        tmp_path: Path, command: list[str], flag: str, path: str, said: str) -> None:
+    """A full disk (``/dev/full``) or a directory the checks before the run let pass and the
+    system refuses (``/proc``): what the run found is printed, the output is said not
+    written in one line, and the run's own exit code stands (no traceback, no exit 4)."""
+    if not os.path.exists("/dev/full") or not os.path.isdir("/proc"):
+        pytest.skip("needs Linux's /dev/full and /proc")
+    result = fencepost_cli(*command, flag, path, "--quiet", "--seed", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [f"fencepost: {said}"]
+    assert result.stdout.strip()
+
+
 # --- options, capabilities and budgets of analyze ----------------------------------------------
 
 
