@@ -333,6 +333,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except ConfigurationError:
             return None
 
+    if os.path.exists(args.history) and not os.path.isfile(args.history):
+        raise ConfigurationError(f"{args.history}: not a regular file; name a history.jsonl "
+                                 "written by fencepost check --report")  # a pipe may never end
     try:
         history = History.load(args.history, spec_of)
     except OSError as e:

@@ -291,6 +291,8 @@ def load_baseline(path: str, what: str = "--baseline") -> RunReport:
         raise ConfigurationError(f"{what} {shown}: no such file; {hint}")
     if os.path.isdir(path):
         raise ConfigurationError(f"{what} {shown} is a directory; name the report.json in it")
+    if not os.path.isfile(path):  # a device or a pipe: read, it may never end
+        raise ConfigurationError(f"{what} {shown} is not a regular file; {hint}")
     try:
         return load_report(path)
     except OSError as e:

@@ -31,6 +31,11 @@ from .views import failure_steps, reason_of, replay_code
 
 STATUSES = tuple(Status)
 
+REPORT_CHARS = 64 << 20
+"""The most characters :func:`load_report` reads: a report is far smaller (each text in it is
+cut at a limit); a file that goes on (a device, a log named by mistake) is refused, not read
+until memory runs out."""
+
 
 def to_json(report: RunReport) -> dict[str, Any]:
     """The report as JSON-ready data (the schema of ``report.json``), every string cleaned."""
@@ -141,7 +146,11 @@ def load_report(path: str | Path) -> RunReport:
     """
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read(REPORT_CHARS + 1)
+        if len(text) > REPORT_CHARS:
+            raise ValueError(f"{path}: not a report.json: longer than "
+                             f"{REPORT_CHARS >> 20} Mi characters")
+        data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not a report.json: {e}") from None
     except RecursionError:

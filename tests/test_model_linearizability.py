@@ -6,6 +6,7 @@ import io
 import itertools
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -574,3 +575,9 @@ def test_analyze_refuses_a_file_that_is_not_a_history(tmp_path: Path) -> None:
     assert "not a fencepost history: line 1" in result.stderr
     result = _analyze(tmp_path / "missing.jsonl")
     assert result.returncode == 2 and "cannot read history" in result.stderr
+    os.mkfifo(tmp_path / "pipe")  # read, it would wait for a writer forever
+    result = _analyze(tmp_path / "pipe")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"fencepost: error: {tmp_path / 'pipe'}: not a regular file; name a history.jsonl "
+        "written by fencepost check --report"]

@@ -241,6 +241,27 @@ def test_load_baseline_says_in_one_line_what_is_wrong_with_the_file(tmp_path: Pa
         assert str(caught.value) == message
 
 
+def test_a_baseline_that_never_ends_is_refused_not_read_until_memory_runs_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from fencepost.reports import json_report
+
+    os.mkfifo(tmp_path / "pipe")  # opened, it would wait for a writer forever
+    for path in (str(tmp_path / "pipe"), "/dev/zero"):
+        if not os.path.exists(path):
+            continue
+        with pytest.raises(ConfigurationError) as caught:
+            load_baseline(path)
+        assert str(caught.value) == f"--baseline {path} is not a regular file; {HINT}"
+    monkeypatch.setattr(json_report, "REPORT_CHARS", 3 << 20)
+    (tmp_path / "big.json").write_text(" " * ((3 << 20) + 1))
+    with pytest.raises(ConfigurationError) as caught:
+        load_baseline(str(tmp_path / "big.json"))
+    assert str(caught.value) == (f"--baseline {tmp_path}/big.json: not a report.json: longer "
+                                 f"than 3 Mi characters; {HINT}")
+
+
 def test_report_json_carries_the_catalogue_version_and_an_old_one_loads_without(
         tmp_path: Path) -> None:
     report = run(catalogue_version="1.3")
