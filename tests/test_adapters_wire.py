@@ -297,6 +297,26 @@ def test_wire_check_names_the_probe_an_adapter_gets_wrong(
     assert running(tmp_path) == []
 
 
+def _memory_capped() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.parametrize("flood", ["yes", "cat /dev/zero"])
+def test_wire_check_of_an_adapter_that_writes_without_end_ends_with_its_verdict(
+        flood: str) -> None:
+    """Endless lines (``yes``) and one endless line (``cat /dev/zero``): the check reads a few
+    lines ahead and none past the protocol's limit, so it ends with every probe wrong, in
+    a 3 GiB address space (reading all of it was a MemoryError, or the kernel's kill)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "wire-check", "adk-ledger", flood],
+        capture_output=True, text=True, timeout=600, preexec_fn=_memory_capped)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"0 of 17 probes answered as fencepost-wire/1 requires ({flood})" in done.stdout
+    assert done.stderr == ""
+
+
 def test_what_a_lost_child_started_is_killed_too(tmp_path: Path) -> None:
     """The child exits, but a process it started lives on in its group (holding the child's
     stdout open, so the call times out): killed with it, though the child itself is gone."""

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import attrs
 
-from .client import PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S, kill_group
+from .client import LINE_BYTES, PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S, kill_group
 
 NAMESPACE = "wire_check"
 
@@ -34,6 +34,11 @@ class Probe:
     passed: bool
 
 
+LINES_AHEAD = 4
+"""Lines read from the adapter ahead of the probes (then it waits for them: an adapter that
+writes without end, ``yes``, is held back by its pipe instead of filling memory)."""
+
+
 class _Raw:
     """The adapter's stdin and stdout as lines, with a timeout on every read."""
 
@@ -42,14 +47,30 @@ class _Raw:
         self.process = subprocess.Popen(list(argv), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.lines: queue.Queue[bytes | None] = queue.Queue(LINES_AHEAD)
+        self.closed = threading.Event()
         assert self.process.stdout is not None
         threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
 
     def _read(self, stdout: IO[bytes]) -> None:
-        for raw in stdout:
-            self.lines.put(raw)
-        self.lines.put(None)
+        """Each line, up to :data:`LINE_BYTES` (a longer one is cut there and ends the
+        reading: it is no JSON, as the run's own reader says), then None."""
+        while not self.closed.is_set():
+            raw = stdout.readline(LINE_BYTES + 1)
+            if not raw:
+                break
+            self._put(raw)
+            if len(raw) > LINE_BYTES:
+                break
+        self._put(None)
+
+    def _put(self, item: bytes | None) -> None:
+        while not self.closed.is_set():
+            try:
+                self.lines.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
 
     def send(self, text: str) -> None:
         stdin = self.process.stdin
@@ -67,14 +88,18 @@ class _Raw:
         except queue.Empty:
             return "no answer within the timeout"
         if raw is None:
-            self.lines.put(None)
+            self._put(None)
             return f"the adapter exited (status {self.process.poll()})"
+        if len(raw) > LINE_BYTES:
+            self._put(None)
+            return f"a line longer than {LINE_BYTES >> 20} MiB: {raw[:80]!r}"
         try:
             return json.loads(raw)
         except ValueError:
             return f"a line that is not JSON: {raw[:80]!r}"
 
     def close(self) -> None:
+        self.closed.set()
         kill_group(self.process)
 
 
