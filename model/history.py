@@ -244,8 +244,23 @@ class History:
         (``fencepost analyze`` passes the registry's, so any installed contract is read)."""
         if isinstance(source, str | Path):
             with open(source, encoding="utf-8") as f:
-                return cls.from_lines(f, spec_of)
-        return cls.from_lines(source, spec_of)
+                return cls.from_lines(_bounded_lines(f), spec_of)
+        return cls.from_lines(_bounded_lines(source), spec_of)
+
+
+LINE_CHARS = 64 << 20
+"""The longest line :meth:`History.load` reads: an event is far shorter; a file without line
+ends (a binary named by mistake) is refused at this length, not read into memory whole."""
+
+
+def _bounded_lines(stream: IO[str]) -> Iterator[str]:
+    """The lines of ``stream``, each at most :data:`LINE_CHARS` long (ValueError past it)."""
+    number = 0
+    while line := stream.readline(LINE_CHARS + 1):
+        number += 1
+        if len(line) > LINE_CHARS:
+            raise ValueError(f"line {number}: longer than {LINE_CHARS >> 20} Mi characters")
+        yield line
 
 
 def _message(e: BaseException) -> str:

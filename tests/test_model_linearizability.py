@@ -568,6 +568,19 @@ def test_analyze_says_unknown_when_the_budget_runs_out(tmp_path: Path) -> None:
     assert result.stdout.startswith(UNKNOWN)
 
 
+def test_a_history_line_past_the_limit_is_refused_not_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fencepost.model import history as histories
+
+    monkeypatch.setattr(histories, "LINE_CHARS", 1 << 20)
+    saved = history(*simulate(20, 4, 3)).dumps()
+    lines = saved.count("\n")
+    (tmp_path / "h.jsonl").write_text(saved + "x" * ((1 << 20) + 1))
+    with pytest.raises(ValueError, match=rf"^line {lines + 1}: longer than 1 Mi characters$"):
+        History.load(tmp_path / "h.jsonl")
+    assert History.load(io.StringIO(saved)).dumps() == saved
+
+
 def test_analyze_refuses_a_file_that_is_not_a_history(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl").write_text("hello\n")
     result = _analyze(tmp_path / "x.jsonl")
