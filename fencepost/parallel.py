@@ -45,7 +45,7 @@ from fencepost.scenarios.said import Progress, Said
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
-from .pool import JOBS_ENV, PartsPool, default_jobs, take_early
+from .pool import JOBS_ENV, POOL_EXIT_S, PartsPool, default_jobs, take_early
 
 __all__ = ["JOBS_ENV", "default_jobs", "run_parts", "start_process"]
 
@@ -62,8 +62,9 @@ _taken: Any = None
 
 
 def start_process(progress_queue: Any, taken: Any) -> None:
-    """In each pool process: Ctrl-C is the parent's to handle; SIGTERM stops the part running
-    (which drops its data and returns what it found), or ends a process between parts."""
+    """In each pool process: Ctrl-C is the parent's to handle; SIGTERM stops the parts it is
+    taking (the one running drops its data and returns what it found, the factory is closed),
+    or ends a process that is taking none."""
     from .supervisor import die_with_parent
 
     global _progress_queue, _taken
@@ -264,11 +265,6 @@ def run_parts(
         lines.close()
         done.set()
         relay.join(timeout=2)
-
-
-POOL_EXIT_S = 10.0
-"""How long a pool process may take to exit once the run is over (a store that left a thread
-running would keep it alive) before it is killed."""
 
 
 EXIT_CODE_WAIT_S = 2.0

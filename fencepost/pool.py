@@ -28,6 +28,10 @@ from typing import Any
 
 JOBS_ENV = "FENCEPOST_JOBS"
 
+POOL_EXIT_S = 10.0
+"""How long a pool process may take to exit once the pool is shut down (a store that left a
+thread running would keep it alive) before it is killed."""
+
 EARLY_PROCESSES = 4
 """At most this many processes are started early (a run has 6 or 7 parts at ``quick``; on a
 machine with more cores the rest start when the run hands out its parts)."""
@@ -64,6 +68,7 @@ class PartsPool:
         dropped). A process's end is seen on its sentinel, not by reaping it: the pool's own
         thread reaps."""
         processes = [p for p in self.processes() if p.pid is not None]
+        manager = getattr(self.executor, "_executor_manager_thread", None)  # shutdown drops it
         self.executor.shutdown(wait=False, cancel_futures=True)
         deadline = time.monotonic() + timeout_s
         pending = {p.sentinel: p for p in processes}
@@ -72,8 +77,7 @@ class PartsPool:
                 pending.pop(ended, None)
         for process in pending.values():
             process.kill()
-        manager = getattr(self.executor, "_executor_manager_thread", None)
-        if manager is not None:
+        if manager is not None:  # once it has ended, the pool's own queues can be freed
             manager.join(timeout_s)
         if pending:
             from .ending import say
@@ -114,13 +118,9 @@ def take_early(jobs: int) -> PartsPool | None:
     global _early
     pool, _early = _early, None
     if pool is not None and pool.jobs != jobs:
-        pool.shut_down(STOP_S)
+        pool.shut_down(POOL_EXIT_S)
         return None
     return pool
-
-
-STOP_S = 10.0
-"""How long a pool's processes may take to exit when it is shut down before they are killed."""
 
 
 def stop_early() -> None:
@@ -128,4 +128,4 @@ def stop_early() -> None:
     global _early
     pool, _early = _early, None
     if pool is not None:
-        pool.shut_down(STOP_S)
+        pool.shut_down(POOL_EXIT_S)

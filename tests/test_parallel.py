@@ -266,3 +266,27 @@ def test_a_command_that_ends_before_its_run_stops_the_pool_it_started(adapter: s
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("fencepost: error: ")
+
+
+def test_a_pool_shut_down_leaves_nothing_for_the_resource_tracker_to_warn_of(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its manager thread is waited for and its queues are freed (their semaphores unlinked)
+    once the pool is dropped: a command that then ends at once (``os._exit``) leaves none
+    behind (the tracker warned of 5 under load while the thread was not waited for)."""
+    import weakref
+    from concurrent.futures import process
+
+    from fencepost.pool import POOL_EXIT_S, PartsPool
+
+    joined: list[float | None] = []
+    join = process._ExecutorManagerThread.join
+    monkeypatch.setattr(process._ExecutorManagerThread, "join",
+                        lambda self, timeout=None: (joined.append(timeout), join(self, timeout))[1])
+    pool = PartsPool(2)
+    pool.executor.submit(int).result(timeout=120)
+    manager = weakref.ref(pool.executor._executor_manager_thread)  # type: ignore[attr-defined]
+    queues = [weakref.ref(q) for q in (pool.executor._call_queue, pool.lines)]  # type: ignore[attr-defined]
+    pool.shut_down(POOL_EXIT_S)
+    assert joined == [POOL_EXIT_S]
+    del pool
+    assert manager() is None and [q() for q in queues] == [None, None]
