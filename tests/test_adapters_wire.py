@@ -7,6 +7,7 @@ each child a marker (its own temporary directory on its command line) and look f
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.wire.client import STDERR_LINE_BYTES, WireLost
+from fencepost.adapters.wire.client import PROTOCOL, STDERR_LINE_BYTES, WireLost
 from fencepost.errors import ConfigurationError
 from fencepost.registry import contract_named
 from fencepost.spec import adk_ledger as adk
@@ -615,3 +616,81 @@ def test_a_served_request_is_waited_for_awake_where_there_are_cores_to_spare(
         assert counted.selects == 0
     else:
         assert (counted.missed, counted.selects) == (0, 0)
+
+
+LONG_CHUNKS = [b'{"id":1}\n', b"0123456789", b'abcdef\n{"id":2}\n', b"01234567\n", b"xxxxxxxxxxxx"]
+"""With lines limited to 8 bytes: a line cut across writes, one of exactly 8, one at the end
+without its newline."""
+
+
+@pytest.mark.parametrize("cores", [1, 2, "file"])
+def test_a_served_request_line_too_long_is_skipped_unkept(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cores: int | str) -> None:
+    """A request line longer than the protocol's limit (made 8 bytes here) is given as
+    TOO_LONG, its text skipped to its newline: the lines after it are read as ever, on a pipe
+    read as it comes or iterated as it is, and on a file."""
+    from fencepost.adapters.wire import serve
+
+    monkeypatch.setattr(serve, "LINE_BYTES", 8)
+    monkeypatch.setattr(serve, "cores", lambda: 1 if cores == "file" else cores)
+    if cores == "file":
+        path = tmp_path / "requests"
+        path.write_bytes(b"".join(LONG_CHUNKS))
+        stream = open(path, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    else:
+        stream = _pipe_stream(LONG_CHUNKS)
+    lines = list(serve.paced_lines(stream))
+    stream.close()
+    assert lines == ['{"id":1}\n', "", '{"id":2}\n', "01234567\n", ""]
+    assert [k for k, line in enumerate(lines) if line is serve.TOO_LONG] == [1, 4]
+
+
+def test_fencepost_serve_answers_a_request_line_too_long_and_reads_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server answers a line past the limit with a fault (no id: none was read) and
+    answers the requests after it."""
+    from fencepost.adapters.wire import serve
+
+    monkeypatch.setattr(serve, "LINE_BYTES", 1 << 20)
+    hello = json.dumps({"id": 1, "type": "hello", "protocol": PROTOCOL,
+                        "contract": "adk-ledger"})
+    flood = '{"id":2,"type":"hello","pad":"' + "x" * (2 << 20) + '"}'
+    out = io.StringIO()
+    server = serve.Server("adk-ledger", lambda env: None, {}, frozenset(), out)
+    server.serve(serve.paced_lines(io.StringIO(f"{flood}\n{hello}\n")))
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert replies == [
+        {"id": None, "fault": "a request line longer than 1 MiB (the protocol's limit): "
+         "skipped unread"},
+        {"id": 1, "ok": {"name": "fencepost-serve", "version": "", "capabilities": []}}]
+
+
+def _memory_capped_small() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+
+
+@pytest.mark.long
+def test_fencepost_serve_fed_a_line_without_end_keeps_a_bounded_buffer() -> None:
+    """1 GiB without a newline, then a hello, to ``fencepost serve`` in a 1.5 GiB address
+    space: the line is skipped as it comes (keeping it all was a MemoryError) and the hello
+    after it answered."""
+    hello = json.dumps({"id": 1, "type": "hello", "protocol": PROTOCOL,
+                        "contract": "adk-ledger"})
+    feed = ("import sys\nout = sys.stdout.buffer\nfor _ in range(1 << 10):\n"
+            "    out.write(b'x' * (1 << 20))\n"
+            f"out.write(b'\\n' + {hello.encode()!r} + b'\\n')\n")
+    writer = subprocess.Popen([sys.executable, "-c", feed], stdout=subprocess.PIPE)
+    served = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "serve", "adk-ledger"], stdin=writer.stdout,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_memory_capped_small)
+    assert writer.stdout is not None
+    writer.stdout.close()
+    out, err = served.communicate(timeout=120)  # the old server hung, its reader gone
+    writer.wait(timeout=60)
+    assert served.returncode == 0, err[-2000:]
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in replies] == [None, 1]
+    assert replies[0]["fault"].startswith("a request line longer than 256 MiB")

@@ -36,7 +36,7 @@ from fencepost.spec.opaque import ForgedValue
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
 
-from .client import PROTOCOL, SPIN_S, Pace, cores, read_paced
+from .client import LINE_BYTES, PROTOCOL, SPIN_S, Pace, cores, read_paced
 
 CALL_THREADS = 32
 """Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
@@ -52,6 +52,16 @@ IDLE_LOOK_S = 0.016
 a served store waiting for the kit costs next to nothing."""
 
 Factory = Callable[[AdapterEnv], Any]
+
+
+class _Overlong(str):
+    """The type of :data:`TOO_LONG`."""
+
+
+TOO_LONG = _Overlong("")
+"""What :func:`paced_lines` gives for a request line longer than the protocol's
+:data:`~.client.LINE_BYTES`, whose text it skipped (it is no request: a server answers it
+with a fault and reads on)."""
 
 
 class _Handles:
@@ -188,6 +198,9 @@ class Server:
             line = next(lines, None)
             if line is None:
                 self._stopped = True
+            elif line is TOO_LONG:
+                self.reply(None, fault=f"a request line longer than {LINE_BYTES >> 20} MiB "
+                           "(the protocol's limit): skipped unread")
             elif line.strip():
                 call = self.handle(line)
                 if call is not None:
@@ -318,32 +331,46 @@ def paced_lines(stream: IO[str], spin_s: float = SPIN_S) -> Iterator[str]:
     across cores, which on a small virtual machine is most of a round trip; the kit waits for
     the reply the same way. Any other stream (a terminal, a file, another encoding), or one
     core, is iterated as it is. The stream must not have been read from (its own buffer would
-    hold what the pipe no longer has)."""
+    hold what the pipe no longer has).
+
+    A line longer than :data:`~.client.LINE_BYTES` (the protocol's limit; on a stream iterated
+    as it is, that many characters) is not kept: it is given as :data:`TOO_LONG`, its text
+    skipped to its end, so a client writing without end costs a bounded buffer."""
     fd = _paceable(stream)
     if fd is None or spin_s <= 0 or cores() < 2:
-        yield from stream
+        yield from _bounded_lines(stream)
         return
     errors = getattr(stream, "errors", None) or "strict"
     pace = Pace(spin_s)
     buffer = bytearray()
     awake: float | None = None  # for the line being read: how long to wait awake
     scanned = 0  # the buffer holds no newline before this
+    skipping = False  # in a line too long: drop what comes until its newline
     os.set_blocking(fd, False)
     try:
         while True:
             end = buffer.find(b"\n", scanned)
             if end >= 0:
-                line = bytes(buffer[:end + 1])
+                kept = not skipping and end <= LINE_BYTES
+                line = bytes(buffer[:end + 1]) if kept else b""
                 del buffer[:end + 1]
                 awake, scanned = None, 0
-                yield line.decode("utf-8", errors)
+                if skipping:
+                    skipping = False
+                    continue
+                yield line.decode("utf-8", errors) if kept else TOO_LONG
                 continue
             scanned = len(buffer)
+            if skipping or scanned > LINE_BYTES:
+                if not skipping:
+                    yield TOO_LONG
+                skipping, scanned = True, 0
+                del buffer[:]
             if awake is None:
                 awake = pace.spin()
             chunk, waited = read_paced(fd, awake)
             if not chunk:
-                if buffer:
+                if buffer and not skipping:
                     yield bytes(buffer).decode("utf-8", errors)
                 return
             if awake:  # the first part of the line came: how long that took, once
@@ -352,6 +379,22 @@ def paced_lines(stream: IO[str], spin_s: float = SPIN_S) -> Iterator[str]:
             buffer += chunk
     finally:
         os.set_blocking(fd, True)
+
+
+SKIP_CHARS = 1 << 20
+"""How much of a line too long :func:`_bounded_lines` reads at a time to skip it."""
+
+
+def _bounded_lines(stream: IO[str]) -> Iterator[str]:
+    """The lines of ``stream`` as iterating it gives them, a line longer than
+    :data:`~.client.LINE_BYTES` characters given as :data:`TOO_LONG` and skipped unkept."""
+    while line := stream.readline(LINE_BYTES + 1):
+        if len(line) <= LINE_BYTES or line.endswith("\n"):
+            yield line
+            continue
+        yield TOO_LONG
+        while (rest := stream.readline(SKIP_CHARS)) and not rest.endswith("\n"):
+            pass
 
 
 def _paceable(stream: IO[str]) -> int | None:
