@@ -14,6 +14,8 @@ from .contract import Contract, Factory
 from .env import AdapterEnv
 from .errors import ConfigurationError
 from .registry import contract_named
+from .scenarios.guard import seconds_from_env
+from .spec.errors import told
 from .wire_spec import exec_factory
 
 ADAPTER_FORMS = (
@@ -118,6 +120,46 @@ def resolve_adapter(contract_name: str, spec: str | Factory) -> tuple[Factory, s
     )
 
 
+def _import_bounded(module_name: str, spec: str) -> Any:
+    """``importlib.import_module(module_name)`` on a thread of its own, waited for at most
+    :data:`IMPORT_TIMEOUT_S`; what goes wrong is a ConfigurationError of one line."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["module"] = importlib.import_module(module_name)
+        except BaseException as e:  # noqa: BLE001 - even SystemExit: said below
+            box["error"] = e
+
+    limit = seconds_from_env(IMPORT_TIMEOUT_ENV, IMPORT_TIMEOUT_S)
+    worker = threading.Thread(target=target, daemon=True, name="fencepost-import")
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise ConfigurationError(
+            f"importing {module_name!r} for adapter {spec!r} did not finish in {limit:g} s "
+            f"({IMPORT_TIMEOUT_ENV})")
+    error = box.get("error")
+    if isinstance(error, ImportError):
+        raise ConfigurationError(
+            f"cannot import module {module_name!r} for adapter {spec!r} "
+            f"({_one_line(error, kind=False)}); is its directory on PYTHONPATH?")
+    if error is not None:
+        raise ConfigurationError(f"importing {module_name!r} raised {_one_line(error)}")
+    return box["module"]
+
+
+def _one_line(e: BaseException, kind: bool = True) -> str:
+    """``Kind: the first line of what it says``, control characters escaped (the kind
+    alone when it says nothing; without ``kind``, what it says alone)."""
+    text = told(e).strip()
+    first = text.splitlines()[0] if text else ""
+    first = "".join(c if c.isprintable() else repr(c)[1:-1] for c in first)
+    if not kind:
+        return first
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
 def _check_sqlite_path(url: str) -> None:
     """Fail before the run when SQLite could not create or write the database file."""
     import sqlalchemy as sa
@@ -205,22 +247,23 @@ def adapter_options(contract_name: str, spec: str | Factory) -> dict[str, str]:
     return {}
 
 
+IMPORT_TIMEOUT_ENV = "FENCEPOST_IMPORT_TIMEOUT"
+IMPORT_TIMEOUT_S = 60.0
+"""How long importing an adapter's module (``--adapter MODULE:FACTORY``) may take before the
+command gives up with a configuration error (``FENCEPOST_IMPORT_TIMEOUT`` seconds if set): a
+module that connects somewhere as it is imported must not hang the kit."""
+
+
 def _import_factory(spec: str) -> Factory:
     module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ConfigurationError(
-            f"cannot import module {module_name!r} for adapter {spec!r} ({e}); "
-            "is its directory on PYTHONPATH?"
-        ) from None
-    except Exception as e:  # noqa: BLE001 - the user's module failed at import
-        raise ConfigurationError(
-            f"importing {module_name!r} raised {type(e).__name__}: {e}"
-        ) from None
+    module = _import_bounded(module_name, spec)
     factory: Any = module
     for part in attr.split("."):
-        factory = getattr(factory, part, None)
+        try:
+            factory = getattr(factory, part, None)
+        except BaseException as e:  # noqa: BLE001 - a module's __getattr__, even SystemExit
+            raise ConfigurationError(f"getting {attr!r} from module {module_name!r} raised "
+                                     f"{_one_line(e)}") from None
         if factory is None:
             raise ConfigurationError(f"module {module_name!r} has no attribute {attr!r}")
     if not callable(factory):

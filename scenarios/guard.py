@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,12 +34,16 @@ from typing import Any, TypeVar
 import attrs
 
 from fencepost.spec.errors import ContractError, told
-from fencepost.spec.opaque import NotAValue
+from fencepost.spec.opaque import NotAValue, time_store_eq
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok, Outcome
 from fencepost.spec.values import handed, handed_all, snapshot
 
 T = TypeVar("T")
+
+_monotonic = time.monotonic
+"""The clock the guard times calls by, taken at import: a store (or a library it uses, such
+as one that freezes time in tests) that replaces ``time.monotonic`` cannot stop the timer."""
 
 CALL_TIMEOUT_ENV = "FENCEPOST_CALL_TIMEOUT"
 FALLBACK_S = 10.0
@@ -99,25 +104,35 @@ class InFlight:
     what: str
 
 
-def call(store: Any, op: Op) -> Outcome:
+def call(store: Any, op: Op, recursion_limit: int | None = None) -> Outcome:
     """Run ``op`` on ``store`` and turn whatever happens into an outcome value (unguarded).
 
     The store gets copies of the op's arguments (:func:`handed`) and the outcome holds a
     snapshot of its answer taken as the call returned (:func:`snapshot`): values, never the
     store's objects, so nothing the store does later changes what the kit saw, and no
     ``__eq__`` of the store's decides a comparison. An answer that cannot be a value is a
-    :data:`NOT_A_VALUE` crash of that call."""
+    :data:`NOT_A_VALUE` crash of that call. With ``recursion_limit``, a limit the store set
+    is put back to it as the store's method returns, before its answer is read."""
     try:
-        answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
+        try:
+            answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
+        finally:
+            if recursion_limit is not None and sys.getrecursionlimit() != recursion_limit:
+                sys.setrecursionlimit(recursion_limit)  # the store changed it: for itself
         return Ok(snapshot(answer))
     except ContractError as e:
-        return _refusal(e)
+        refused: ContractError = e
     except NotAValue as e:
         return Crash(NOT_A_VALUE, f"something that is not a contract value: {e}")
     except RunStopped:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash (even SystemExit) is the store's fault
         return Crash(type(e).__name__, told(e))
+    try:
+        return _refusal(refused)
+    except BaseException as e:  # noqa: BLE001 - its code, detail or payload would not be read
+        return Crash(NOT_A_VALUE, f"a refusal whose code, detail or payload could not be read "
+                     f"({type(e).__name__})")
 
 
 def _refusal(e: ContractError) -> Outcome:
@@ -147,6 +162,9 @@ class Guard:
         """Notified whenever a call ends or a wait begins (what :meth:`quiesce` waits for)."""
         self._inflight: dict[int, InFlight] = {}
         self._waiting: set[threading.Event] = set()
+        self._recursion_limit = sys.getrecursionlimit()
+        """The process's recursion limit as the run began: a store that changes it changes it
+        for its own calls only (the kit's walks need theirs)."""
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -154,7 +172,7 @@ class Guard:
         """``op`` on ``store`` as an outcome, timed."""
         token = self._begin(op.name)
         try:
-            return call(store, op)
+            return call(store, op, self._recursion_limit)
         finally:
             self._end(token)
 
@@ -173,11 +191,13 @@ class Guard:
                 raise RunAbandoned(self.stopped or "the run was abandoned")
             if self.stopped is not None and not cleanup:
                 raise RunStopped(self.stopped)
-            token = InFlight(threading.get_ident(), time.monotonic(), what)
+            token = InFlight(threading.get_ident(), _monotonic(), what)
             self._inflight[token.thread] = token
             return token
 
     def _end(self, token: InFlight) -> None:
+        if sys.getrecursionlimit() != self._recursion_limit:
+            sys.setrecursionlimit(self._recursion_limit)
         with self._lock:
             if self._inflight.get(token.thread) is token:
                 del self._inflight[token.thread]
@@ -189,7 +209,7 @@ class Guard:
 
     def overdue(self, thread: int | None = None) -> InFlight | None:
         """The oldest call in flight longer than the timeout (of ``thread`` only, if given)."""
-        limit = time.monotonic() - self.timeout_s
+        limit = _monotonic() - self.timeout_s
         with self._lock:
             late = [c for c in self._inflight.values()
                     if c.started <= limit and (thread is None or c.thread == thread)]
@@ -197,7 +217,7 @@ class Guard:
 
     def _next_deadline(self, thread: int | None = None) -> float:
         """Seconds until the earliest call in flight (of ``thread``) would overrun."""
-        now = time.monotonic()
+        now = _monotonic()
         with self._lock:
             starts = [c.started for c in self._inflight.values()
                       if thread is None or c.thread == thread]
@@ -250,7 +270,7 @@ class Guard:
     def abandon_if_overdue(self, thread: int | None) -> str | None:
         """Abandon the run if a call of ``thread`` has overrun and is still in flight (checked
         and decided at once: the thread cannot return from it in between); why, or None."""
-        limit = time.monotonic() - self.timeout_s
+        limit = _monotonic() - self.timeout_s
         with self._lock:
             late = self._inflight.get(thread) if thread is not None else None
             if late is None or late.started > limit:
@@ -317,6 +337,18 @@ def _default() -> Guard:
 _DEFAULT_GUARD: Guard | None = None
 
 
+def _timed_store_eq(ask: Callable[[], bool]) -> bool:
+    """A comparison of two of a store's objects, timed by this thread's run as a store call
+    (directly, inside a call already timed)."""
+    guard = current_guard()
+    if threading.get_ident() in guard._inflight:
+        return ask()
+    return guard.run("a store value's __eq__", ask)
+
+
+time_store_eq(_timed_store_eq)
+
+
 @attrs.frozen
 class Supervised:
     """How a supervised run ended: ``value`` if its thread returned, else why not."""
@@ -362,10 +394,10 @@ def supervise(guard: Guard, body: Callable[[], T]) -> Supervised:
         interrupted = e
         guard.stop(f"interrupted ({_signal_name(e)})")
         grace = min(CANCEL_GRACE_S, guard.timeout_s)
-        deadline = time.monotonic() + grace
-        while not finished.is_set() and time.monotonic() < deadline:
+        deadline = _monotonic() + grace
+        while not finished.is_set() and _monotonic() < deadline:
             try:
-                finished.wait(max(0.0, deadline - time.monotonic()))
+                finished.wait(max(0.0, deadline - _monotonic()))
             except BaseException:  # noqa: BLE001 - a second Ctrl-C: stop waiting
                 break
         if not finished.is_set():

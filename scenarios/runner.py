@@ -49,6 +49,7 @@ from .phases import first_of, unknown_check
 from .profiles import Profile
 from .said import Progress, quiet
 from .suite import Suite
+from .world import exception_said
 
 CLOCK_START = 1_000_000
 
@@ -114,13 +115,21 @@ def open_checked(suite: Suite, world: World) -> Any:
         store = world.open()
     except AdapterFault as e:
         raise ConfigurationError(str(e).replace("raised", "failed:", 1)) from e
-    missing = [m for m in suite.protocol_methods if not callable(getattr(store, m, None))]
+    name = type(store).__name__
+    try:
+        missing = [m for m in suite.protocol_methods if not callable(getattr(store, m, None))]
+        capabilities = declared_capabilities(suite, store) | found_capabilities(store)
+    except ConfigurationError:
+        raise
+    except BaseException as e:  # noqa: BLE001 - even SystemExit: the store's attributes
+        raise ConfigurationError(f"reading the attributes of the {name} the adapter factory "
+                                 f"returned raised {exception_said(e)}") from None
     if missing:
         raise ConfigurationError(
-            f"{type(store).__name__} lacks protocol methods {', '.join(missing)} of "
+            f"{name} lacks protocol methods {', '.join(missing)} of "
             f"{suite.model.name}; see fencepost.spec.{suite.model.name.replace('-', '_')}"
         )
-    world.capabilities = declared_capabilities(suite, store) | found_capabilities(store)
+    world.capabilities = capabilities
     return store
 
 

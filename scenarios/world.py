@@ -182,15 +182,15 @@ class World:
 
     def close(self) -> None:
         if self.store is not None:
-            close = getattr(self.store, "close", None)
-            self.store = None
-            if close is not None:
-                try:
+            store, self.store = self.store, None
+            try:
+                close = getattr(store, "close", None)
+                if close is not None:
                     self.guard.run("store.close", close, cleanup=True)
-                except RunStopped:
-                    raise
-                except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's
-                    raise AdapterFault(f"store.close raised {exception_said(e)}", ()) from e
+            except RunStopped:
+                raise
+            except BaseException as e:  # noqa: BLE001 - even SystemExit: the adapter's
+                raise AdapterFault(f"store.close raised {exception_said(e)}", ()) from e
 
     def reopen(self) -> Any:
         self.close()

@@ -42,9 +42,10 @@ class ConfigurationError(FencepostError, ValueError):
 
 
 def told(e: BaseException) -> str:
-    """What an exception says (``str(e)``), even when its ``__str__`` raises: a store's
-    exception must never crash the kit that reports it."""
+    """What an exception says (``str(e)``, as plain text), even when its ``__str__`` raises or
+    gives a ``str`` subclass of its own: a store's exception must never crash the kit that
+    reports it."""
     try:
-        return str(e)
+        return str.__str__(str(e))  # plain text, though its __str__ gave a str subclass
     except BaseException:  # noqa: BLE001 - whatever it raises, the answer is a description
         return f"<a {type(e).__name__} whose str() raised>"

@@ -8,6 +8,7 @@ with :class:`Ref`. :class:`Forged` asks for a value nobody issued (an attacker's
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -73,11 +74,12 @@ class Minted:
 class Foreign:
     """A value of a store's own class in an answer (an access, a lease), as the kit holds it.
 
-    The store's object (``obj``) is handed back to the store unchanged; the kit never asks it
-    anything after the call returned. Its ``repr`` and hash are taken once, when it is
-    wrapped (:meth:`of`), and two are equal only when each object says it equals the other: an
+    The store's object (``obj``) is handed back to the store unchanged. Its ``repr`` and hash
+    are taken once, when it is wrapped (:meth:`of`); after the call returned the kit asks it
+    only ``__eq__``: two are equal only when each object says it equals the other (an
     ``__eq__`` that lies or raises can make the store's own values unequal, never a wrong
-    answer right.
+    answer right), and that question is timed as a store call is (:func:`time_store_eq`: one
+    that never returns stops the run, as a call would).
     """
 
     __slots__ = ("obj", "text", "_hash")
@@ -120,16 +122,33 @@ class Foreign:
             return False
         if self.obj is other.obj:
             return True
-        try:
-            return (self.obj == other.obj) is True and (other.obj == self.obj) is True
-        except BaseException:  # noqa: BLE001 - an __eq__ that raises makes no two values equal
-            return False
+        if _EQ_TIMER is None:
+            return _both_say_equal(self.obj, other.obj)
+        return _EQ_TIMER(functools.partial(_both_say_equal, self.obj, other.obj))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __repr__(self) -> str:
         return self.text
+
+
+def _both_say_equal(a: Any, b: Any) -> bool:
+    try:
+        return (a == b) is True and (b == a) is True
+    except BaseException:  # noqa: BLE001 - an __eq__ that raises makes no two values equal
+        return False
+
+
+_EQ_TIMER: Callable[[Callable[[], bool]], bool] | None = None
+
+
+def time_store_eq(timer: Callable[[Callable[[], bool]], bool]) -> None:
+    """Have every comparison of two store objects (``Foreign.__eq__``) run as
+    ``timer(ask)``: the run's guard times it as a store call (set by
+    :mod:`fencepost.scenarios.guard`, which this layer does not import)."""
+    global _EQ_TIMER
+    _EQ_TIMER = timer
 
 
 class NotAValue(Exception):

@@ -193,8 +193,11 @@ def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
     """Inverse of :func:`encode`; ``ValueError`` for data no :func:`encode` writes. An
     ``__opaque__`` text becomes ``opaque(text)``: the text itself (a history, a report), or a
     :class:`~fencepost.spec.opaque.Minted` (a store's value read off the wire, handed back to it
-    as it came)."""
-    return _decode(data, _TYPES, opaque)
+    as it came); ``ValueError`` too for data nested too deeply to read."""
+    try:
+        return _decode(data, _TYPES, opaque)
+    except RecursionError:
+        raise ValueError("a value nested too deeply to read") from None
 
 
 MAX_DEPTH = 100
@@ -227,14 +230,26 @@ class Cut:
         return cls(type(value).__name__, len(value), hashlib.sha256(data).hexdigest(),
                    value[:cls.SHOWN], value[-cls.SHOWN:])
 
+    @classmethod
+    def of_int(cls, value: int) -> Cut:
+        """A huge integer: its size in bits, a digest of its hexadecimal text and that text's
+        ends (no decimal text: Python may refuse to write one so long)."""
+        text = hex(value)
+        return cls("int", value.bit_length(), hashlib.sha256(text.encode()).hexdigest(),
+                   text[:cls.SHOWN], text[-cls.SHOWN:])
+
     def __repr__(self) -> str:
-        unit = "characters" if self.kind == "str" else "bytes"
+        unit = {"str": "characters", "int": "bits"}.get(self.kind, "bytes")
         return (f"<{self.kind} of {self.size} {unit}, cut: sha256 {self.sha256[:16]}, "
                 f"{self.head!r} ... {self.tail!r}>")
 
 _EXACT = frozenset({str, int, float, bool, type(None), bytes})
-_SMALL = frozenset({int, float, bool, type(None)})
-"""The plain types whose values are never cut (see :data:`CUT_BYTES`)."""
+_SMALL = frozenset({float, bool, type(None)})
+"""The plain types whose values are never cut (see :data:`CUT_BYTES` and :data:`INT_BITS`)."""
+INT_BITS = 2048
+"""An integer in an answer longer than this many bits is kept as a :class:`Cut`: no contract
+value comes near, and Python writes such a number in decimal only up to a limit a program may
+set as low as 640 digits (about 2,100 bits), which the kit's texts and reports need."""
 _KIT_OWN = frozenset({Minted, ForgedValue, Foreign})
 _CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (str, str.__str__), (int, int.__int__), (float, float.__float__), (bytes, bytes.__bytes__))
@@ -258,9 +273,7 @@ def snapshot(value: Any) -> Any:
 def _snapshot(value: Any, depth: int) -> Any:
     cls = type(value)
     if cls in _EXACT or cls in _KIT_OWN:
-        if (cls is str or cls is bytes) and len(value) > CUT_BYTES:
-            return Cut.of(value)
-        return value
+        return _cut_if_huge(value, cls)
     if depth >= MAX_DEPTH:
         raise NotAValue(f"a value nested more than {MAX_DEPTH} deep")
     depth += 1
@@ -286,11 +299,20 @@ def _snapshot(value: Any, depth: int) -> Any:
         raise NotAValue(f"a {cls.__name__} that could not be read ({type(e).__name__})") from None
 
 
+def _cut_if_huge(value: Any, cls: type) -> Any:
+    """A plain value as it is, a huge text, bytes or integer as a :class:`Cut`."""
+    if (cls is str or cls is bytes) and len(value) > CUT_BYTES:
+        return Cut.of(value)
+    if cls is int and value.bit_length() > INT_BITS:
+        return Cut.of_int(value)
+    return value
+
+
 def _converted(value: Any, cls: type, depth: int) -> Any:
     """A value of a class other than the plain ones and the registered value classes."""
     for plain, read in _CONVERT:
         if isinstance(value, plain):
-            return read(value)
+            return _cut_if_huge(read(value), plain)
     if isinstance(value, list | tuple):
         items = [_snapshot(v, depth) for v in (list.__iter__(value) if isinstance(value, list)
                                                else tuple.__iter__(value))]

@@ -60,6 +60,10 @@ def env(namespace: str = "w1", now: int = 1_000) -> AdapterEnv:
     ("bad_code", "the adapter answered get with error code 'bogus', which adk-ledger does not "
                  "have (known: already_exists, backend_unavailable, completed,"),
     ("wrong_id", "the adapter answered id 1003, which no request in flight has"),  # call 3
+    ("deep", "the adapter wrote a line that is not JSON: '{\"id\": 3, \"ok\": [[[[[[[[[["),
+    ("nan", "the adapter wrote a line that is not JSON: '{\"id\": 3, \"ok\": NaN}'"),
+    ("deep_value", "the adapter answered get with a value that cannot be read back: a value "
+                   "nested too deeply to read"),
 ])
 def test_a_misbehaving_child_is_lost_with_its_reason_and_replaced(
         tmp_path: Path, mode: str, reason: str) -> None:
@@ -694,3 +698,100 @@ def test_fencepost_serve_fed_a_line_without_end_keeps_a_bounded_buffer() -> None
     replies = [json.loads(line) for line in out.splitlines()]
     assert [r["id"] for r in replies] == [None, 1]
     assert replies[0]["fault"].startswith("a request line longer than 256 MiB")
+
+
+class _WildStore:
+    """A store whose get raises SystemExit for the id 'exit' and answers every other id with
+    an integer of 5,000 digits (more than Python writes as text)."""
+
+    def get(self, invocation_id: str) -> Any:
+        if invocation_id == "exit":
+            raise SystemExit(3)
+        return 10**5000
+
+
+def _wild_factory(env: AdapterEnv) -> Any:
+    if env.namespace == "broken":
+        raise KeyboardInterrupt
+    return _WildStore()
+
+
+def test_fencepost_serve_answers_every_request_whatever_it_holds_or_the_store_does() -> None:
+    """Each request gets its reply, and the ones after it theirs: a line nested deeper than
+    Python's parser reads, a namespace or op that is a list, dead owners that are no list, a
+    store raising SystemExit, an answer no JSON can hold, a factory raising
+    KeyboardInterrupt (each killed the thread reading, and the server then hung)."""
+    from fencepost.adapters.wire import serve
+    from fencepost.spec.ops import operations
+
+    def call(ident: int, **fields: Any) -> str:
+        request = {"id": ident, "type": "call", "namespace": "n", "op": "get",
+                   "args": {"invocation_id": "x"}, "now": 1, **fields}
+        return json.dumps(request)
+
+    lines = [
+        json.dumps({"id": 1, "type": "hello", "protocol": PROTOCOL, "contract": "adk-ledger"}),
+        json.dumps({"id": 2, "type": "open", "namespace": "n"}),
+        "[" * 100_000 + "]" * 100_000,
+        call(3, namespace=["n"]),
+        call(4, op=["get"]),
+        call(5, dead=5),
+        call(6, args={"invocation_id": "exit"}),
+        call(7),
+        json.dumps({"id": 8, "type": "open", "namespace": "broken"}),
+        json.dumps({"id": 9, "type": "shutdown"}),
+    ]
+    out = io.StringIO()
+    server = serve.Server("adk-ledger", _wild_factory, operations("adk-ledger"), frozenset(),
+                          out)
+    assert server.serve(serve.paced_lines(io.StringIO("\n".join(lines) + "\n"))) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    said = {r["id"]: r.get("fault", r.get("ok")) for r in replies}
+    assert [r["id"] for r in replies] == [1, 2, None, 3, 4, 5, 6, 7, 8, 9]
+    assert said[None].startswith("not JSON: '[[[[")
+    assert said[3] == "namespace ['n'] is not open"
+    assert said[4] == "unknown op ['get']"
+    assert said[5] == "dead is a list of owner strings"
+    assert said[6] == "the store raised SystemExit: 3"
+    assert said[7].startswith("the store's answer cannot be written as JSON: ValueError: "
+                              "Exceeds the limit (4300 digits)")
+    assert said[8] == "open raised KeyboardInterrupt"
+
+
+DEEP_ANSWERER = """import sys
+for line in sys.stdin:
+    sys.stdout.write("[" * 100000 + "]" * 100000 + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_wire_check_of_an_adapter_answering_deeper_than_json_reads_ends_with_its_verdict(
+        tmp_path: Path) -> None:
+    """Every line nested 100,000 deep (JSON that Python's parser does not read): each probe
+    is answered with no JSON, and the check ends with its verdict (a RecursionError
+    traceback before)."""
+    script = tmp_path / "deep.py"
+    script.write_text(DEEP_ANSWERER)
+    command = f"{sys.executable} {script}"
+    done = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "wire-check", "adk-ledger", command],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"0 of 17 probes answered as fencepost-wire/1 requires ({command})" in done.stdout
+    assert done.stderr == ""
+
+
+def test_a_reply_whose_id_is_true_answers_no_request() -> None:
+    """JSON's true is no id, though Python's True equals 1: a reply with it is a protocol
+    fault, and request 1 goes on waiting (it took that reply before)."""
+    from types import SimpleNamespace
+
+    from fencepost.adapters.wire.client import Child, _Waiting
+
+    lock = threading.Lock()
+    waiting = _Waiting()
+    child = SimpleNamespace(_lock=lock, _changed=threading.Condition(lock),
+                            _waiting={1: waiting})
+    problem = Child._deliver(child, b'{"id": true, "ok": null}\n')  # type: ignore[arg-type]
+    assert problem == "the adapter answered id True, which no request in flight has"
+    assert child._waiting == {1: waiting} and waiting.reply is None

@@ -204,3 +204,53 @@ def test_the_exit_code_table_has_every_code_the_command_gives() -> None:
 def test_the_docs_count_each_contracts_mutants_as_the_catalogue_does(name: str) -> None:
     text = (DOCS / "checks.md").read_text().split("## Checking the checker", 1)[1]
     assert f"- `{name}`, {len(contract_named(name).mutants)}:" in text
+
+
+ADAPTER_MODULES = {
+    "imp_hang": "import threading\nthreading.Event().wait()\n",
+    "imp_unspeakable": "class Unspeakable(Exception):\n"
+                       "    def __str__(self):\n        raise RuntimeError('no str')\n"
+                       "raise Unspeakable()\n",
+    "imp_multi": "raise RuntimeError('line1\\x1b[31m\\nline2')\n",
+    "imp_exit": "raise SystemExit(5)\n",
+    "imp_getattr": "def __getattr__(name):\n    raise RuntimeError('no attributes')\n",
+    "imp_wild_store": "class Wild:\n    def __getattr__(self, name):\n"
+                      "        raise RuntimeError('no ' + name)\n"
+                      "def make(env):\n    return Wild()\n",
+}
+
+
+@pytest.mark.parametrize(("adapter", "message"), [
+    ("imp_hang:make", "importing 'imp_hang' for adapter 'imp_hang:make' did not finish in 1 s "
+                      "(FENCEPOST_IMPORT_TIMEOUT)"),
+    ("imp_unspeakable:make", "importing 'imp_unspeakable' raised Unspeakable: <a Unspeakable "
+                             "whose str() raised>"),
+    ("imp_multi:make", "importing 'imp_multi' raised RuntimeError: line1\\x1b[31m"),
+    ("imp_exit:make", "importing 'imp_exit' raised SystemExit: 5"),
+    ("imp_getattr:make", "getting 'make' from module 'imp_getattr' raised RuntimeError: no "
+                         "attributes"),
+    ("imp_wild_store:make", "reading the attributes of the Wild the adapter factory returned "
+                            "raised RuntimeError: no create"),
+    ("hostile:adk_ledger__capabilities_raise", "reading the attributes of the "
+     "RaisingCapabilities the adapter factory returned raised RuntimeError: no capabilities "
+     "today"),
+])
+def test_an_adapter_module_that_misbehaves_is_one_line_exit_2(tmp_path: Path, adapter: str,
+                                                             message: str) -> None:
+    """A module that hangs as it is imported, raises what cannot be shown or spans lines with
+    control characters, exits, or answers attribute reads with exceptions, and a store whose
+    attributes raise: one line, exit 2 (a hang, or a traceback and exit 4, before)."""
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    for name, text in ADAPTER_MODULES.items():
+        (modules / f"{name}.py").write_text(text)
+    run = tmp_path / "run"
+    run.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(modules), EXTERNAL]),
+               FENCEPOST_IMPORT_TIMEOUT="1")
+    result = subprocess.run([sys.executable, "-m", "fencepost.cli", "check", "adk-ledger",
+                             "--adapter", adapter, "--quiet"], cwd=run, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [f"fencepost: error: {message}"]
+    assert os.listdir(run) == []

@@ -149,6 +149,47 @@ def test_an_exception_that_cannot_be_shown_fails_its_clause_not_the_kit(
         "requires ok")
 
 
+@pytest.mark.parametrize(("behaviour", "reason"), [
+    ("fancy_error", "create raised FancyError: boom; the contract requires ok"),
+    ("unreadable_refusal", "create answered a refusal whose code, detail or payload could not "
+                           "be read (RuntimeError); the contract requires ok"),
+])
+def test_an_exception_the_store_made_strange_fails_its_clause_not_the_kit(
+        tmp_path: Path, behaviour: str, reason: str) -> None:
+    """An exception whose str() is a str subclass that cannot be formatted or stripped, a
+    refusal whose code cannot be read: the call's failure, said in plain text (a traceback and
+    exit 4 before)."""
+    result, report = check(tmp_path, "adk-ledger", behaviour)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert verdicts(report)["ADK-CREATE-001"] == ("fail", reason)
+
+
+def test_a_store_that_lowers_the_recursion_limit_lowers_it_for_itself(tmp_path: Path) -> None:
+    """Each call sets the process's recursion limit to 60: the kit puts it back as the call
+    returns, and the store, correct otherwise, passes (the kit's own walks ran out of stack
+    before: exit 4)."""
+    result, report = check(tmp_path, "adk-ledger", "lowers_recursion_limit")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert report["summary"] == {"pass": 43, "fail": 0, "unknown": 0, "unsupported": 2}
+
+
+@pytest.mark.parametrize(("behaviour", "what"), [
+    ("stops_the_clock", "get"),
+    ("stuck_owner_eq", "a store value's __eq__"),
+])
+def test_what_a_store_does_to_the_clock_or_its_eq_cannot_hang_the_run(
+        tmp_path: Path, behaviour: str, what: str) -> None:
+    """A store that replaces time.monotonic, then hangs; a store whose own value's __eq__
+    never returns (asked when the kit compares two of them, after the calls returned): the
+    call timeout stops the run with unknown (both hung the kit before)."""
+    result, report = check(tmp_path, "adk-ledger", behaviour, "--call-timeout", "1")
+    assert result.returncode == 3, result.stdout + result.stderr
+    reasons = [r for s, r in verdicts(report).values() if s == "unknown"]
+    said = f"{what} did not return in 1 s (--call-timeout); the run stopped there"
+    assert reasons and all(said in r for r in reasons), reasons
+    assert report["summary"]["fail"] == 0
+
+
 @pytest.mark.parametrize(("behaviour", "how", "jobs"), [
     ("os_exit", "exited with status 7", "1"),
     ("os_exit0", "exited with status 0", "1"),
@@ -237,6 +278,25 @@ def test_a_huge_answer_is_kept_cut_in_bounded_memory(tmp_path: Path) -> None:
     assert state == "fail" and "outcome=<str of 52428800 characters, cut: sha256 " in reason
     assert (tmp_path / "R" / "history.jsonl").stat().st_size < 1 << 20
     assert usage.ru_maxrss < 1 << 20, f"{usage.ru_maxrss >> 10} MiB"  # KiB; 3 GiB uncut
+
+
+def test_a_huge_text_of_a_str_subclass_is_kept_cut_too(tmp_path: Path) -> None:
+    """The 50 MiB outcome as a str subclass: cut like plain text (kept whole before, the
+    command used 3.8 GB and ended with a MemoryError)."""
+    result, report = check(tmp_path, "adk-ledger", "huge_subclass_outcome", "--jobs", "1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    state, reason = verdicts(report)["ADK-CREATE-001"]
+    assert state == "fail" and "outcome=<str of 52428800 characters, cut: sha256 " in reason
+
+
+def test_a_huge_integer_is_kept_cut(tmp_path: Path) -> None:
+    """A revision of 5,001 digits (more than Python writes in decimal): kept as its size in
+    bits, digest and hexadecimal ends, and the revision clause fails on it (showing the answer
+    raised ValueError before: exit 4)."""
+    result, report = check(tmp_path, "adk-ledger", "huge_revision")
+    assert result.returncode == 1, result.stdout + result.stderr
+    state, reason = verdicts(report)["ADK-REV-001"]
+    assert state == "fail" and "revision=<int of 16610 bits, cut: sha256 " in reason
 
 
 # -- a store that answers differently to the same steps ----------------------------------------

@@ -59,6 +59,20 @@ SHUTDOWN_GRACE_S = 2.0
 _CHILDREN: weakref.WeakSet[Child] = weakref.WeakSet()
 
 
+def read_json(text: str | bytes) -> Any:
+    """One protocol line as JSON; ``ValueError`` for a line that is not JSON (the tokens
+    ``NaN`` and ``Infinity`` Python would read are not) or that nests too deeply for Python's
+    parser (a ``RecursionError`` it raises)."""
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
 class WireLost(BackendUnavailable):
     """The adapter child cannot answer any more (it timed out, exited or broke the protocol):
     the store is lost. Its ``detail`` says why and quotes the child's last stderr lines."""
@@ -235,7 +249,7 @@ class Child:
             return (f"the adapter wrote a line that is not UTF-8 (byte {e.start}): "
                     f"{_shown(raw)!r}")
         try:
-            reply = json.loads(text)
+            reply = read_json(text)
         except ValueError:
             return f"the adapter wrote a line that is not JSON: {_shown(raw)!r}"
         if not isinstance(reply, dict):
@@ -249,7 +263,7 @@ class Child:
                     "\"detail\": STRING, \"payload\": VALUE}")
         ident = reply.get("id")
         with self._lock:
-            waiting = self._waiting.pop(ident, None) if isinstance(ident, int) else None
+            waiting = self._waiting.pop(ident, None) if type(ident) is int else None
             if waiting is None:
                 return f"the adapter answered id {ident!r}, which no request in flight has"
             waiting.reply = reply

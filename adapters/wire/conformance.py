@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import attrs
 
-from .client import LINE_BYTES, PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S, kill_group
+from .client import LINE_BYTES, PROTOCOL, SHUTDOWN_GRACE_S, START_TIMEOUT_S, kill_group, read_json
 
 NAMESPACE = "wire_check"
 
@@ -94,7 +94,7 @@ class _Raw:
             self._put(None)
             return f"a line longer than {LINE_BYTES >> 20} MiB: {raw[:80]!r}"
         try:
-            return json.loads(raw)
+            return read_json(raw)
         except ValueError:
             return f"a line that is not JSON: {raw[:80]!r}"
 

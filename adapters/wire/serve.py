@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ContractError
+from fencepost.spec.errors import ContractError, told
 from fencepost.spec.opaque import ForgedValue
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
 
-from .client import LINE_BYTES, PROTOCOL, SPIN_S, Pace, cores, read_paced
+from .client import LINE_BYTES, PROTOCOL, SPIN_S, Pace, cores, read_json, read_paced
 
 CALL_THREADS = 32
 """Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
@@ -134,7 +134,13 @@ class Server:
         self.said_hello = False
 
     def reply(self, ident: Any, **answer: Any) -> None:
-        line = json.dumps({"id": ident, **answer}, separators=(",", ":"), allow_nan=False)
+        """Write one reply; one that cannot be written as JSON (a store's integer of more
+        digits than Python writes, say) is a fault instead."""
+        try:
+            line = json.dumps({"id": ident, **answer}, separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError, RecursionError) as e:
+            line = json.dumps({"id": ident, "fault": "the store's answer cannot be written as "
+                               f"JSON: {type(e).__name__}: {told(e)[:200]}"})
         with self._write:
             self._out.write(line + "\n")
             self._out.flush()
@@ -212,7 +218,7 @@ class Server:
         """One request: a call to run (its id and request), or None when it was answered
         here (after ``shutdown`` no request is read)."""
         try:
-            request = json.loads(line)
+            request = read_json(line)
         except ValueError:
             self.reply(None, fault=f"not JSON: {line[:80]!r}")
             return None
@@ -227,6 +233,9 @@ class Server:
             value = self._control(kind, request)
         except _Fault as e:
             self.reply(ident, fault=str(e))
+            return None
+        except BaseException as e:  # noqa: BLE001 - the store's factory, close or discard
+            self.reply(ident, fault=f"{kind} raised {_said(e)}")
             return None
         self.reply(ident, ok=value)
         if kind == "shutdown":
@@ -282,41 +291,55 @@ class Server:
             close()
 
     def _call(self, ident: int, request: Mapping[str, Any]) -> None:
+        """Run one call and reply; whatever the store raises or answers is a reply (a thread
+        that died here would leave the reading to nobody)."""
         try:
             store, op = self._decoded(request)
         except _Fault as e:
             self.reply(ident, fault=str(e))
             return
-        _Call.local.now = request.get("now", 0)
+        _Call.local.now = request["now"]
         _Call.local.dead = frozenset(request.get("dead", ()))
         try:
             value = op.invoke(store)
+            self.reply(ident, ok=encode(value, self._handles.text))
         except ContractError as e:
-            self.reply(ident, error={"code": e.code, "detail": e.detail,
-                                     "payload": encode(e.payload, self._handles.text)})
-            return
-        except Exception as e:  # noqa: BLE001 - the store's crash, said as a fault
-            self.reply(ident, fault=f"the store raised {type(e).__name__}: {e}")
-            return
-        self.reply(ident, ok=encode(value, self._handles.text))
+            try:
+                self.reply(ident, error={"code": str.__str__(e.code),
+                                         "detail": str.__str__(e.detail),
+                                         "payload": encode(e.payload, self._handles.text)})
+            except BaseException as why:  # noqa: BLE001 - the store's refusal will not be read
+                self.reply(ident, fault=f"the store's refusal cannot be sent: {told(why)}")
+        except BaseException as e:  # noqa: BLE001 - the store's crash (SystemExit too): a fault
+            self.reply(ident, fault=f"the store raised {_said(e)}")
 
     def _decoded(self, request: Mapping[str, Any]) -> tuple[Any, Op]:
-        store = self._stores.get(request.get("namespace"))  # type: ignore[arg-type]
+        namespace, name = request.get("namespace"), request.get("op")
+        store = self._stores.get(namespace) if isinstance(namespace, str) else None
         if store is None:
-            raise _Fault(f"namespace {request.get('namespace')!r} is not open")
-        cls = self.ops.get(request.get("op"))  # type: ignore[arg-type]
+            raise _Fault(f"namespace {namespace!r} is not open")
+        cls = self.ops.get(name) if isinstance(name, str) else None
         if cls is None:
-            raise _Fault(f"unknown op {request.get('op')!r}")
+            raise _Fault(f"unknown op {name!r}")
         args = request.get("args")
         if not isinstance(args, dict):
             raise _Fault("args is an object")
-        if not isinstance(request.get("now"), int):
+        if type(request.get("now")) is not int:
             raise _Fault("a call carries now, an integer")
+        dead = request.get("dead", [])
+        if not isinstance(dead, list) or not all(isinstance(d, str) for d in dead):
+            raise _Fault("dead is a list of owner strings")
         try:
             op = cls(**{k: decode(v, opaque=self._handles.value) for k, v in args.items()})
         except (TypeError, ValueError) as e:
             raise _Fault(f"bad arguments for {request.get('op')}: {e}") from None
         return store, op
+
+
+def _said(e: BaseException) -> str:
+    """``Kind: what it says`` (the kind alone when it says nothing)."""
+    text = told(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 class _Fault(Exception):

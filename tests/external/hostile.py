@@ -19,6 +19,13 @@ Behaviours:
   surrogate, markup and 100,000 characters;
 - ``segfault``: a call dereferences a null pointer;
 - ``unspeakable_error``: a call raises an exception whose ``str()`` and ``repr()`` raise;
+- ``fancy_error``: a call raises an exception whose ``str()`` is a ``str`` subclass that
+  cannot be formatted or stripped;
+- ``unreadable_refusal``: a call raises ``NotFound`` whose ``code`` cannot be read;
+- ``lowers_recursion_limit``: a call sets the process's recursion limit to 60 first;
+- ``stops_the_clock``: a call replaces ``time.monotonic`` by a clock that stands still, and
+  once the store is under way a call never returns;
+- ``capabilities_raise``: reading the store's ``capabilities`` raises;
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
 - ``reopen_raises``: the factory raises (an exception class of its own) when it is asked for a
   namespace's store again (the store reopened);
@@ -33,7 +40,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -123,6 +132,44 @@ class Unspeakable(Exception):
         raise RuntimeError("no repr")
 
 
+class Fancy(str):
+    """A text that cannot be formatted or stripped."""
+
+    def __format__(self, spec: str) -> str:
+        raise RuntimeError("no format")
+
+    def strip(self, chars: str | None = None) -> str:
+        raise RuntimeError("no strip")
+
+
+class FancyError(Exception):
+    def __str__(self) -> str:
+        return Fancy("boom")
+
+
+class UnreadableRefusal(NotFound):
+    """A refusal whose code cannot be read."""
+
+    @property  # type: ignore[override]
+    def code(self) -> str:
+        raise RuntimeError("no code")
+
+
+def _lower_recursion_limit() -> None:
+    sys.setrecursionlimit(60)
+
+
+def _stop_the_clock() -> None:
+    time.monotonic = lambda: 0.0
+
+
+def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def act() -> None:
+        first()
+        second()
+    return act
+
+
 BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "unavailable": lambda: _Unavailable(1, 1),
     "mostly_unavailable": lambda: _Unavailable(3, 4),
@@ -138,6 +185,10 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "segfault": lambda: _after_warm_up(_segfault),
     "junk_errors": lambda: _junk,
     "unspeakable_error": lambda: _after_warm_up(_raise(Unspeakable())),
+    "fancy_error": lambda: _after_warm_up(_raise(FancyError())),
+    "unreadable_refusal": lambda: _after_warm_up(_raise(UnreadableRefusal("x"))),
+    "lowers_recursion_limit": lambda: _after_warm_up(_lower_recursion_limit),
+    "stops_the_clock": lambda: _then(_stop_the_clock, _after_warm_up(_forever)),
 }
 
 class ReopenFailed(Exception):
@@ -233,6 +284,33 @@ def _flaky_gets(method: str, _args: tuple[Any, ...], answer: Any) -> Any:
 _gets = itertools.count()
 
 
+class Sub(str):
+    """A ``str`` subclass, plain otherwise."""
+
+
+class StuckNode:
+    """A node of the store's own whose ``__eq__`` never returns when asked about another."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StuckNode):
+            _forever()
+        return False
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"StuckNode({self.name!r})"
+
+
+def _stuck_owner(answer: Any) -> Any:
+    owner = answer.owner
+    return answer if owner is None else attrs.evolve(answer, owner=StuckNode(str(owner)))
+
+
 ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "flaky_gets": _flaky_gets,
     "lying_phase": _records(_evolve(phase=lambda: Liar("bogus"))),
@@ -244,6 +322,9 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "outcome_hash_raises": _records(_evolve(outcome=HashRaises)),
     "deep_checkpoint": _records(_evolve(checkpoint=lambda: {"deep": _nested(10_000)})),
     "huge_outcome": _records(_evolve(outcome=lambda: HUGE)),
+    "huge_subclass_outcome": _records(_evolve(outcome=lambda: Sub(HUGE))),
+    "huge_revision": _records(_evolve(revision=lambda: 10**5000)),
+    "stuck_owner_eq": _records(_stuck_owner),
     "repaired_later": _records(_repaired_later, _concurrent_worker),
     "scribbles_arguments": _scribble,
 }
@@ -256,7 +337,11 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 - ``outcome_eq_raises``, ``answer_repr_raises``, ``outcome_hash_raises``: objects whose
   ``__eq__`` / ``__repr__`` / ``__hash__`` raise;
 - ``deep_checkpoint``: a checkpoint holding a list nested 10,000 deep;
-- ``huge_outcome``: a record's outcome is a text of 50 MiB;
+- ``huge_outcome``: a record's outcome is a text of 50 MiB; ``huge_subclass_outcome``: the
+  same text as a ``str`` subclass;
+- ``huge_revision``: a record's revision is an integer of 5,001 digits;
+- ``stuck_owner_eq``: a record's owner is an object of the store's own whose ``__eq__`` never
+  returns when asked about another;
 - ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
   the same object 2 ms after the call returned;
 - ``scribbles_arguments``: after answering, the store writes into the dicts it was given;
@@ -329,6 +414,8 @@ class HostileFactory:
             caps = "durable"
         elif self.behaviour == "capabilities_misspelt":
             caps = frozenset({"concurency"})
+        elif self.behaviour == "capabilities_raise":
+            return RaisingCapabilities(store, self.act, self.methods)  # type: ignore[return-value]
         return HostileStore(store, self.act, self.methods,
                             close_raises=self.behaviour == "close_raises", capabilities=caps,
                             alter=ALTERATIONS.get(self.behaviour))
@@ -350,9 +437,23 @@ class HostileFactory:
             _forever()
 
 
+class RaisingCapabilities:
+    """A store whose ``capabilities`` attribute raises when read."""
+
+    def __init__(self, store: Any, act: Callable[[], None], methods: tuple[str, ...]) -> None:
+        self._inner = HostileStore(store, act, methods)
+
+    @property
+    def capabilities(self) -> Any:
+        raise RuntimeError("no capabilities today")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 FACTORY_BEHAVIOURS = ("close_raises", "reopen_raises", "discard_raises", "discard_exits",
                       "factory_close_hangs", "leaves_thread", "capabilities_string",
-                      "capabilities_misspelt")
+                      "capabilities_misspelt", "capabilities_raise")
 """Behaviours of the factory and the store's close (the module doc says each)."""
 
 

@@ -10,7 +10,10 @@ then exit 7), garbage (a line that is not JSON), bad_utf8
 (a reply line that is not UTF-8),
 bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
 fault (a fault reply), bad_hello (answer hello with another protocol's refusal),
-mute_garbage (no answer at all to a line that is not JSON), escapes (at call N, start two
+mute_garbage (no answer at all to a line that is not JSON), deep (a reply nested 100,000 deep,
+more than Python's JSON parser reads), deep_value (a reply value nested 900 deep: JSON it reads,
+no value the kit reads back), nan (a reply holding the token NaN, which is no JSON),
+escapes (at call N, start two
 processes that leave its process group, one in a new session, one orphaned at once, every time),
 none (behave).
 """
@@ -96,6 +99,13 @@ class Hostile(Server):
             return None
         if self.mode == "fault":
             self.reply(request["id"], fault="cannot do that today")
+            return None
+        if self.mode in ("deep", "deep_value", "nan"):
+            depth = 100_000 if self.mode == "deep" else 900
+            value = "NaN" if self.mode == "nan" else "[" * depth + "]" * depth
+            with self._write:
+                self._out.write(f'{{"id": {request["id"]}, "ok": {value}}}\n')
+                self._out.flush()
             return None
         raise SystemExit(f"unknown mode {self.mode}")
 
