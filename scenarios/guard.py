@@ -28,7 +28,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import attrs
@@ -104,21 +105,23 @@ class InFlight:
     what: str
 
 
-def call(store: Any, op: Op, recursion_limit: int | None = None) -> Outcome:
+def call(store: Any, op: Op) -> Outcome:
     """Run ``op`` on ``store`` and turn whatever happens into an outcome value (unguarded).
 
     The store gets copies of the op's arguments (:func:`handed`) and the outcome holds a
     snapshot of its answer taken as the call returned (:func:`snapshot`): values, never the
     store's objects, so nothing the store does later changes what the kit saw, and no
     ``__eq__`` of the store's decides a comparison. An answer that cannot be a value is a
-    :data:`NOT_A_VALUE` crash of that call. With ``recursion_limit``, a limit the store set
-    is put back to it as the store's method returns, before its answer is read."""
+    :data:`NOT_A_VALUE` crash of that call. A recursion limit the store set is put back as
+    its method returns, before its answer is read."""
     try:
+        limit = sys.getrecursionlimit()
         try:
             answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
         finally:
-            if recursion_limit is not None and sys.getrecursionlimit() != recursion_limit:
-                sys.setrecursionlimit(recursion_limit)  # the store changed it: for itself
+            now = sys.getrecursionlimit()
+            if now != limit or now < _LIMIT_FLOOR:  # inline: this runs on every call
+                _put_back_limit(limit)
         return Ok(snapshot(answer))
     except ContractError as e:
         refused: ContractError = e
@@ -133,6 +136,29 @@ def call(store: Any, op: Op, recursion_limit: int | None = None) -> Outcome:
     except BaseException as e:  # noqa: BLE001 - its code, detail or payload would not be read
         return Crash(NOT_A_VALUE, f"a refusal whose code, detail or payload could not be read "
                      f"({type(e).__name__})")
+
+
+_LIMIT_FLOOR = sys.getrecursionlimit()
+"""The recursion limit as the kit was imported: a store's call never leaves it lower."""
+
+
+@contextmanager
+def _own_recursion_limit() -> Iterator[None]:
+    """A recursion limit a store's call changes is put back as the call returns (Hypothesis
+    raises the limit while a test runs: put back to that one), and never left below
+    :data:`_LIMIT_FLOOR` (two threads' calls may cross: the second found the first's store's
+    limit): the store's for itself, not the kit's walks."""
+    before = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        now = sys.getrecursionlimit()
+        if now != before or now < _LIMIT_FLOOR:
+            _put_back_limit(before)
+
+
+def _put_back_limit(before: int) -> None:
+    sys.setrecursionlimit(max(before, _LIMIT_FLOOR))
 
 
 def _refusal(e: ContractError) -> Outcome:
@@ -162,9 +188,6 @@ class Guard:
         """Notified whenever a call ends or a wait begins (what :meth:`quiesce` waits for)."""
         self._inflight: dict[int, InFlight] = {}
         self._waiting: set[threading.Event] = set()
-        self._recursion_limit = sys.getrecursionlimit()
-        """The process's recursion limit as the run began: a store that changes it changes it
-        for its own calls only (the kit's walks need theirs)."""
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -172,7 +195,7 @@ class Guard:
         """``op`` on ``store`` as an outcome, timed."""
         token = self._begin(op.name)
         try:
-            return call(store, op, self._recursion_limit)
+            return call(store, op)
         finally:
             self._end(token)
 
@@ -181,7 +204,8 @@ class Guard:
         A ``cleanup`` call may still start once the run is stopping (not once abandoned)."""
         token = self._begin(what, cleanup=cleanup)
         try:
-            return fn(*args)
+            with _own_recursion_limit():
+                return fn(*args)
         finally:
             self._end(token)
 
@@ -196,8 +220,6 @@ class Guard:
             return token
 
     def _end(self, token: InFlight) -> None:
-        if sys.getrecursionlimit() != self._recursion_limit:
-            sys.setrecursionlimit(self._recursion_limit)
         with self._lock:
             if self._inflight.get(token.thread) is token:
                 del self._inflight[token.thread]

@@ -245,11 +245,13 @@ class Cut:
 
 _EXACT = frozenset({str, int, float, bool, type(None), bytes})
 _SMALL = frozenset({float, bool, type(None)})
-"""The plain types whose values are never cut (see :data:`CUT_BYTES` and :data:`INT_BITS`)."""
+"""The plain types whose values are never cut (see :data:`CUT_BYTES`; an ``int`` is, past
+:data:`INT_BITS`)."""
 INT_BITS = 2048
 """An integer in an answer longer than this many bits is kept as a :class:`Cut`: no contract
 value comes near, and Python writes such a number in decimal only up to a limit a program may
 set as low as 640 digits (about 2,100 bits), which the kit's texts and reports need."""
+_INT_TOP = 1 << INT_BITS
 _KIT_OWN = frozenset({Minted, ForgedValue, Foreign})
 _CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (str, str.__str__), (int, int.__int__), (float, float.__float__), (bytes, bytes.__bytes__))
@@ -272,19 +274,28 @@ def snapshot(value: Any) -> Any:
 
 def _snapshot(value: Any, depth: int) -> Any:
     cls = type(value)
-    if cls in _EXACT or cls in _KIT_OWN:
-        return _cut_if_huge(value, cls)
+    if cls in _EXACT or cls in _KIT_OWN:  # _cut_if_huge, inline: this runs on every leaf
+        if cls is str or cls is bytes:
+            if len(value) > CUT_BYTES:
+                return Cut.of(value)
+        elif cls is int and not -_INT_TOP < value < _INT_TOP:
+            return Cut.of_int(value)
+        return value
     if depth >= MAX_DEPTH:
         raise NotAValue(f"a value nested more than {MAX_DEPTH} deep")
     depth += 1
     try:
         if cls is dict:
-            return {k if type(k) in _SMALL else _snapshot(k, depth):
-                    v if type(v) in _SMALL else _snapshot(v, depth) for k, v in value.items()}
+            return {k if type(k) in _SMALL or type(k) is int and -_INT_TOP < k < _INT_TOP
+                    else _snapshot(k, depth):
+                    v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
+                    else _snapshot(v, depth) for k, v in value.items()}
         if cls is list:
-            return [v if type(v) in _SMALL else _snapshot(v, depth) for v in value]
+            return [v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
+                    else _snapshot(v, depth) for v in value]
         if cls is tuple:
-            return tuple([v if type(v) in _SMALL else _snapshot(v, depth) for v in value])
+            return tuple([v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
+                          else _snapshot(v, depth) for v in value])
         names = _REGISTERED.get(cls, _UNSEEN)
         if names is _UNSEEN:
             names = _registered(cls)
@@ -303,7 +314,7 @@ def _cut_if_huge(value: Any, cls: type) -> Any:
     """A plain value as it is, a huge text, bytes or integer as a :class:`Cut`."""
     if (cls is str or cls is bytes) and len(value) > CUT_BYTES:
         return Cut.of(value)
-    if cls is int and value.bit_length() > INT_BITS:
+    if cls is int and not -_INT_TOP < value < _INT_TOP:
         return Cut.of_int(value)
     return value
 
@@ -344,7 +355,8 @@ def _registered(cls: type) -> tuple[str, ...] | None:
 def _rebuilt(value: Any, cls: type, names: tuple[str, ...], depth: int) -> Any:
     try:
         if names:
-            return cls(*[v if type(v) in _SMALL else _snapshot(v, depth)
+            return cls(*[v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
+                         else _snapshot(v, depth)
                          for v in map(value.__getattribute__, names)])
         return cls(**{f.alias: _snapshot(getattr(value, f.name), depth)
                       for f in attrs.fields(cls) if f.init})
