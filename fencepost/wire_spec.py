@@ -47,6 +47,8 @@ def exec_argv(command: str) -> list[str]:
         raise ConfigurationError("exec: needs a command, e.g. exec:./my_adapter --flag")
     program = argv[0]
     if os.sep in program:
+        if os.path.isdir(program):
+            raise ConfigurationError(f"exec adapter {program} is a directory, not a program")
         if not os.path.isfile(program):
             raise ConfigurationError(f"exec adapter {program}: no such file")
         if not os.access(program, os.X_OK):

@@ -127,6 +127,7 @@ def test_a_refused_handshake_is_a_configuration_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("command", "message"), [
     ("", "exec: needs a command"),
     ("./no/such/adapter", "exec adapter ./no/such/adapter: no such file"),
+    ("/tmp", "exec adapter /tmp is a directory, not a program"),
     ("no-such-program-anywhere", "exec adapter no-such-program-anywhere: not found on PATH"),
     ("'unclosed", "cannot split the exec command"),
     ("tests/wire/hostile.py", "exec adapter tests/wire/hostile.py is not executable"),
