@@ -64,13 +64,17 @@ def read_json(text: str | bytes) -> Any:
     ``NaN`` and ``Infinity`` Python would read are not) or that nests too deeply for Python's
     parser (a ``RecursionError`` it raises)."""
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return _DECODER.decode(text if isinstance(text, str) else text.decode("utf-8"))
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
 
 
 def _not_json(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+"""One decoder for every line (``json.loads`` with an argument makes a new one per call)."""
 
 
 class WireLost(BackendUnavailable):
