@@ -75,7 +75,7 @@ CHECKER_TARGET = (10_000, 8, 2.0)  # operations, processes, seconds (partitioned
 STORES = ("memory", "sqlite", "postgresql")
 MEMORY_RUNS = 3
 """The memory figure is the fastest of this many runs, as the ceiling it is divided by is (the
-same seed each time: the same steps)."""
+same seed each time: the same steps); the model alone, of this many windows."""
 
 
 @attrs.frozen
@@ -273,7 +273,8 @@ def record_tapes(name: str, sizes: Sizes) -> list[Tape]:
 
 
 def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Rate:
-    """The model alone stepping ``tapes`` (repeated until ``min_seconds`` have passed)."""
+    """The model alone stepping ``tapes`` (repeated until ``min_seconds`` have passed): one
+    window; :func:`bench_machine` takes the fastest of :data:`MEMORY_RUNS`."""
     model = contract_named(name).suite.model
     steps, started = 0, time.perf_counter()
     while True:
@@ -311,7 +312,10 @@ def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str 
     memory (the fastest of :data:`MEMORY_RUNS` runs), SQLite and (``postgres`` a URL, None:
     unreachable) PostgreSQL."""
     progress(Said.of(f"machine/{name}", "the model alone"))
-    rates = [model_rate(name, tapes)]
+    # The fastest of as many windows as memory's runs: the machine's speed swings within
+    # seconds (1.5x on a shared 2-vCPU host), and one 0.3 s window caught a slow moment.
+    rates = [max((model_rate(name, tapes) for _ in range(MEMORY_RUNS)),
+                 key=lambda r: r.per_second or 0.0)]
     for target in STORES:
         if target == "postgresql" and postgres is None:
             rates.append(Rate(target, 0, 0.0, "unreachable"))

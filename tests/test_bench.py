@@ -226,11 +226,12 @@ def test_an_unknown_contract_is_refused() -> None:
         run_bench(["nope"], sizes=TINY, postgres=NOWHERE)
 
 
-def test_the_memory_rate_is_the_fastest_of_its_runs_as_the_ceiling_is(
+def test_the_memory_and_model_rates_are_the_fastest_of_their_runs_as_the_ceiling_is(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from fencepost import bench
 
     seconds = iter([3.0, 1.0, 2.0, 5.0])  # memory's three runs, then SQLite's one
+    windows = iter([2.0, 0.5, 4.0])  # the model alone's three windows
     calls: list[str] = []
 
     def timed(name: str, target: str, factory: object, sizes: Sizes) -> bench.Rate:
@@ -238,8 +239,9 @@ def test_the_memory_rate_is_the_fastest_of_its_runs_as_the_ceiling_is(
         return bench.Rate(target, 100, next(seconds))
 
     monkeypatch.setattr(bench, "machine_rate", timed)
-    monkeypatch.setattr(bench, "model_rate", lambda name, tapes: bench.Rate("model", 1, 1.0))
+    monkeypatch.setattr(bench, "model_rate",
+                        lambda name, tapes: bench.Rate("model", 1, next(windows)))
     rates = bench.bench_machine("adk-ledger", [], TINY, None).rates
     assert calls == ["memory"] * bench.MEMORY_RUNS + ["sqlite"]
     assert [(r.target, r.seconds) for r in rates] == [
-        ("model", 1.0), ("memory", 1.0), ("sqlite", 5.0), ("postgresql", 0.0)]
+        ("model", 0.5), ("memory", 1.0), ("sqlite", 5.0), ("postgresql", 0.0)]
