@@ -15,7 +15,7 @@ from .env import AdapterEnv
 from .errors import ConfigurationError
 from .registry import contract_named
 from .scenarios.guard import seconds_from_env
-from .spec.errors import told
+from .spec.errors import exception_said, told
 from .wire_spec import exec_factory
 
 ADAPTER_FORMS = (
@@ -150,14 +150,10 @@ def _import_bounded(module_name: str, spec: str) -> Any:
 
 
 def _one_line(e: BaseException, kind: bool = True) -> str:
-    """``Kind: the first line of what it says``, control characters escaped (the kind
-    alone when it says nothing; without ``kind``, what it says alone)."""
-    text = told(e).strip()
-    first = text.splitlines()[0] if text else ""
-    first = "".join(c if c.isprintable() else repr(c)[1:-1] for c in first)
-    if not kind:
-        return first
-    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+    """:func:`exception_said` (without ``kind``: the first line of what ``e`` says alone),
+    control characters escaped: a module's text on the command's one line."""
+    said = exception_said(e) if kind else (told(e).strip().splitlines() or [""])[0]
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in said)
 
 
 def _check_sqlite_path(url: str) -> None:

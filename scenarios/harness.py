@@ -31,6 +31,7 @@ from fencepost.model.base import (
     field_diff,
     leaf_fields,
 )
+from fencepost.spec.errors import exception_said
 from fencepost.spec.opaque import (
     ByIdentity,
     Forged,
@@ -55,7 +56,6 @@ from .world import (
     StoreLost,
     World,
     backend_away,
-    exception_said,
     violation,
 )
 

@@ -28,7 +28,7 @@ from hypothesis.database import ExampleDatabase
 from fencepost.model.base import options_with_defaults
 from fencepost.model.history import History
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ConfigurationError, told
+from fencepost.spec.errors import ConfigurationError, exception_said, told
 
 from .clock import SimClock
 from .collector import collecting_less
@@ -49,7 +49,6 @@ from .phases import first_of, unknown_check
 from .profiles import Profile
 from .said import Progress, quiet
 from .suite import Suite
-from .world import exception_said
 
 CLOCK_START = 1_000_000
 

@@ -18,7 +18,7 @@ import attrs
 
 from fencepost.model.base import ContractModel
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ConfigurationError, ContractError, told
+from fencepost.spec.errors import ConfigurationError, ContractError, exception_said, told
 
 from .clock import SimClock
 from .evidence import Evidence
@@ -262,9 +262,3 @@ def backend_away(e: BaseException) -> bool:
     """Is ``e`` the store saying its backend is away (not a wrong answer)?"""
     return (isinstance(e, ContractError) and e.code == "backend_unavailable"
             or type(e).__name__ in LOST_EXCEPTIONS)
-
-
-def exception_said(e: BaseException) -> str:
-    """``Kind: first line of its text`` (the kind alone when it says nothing)."""
-    text = told(e).strip()
-    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__

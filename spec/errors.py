@@ -49,3 +49,9 @@ def told(e: BaseException) -> str:
         return str.__str__(str(e))  # plain text, though its __str__ gave a str subclass
     except BaseException:  # noqa: BLE001 - whatever it raises, the answer is a description
         return f"<a {type(e).__name__} whose str() raised>"
+
+
+def exception_said(e: BaseException) -> str:
+    """``Kind: first line of its text`` (the kind alone when it says nothing)."""
+    text = told(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__

@@ -274,7 +274,7 @@ def snapshot(value: Any) -> Any:
 
 def _snapshot(value: Any, depth: int) -> Any:
     cls = type(value)
-    if cls in _EXACT or cls in _KIT_OWN:  # _cut_if_huge, inline: this runs on every leaf
+    if cls in _EXACT or cls in _KIT_OWN:  # a huge one cut (inline: this runs on every leaf)
         if cls is str or cls is bytes:
             if len(value) > CUT_BYTES:
                 return Cut.of(value)
@@ -310,20 +310,11 @@ def _snapshot(value: Any, depth: int) -> Any:
         raise NotAValue(f"a {cls.__name__} that could not be read ({type(e).__name__})") from None
 
 
-def _cut_if_huge(value: Any, cls: type) -> Any:
-    """A plain value as it is, a huge text, bytes or integer as a :class:`Cut`."""
-    if (cls is str or cls is bytes) and len(value) > CUT_BYTES:
-        return Cut.of(value)
-    if cls is int and not -_INT_TOP < value < _INT_TOP:
-        return Cut.of_int(value)
-    return value
-
-
 def _converted(value: Any, cls: type, depth: int) -> Any:
     """A value of a class other than the plain ones and the registered value classes."""
     for plain, read in _CONVERT:
         if isinstance(value, plain):
-            return _cut_if_huge(read(value), plain)
+            return _snapshot(read(value), depth)  # a plain value now: cut if huge
     if isinstance(value, list | tuple):
         items = [_snapshot(v, depth) for v in (list.__iter__(value) if isinstance(value, list)
                                                else tuple.__iter__(value))]

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from fencepost.spec.env import AdapterEnv
-from fencepost.spec.errors import ContractError, told
+from fencepost.spec.errors import ContractError, exception_said, told
 from fencepost.spec.opaque import ForgedValue
 from fencepost.spec.ops import Op
 from fencepost.spec.values import decode, encode
@@ -235,7 +235,7 @@ class Server:
             self.reply(ident, fault=str(e))
             return None
         except BaseException as e:  # noqa: BLE001 - the store's factory, close or discard
-            self.reply(ident, fault=f"{kind} raised {_said(e)}")
+            self.reply(ident, fault=f"{kind} raised {exception_said(e)}")
             return None
         self.reply(ident, ok=value)
         if kind == "shutdown":
@@ -311,7 +311,7 @@ class Server:
             except BaseException as why:  # noqa: BLE001 - the store's refusal will not be read
                 self.reply(ident, fault=f"the store's refusal cannot be sent: {told(why)}")
         except BaseException as e:  # noqa: BLE001 - the store's crash (SystemExit too): a fault
-            self.reply(ident, fault=f"the store raised {_said(e)}")
+            self.reply(ident, fault=f"the store raised {exception_said(e)}")
 
     def _decoded(self, request: Mapping[str, Any]) -> tuple[Any, Op]:
         namespace, name = request.get("namespace"), request.get("op")
@@ -334,12 +334,6 @@ class Server:
         except (TypeError, ValueError) as e:
             raise _Fault(f"bad arguments for {request.get('op')}: {e}") from None
         return store, op
-
-
-def _said(e: BaseException) -> str:
-    """``Kind: what it says`` (the kind alone when it says nothing)."""
-    text = told(e)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 class _Fault(Exception):
