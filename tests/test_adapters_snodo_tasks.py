@@ -256,6 +256,36 @@ def test_replayed_event_is_a_duplicate_with_the_original_revision(backend: Backe
     raises(spec.EventIdReused, store.transition, "a", 2, reused, worker)
 
 
+def test_no_caller_changes_stored_data_by_changing_a_value(backend: Backend) -> None:
+    """What a caller gave (an event's data) and every answer (a snapshot, a transition, a
+    replayed duplicate) share nothing with what is stored: changing them in place, after the
+    call, changes nothing the store answers later."""
+    store = backend.open()
+    work = spec.Work("idem-2", "email", {"to": "a@b", "deep": [1, {"k": None}]}, (2000,))
+    create(store, "a", work=work)
+    work.input["to"] = "changed"  # type: ignore[index]
+    worker = spec.WorkerAuthority(store.claim("a", "w", 10_000).lease)
+    request = {"method": "m", "q": [1]}
+    first = event("e1", "input_requested", key="k1", request=request)
+    applied = store.transition("a", 0, first, worker)
+    request["q"].append(2)
+    applied.snapshot.input_history["k1"]["method"] = "changed"
+    applied.snapshot.work.input["deep"][1]["k"] = "changed"
+    first = event("e1", "input_requested", key="k1", request={"method": "m", "q": [1]})
+    replayed = store.transition("a", 0, first, worker)
+    assert replayed.outcome == "duplicate"
+    replayed.snapshot.task.input_requests["k1"]["q"].append(3)
+    got = store.get("a", access(store, "get", "a"))
+    got.input_history["k1"]["q"].append(4)
+    expected_request = {"method": "m", "q": [1]}
+    again = store.get("a", access(store, "get", "a"))
+    assert again.work == spec.Work("idem-2", "email", {"to": "a@b", "deep": [1, {"k": None}]},
+                                   (2000,))
+    assert again.input_history == {"k1": expected_request}
+    assert again.task.input_requests == {"k1": expected_request}
+    assert store.transition("a", 0, first, worker).snapshot == again
+
+
 def test_stale_expected_revision_conflicts_with_the_current_snapshot(backend: Backend) -> None:
     store = backend.open()
     create(store, "a")

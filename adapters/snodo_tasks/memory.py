@@ -2,8 +2,11 @@
 
 Durable within the process: a store opened again with the same ``env.namespace`` sees the same
 aggregates and honours the accesses and leases it issued, which is what lets the kit check the
-``durable`` clauses without a database. Every operation holds the namespace's one lock, and
-aggregates are copied in and out so that no caller can change stored data by mutating a value.
+``durable`` clauses without a database. Every operation holds the namespace's one lock.
+Aggregates are copied in (:func:`detached`: what a save brings that is not already stored) and
+every answer out (:class:`CopiedOut`), so that no caller can change stored data by mutating a
+value; the store's own code gets a stored aggregate as a new shell with its own ``seen`` map
+(it sets an aggregate's fields and adds to that map, never changes a value inside them).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from contextlib import contextmanager
 
 import attrs
 
-from fencepost.adapters.memory import detached, forget, shelf
+from fencepost.adapters.memory import CopiedOut, detached, forget, shelf
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.env import AdapterEnv
 
@@ -27,7 +30,10 @@ class _MemoryTxn:
 
     def load(self, task_id: str) -> Aggregate | None:
         found = self.tasks.get(task_id)
-        return detached(found) if found is not None else None
+        if found is None:
+            return None
+        return Aggregate(found.scope, found.snapshot, found.claim, found.generation,
+                         dict(found.seen))
 
     def insert(self, aggregate: Aggregate) -> None:
         if aggregate.task_id in self.tasks:
@@ -35,7 +41,7 @@ class _MemoryTxn:
         self.tasks[aggregate.task_id] = detached(aggregate)
 
     def save(self, aggregate: Aggregate) -> None:
-        self.tasks[aggregate.task_id] = detached(aggregate)
+        self.tasks[aggregate.task_id] = _stored(aggregate, self.tasks.get(aggregate.task_id))
 
     def delete(self, task_id: str) -> None:
         self.tasks.pop(task_id, None)
@@ -66,8 +72,27 @@ class _MemoryTxn:
         return [a.task_id for a in gone]
 
 
-class MemoryTasks(TasksCore):
+def _stored(aggregate: Aggregate, before: Aggregate | None) -> Aggregate:
+    """``aggregate`` as it is stored: the values it still shares with the stored one it was
+    loaded from (``before``: no caller holds them) kept, the rest copied. ``seen`` only grows,
+    one entry per applied event, and each entry is a snapshot of the task: copying every
+    entry on every save made a task's saves cost as much as its history."""
+    if before is None:
+        return detached(aggregate)
+    old = before.seen
+    return Aggregate(
+        aggregate.scope,
+        aggregate.snapshot if aggregate.snapshot is before.snapshot
+        else detached(aggregate.snapshot),
+        detached(aggregate.claim),
+        aggregate.generation,
+        {k: v if v is old.get(k) else detached(v) for k, v in aggregate.seen.items()})
+
+
+class MemoryTasks(TasksCore, CopiedOut):
     """A ``snodo-tasks`` store in a dict under one lock."""
+
+    PROTOCOL_METHODS = spec.PROTOCOL_METHODS
 
     def __init__(self, env: AdapterEnv) -> None:
         super().__init__(env)
