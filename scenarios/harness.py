@@ -40,6 +40,7 @@ from fencepost.spec.opaque import (
     Ref,
     Shown,
     harvest,
+    names_opaque,
     known,
     resolve,
 )
@@ -83,6 +84,7 @@ class Harness:
         self.bindings: dict[str, tuple[Any, Any]] = {}
         # what depends on the bindings alone, kept until they change (see _rebound)
         self._known_memo = ByIdentity(KNOWN_KEPT)
+        self._opaque_memo = ByIdentity(KNOWN_KEPT)  # depends on nothing: never emptied
         self._minted_names: dict[str, Any] | None = None
         # Go on past a difference in fields alone (scripted checks); see the module doc.
         self.go_on = False
@@ -346,7 +348,10 @@ class Harness:
         """Bind every value the store minted in this answer (or read-back) under the model's
         name for it (``Ref("task#1")`` then means that real id, and a normalized outcome must
         read back the same); one real id for two names breaks the model's ``mint_clause``."""
-        pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
+        value = getattr(expected, "value", None)
+        if not names_opaque(value, self._opaque_memo):  # only a name is bound below
+            return
+        pairs = harvest(value, getattr(actual, "value", None))
         unique = self.model.mint_clause
         for meaning, value in pairs:
             if not isinstance(meaning, str) or meaning in self.bindings:

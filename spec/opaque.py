@@ -274,8 +274,16 @@ def agree(expected: Any, actual: Any) -> bool:
     if names is not None:
         if kind is not type(actual):
             return False
-        for name in names:
-            if not agree(getattr(expected, name), getattr(actual, name)):
+        for name in names:  # a str, None or int field compared inline, as above
+            field = getattr(expected, name)
+            if type(field) is str or field is None:
+                if not field == getattr(actual, name):
+                    return False
+            elif type(field) is int:
+                other = getattr(actual, name)
+                if type(other) is not int or field != other:
+                    return False
+            elif not agree(field, getattr(actual, name)):
                 return False
         return True
     if isinstance(expected, tuple | list):
@@ -315,6 +323,29 @@ def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
         for e, a in zip(expected, actual, strict=False):
             out += harvest(e, a)
     return out
+
+
+def names_opaque(value: Any, memo: ByIdentity) -> bool:
+    """Is there an :class:`Opaque` whose meaning is a name (a ``str``) where :func:`harvest`
+    looks (in attrs values, tuples and lists)? No harvest of ``value`` finds such a pair when
+    there is not. ``memo`` keeps the answer for each attrs value (frozen: it cannot change): a
+    model answers with the same records step after step."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return False
+    if kind is Opaque or isinstance(value, Opaque):
+        return isinstance(value.meaning, str)
+    names = all_fields(kind)
+    if names is not None:
+        found = memo.get(value)
+        if found is MISSING:
+            found = memo.put(value, any(
+                type(field) not in _LEAVES and names_opaque(field, memo)
+                for field in map(value.__getattribute__, names)))
+        return bool(found)
+    if isinstance(value, tuple | list):
+        return any(type(v) not in _LEAVES and names_opaque(v, memo) for v in value)
+    return False
 
 
 _ALIASES: dict[type, tuple[tuple[str, str], ...]] = {}

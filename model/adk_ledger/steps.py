@@ -24,7 +24,7 @@ import attrs
 
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
-from fencepost.spec.opaque import Opaque, Shown
+from fencepost.spec.opaque import MISSING, ByIdentity, Opaque, Shown
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
 
@@ -46,12 +46,28 @@ def default_options(given: Mapping[str, str] | None = None) -> dict[str, str]:
     return options_with_defaults(spec.CHOICES, given or {})
 
 
+_VIEWS = ByIdentity(4_096)
+"""record -> {(owned, claimant shown): its view}: a record is read back step after step, and
+the same view object lets the harness's walks of it (its memos by identity) be skipped."""
+
+
 def view(rec: StoredInvocation, ctx: Ctx) -> spec.Invocation:
     owned = rec.token is not None
     if ctx.options.get("owned_view") == "live_lease":
         owned = owned and ctx.now < rec.lease_until
+    claimant = rec.owner is None or ctx.options.get("owner_view") == "claimant"
+    views = _VIEWS.get(rec)
+    if views is MISSING:
+        views = _VIEWS.put(rec, {})
+    found: spec.Invocation | None = views.get((owned, claimant))
+    if found is None:
+        found = views[(owned, claimant)] = _view(rec, owned, claimant)
+    return found
+
+
+def _view(rec: StoredInvocation, owned: bool, claimant: bool) -> spec.Invocation:
     shown = rec.shown(owned)
-    if rec.owner is None or ctx.options.get("owner_view") == "claimant":
+    if claimant:
         return shown
     # The seed shows node(OwnerPid): a value of the store's own, the same on every read for
     # one claimant (the harness binds the first value read under this name). The model's
