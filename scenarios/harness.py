@@ -40,8 +40,8 @@ from fencepost.spec.opaque import (
     Ref,
     Shown,
     harvest,
-    names_opaque,
     known,
+    names_opaque,
     resolve,
 )
 from fencepost.spec.ops import Op

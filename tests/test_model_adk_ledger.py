@@ -203,6 +203,20 @@ def test_owned_view_live_lease_option_hides_expired_token():
     assert expired == attrs.evolve(live, owned=False)
 
 
+def test_a_record_read_again_is_the_same_view_and_each_reading_its_own():
+    # one view object per record and reading: the harness's memos by identity then skip it
+    state = claimed()
+    first, again = (run(state, Get("i1"), now=T0 + 1).outcome.value for _ in range(2))
+    assert first is again and first.owner == Opaque(Shown("owner_node of c1"))
+    claimant = run(state, Get("i1"), now=T0 + 1, owner_view="claimant").outcome.value
+    hidden = run(state, Get("i1"), now=LEASE_UNTIL, owned_view="live_lease").outcome.value
+    assert (claimant.owner, hidden.owned, hidden.owner) == ("c1", False, first.owner)
+    assert claimant == attrs.evolve(first, owner="c1")
+    assert hidden == attrs.evolve(first, owned=False)
+    moved = ok(state, Renew("i1", "t1", T0 + 2, LEASE), now=T0 + 2)
+    assert run(moved, Get("i1"), now=T0 + 2).outcome.value.lease_until == T0 + 2 + LEASE
+
+
 # --- claim --------------------------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from fencepost.spec.opaque import (
     harvest,
     init_fields,
     known,
+    names_opaque,
     resolve,
 )
 
@@ -63,6 +64,17 @@ def test_an_opaque_value_never_agrees_with_none_or_a_forged_value(real: Any) -> 
 ])
 def test_numbers_agree_only_with_their_own_type_and_sign(expected: Any, actual: Any) -> None:
     assert not agree(expected, actual)
+
+
+@pytest.mark.parametrize(("expected", "actual"), [
+    (1, 1.0), (1.0, 1), (0.0, -0.0), (-0.0, 0.0), (1, True), (True, 1), (0, False),
+    (False, 0), (None, 0), (None, ""), ("1", 1), (1, "1"), (True, 1.0), (1, 2), ("a", "b"),
+])
+def test_a_value_class_field_agrees_as_the_leaf_alone_does(expected: Any, actual: Any) -> None:
+    # str, None and int fields are compared inline: the same answers as the leaf branch
+    assert not agree(Lease(expected, 0), Lease(actual, 0))
+    assert agree(Lease(expected, 0), Lease(expected, 0))
+    assert agree(Lease(actual, 0), Lease(actual, 0))
 
 
 @pytest.mark.parametrize("value", [0, 1, -7, 2**70, 0.0, -0.0, 1.5, True, False, None, "", "x"])
@@ -124,6 +136,18 @@ def test_harvest_finds_nothing_outside_opaque_places_or_across_classes() -> None
     assert harvest("abc", "abc") == []
     assert harvest(None, None) == []
     assert harvest({"a": Opaque("m")}, {"a": "x"}) == []  # mappings hold no minted values
+
+
+def test_names_opaque_is_whether_a_harvest_can_find_a_name() -> None:
+    memo = ByIdentity(8)
+    named = Lease(Opaque("task#1"), 1)
+    assert names_opaque(named, memo) and names_opaque([("x", named)], memo)
+    assert names_opaque(Opaque("lease#1"), memo)
+    for none in (Lease("t", 1), Lease(Opaque(("access", 2)), 1), {"a": Opaque("m")}, "abc",
+                 None, [Other(1, (2, "3"))]):
+        assert not names_opaque(none, memo)
+        assert not [m for m, _ in harvest(none, none) if isinstance(m, str)]
+    assert memo.get(named) is True and memo.get(Lease("t", 1)) is MISSING  # kept by identity
 
 
 # --- known -----------------------------------------------------------------------------------

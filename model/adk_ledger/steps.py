@@ -67,7 +67,7 @@ def view(rec: StoredInvocation, ctx: Ctx) -> spec.Invocation:
 
 def _view(rec: StoredInvocation, owned: bool, claimant: bool) -> spec.Invocation:
     shown = rec.shown(owned)
-    if claimant:
+    if claimant or rec.owner is None:
         return shown
     # The seed shows node(OwnerPid): a value of the store's own, the same on every read for
     # one claimant (the harness binds the first value read under this name). The model's
