@@ -117,6 +117,8 @@ class Rate:
     steps: int
     seconds: float
     note: str = ""
+    rules: int = 0
+    """The rule calls (Hypothesis' steps) a state machine made (0: not counted)."""
 
     @property
     def per_second(self) -> float | None:
@@ -134,6 +136,20 @@ class MachineRates:
     examples: int
     steps: int
     rates: tuple[Rate, ...]
+    empty: Rate | None = None
+    """The same state machine on the memory store with every rule left undone
+    (:func:`empty_rate`)."""
+
+    def bound(self, ceiling: float | None) -> float | None:
+        """The memory figure over ``ceiling`` that a harness and store costing nothing would
+        give: the empty machine's rule calls per second times the memory run's store
+        operations per rule call, over ``ceiling`` (None: a figure is missing)."""
+        memory = next((r for r in self.rates if r.target == "memory"), None)
+        empty = self.empty
+        if (not ceiling or memory is None or empty is None or memory.per_second is None
+                or not memory.rules or empty.note or empty.seconds <= 0):
+            return None
+        return empty.rules / empty.seconds * (memory.steps / memory.rules) / ceiling
 
 
 @attrs.frozen
@@ -284,16 +300,18 @@ def model_rate(name: str, tapes: Sequence[Tape], min_seconds: float = 0.3) -> Ra
             return Rate("model", steps, elapsed)
 
 
-def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate:
+def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes,
+                 empty: bool = False) -> Rate:
     """The state machine (seed 1) on ``factory``'s store: steps (``Evidence.steps``) per
-    second of :func:`run_machine`."""
+    second of :func:`run_machine`, and the rule calls it made; ``empty``: with every rule left
+    undone (see :func:`counted_machine`)."""
     contract = contract_named(name)
     world = _world(contract, factory)
+    machine = counted_machine(contract.suite.machine_for(world), empty)
     try:
         started = time.perf_counter()
         with collecting_less():  # as check runs it
-            run = run_machine(contract.suite.machine_for(world), examples=sizes.examples,
-                              steps=sizes.steps, seed=1)
+            run = run_machine(machine, examples=sizes.examples, steps=sizes.steps, seed=1)
         elapsed = time.perf_counter() - started
     finally:
         world.discard()
@@ -303,7 +321,52 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes) -> Rate
         note = "failed " + ", ".join(sorted({v.clause for v in run.violations}))
     elif run.lost is not None:
         note = "store lost"
-    return Rate(target, world.evidence.steps, elapsed, note)
+    return Rate(target, world.evidence.steps, elapsed, note, rules=machine.rules)
+
+
+class _CountedTable:
+    """A machine's table (:class:`~fencepost.scenarios.one_draw.Table`) counting the steps it
+    decodes into ``machine.rules``."""
+
+    def __init__(self, table: Any, machine: Any) -> None:
+        self.table, self.machine = table, machine
+
+    def decode(self, code: int) -> tuple[str, dict[str, Any]]:
+        self.machine.rules += 1
+        return self.table.decode(code)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+
+def _undone(*_arguments: Any, **_named: Any) -> None:
+    """A rule (or a harness's call) that does nothing."""
+
+
+def counted_machine(machine: Any, empty: bool = False) -> Any:
+    """``machine`` (a one-draw state machine class bound to a world) counting its rule calls
+    in the class attribute ``rules`` (one more per decoded step: an increment, next to a
+    step's hundred microseconds); ``empty``: each of its rules does nothing, and its
+    initial rules (drawn as before) make no call on the harness, while every step's code is
+    still drawn and decoded and each example's world, store and harness are still made."""
+    def init(self: Any) -> None:
+        machine.__init__(self)
+        self.table = _CountedTable(self.table, type(self))
+        if empty:
+            self.h.apply = self.h.alias = _undone
+
+    namespace: dict[str, Any] = {"__init__": init, "rules": 0}
+    if empty:
+        namespace.update({pick.rule: _undone for pick in machine.picks})
+    return type(machine.__name__, (machine,), namespace)
+
+
+def empty_rate(name: str, sizes: Sizes) -> Rate:
+    """The state machine of :func:`machine_rate` on the memory store with every rule left
+    undone: what Hypothesis and the machine's own frame (each example's world, store and
+    harness) cost, the part of a step no harness can save."""
+    factory, _ = resolve_adapter(name, "memory")
+    return machine_rate(name, "empty step", factory, sizes, empty=True)
 
 
 def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str | None,
@@ -316,6 +379,7 @@ def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str 
     # seconds (1.5x on a shared 2-vCPU host), and one 0.3 s window caught a slow moment.
     rates = [max((model_rate(name, tapes) for _ in range(MEMORY_RUNS)),
                  key=lambda r: r.per_second or 0.0)]
+    empty: Rate | None = None
     for target in STORES:
         if target == "postgresql" and postgres is None:
             rates.append(Rate(target, 0, 0.0, "unreachable"))
@@ -331,7 +395,11 @@ def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str 
         runs = MEMORY_RUNS if target == "memory" else 1
         measured = [machine_rate(name, target, factory, sizes) for _ in range(runs)]
         rates.append(max(measured, key=lambda r: r.per_second or 0.0))
-    return MachineRates(name, sizes.examples, sum(t.steps for t in tapes), tuple(rates))
+        if target == "memory":
+            progress(Said.of(f"machine/{name}", "memory, every rule left undone"))
+            empty = min((empty_rate(name, sizes) for _ in range(MEMORY_RUNS)),
+                        key=lambda r: r.seconds)
+    return MachineRates(name, sizes.examples, sum(t.steps for t in tapes), tuple(rates), empty)
 
 
 # --- 2. kit overhead ----------------------------------------------------------------------------

@@ -46,7 +46,10 @@ def to_json(result: BenchResult) -> dict[str, Any]:
         "seconds": result.seconds,
         "state_machine": [
             {"contract": m.contract, "examples": m.examples, "steps": m.steps,
-             "rates": [{**attrs.asdict(r), "per_second": r.per_second} for r in m.rates]}
+             "rates": [{**attrs.asdict(r), "per_second": r.per_second} for r in m.rates],
+             "rules_undone": None if m.empty is None else attrs.asdict(m.empty),
+             "rules_undone_over_ceiling": m.bound(
+                 result.ceiling.per_second if result.ceiling is not None else None)}
             for m in result.machine
         ],
         "overhead": [{**attrs.asdict(o), "ratio": o.ratio, "reads_alone": o.reads_alone,
@@ -104,22 +107,30 @@ def _machine(result: BenchResult) -> str:
         cells = [m.contract, f"{m.steps:,}", _rate(by_target["model"].per_second)]
         cells += [by_target[t].note or _rate(by_target[t].per_second) for t in STORES]
         ratio = _ratio(result, m.contract)
+        ceiling = result.ceiling.per_second if result.ceiling is not None else None
+        bound = m.bound(ceiling)
         cells += ["-" if ratio is None else f"{ratio:.2f}",
-                  "-" if ratio is None else "yes" if ratio >= CEILING_TARGET else "NO"]
+                  "-" if ratio is None else "yes" if ratio >= CEILING_TARGET else "NO",
+                  "-" if bound is None else f"{bound:.2f}"]
         rows.append(cells)
     s = result.sizes
     ceiling = result.ceiling.per_second if result.ceiling is not None else None
     headers = ["contract", "steps", "model alone", *(_STORE_TITLES[t] for t in STORES),
-               "memory/ceiling", f">= {CEILING_TARGET}"]
+               "memory/ceiling", f">= {CEILING_TARGET}", "rules undone/ceiling"]
     return (
         f"State-machine steps per second ({s.examples} examples of up to {s.steps} steps, "
-        f"seed 1)\n{_table(rows, headers, 'lrrrrrrl')}\n"
+        f"seed 1)\n{_table(rows, headers, 'lrrrrrrlr')}\n"
         "model alone: the reference model stepping the recorded operation sequences (no store, "
         "no checks; the fastest of 3 windows of 0.3 s); stores: the Hypothesis state machine "
         "as `check` runs it (generation, "
         "harness with read-backs, store); ceiling: a trivial 10-rule state machine under the "
         f"same settings in this run (warm, the fastest of 3), {_rate(ceiling)} steps/s; memory: "
-        "the fastest of 3 runs as well"
+        "the fastest of 3 runs as well; steps: store operations (a clock move or a kill is a "
+        "rule call without one, an edge rule makes several), the ceiling's: rule calls. "
+        "rules undone/ceiling: the memory/ceiling a harness and store that cost nothing would "
+        "give: the same machine with every rule left undone (each step still drawn and decoded, "
+        "each example's world, store and harness still made; the fastest of 3), its rule calls "
+        "per second times the memory run's operations per rule call, over the ceiling"
     )
 
 

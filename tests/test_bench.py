@@ -7,6 +7,7 @@ import math
 import os
 import sys
 
+import attrs
 import pytest
 from conftest import missing
 
@@ -117,13 +118,17 @@ def test_tables_and_json_show_every_figure(result: BenchResult) -> None:
     text = render(result)
     for title in ("State-machine steps per second", "Kit overhead on SQLite",
                   "Linearizability checker", "Detection of the mutants",
-                  "Time to verdict", "memory/ceiling"):
+                  "Time to verdict", "memory/ceiling", "rules undone/ceiling"):
         assert title in text
     assert "unreachable" in text and "<= 1.3x" in text
     assert "target: 10,000 operations, 8 processes" in text
     data = json.loads(json.dumps(to_json(result)))
     assert [o["ratio"] for o in data["overhead"]] == [o.ratio for o in result.overhead]
     assert data["checker"]["target_met"] is None  # no 10,000-operation history this time
+    ceiling = result.ceiling.per_second if result.ceiling is not None else None
+    assert [m["rules_undone_over_ceiling"] for m in data["state_machine"]] == pytest.approx(
+        [m.bound(ceiling) for m in result.machine])
+    assert all(m["rules_undone"]["rules"] > 0 for m in data["state_machine"])
     assert {d["name"] for d in data["detection"]} == {d.name for d in result.detection}
 
 
@@ -230,18 +235,48 @@ def test_the_memory_and_model_rates_are_the_fastest_of_their_runs_as_the_ceiling
         monkeypatch: pytest.MonkeyPatch) -> None:
     from fencepost import bench
 
-    seconds = iter([3.0, 1.0, 2.0, 5.0])  # memory's three runs, then SQLite's one
+    # memory's three runs, the three with every rule undone, then SQLite's one
+    seconds = iter([3.0, 1.0, 2.0, 0.6, 0.4, 0.5, 5.0])
     windows = iter([2.0, 0.5, 4.0])  # the model alone's three windows
     calls: list[str] = []
 
-    def timed(name: str, target: str, factory: object, sizes: Sizes) -> bench.Rate:
+    def timed(name: str, target: str, factory: object, sizes: Sizes,
+              empty: bool = False) -> bench.Rate:
         calls.append(target)
+        assert empty == (target == "empty step")
         return bench.Rate(target, 100, next(seconds))
 
     monkeypatch.setattr(bench, "machine_rate", timed)
     monkeypatch.setattr(bench, "model_rate",
                         lambda name, tapes: bench.Rate("model", 1, next(windows)))
-    rates = bench.bench_machine("adk-ledger", [], TINY, None).rates
-    assert calls == ["memory"] * bench.MEMORY_RUNS + ["sqlite"]
-    assert [(r.target, r.seconds) for r in rates] == [
+    found = bench.bench_machine("adk-ledger", [], TINY, None)
+    runs = bench.MEMORY_RUNS
+    assert calls == ["memory"] * runs + ["empty step"] * runs + ["sqlite"]
+    assert [(r.target, r.seconds) for r in found.rates] == [
         ("model", 0.5), ("memory", 1.0), ("sqlite", 5.0), ("postgresql", 0.0)]
+    assert found.empty is not None and found.empty.seconds == 0.4
+
+
+def test_the_machine_with_every_rule_undone_draws_the_same_steps_and_calls_no_store() -> None:
+    from fencepost import bench
+    from fencepost.adapter_spec import resolve_adapter
+
+    sizes = Sizes(examples=3, steps=8)
+    for name in CONTRACTS:
+        full = bench.machine_rate(name, "memory", resolve_adapter(name, "memory")[0], sizes)
+        empty = bench.empty_rate(name, sizes)
+        assert full.steps > 0 and full.rules > 0 and not full.note
+        assert (empty.steps, empty.rules, empty.note) == (0, full.rules, ""), name
+
+
+def test_the_bound_is_the_empty_machines_rule_rate_in_the_memory_runs_steps() -> None:
+    from fencepost import bench
+
+    memory = bench.Rate("memory", 600, 0.2, rules=750)  # 3,000 steps/s, 0.8 a rule call
+    empty = bench.Rate("empty step", 0, 0.05, rules=750)  # 15,000 rule calls/s
+    rates = bench.MachineRates("c", 1, 600, (memory,), empty)
+    assert rates.bound(10_000.0) == pytest.approx(15_000 * 0.8 / 10_000)
+    assert rates.bound(None) is None
+    assert bench.MachineRates("c", 1, 600, (memory,)).bound(10_000.0) is None
+    assert bench.MachineRates("c", 1, 600, (attrs.evolve(memory, rules=0),),
+                              empty).bound(10_000.0) is None
