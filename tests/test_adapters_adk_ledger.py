@@ -115,3 +115,43 @@ def test_built_in_stores_refuse_what_the_seeds_guards_exclude_and_change_nothing
     finally:
         store.close()
         getattr(factory, "discard", lambda env: None)(env)
+
+
+@pytest.mark.parametrize("adapter", ["memory", "sqlite"])
+def test_no_caller_changes_stored_data_by_changing_a_value(adapter: str) -> None:
+    """What a caller gave (metadata, a checkpoint, an outcome, nested to any depth) and every
+    answer share nothing with what is stored: changing them in place after the call changes
+    nothing the store answers later."""
+    from fencepost.env import AdapterEnv
+
+    factory, _ = resolve_adapter("adk-ledger", adapter)
+    env = AdapterEnv(clock=lambda: 5, namespace=f"isolated{adapter}{uuid.uuid4().hex[:8]}")
+    store = factory(env)
+    try:
+        metadata = {"workflow_id": ["w"], "workflow_version": 1, "kind": {"k": [1]}}
+        first = {"n": [1], "deep": {"m": [2]}}
+        store.create("a", metadata, first)
+        metadata["workflow_id"].append("changed")
+        metadata["kind"]["k"].append("changed")
+        first["n"].append("changed")
+        first["deep"]["m"].append("changed")
+        claimed = store.claim("a", "c1", "t1", 10, 100)
+        claimed.checkpoint["n"].append("changed")
+        assert store.get("a").checkpoint == {"n": [1], "deep": {"m": [2]}}
+        assert (store.get("a").workflow_id, store.get("a").kind) == (["w"], {"k": [1]})
+        second = {"list": [{"x": 1}]}
+        store.checkpoint("a", "t1", second, 20, 100)
+        second["list"][0]["x"] = "changed"
+        store.get("a").checkpoint["list"][0]["x"] = "changed"
+        assert store.get("a").checkpoint == {"list": [{"x": 1}]}
+        outcome = {"result": [1, {"y": 2}]}
+        store.finish("a", "t1", "completed", outcome, {"done": [True]}, 30)
+        outcome["result"][1]["y"] = "changed"
+        got = store.get("a")
+        got.outcome["result"].append("changed")
+        got.checkpoint["done"].append("changed")
+        again = store.get("a")
+        assert (again.outcome, again.checkpoint) == ({"result": [1, {"y": 2}]}, {"done": [True]})
+    finally:
+        store.close()
+        getattr(factory, "discard", lambda env: None)(env)

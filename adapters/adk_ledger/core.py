@@ -9,7 +9,7 @@ contract independent of the reference model: the model is the oracle it is check
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -41,6 +41,8 @@ class LedgerCore:
     """The adk-ledger rules, in the seed implementation's order of checks."""
 
     capabilities: frozenset[str] = frozenset({"durable", "owner_liveness", "concurrency"})
+    _copied: Callable[[Any], Any] | None = None
+    """How an answer copies the caller's values it shows (see ``StoredInvocation.shown``)."""
 
     def __init__(self, env: AdapterEnv) -> None:
         self.env = env
@@ -316,4 +318,4 @@ class LedgerCore:
         owned = row.token is not None
         if self.options["owned_view"] == "live_lease":
             owned = owned and self.env.clock() < row.lease_until
-        return row.shown(owned)
+        return row.shown(owned, self._copied)

@@ -1,7 +1,11 @@
 """The ``memory`` ledger: a thread-safe in-process store.
 
 Durable within the process: a store opened again with the same ``env.namespace`` sees the same
-records, which is what lets the kit check the ``durable`` clauses without a database.
+records, which is what lets the kit check the ``durable`` clauses without a database. Records
+are copied in and every answer out (:func:`detached`: a checkpoint, metadata or outcome nested to
+any depth; an answer is a record's view), so that no caller can change stored data by mutating a
+value; the store's own code reads them as stored (it never changes a record, it stores a new
+one).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from contextlib import contextmanager
 
 import attrs
 
-from fencepost.adapters.memory import forget, shelf
+from fencepost.adapters.memory import detached, forget, shelf
 from fencepost.spec.adk_ledger import CONTRACT, StoredInvocation
 from fencepost.spec.env import AdapterEnv
 
@@ -25,10 +29,10 @@ class _MemorySlot:
     row: StoredInvocation | None
 
     def insert(self, row: StoredInvocation) -> None:
-        self.rows[self.invocation_id] = attrs.evolve(row)
+        self.rows[self.invocation_id] = detached(row)
 
     def update(self, row: StoredInvocation) -> None:
-        self.rows[self.invocation_id] = attrs.evolve(row)
+        self.rows[self.invocation_id] = detached(row)
 
     def remove(self) -> None:
         del self.rows[self.invocation_id]
@@ -37,6 +41,8 @@ class _MemorySlot:
 class MemoryLedger(LedgerCore):
     """An ``adk-ledger`` store in a dict under one lock."""
 
+    _copied = staticmethod(detached)  # its records are objects: every view copies them deep
+
     def __init__(self, env: AdapterEnv) -> None:
         super().__init__(env)
         self._shelf = shelf(CONTRACT, env.namespace)
@@ -44,9 +50,8 @@ class MemoryLedger(LedgerCore):
     @contextmanager
     def _locked(self, invocation_id: str) -> Iterator[_MemorySlot]:
         with self._shelf.lock:
-            row = self._shelf.records.get(invocation_id)
-            copied = attrs.evolve(row) if row else None
-            yield _MemorySlot(self._shelf.records, invocation_id, copied)
+            yield _MemorySlot(self._shelf.records, invocation_id,
+                              self._shelf.records.get(invocation_id))
 
 
 class MemoryLedgerFactory:

@@ -4,7 +4,7 @@ record schema the stores and the model share)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -82,12 +82,21 @@ class StoredInvocation:
             checkpoint=checkpoint, phase=READY, outcome=None, token=None, owner=None,
             lease_until=0, revision=0, created_at=now, updated_at=now)
 
-    def shown(self, owned: bool) -> Invocation:
+    def shown(self, owned: bool,
+              copied: Callable[[Any], Any] | None = None) -> Invocation:
         """The record as ``get`` and ``claim`` answer it (a copy of its checkpoint), ``owned``
-        as the store's reading of choice ``owned_view`` decides."""
+        as the store's reading of choice ``owned_view`` decides; with ``copied``, each of the
+        caller's values (metadata, checkpoint, outcome) is ``copied(value)`` instead (a store
+        that keeps its records as objects copies them deep)."""
+        keep = _as_kept if copied is None else copied
         return Invocation(
-            invocation_id=self.invocation_id, workflow_id=self.workflow_id,
-            workflow_version=self.workflow_version, kind=self.kind,
-            checkpoint=dict(self.checkpoint), phase=self.phase, outcome=self.outcome,
-            owned=owned, owner=self.owner, lease_until=self.lease_until,
-            revision=self.revision, created_at=self.created_at, updated_at=self.updated_at)
+            invocation_id=self.invocation_id, workflow_id=keep(self.workflow_id),
+            workflow_version=keep(self.workflow_version), kind=keep(self.kind),
+            checkpoint=dict(self.checkpoint) if copied is None else copied(self.checkpoint),
+            phase=self.phase, outcome=keep(self.outcome), owned=owned, owner=self.owner,
+            lease_until=self.lease_until, revision=self.revision, created_at=self.created_at,
+            updated_at=self.updated_at)
+
+
+def _as_kept(value: Any) -> Any:
+    return value
