@@ -348,7 +348,7 @@ def names_opaque(value: Any, memo: ByIdentity) -> bool:
     return False
 
 
-_ALIASES: dict[type, tuple[tuple[str, str], ...]] = {}
+_ALIASES: dict[type, tuple[tuple[str, ...] | None, tuple[tuple[str, str], ...]]] = {}
 
 
 def evolved(value: Any, changes: Mapping[str, Any]) -> Any:
@@ -357,9 +357,17 @@ def evolved(value: Any, changes: Mapping[str, Any]) -> Any:
     walks here rebuild thousands of values per run."""
     cls = type(value)
     try:
-        pairs = _ALIASES[cls]
+        names, pairs = _ALIASES[cls]
     except KeyError:
-        pairs = _ALIASES[cls] = tuple((f.name, f.alias) for f in attrs.fields(cls) if f.init)
+        fields = [f for f in attrs.fields(cls) if f.init]
+        if any(f.kw_only for f in fields):
+            names, pairs = None, tuple((f.name, f.alias) for f in fields)
+        else:  # by position: no keywords to build
+            names, pairs = tuple(f.name for f in fields), ()
+        _ALIASES[cls] = names, pairs
+    if names is not None:
+        return cls(*[changes[name] if name in changes else getattr(value, name)
+                     for name in names])
     return cls(**{alias: changes[name] if name in changes else getattr(value, name)
                   for name, alias in pairs})
 
@@ -407,9 +415,18 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
         if memo is None:
             return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
         found = memo.get(value)
-        if found is MISSING:
-            found = memo.put(value, evolve_fields(value, names,
-                                                  lambda v: known(v, minted, memo), _LEAVES))
+        if found is MISSING:  # evolve_fields, with a leaf's test inline
+            changes = None
+            for name in names:
+                old = getattr(value, name)
+                if type(old) in _LEAVES:
+                    continue
+                new = known(old, minted, memo)
+                if new is not old:
+                    if changes is None:
+                        changes = {}
+                    changes[name] = new
+            found = memo.put(value, value if changes is None else evolved(value, changes))
         return found
     if kind is tuple or kind is list:
         items = [v if type(v) in _LEAVES else known(v, minted, memo) for v in value]
@@ -443,8 +460,20 @@ def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any
     if kind is Ref or kind is Forged:
         return replace(value)
     names = _field_names(kind, _INIT_FIELDS, _init)
-    if names is not None:
-        return evolve_fields(value, names, lambda v: resolve(v, replace, copy), _LEAVES)
+    if names is not None:  # evolve_fields, with a reference field replaced inline
+        changes = None
+        for name in names:
+            old = getattr(value, name)
+            field = type(old)
+            if field in _LEAVES:
+                continue
+            new = replace(old) if field is Ref or field is Forged else resolve(old, replace,
+                                                                               copy)
+            if new is not old:
+                if changes is None:
+                    changes = {}
+                changes[name] = new
+        return value if changes is None else evolved(value, changes)
     if kind is tuple:
         items = tuple(v if type(v) in _LEAVES else resolve(v, replace, copy) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items

@@ -165,9 +165,10 @@ def test_an_exception_the_store_made_strange_fails_its_clause_not_the_kit(
 
 
 def test_a_store_that_lowers_the_recursion_limit_lowers_it_for_itself(tmp_path: Path) -> None:
-    """Each call sets the process's recursion limit to 60: the kit puts it back as the call
-    returns, and the store, correct otherwise, passes (the kit's own walks ran out of stack
-    before: exit 4)."""
+    """Each call sets the process's recursion limit to 60 as it answers: the kit puts it back
+    as the call returns, and the store, correct otherwise, passes (the kit's own walks ran out
+    of stack before: exit 4). The limit is set after the store's own work: the memory store
+    under it copies a deep checkpoint by recursion, which 60 frames do not allow."""
     result, report = check(tmp_path, "adk-ledger", "lowers_recursion_limit")
     assert result.returncode == 0, result.stdout + result.stderr
     assert report["summary"] == {"pass": 43, "fail": 0, "unknown": 0, "unsupported": 2}
@@ -250,16 +251,13 @@ def test_an_answer_put_right_after_it_returned_is_judged_as_it_was(tmp_path: Pat
 
 
 def test_arguments_a_store_changes_later_are_never_the_kits(tmp_path: Path) -> None:
-    """After each call the store writes ``scribbled`` into the dicts it was given. The memory
-    store under it keeps a finish's outcome as given, so it then reads back changed: the
-    store's fault, and the contract's side of every message is what the kit sent."""
+    """After each call the store writes ``scribbled`` into the dicts it was given. The kit
+    hands a store copies of its arguments, so what the store writes into is not the kit's ops
+    or the model's view of them; the memory store under it copies what it keeps, so the store
+    is correct, and passes every clause."""
     result, report = check(tmp_path, "adk-ledger", "scribbles_arguments")
-    assert result.returncode == 1, result.stdout + result.stderr
-    failed = {c: r for c, (s, r) in verdicts(report).items() if s == "fail"}
-    assert "ADK-FINISH-002" in failed
-    for reason in failed.values():
-        answered, _, required = reason.partition("; the contract requires ")
-        assert "'scribbled': 2" in answered and "scribbled" not in required
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert report["summary"] == {"pass": 43, "fail": 0, "unknown": 0, "unsupported": 2}
 
 
 def test_a_huge_answer_is_kept_cut_in_bounded_memory(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from fencepost.spec.opaque import (
     Opaque,
     Ref,
     agree,
+    evolved,
     harvest,
     init_fields,
     known,
@@ -148,6 +149,24 @@ def test_names_opaque_is_whether_a_harvest_can_find_a_name() -> None:
         assert not names_opaque(none, memo)
         assert not [m for m, _ in harvest(none, none) if isinstance(m, str)]
     assert memo.get(named) is True and memo.get(Lease("t", 1)) is MISSING  # kept by identity
+
+
+@attrs.frozen
+class Aliased:
+    _private: Any
+    shown: Any = 0
+    later: Any = attrs.field(default=1, kw_only=True)
+    derived: Any = attrs.field(init=False, default=2)
+
+
+def test_evolved_is_attrs_evolve_by_position_or_by_keyword() -> None:
+    assert evolved(Lease("t", 1, note="n"), {"token": 2}) == Lease("t", 2, note="n")
+    assert evolved(Lease("t", 1, note="n"), {"note": "m"}).note == "m"  # eq=False fields too
+    value = Aliased("p", 3, later=4)
+    for changes in ({}, {"_private": "q"}, {"later": 5, "shown": 6}):
+        assert evolved(value, changes) == attrs.evolve(
+            value, **{k.lstrip("_"): v for k, v in changes.items()})
+    assert evolved(Derived(1), {"base": 7}) == Derived(7)
 
 
 # --- known -----------------------------------------------------------------------------------

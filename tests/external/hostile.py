@@ -22,7 +22,6 @@ Behaviours:
 - ``fancy_error``: a call raises an exception whose ``str()`` is a ``str`` subclass that
   cannot be formatted or stripped;
 - ``unreadable_refusal``: a call raises ``NotFound`` whose ``code`` cannot be read;
-- ``lowers_recursion_limit``: a call sets the process's recursion limit to 60 first;
 - ``stops_the_clock``: a call replaces ``time.monotonic`` by a clock that stands still, and
   once the store is under way a call never returns;
 - ``capabilities_raise``: reading the store's ``capabilities`` raises;
@@ -155,8 +154,16 @@ class UnreadableRefusal(NotFound):
         raise RuntimeError("no code")
 
 
-def _lower_recursion_limit() -> None:
-    sys.setrecursionlimit(60)
+def _lowers_recursion_limit(_method: str, _args: tuple[Any, ...], answer: Any) -> Any:
+    """As it answers, the store sets the process's recursion limit to 60 (its own code then
+    ran under the limit the kit left; what the kit does next, reading the answer and copying
+    the next call's arguments, would run under 60)."""
+    if next(_limited) >= WARM_UP:
+        sys.setrecursionlimit(60)
+    return answer
+
+
+_limited = itertools.count()
 
 
 def _stop_the_clock() -> None:
@@ -187,7 +194,6 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
     "unspeakable_error": lambda: _after_warm_up(_raise(Unspeakable())),
     "fancy_error": lambda: _after_warm_up(_raise(FancyError())),
     "unreadable_refusal": lambda: _after_warm_up(_raise(UnreadableRefusal("x"))),
-    "lowers_recursion_limit": lambda: _after_warm_up(_lower_recursion_limit),
     "stops_the_clock": lambda: _then(_stop_the_clock, _after_warm_up(_forever)),
 }
 
@@ -327,6 +333,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "stuck_owner_eq": _records(_stuck_owner),
     "repaired_later": _records(_repaired_later, _concurrent_worker),
     "scribbles_arguments": _scribble,
+    "lowers_recursion_limit": _lowers_recursion_limit,
 }
 """Behaviours that change what a correct store answered (adk-ledger records), by name:
 
@@ -345,7 +352,8 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 - ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
   the same object 2 ms after the call returned;
 - ``scribbles_arguments``: after answering, the store writes into the dicts it was given;
-- ``flaky_gets``: every 20th ``get`` of the process answers not_found.
+- ``flaky_gets``: every 20th ``get`` of the process answers not_found;
+- ``lowers_recursion_limit``: as it answers, the store sets the process's recursion limit to 60.
 """
 
 
