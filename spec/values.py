@@ -24,6 +24,7 @@ Two readings of a value the codec does not know:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -203,6 +204,11 @@ def decode(data: Any, opaque: Callable[[str], Any] = str) -> Any:
 MAX_DEPTH = 100
 """How deep a store's answer may nest (no contract value comes near it)."""
 
+MAX_ITEMS = 100_000
+"""How many items a list, tuple or mapping in a store's answer may hold (no contract value the
+kit makes comes near it: a page, a history, a reap are the kit's few records); a mapping whose
+items never end is read no further than this."""
+
 CUT_BYTES = 16 << 20
 """Text or bytes longer than this in an answer is kept as a :class:`Cut` (16 MiB: the kit
 sends no value near it, ledgence's largest, a settlement, is 8 MiB)."""
@@ -285,6 +291,8 @@ def _snapshot(value: Any, depth: int) -> Any:
         raise NotAValue(f"a value nested more than {MAX_DEPTH} deep")
     depth += 1
     try:
+        if (cls is dict or cls is list or cls is tuple) and len(value) > MAX_ITEMS:
+            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
         if cls is dict:
             return {k if type(k) in _SMALL or type(k) is int and -_INT_TOP < k < _INT_TOP
                     else _snapshot(k, depth):
@@ -316,13 +324,23 @@ def _converted(value: Any, cls: type, depth: int) -> Any:
         if isinstance(value, plain):
             return _snapshot(read(value), depth)  # a plain value now: cut if huge
     if isinstance(value, list | tuple):
+        size = list.__len__(value) if isinstance(value, list) else tuple.__len__(value)
+        if size > MAX_ITEMS:
+            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
         items = [_snapshot(v, depth) for v in (list.__iter__(value) if isinstance(value, list)
                                                else tuple.__iter__(value))]
         return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict):
+        if dict.__len__(value) > MAX_ITEMS:
+            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
         return {_snapshot(k, depth): _snapshot(v, depth) for k, v in dict.items(value)}
     if isinstance(value, Mapping):  # read once, now: what it says later is not asked
-        return {_snapshot(k, depth): _snapshot(v, depth) for k, v in value.items()}
+        pairs: dict[Any, Any] = {}
+        for n, (k, v) in enumerate(itertools.islice(value.items(), MAX_ITEMS + 1)):
+            if n == MAX_ITEMS:
+                raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+            pairs[_snapshot(k, depth)] = _snapshot(v, depth)
+        return pairs
     return Foreign.of(value)
 
 

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from fencepost.scenarios.guard import call
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.opaque import Foreign, NotAValue, agree
 from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok
-from fencepost.spec.values import MAX_DEPTH, encode, handed, snapshot
+from fencepost.spec.values import MAX_DEPTH, MAX_ITEMS, encode, handed, snapshot
 
 
 class Liar(str):
@@ -141,6 +143,49 @@ def test_nesting_is_bounded() -> None:
         value = [value]
     with pytest.raises(NotAValue, match="nested more than"):
         snapshot(value)
+
+
+class Endless(Mapping[int, int]):
+    """A mapping whose items never end (its ``len`` says 1)."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def __getitem__(self, key: int) -> int:
+        return key
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[int]:
+        for n in itertools.count():
+            self.read += 1
+            yield n
+
+
+class LongList(list[int]):
+    """A list subclass whose ``len`` and ``iter`` lie short."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([0])
+
+
+def test_a_container_holds_at_most_max_items() -> None:
+    full = list(range(MAX_ITEMS))
+    assert snapshot(full) == full and snapshot(tuple(full)) == tuple(full)
+    assert snapshot(dict.fromkeys(full, 0)) == dict.fromkeys(full, 0)
+    for kind, value in (("list", [*full, 0]), ("tuple", (*full, 0)),
+                        ("dict", dict.fromkeys(range(MAX_ITEMS + 1), 0)),
+                        ("LongList", LongList([*full, 0]))):
+        with pytest.raises(NotAValue, match=f"^a {kind} of more than {MAX_ITEMS:,} items$"):
+            snapshot(value)
+    endless = Endless()
+    with pytest.raises(NotAValue, match=f"^a Endless of more than {MAX_ITEMS:,} items$"):
+        snapshot(endless)
+    assert endless.read == MAX_ITEMS + 1  # read no further
 
 
 class RaisesOn:
