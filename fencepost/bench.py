@@ -307,7 +307,7 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes,
     undone (see :func:`counted_machine`)."""
     contract = contract_named(name)
     world = _world(contract, factory)
-    machine = counted_machine(contract.suite.machine_for(world), empty)
+    machine, rules = counted_machine(contract.suite.machine_for(world), empty)
     try:
         started = time.perf_counter()
         with collecting_less():  # as check runs it
@@ -321,18 +321,18 @@ def machine_rate(name: str, target: str, factory: Factory, sizes: Sizes,
         note = "failed " + ", ".join(sorted({v.clause for v in run.violations}))
     elif run.lost is not None:
         note = "store lost"
-    return Rate(target, world.evidence.steps, elapsed, note, rules=machine.rules)
+    return Rate(target, world.evidence.steps, elapsed, note, rules=rules[0])
 
 
 class _CountedTable:
     """A machine's table (:class:`~fencepost.scenarios.one_draw.Table`) counting the steps it
-    decodes into ``machine.rules``."""
+    decodes into ``counter[0]``."""
 
-    def __init__(self, table: Any, machine: Any) -> None:
-        self.table, self.machine = table, machine
+    def __init__(self, table: Any, counter: list[int]) -> None:
+        self.table, self.counter = table, counter
 
     def decode(self, code: int) -> tuple[str, dict[str, Any]]:
-        self.machine.rules += 1
+        self.counter[0] += 1
         return self.table.decode(code)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
@@ -343,22 +343,24 @@ def _undone(*_arguments: Any, **_named: Any) -> None:
     """A rule (or a harness's call) that does nothing."""
 
 
-def counted_machine(machine: Any, empty: bool = False) -> Any:
+def counted_machine(machine: Any, empty: bool = False) -> tuple[Any, list[int]]:
     """``machine`` (a one-draw state machine class bound to a world) counting its rule calls
-    in the class attribute ``rules`` (one more per decoded step: an increment, next to a
-    step's hundred microseconds); ``empty``: each of its rules does nothing, and its
-    initial rules (drawn as before) make no call on the harness, while every step's code is
-    still drawn and decoded and each example's world, store and harness are still made."""
+    in the list it comes with (one more per decoded step: an increment, next to a step's
+    hundred microseconds); ``empty``: each of its rules does nothing, and its initial rules
+    (drawn as before) make no call on the harness, while every step's code is still drawn and
+    decoded and each example's world, store and harness are still made."""
+    counter = [0]
+
     def init(self: Any) -> None:
         machine.__init__(self)
-        self.table = _CountedTable(self.table, type(self))
+        self.table = _CountedTable(self.table, counter)
         if empty:
             self.h.apply = self.h.alias = _undone
 
-    namespace: dict[str, Any] = {"__init__": init, "rules": 0}
+    namespace: dict[str, Any] = {"__init__": init}
     if empty:
         namespace.update({pick.rule: _undone for pick in machine.picks})
-    return type(machine.__name__, (machine,), namespace)
+    return type(machine.__name__, (machine,), namespace), counter
 
 
 def empty_rate(name: str, sizes: Sizes) -> Rate:

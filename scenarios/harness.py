@@ -86,6 +86,7 @@ class Harness:
         self._known_memo = ByIdentity(KNOWN_KEPT)
         self._opaque_memo = ByIdentity(KNOWN_KEPT)  # depends on nothing: never emptied
         self._minted_names: dict[str, Any] | None = None
+        self._ctx: Ctx | None = None  # see ctx
         # Go on past a difference in fields alone (scripted checks); see the module doc.
         self.go_on = False
         # inside blamed_on: the clause a difference breaks (in these fields only, or any)
@@ -110,13 +111,18 @@ class Harness:
         return self.world.clock.now()
 
     def ctx(self) -> Ctx:
-        return Ctx(
-            now=self.now,
-            dead=frozenset(self.world.dead),
-            options=self.world.options,
-            capabilities=self.world.capabilities,
-            minted=self._minted_now(),
-        )
+        """The world around a step now; the same object while nothing in it changed (owners
+        only ever die, so their count tells a death)."""
+        world, minted = self.world, self._minted_now()
+        now, deaths = world.clock.now(), len(world.dead)
+        made = self._ctx
+        if (made is not None and made.now == now and len(made.dead) == deaths
+                and made.options is world.options and made.capabilities is world.capabilities
+                and made.minted is minted):
+            return made
+        made = self._ctx = Ctx(now=now, dead=frozenset(world.dead), options=world.options,
+                               capabilities=world.capabilities, minted=minted)
+        return made
 
     def _minted_now(self) -> dict[str, Any]:
         """Name -> real value of every identifier minted so far (the same dict until the

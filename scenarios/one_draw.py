@@ -75,15 +75,16 @@ class Table:
         total = sum(p.weight for p in kept)
         self.picks = kept
         self.ends = tuple(accumulate(p.weight / total for p in kept))
+        self.combinations = tuple(p.combinations for p in kept)  # worked out once, not per step
 
     def decode(self, code: int) -> tuple[str, dict[str, Any]]:
         """The rule and arguments of the step drawn as ``code``."""
         at = quantile(code, CODE_TOP)
         k = min(bisect_right(self.ends, at), len(self.picks) - 1)
         start = self.ends[k - 1] if k else 0.0
-        pick = self.picks[k]
+        pick, combinations = self.picks[k], self.combinations[k]
         within = (at - start) / (self.ends[k] - start)
-        index = min(int(within * pick.combinations), pick.combinations - 1)
+        index = min(int(within * combinations), combinations - 1)
         args: dict[str, Any] = {}
         for name, values in reversed(pick.args):
             index, digit = divmod(index, len(values))

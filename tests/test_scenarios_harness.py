@@ -69,6 +69,22 @@ def test_each_clause_has_a_violation_class_of_its_own() -> None:
     assert (one.clause, one.message, str(one)) == ("ADK-FENCE-001", "m", "ADK-FENCE-001: m")
 
 
+def test_the_ctx_is_the_same_object_until_the_clock_a_death_or_a_binding_changes_it(
+        h: Harness) -> None:
+    first = h.ctx()
+    assert h.ctx() is first and (first.now, first.dead, first.minted) == (START, frozenset(), {})
+    h.advance(5)
+    moved = h.ctx()
+    assert moved is not first and moved.now == START + 5 and h.ctx() is moved
+    h.kill("node1")
+    dead = h.ctx()
+    assert dead.dead == frozenset({"node1"}) and h.ctx() is dead
+    h.bind("task#1", "task#1", "T1")
+    bound = h.ctx()
+    assert bound.minted == {"task#1": "T1"} and bound is not dead and h.ctx() is bound
+    assert (bound.now, bound.dead) == (START + 5, frozenset({"node1"}))
+
+
 # --- apply -----------------------------------------------------------------------------------
 
 
