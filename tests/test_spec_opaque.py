@@ -72,10 +72,13 @@ def test_numbers_agree_only_with_their_own_type_and_sign(expected: Any, actual: 
     (False, 0), (None, 0), (None, ""), ("1", 1), (1, "1"), (True, 1.0), (1, 2), ("a", "b"),
 ])
 def test_a_value_class_field_agrees_as_the_leaf_alone_does(expected: Any, actual: Any) -> None:
-    # str, None and int fields are compared inline: the same answers as the leaf branch
+    # str, None and int fields and dict values are compared inline: the same answers as the
+    # leaf branch
     assert not agree(Lease(expected, 0), Lease(actual, 0))
     assert agree(Lease(expected, 0), Lease(expected, 0))
     assert agree(Lease(actual, 0), Lease(actual, 0))
+    assert not agree({"k": expected}, {"k": actual})
+    assert agree({"k": expected, "o": Opaque("m")}, {"o": "x", "k": expected})
 
 
 @pytest.mark.parametrize("value", [0, 1, -7, 2**70, 0.0, -0.0, 1.5, True, False, None, "", "x"])
@@ -106,6 +109,10 @@ def test_sequences_agree_item_by_item_whether_tuple_or_list() -> None:
 def test_mappings_agree_on_the_same_keys_and_agreeing_values() -> None:
     assert agree({"a": Opaque("m"), "b": 1}, {"b": 1, "a": "minted"})
     assert not agree({"a": 1}, {"a": 1, "b": 2})
+    assert not agree({"a": 1, "b": 2}, {"a": 1})
+    assert not agree({"a": 1}, {"b": 1})
+    assert not agree({"a": Opaque("m")}, {"a": None})
+    assert agree({1: "x"}, {1.0: "x"})  # keys compare as a set of keys does
     assert not agree({"a": 1}, {"a": 1.0})
     assert not agree({"a": 1}, [("a", 1)])
 
