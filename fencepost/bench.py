@@ -56,7 +56,7 @@ from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.collector import collecting_less
 from fencepost.scenarios.harness import World
-from fencepost.scenarios.machine import run_machine
+from fencepost.scenarios.machine import run_machine, subclass
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.said import Progress, Said, quiet
 from fencepost.scenarios.synthetic import simulate
@@ -360,7 +360,7 @@ def counted_machine(machine: Any, empty: bool = False) -> tuple[Any, list[int]]:
     namespace: dict[str, Any] = {"__init__": init}
     if empty:
         namespace.update({pick.rule: _undone for pick in machine.picks})
-    return type(machine.__name__, (machine,), namespace), counter
+    return subclass(machine, namespace), counter
 
 
 def empty_rate(name: str, sizes: Sizes) -> Rate:
