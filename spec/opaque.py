@@ -1,4 +1,6 @@
 """Values only a store can mint (accesses, leases) and how the kit refers to them.
+Over 500 lines: the walks over values every step makes (agree, harvest, known, resolve and
+the rebuilds under them) live here together, each with the hot-path inlines it documents.
 
 A store hands out opaque values; the model cannot predict their bytes, only what they stand
 for. So the model answers with :class:`Opaque` placeholders that match any real value, the
