@@ -102,19 +102,18 @@ def _ratio(result: BenchResult, name: str) -> float | None:
 
 def _machine(result: BenchResult) -> str:
     rows = []
+    ceiling = result.ceiling.per_second if result.ceiling is not None else None
     for m in result.machine:
         by_target = {r.target: r for r in m.rates}
         cells = [m.contract, f"{m.steps:,}", _rate(by_target["model"].per_second)]
         cells += [by_target[t].note or _rate(by_target[t].per_second) for t in STORES]
         ratio = _ratio(result, m.contract)
-        ceiling = result.ceiling.per_second if result.ceiling is not None else None
         bound = m.bound(ceiling)
         cells += ["-" if ratio is None else f"{ratio:.2f}",
                   "-" if ratio is None else "yes" if ratio >= CEILING_TARGET else "NO",
                   "-" if bound is None else f"{bound:.2f}"]
         rows.append(cells)
     s = result.sizes
-    ceiling = result.ceiling.per_second if result.ceiling is not None else None
     headers = ["contract", "steps", "model alone", *(_STORE_TITLES[t] for t in STORES),
                "memory/ceiling", f">= {CEILING_TARGET}", "rules undone/ceiling"]
     return (

@@ -301,7 +301,7 @@ def agree(expected: Any, actual: Any) -> bool:
             elif type(field) is int:
                 if type(other) is not int or field != other:
                     return False
-            elif not agree(field, other):
+            elif not agree(field, other):  # as in the field loop above
                 return False
         return True
     if isinstance(expected, tuple | list):
@@ -433,18 +433,9 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
         if memo is None:
             return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
         found = memo.get(value)
-        if found is MISSING:  # evolve_fields, with a leaf's test inline
-            changes = None
-            for name in names:
-                old = getattr(value, name)
-                if type(old) in _LEAVES:
-                    continue
-                new = known(old, minted, memo)
-                if new is not old:
-                    if changes is None:
-                        changes = {}
-                    changes[name] = new
-            found = memo.put(value, value if changes is None else evolved(value, changes))
+        if found is MISSING:
+            found = memo.put(value, evolve_fields(value, names,
+                                                  lambda v: known(v, minted, memo), _LEAVES))
         return found
     if kind is tuple or kind is list:
         items = [v if type(v) in _LEAVES else known(v, minted, memo) for v in value]

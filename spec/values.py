@@ -292,7 +292,7 @@ def _snapshot(value: Any, depth: int) -> Any:
     depth += 1
     try:
         if (cls is dict or cls is list or cls is tuple) and len(value) > MAX_ITEMS:
-            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+            raise _too_many(cls)
         if cls is dict:
             return {k if type(k) in _SMALL or type(k) is int and -_INT_TOP < k < _INT_TOP
                     else _snapshot(k, depth):
@@ -318,6 +318,10 @@ def _snapshot(value: Any, depth: int) -> Any:
         raise NotAValue(f"a {cls.__name__} that could not be read ({type(e).__name__})") from None
 
 
+def _too_many(cls: type) -> NotAValue:
+    return NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+
+
 def _converted(value: Any, cls: type, depth: int) -> Any:
     """A value of a class other than the plain ones and the registered value classes."""
     for plain, read in _CONVERT:
@@ -326,19 +330,19 @@ def _converted(value: Any, cls: type, depth: int) -> Any:
     if isinstance(value, list | tuple):
         size = list.__len__(value) if isinstance(value, list) else tuple.__len__(value)
         if size > MAX_ITEMS:
-            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+            raise _too_many(cls)
         items = [_snapshot(v, depth) for v in (list.__iter__(value) if isinstance(value, list)
                                                else tuple.__iter__(value))]
         return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict):
         if dict.__len__(value) > MAX_ITEMS:
-            raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+            raise _too_many(cls)
         return {_snapshot(k, depth): _snapshot(v, depth) for k, v in dict.items(value)}
     if isinstance(value, Mapping):  # read once, now: what it says later is not asked
         pairs: dict[Any, Any] = {}
         for n, (k, v) in enumerate(itertools.islice(value.items(), MAX_ITEMS + 1)):
             if n == MAX_ITEMS:
-                raise NotAValue(f"a {cls.__name__} of more than {MAX_ITEMS:,} items")
+                raise _too_many(cls)
             pairs[_snapshot(k, depth)] = _snapshot(v, depth)
         return pairs
     return Foreign.of(value)

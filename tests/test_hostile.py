@@ -218,6 +218,7 @@ NOT_A_VALUE = "after create, get answered something that is not a contract value
     ("answer_repr_raises", "a ReprRaises whose __repr__ raised RuntimeError"),
     ("outcome_hash_raises", "a HashRaises whose __hash__ raised RuntimeError"),
     ("deep_checkpoint", "a value nested more than 100 deep"),
+    ("endless_outcome", "a Endless of more than 100,000 items"),
 ])
 def test_an_answer_that_is_no_value_fails_its_clause(tmp_path: Path, behaviour: str,
                                                      why: str) -> None:

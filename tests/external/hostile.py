@@ -42,7 +42,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -317,6 +317,19 @@ def _stuck_owner(answer: Any) -> Any:
     return answer if owner is None else attrs.evolve(answer, owner=StuckNode(str(owner)))
 
 
+class Endless(Mapping[int, int]):
+    """A mapping whose items never end (its ``len`` says 1)."""
+
+    def __getitem__(self, key: int) -> int:
+        return key
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.count()
+
+
 ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "flaky_gets": _flaky_gets,
     "lying_phase": _records(_evolve(phase=lambda: Liar("bogus"))),
@@ -330,6 +343,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "huge_outcome": _records(_evolve(outcome=lambda: HUGE)),
     "huge_subclass_outcome": _records(_evolve(outcome=lambda: Sub(HUGE))),
     "huge_revision": _records(_evolve(revision=lambda: 10**5000)),
+    "endless_outcome": _records(_evolve(outcome=Endless)),
     "stuck_owner_eq": _records(_stuck_owner),
     "repaired_later": _records(_repaired_later, _concurrent_worker),
     "scribbles_arguments": _scribble,
@@ -347,6 +361,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 - ``huge_outcome``: a record's outcome is a text of 50 MiB; ``huge_subclass_outcome``: the
   same text as a ``str`` subclass;
 - ``huge_revision``: a record's revision is an integer of 5,001 digits;
+- ``endless_outcome``: a record's outcome is a mapping whose items never end;
 - ``stuck_owner_eq``: a record's owner is an object of the store's own whose ``__eq__`` never
   returns when asked about another;
 - ``repaired_later``: in the concurrent run only, a record with the wrong revision, put right in
