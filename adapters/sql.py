@@ -88,6 +88,10 @@ def normalize_url(url: str) -> str:
     return url
 
 
+_MADE: weakref.WeakSet[Engine] = weakref.WeakSet()
+"""Every engine :func:`make_engine` made in this process that is still in use."""
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url`` configured for atomic read-decide-write transactions."""
     url = normalize_url(url)
@@ -95,7 +99,20 @@ def make_engine(url: str) -> Engine:
     if backend not in _ENGINE_SETUP:
         supported = ", ".join(sorted(_ENGINE_SETUP))
         raise ValueError(f"no SQL backend {backend!r}; supported: {supported}")
-    return _ENGINE_SETUP[backend](url)
+    engine = _ENGINE_SETUP[backend](url)
+    _MADE.add(engine)
+    return engine
+
+
+def _forked() -> None:
+    """In a forked process (a campaign's worker): every engine made before the fork drops
+    its pool without closing what it holds, as SQLAlchemy advises: those connections are the
+    parent's, and two processes talking on one would mix their statements."""
+    for engine in list(_MADE):
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def reader(engine: Engine) -> Engine:

@@ -5,19 +5,20 @@ database, so that every seed does the whole work) run three ways, each timed fro
 :func:`~fencepost.campaign.run_campaign` to its end: on one local worker process (``--jobs
 1``), on two (``--jobs 2``), and through a Dask scheduler with two single-threaded workers
 that the bench starts on free loopback ports before the clock starts and stops afterwards.
-Worker start-up (an interpreter importing the kit) is inside the time, as in a real campaign.
+Worker start-up (a fork, or an interpreter importing the kit: see
+:func:`~fencepost.campaign_local.worker_context`) is inside the time, as in a real campaign.
 
-Beside each local run, the same pool runs as many tasks of a plain Python loop (about half a
-second each, no kit imported) on as many processes: what two busy processes gain over one on
-this machine at that moment (two vCPUs sharing a core, a host's other tenants and turbo limits
-make it less than 2x, and it drifts from minute to minute: 1.2x-2x within minutes on the
-2-core machine the targets were set on). The campaign's speed-up is read against it.
+Beside each local run, a pool started the same way runs as many tasks of a plain Python
+loop (about half a second each, no kit imported) on as many processes: what two busy
+processes gain over one on this machine at that moment (two vCPUs sharing a core, a host's
+other tenants and turbo limits make it less than 2x, and it drifts from minute to minute:
+1.2x-2x within minutes on the 2-core machine the targets were set on). The campaign's
+speed-up is read against it.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import multiprocessing
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,12 +29,14 @@ import attrs
 from fencepost.scenarios.said import Progress, Said
 
 from .campaign import CampaignSettings, run_campaign
+from .campaign_local import worker_context
 
 WAYS = ("local, --jobs 1", "local, --jobs 2", "Dask scheduler, 2 workers")
 CAMPAIGN_TARGET = 1.8
 """--jobs 2 over --jobs 1 on 2 idle cores (issue 29's acceptance)."""
 LOOP_WAYS = ("a Python loop, 1 process", "a Python loop, 2 processes")
 SPAWN_WAYS = ("worker start-up, 1 process", "worker start-up, 2 processes")
+"""The workers' start-up alone, started as a campaign starts them (forked or fresh)."""
 LOOP_ROUNDS = 4_000_000
 """One task of the plain loop (about 0.5 s on the machine the targets were set on)."""
 
@@ -101,13 +104,16 @@ def bench_campaign(name: str, seeds: int, progress: Progress) -> CampaignRates:
 
 def _spawn_rate(how: str, processes: int) -> CampaignRate:
     """What starting ``processes`` local workers costs a campaign before its first seed: a
-    spawn pool of as many fresh interpreters, each importing what a worker needs to check a
-    seed (:func:`worker_ready`), timed from the pool's start to the last one ready."""
+    pool of as many processes started as a campaign's (:func:`worker_context`: forked, or
+    fresh interpreters), each importing what a worker needs to check a seed
+    (:func:`worker_ready`), timed from the pool's start to the last one ready; ``how`` ends
+    with the way they started."""
+    context = worker_context()
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=processes,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
         list(pool.map(worker_ready, range(processes)))
-    return CampaignRate(how, processes, time.perf_counter() - started)
+    return CampaignRate(f"{how} ({context.get_start_method()})", processes,
+                        time.perf_counter() - started)
 
 
 def worker_ready(_: int) -> bool:
@@ -131,11 +137,11 @@ def steady_speedup(campaign: Sequence[CampaignRate],
 
 
 def _loop_rate(how: str, tasks: int, processes: int) -> CampaignRate:
-    """``tasks`` runs of :func:`python_loop` on a spawn pool of ``processes``, timed from the
-    pool's start to the last result (as a campaign is, its interpreters' start included)."""
+    """``tasks`` runs of :func:`python_loop` on a pool of ``processes`` started as a
+    campaign's (:func:`worker_context`), timed from the pool's start to the last result (as
+    a campaign is, its processes' start included)."""
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=processes,
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=processes, mp_context=worker_context()) as pool:
         list(pool.map(python_loop, [LOOP_ROUNDS] * tasks))
     return CampaignRate(how, tasks, time.perf_counter() - started)
 

@@ -212,8 +212,9 @@ def _campaign(result: BenchResult) -> str:
     spawn = result.campaign_spawn
     steady = steady_speedup(result.campaign, spawn)
     started = ("" if steady is None else
-               f"\nworker start-up (fresh interpreters importing the kit, measured just before "
-               f"each): {spawn[0].seconds:.2f} s for 1 process, {spawn[1].seconds:.2f} s for 2; "
+               f"\nworker start-up (started as the campaign starts them, each importing what a "
+               f"seed needs, measured just before each): {spawn[0].seconds:.2f} s for 1 "
+               f"process, {spawn[1].seconds:.2f} s for 2; "
                f"without it --jobs 2 gained {steady:.2f}x (a campaign of many seeds)")
     return (
         f"Campaign throughput ({result.contracts[0]} on memory, profile quick, seeds "
@@ -222,7 +223,8 @@ def _campaign(result: BenchResult) -> str:
         "each: `fencepost campaign` from its start to its end, worker start-up included; the "
         "Dask scheduler and its 2 single-threaded workers run on loopback, started by the "
         "bench before the clock starts; the loop: as many tasks of plain Python (no kit "
-        "imported) on a pool of 1 or 2 fresh interpreters" + against + started
+        "imported) on a pool of 1 or 2 processes started the same way (forked where the "
+        "campaign forks its workers, else fresh interpreters)" + against + started
     )
 
 

@@ -255,8 +255,10 @@ def run_campaign(
     ConfigurationError for bad settings, an output directory of another campaign, a scheduler
     that cannot be reached, or a seed that cannot start on a worker.
 
-    Local workers are started with ``spawn``, which imports the caller's main module again:
-    from a script, call this under ``if __name__ == "__main__":``."""
+    Local workers are forked from this process where that is safe, else started with
+    ``spawn`` (see :func:`~fencepost.campaign_local.worker_context`), which imports the
+    caller's main module again: from a script, call this under ``if __name__ ==
+    "__main__":``."""
     from .campaign_dir import CampaignDir
     from .campaign_report import summarize
 

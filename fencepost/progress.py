@@ -10,6 +10,7 @@ hung run). Nothing with ``--quiet``.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -21,7 +22,12 @@ from fencepost.scenarios.said import Said
 PIPE_EVERY_S = 10.0
 """In a pipe, the longest time without a progress line while a run goes on."""
 
-_beating: set[threading.Event] = set()
+HEARTBEAT = "fencepost-heartbeat"
+"""The name of a pipe's heartbeat thread (see :func:`quiet_at_fork`)."""
+
+_beating: dict[threading.Event, threading.Lock] = {}
+"""Each running heartbeat's stop event, with the lock it holds while it prints."""
+_held: list[threading.Lock] = []
 
 
 def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
@@ -71,13 +77,13 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
 
     def done() -> None:
         stop.set()
-        _beating.discard(stop)
+        _beating.pop(stop, None)
         if enabled and tty:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
 
     if enabled and not tty and beat:
-        _beating.add(stop)
+        _beating[stop] = lock
 
         def run() -> None:
             while not stop.wait(slice_s):
@@ -86,7 +92,7 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
                 except (OSError, ValueError):  # stderr closed
                     return
 
-        threading.Thread(target=run, daemon=True, name="fencepost-heartbeat").start()
+        threading.Thread(target=run, daemon=True, name=HEARTBEAT).start()
     show.done = done  # type: ignore[attr-defined]
     show.beat = heartbeat  # type: ignore[attr-defined]
     return show
@@ -97,3 +103,33 @@ def stop_all() -> None:
     for stop in list(_beating):
         stop.set()
     _beating.clear()
+
+
+def quiet_at_fork() -> bool:
+    """Does no thread but the calling one run here, other than heartbeats? A heartbeat prints
+    only while it holds its printer's lock, and a fork waits for every such lock (the hooks
+    below), so a process forked then holds no lock a thread of this one took: no print of
+    the child's can wait on stderr for ever. Another thread could hold any lock."""
+    me = threading.current_thread()
+    return all(t is me or (t.name == HEARTBEAT and t.daemon) for t in threading.enumerate())
+
+
+def _before_fork() -> None:
+    _held[:] = list(_beating.values())
+    for lock in _held:
+        lock.acquire()
+
+
+def _after_fork() -> None:
+    for lock in _held:
+        lock.release()
+    _held.clear()
+
+
+def _after_fork_in_child() -> None:
+    _after_fork()
+    _beating.clear()  # their threads stayed with the parent
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork,
+                    after_in_child=_after_fork_in_child)

@@ -80,8 +80,16 @@ class _Status:
                 self._out = None
 
 
+    def forget(self) -> None:
+        """In a process forked from the supervised one: say nothing (its supervisor hears
+        from the process it started); the pipe's copy is closed with the dropped file."""
+        self._out = None
+        self._lock = threading.Lock()
+
+
 STATUS = _Status()
 """How the child reports to its supervisor: ``STATUS.say("phase", ...)``."""
+os.register_at_fork(after_in_child=STATUS.forget)
 
 
 def wants_supervision(argv: Sequence[str]) -> bool:

@@ -167,6 +167,96 @@ def test_a_seed_on_the_memory_store_does_not_import_sqlalchemy() -> None:
     assert out.stdout.split() == ["ran", "False"]
 
 
+# --- how local workers start -------------------------------------------------------------------
+
+_STARTS = """
+import sys, threading
+from fencepost.campaign_local import worker_context
+from fencepost.progress import progress_printer
+alone = worker_context().get_start_method()
+printer = progress_printer(True, every_s=60.0)  # stderr is a pipe here: a heartbeat thread
+with_heartbeat = worker_context().get_start_method()
+gate = threading.Event()
+other = threading.Thread(target=gate.wait, daemon=True)
+other.start()
+beside_another = worker_context().get_start_method()
+gate.set(); other.join(); printer.done()
+print(alone, with_heartbeat, beside_another, sys.platform)
+"""
+
+
+def test_workers_are_forked_unless_a_thread_of_the_callers_runs() -> None:
+    """A fresh interpreter: what runs in pytest's process is not up to the test."""
+    out = subprocess.run([sys.executable, "-c", _STARTS], capture_output=True, text=True,
+                         check=True, timeout=60)
+    alone, with_heartbeat, beside_another, platform = out.stdout.split()
+    forks = "fork" if platform.startswith("linux") else "spawn"
+    assert (alone, with_heartbeat, beside_another) == (forks, forks, "spawn")
+
+
+_FORKED = """
+import json, multiprocessing, os, sys
+from fencepost.adapters.sql import make_engine
+from fencepost.supervisor import STATUS
+import fencepost.progress as progress
+
+engine = make_engine("sqlite:///" + sys.argv[1])
+with engine.connect() as conn:
+    conn.exec_driver_sql("select 1")
+read, write = os.pipe()
+STATUS._out = os.fdopen(write, "w", buffering=1, encoding="utf-8")
+printer = progress.progress_printer(True, every_s=60.0)
+
+def child(answer):
+    answer.send(json.dumps({"pooled": engine.pool.checkedin(),
+                            "status": STATUS._out is not None,
+                            "heartbeats": len(progress._beating)}))
+
+if __name__ == "__main__":
+    parent_side, child_side = multiprocessing.Pipe()
+    process = multiprocessing.get_context("fork").Process(target=child, args=(child_side,))
+    process.start()
+    said = json.loads(parent_side.recv())
+    process.join()
+    printer.done()
+    print(json.dumps({**said, "parent_pooled": engine.pool.checkedin(),
+                      "parent_status": STATUS._out is not None}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_a_forked_worker_shares_no_connection_status_pipe_or_heartbeat(tmp_path: Path) -> None:
+    """What a fork would share is the worker's own: the engines made before it hold none of
+    the parent's connections (the parent keeps its own), the supervisor's status pipe is not
+    written from it, and no heartbeat of the parent's is counted as its."""
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "db.sqlite")],
+                         capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(out.stdout) == {"pooled": 0, "status": False, "heartbeats": 0,
+                                      "parent_pooled": 1, "parent_status": True}
+
+
+def test_the_fork_hooks_hold_every_heartbeats_lock_and_the_child_drops_them() -> None:
+    import threading
+
+    from fencepost import progress
+
+    lock = threading.Lock()
+    stop = threading.Event()
+    progress._beating[stop] = lock
+    try:
+        progress._before_fork()
+        assert lock.locked()  # a heartbeat prints only holding it: none prints across a fork
+        progress._after_fork()
+        assert not lock.locked() and progress._beating == {stop: lock}
+        progress._before_fork()
+        progress._after_fork_in_child()
+        assert not lock.locked() and progress._beating == {}
+    finally:
+        progress._beating.pop(stop, None)
+
+
 # --- a campaign on two local processes ---------------------------------------------------------
 
 
