@@ -23,10 +23,11 @@ PIPE_EVERY_S = 10.0
 """In a pipe, the longest time without a progress line while a run goes on."""
 
 HEARTBEAT = "fencepost-heartbeat"
-"""The name of a pipe's heartbeat thread (see :func:`quiet_at_fork`)."""
+"""The name of a pipe's heartbeat thread."""
 
-_beating: dict[threading.Event, threading.Lock] = {}
-"""Each running heartbeat's stop event, with the lock it holds while it prints."""
+_beating: set[threading.Event] = set()
+_printing: dict[threading.Thread, threading.Lock] = {}
+"""Each heartbeat thread not ended yet, with the lock it holds while it prints."""
 _held: list[threading.Lock] = []
 
 
@@ -77,22 +78,27 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
 
     def done() -> None:
         stop.set()
-        _beating.pop(stop, None)
+        _beating.discard(stop)
         if enabled and tty:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
 
     if enabled and not tty and beat:
-        _beating[stop] = lock
+        _beating.add(stop)
 
         def run() -> None:
-            while not stop.wait(slice_s):
-                try:
-                    heartbeat()
-                except (OSError, ValueError):  # stderr closed
-                    return
+            try:
+                while not stop.wait(slice_s):
+                    try:
+                        heartbeat()
+                    except (OSError, ValueError):  # stderr closed
+                        return
+            finally:
+                _printing.pop(threading.current_thread(), None)
 
-        threading.Thread(target=run, daemon=True, name=HEARTBEAT).start()
+        thread = threading.Thread(target=run, daemon=True, name=HEARTBEAT)
+        _printing[thread] = lock
+        thread.start()
     show.done = done  # type: ignore[attr-defined]
     show.beat = heartbeat  # type: ignore[attr-defined]
     return show
@@ -111,11 +117,11 @@ def quiet_at_fork() -> bool:
     below), so a process forked then holds no lock a thread of this one took: no print of
     the child's can wait on stderr for ever. Another thread could hold any lock."""
     me = threading.current_thread()
-    return all(t is me or (t.name == HEARTBEAT and t.daemon) for t in threading.enumerate())
+    return all(t is me or t in _printing for t in threading.enumerate())
 
 
 def _before_fork() -> None:
-    _held[:] = list(_beating.values())
+    _held[:] = list(_printing.values())
     for lock in _held:
         lock.acquire()
 
@@ -129,6 +135,7 @@ def _after_fork() -> None:
 def _after_fork_in_child() -> None:
     _after_fork()
     _beating.clear()  # their threads stayed with the parent
+    _printing.clear()
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork,

@@ -210,7 +210,7 @@ printer = progress.progress_printer(True, every_s=60.0)
 def child(answer):
     answer.send(json.dumps({"pooled": engine.pool.checkedin(),
                             "status": STATUS._out is not None,
-                            "heartbeats": len(progress._beating)}))
+                            "heartbeats": len(progress._beating) + len(progress._printing)}))
 
 if __name__ == "__main__":
     parent_side, child_side = multiprocessing.Pipe()
@@ -243,18 +243,34 @@ def test_the_fork_hooks_hold_every_heartbeats_lock_and_the_child_drops_them() ->
     from fencepost import progress
 
     lock = threading.Lock()
-    stop = threading.Event()
-    progress._beating[stop] = lock
+    beat = threading.Thread(target=lambda: None)  # stands for a heartbeat thread
+    progress._printing[beat] = lock
     try:
         progress._before_fork()
         assert lock.locked()  # a heartbeat prints only holding it: none prints across a fork
         progress._after_fork()
-        assert not lock.locked() and progress._beating == {stop: lock}
+        assert not lock.locked() and progress._printing == {beat: lock}
         progress._before_fork()
         progress._after_fork_in_child()
-        assert not lock.locked() and progress._beating == {}
+        assert not lock.locked() and progress._printing == {}
     finally:
-        progress._beating.pop(stop, None)
+        progress._printing.pop(beat, None)
+
+
+def test_a_heartbeat_thread_leaves_the_registry_as_it_ends() -> None:
+    """Once it has ended (its command done) it is no thread a fork must wait for, and none
+    that keeps workers from forking."""
+    import io
+
+    from fencepost import progress
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stderr", io.StringIO())
+        printer = progress.progress_printer(True, every_s=60.0)
+        [beat] = [t for t in progress._printing if t.is_alive()]
+        printer.done()
+        beat.join(timeout=60)
+    assert not beat.is_alive() and beat not in progress._printing
 
 
 # --- a campaign on two local processes ---------------------------------------------------------

@@ -117,4 +117,4 @@ def test_the_heartbeat_stops_with_the_command(monkeypatch: pytest.MonkeyPatch) -
     progress_printer(True)(Said("scenario", "scenario 1/3: a"))
     assert len(_beating) == 1
     stop_all()
-    assert _beating == {}
+    assert _beating == set()
