@@ -203,14 +203,22 @@ ON_SCOPE = {
 caught on a scope with those alone (the full scope's graph takes a minute to make)."""
 
 
+BY_FIELD = frozenset({"dispatch_at_deadline_authorized"})
+"""Mutants the tour shows only through an answer's field (``execution_may_have_started``,
+LDG-RENEW-007), which no edge of the sequences that put the clause to the test names: their
+tour is the whole one at once (those sequences alone ran 19,072 edges, 34 s, without a catch;
+the whole tour catches it after 6,247)."""
+
+
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if m.name not in OUTSIDE])
 def test_every_mutant_within_the_scope_is_caught_by_the_tour_alone(name: str) -> None:
     mutant = next(m for m in MUTANTS if m.name == name)
-    assert_caught(LEDGENCE, mutant, ON_SCOPE.get(name, CI), _expected(mutant))
+    assert_caught(LEDGENCE, mutant, ON_SCOPE.get(name, CI), _expected(mutant),
+                  whole=name in BY_FIELD)
 
 
 def test_the_mutants_outside_the_scope_are_mutants() -> None:
-    assert_outside_names_mutants(MUTANTS, OUTSIDE, OTHER_CLAUSE, ON_SCOPE)
+    assert_outside_names_mutants(MUTANTS, OUTSIDE, OTHER_CLAUSE, ON_SCOPE, BY_FIELD)
 
 
 @pytest.mark.parametrize("mutant", DEEP, ids=lambda m: m.name)

@@ -80,13 +80,14 @@ def assert_the_first_sequences_passed(failed: Mapping[str, ClauseViolation],
     assert 0 < coverage.run < coverage.edges
 
 
-def _caught(contract: Any, mutant: Any, scope: Scope, want: str, shrinking: Shrinking
-            ) -> dict[str, ClauseViolation]:
+def _caught(contract: Any, mutant: Any, scope: Scope, want: str, shrinking: Shrinking,
+            whole: bool = False) -> dict[str, ClauseViolation]:
     """The failures of the tour of ``scope`` on ``mutant``'s memory store, up to ``want``'s:
     first of the sequences that put ``want`` to the test (the tour's other sequences cannot
-    fail it unless an answer's fields or a read-back name it), else of the whole tour."""
+    fail it unless an answer's fields or a read-back name it), else of the whole tour; with
+    ``whole``, of the whole tour at once (a mutant only a field or a read-back shows)."""
     factory = mutant_factory(contract, mutant, "memory")
-    for clauses in (frozenset({want}), None):
+    for clauses in ((None,) if whole else (frozenset({want}), None)):
         failed, _ = tour_alone(contract.suite, factory, scope, options=mutant.options,
                                want=want, shrinking=shrinking, clauses=clauses)
         if want in failed:
@@ -94,9 +95,11 @@ def _caught(contract: Any, mutant: Any, scope: Scope, want: str, shrinking: Shri
     return failed
 
 
-def assert_caught(contract: Any, mutant: Any, scope: Scope, want: str) -> None:
-    """The tour of ``scope`` on ``mutant``'s memory store fails ``want``, with its steps."""
-    failed = _caught(contract, mutant, scope, want, NO_SHRINKING)
+def assert_caught(contract: Any, mutant: Any, scope: Scope, want: str,
+                  whole: bool = False) -> None:
+    """The tour of ``scope`` on ``mutant``'s memory store fails ``want``, with its steps
+    (``whole``: see :func:`_caught`)."""
+    failed = _caught(contract, mutant, scope, want, NO_SHRINKING, whole)
     assert want in failed, f"{mutant.name} escaped the tour; it failed {sorted(failed)}"
     assert failed[want].trace, "a failure comes with its steps"
 
