@@ -244,6 +244,8 @@ def test_the_fork_hooks_hold_every_heartbeats_lock_and_the_child_drops_them() ->
 
     lock = threading.Lock()
     beat = threading.Thread(target=lambda: None)  # stands for a heartbeat thread
+    printing, beating = dict(progress._printing), set(progress._beating)  # this process's
+    progress._printing.clear()
     progress._printing[beat] = lock
     try:
         progress._before_fork()
@@ -252,9 +254,11 @@ def test_the_fork_hooks_hold_every_heartbeats_lock_and_the_child_drops_them() ->
         assert not lock.locked() and progress._printing == {beat: lock}
         progress._before_fork()
         progress._after_fork_in_child()
-        assert not lock.locked() and progress._printing == {}
+        assert not lock.locked() and progress._printing == {} and progress._beating == set()
     finally:
-        progress._printing.pop(beat, None)
+        progress._printing.clear()
+        progress._printing.update(printing)
+        progress._beating.update(beating)
 
 
 def test_a_heartbeat_thread_leaves_the_registry_as_it_ends() -> None:
@@ -266,8 +270,9 @@ def test_a_heartbeat_thread_leaves_the_registry_as_it_ends() -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "stderr", io.StringIO())
+        before = set(progress._printing)
         printer = progress.progress_printer(True, every_s=60.0)
-        [beat] = [t for t in progress._printing if t.is_alive()]
+        [beat] = set(progress._printing) - before
         printer.done()
         beat.join(timeout=60)
     assert not beat.is_alive() and beat not in progress._printing
