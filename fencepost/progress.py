@@ -22,9 +22,6 @@ from fencepost.scenarios.said import Said
 PIPE_EVERY_S = 10.0
 """In a pipe, the longest time without a progress line while a run goes on."""
 
-HEARTBEAT = "fencepost-heartbeat"
-"""The name of a pipe's heartbeat thread."""
-
 _beating: set[threading.Event] = set()
 _printing: dict[threading.Thread, threading.Lock] = {}
 """Each heartbeat thread not ended yet, with the lock it holds while it prints."""
@@ -96,7 +93,7 @@ def progress_printer(enabled: bool, *, every_s: float = PIPE_EVERY_S,
             finally:
                 _printing.pop(threading.current_thread(), None)
 
-        thread = threading.Thread(target=run, daemon=True, name=HEARTBEAT)
+        thread = threading.Thread(target=run, daemon=True, name="fencepost-heartbeat")
         _printing[thread] = lock
         thread.start()
     show.done = done  # type: ignore[attr-defined]
