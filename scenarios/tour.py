@@ -14,9 +14,9 @@ abstraction allow; :attr:`Scope.bound` says it in words, for the report.
 2. :func:`plan`: a set of move sequences from the initial state that together run every edge:
    a walk that takes an edge not run yet while the state it is in has one, goes to a state
    that has one within a few moves when it has none, and otherwise starts a new sequence at
-   the shortest path to the nearest such state. The plan is made by running the walk on the
-   model, so an edge counts as covered only when the walk really took it; the same scope gives
-   the same sequences in the same order on every run.
+   the shortest path to the nearest such state. The walk follows the graph's edges (exploring
+   stepped the model on each); the same scope gives the same sequences in the same order on
+   every run.
 3. :func:`run_tour`: each sequence on the store through the :class:`~.harness.Harness` (every
    answer and read-back compared as in every other check), ids prefixed per sequence; a
    failure is shrunk (the shortest path to the failing edge, then one move removed at a time
@@ -113,8 +113,7 @@ def tour_of(scope: Scope, model: ContractModel, options: tuple[tuple[str, str], 
         smaller = getattr(scope, "first", None)
         first = () if smaller is None else tour_of(smaller, model, options,
                                                    capabilities)[1].sequences
-        made = _MADE[key] = (scope, model, graph, plan(graph, scope, model, opts,
-                                                       capabilities, first))
+        made = _MADE[key] = (scope, model, graph, plan(graph, first))
     return made[2], made[3]
 
 

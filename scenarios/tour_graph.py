@@ -295,53 +295,22 @@ def _difference(key: Hashable, first: Sequence[tuple[str, Any, Hashable]],
     return f"{key}: the merged states differ"
 
 
-def _moves_by_label(graph: Graph, scope: Scope, model: ContractModel,
-                    options: Mapping[str, str], capabilities: frozenset[str]
-                    ) -> dict[str, Move]:
-    """Every move of the graph by its label. A label names one move wherever it is made (a
-    move reads what it needs from where the walk stands), so the walk follows the graph's
-    edges without asking the scope for every state's moves again."""
-    found: dict[str, Move] = {}
-    wanted = {e.label for e in graph.edges}
-    for path in graph.paths:
-        driver, tourist = _start(scope, model, options, capabilities, "t", 0)
-        for label in path:
-            moves = scope.moves(driver, tourist)
-            for m in moves:
-                found.setdefault(m.label, m)
-            driver, tourist, _ = _take(scope, driver, tourist, found[label])
-        for m in scope.moves(driver, tourist):
-            found.setdefault(m.label, m)
-        if len(found) >= len(wanted):
-            break
-    return found
-
-
 @attrs.define
 class _Walk:
-    """A walk the plan makes on the model: where it stands (``at``, a state of ``graph``), the
-    moves made and the state each led to."""
+    """A walk the plan makes along the graph's edges: where it stands (``at``, a state of
+    ``graph``), the moves made and the state each led to."""
 
     graph: Graph
-    scope: Scope
-    driver: Any
-    tourist: ModelTourist
     at: int = 0
     moves: list[str] = attrs.Factory(list)
     states: list[int] = attrs.Factory(list)
 
-    def step(self, move: Move) -> int | None:
-        """Make ``move``; the edge it took (None: not one of the graph's, past its state
-        budget)."""
-        self.driver, self.tourist, _ = _take(self.scope, self.driver, self.tourist, move)
-        self.moves.append(move.label)
-        n = self.graph.edge_index.get((self.at, move.label))
-        target = self.graph.index.get(self.scope.abstract(self.driver, self.tourist))
-        if target is None or (n is not None and self.graph.edges[n].target != target):
-            raise Unsound(f"{move.label!r} from {self.graph.keys[self.at]} left the graph's "
-                          "edges")
-        self.at = target
-        self.states.append(target)
+    def step(self, label: str) -> int:
+        """Take the edge ``label`` from where the walk stands; the edge's index."""
+        n = self.graph.edge_index[(self.at, label)]
+        self.at = self.graph.edges[n].target
+        self.moves.append(label)
+        self.states.append(self.at)
         return n
 
 
@@ -360,32 +329,31 @@ class Plan:
         return sum(len(s) for s in self.sequences)
 
 
-def plan(graph: Graph, scope: Scope, model: ContractModel, options: Mapping[str, str],
-         capabilities: frozenset[str], first: Sequence[Sequence[str]] = ()) -> Plan:
+def plan(graph: Graph, first: Sequence[Sequence[str]] = ()) -> Plan:
     """Sequences that together run every edge of ``graph`` (see the module's docstring),
-    beginning with the sequences ``first`` (a smaller scope's tour: its moves must be moves of
-    ``scope``)."""
+    beginning with the sequences ``first`` (a smaller scope's tour: its moves must be edges of
+    ``graph``, else :class:`Unsound`). The walk follows the graph's edges; the model is not
+    stepped again (exploring did, and a tour's run on the store steps it beside the store,
+    counting an edge only when both stand where the edge leads)."""
     edge_of = graph.edge_index
-    by_label = _moves_by_label(graph, scope, model, options, capabilities)
     left = [len(out) for out in graph.out]  # per state: edges not run yet
     covered: set[int] = set()
     next_new = [0] * len(graph.keys)  # per state: where its first edge not run may be
     sequences: list[tuple[str, ...]] = []
     along: list[tuple[int, ...]] = []
 
-    def cover_edge(n: int | None) -> None:
-        if n is not None and n not in covered:
+    def cover_edge(n: int) -> None:
+        if n not in covered:
             covered.add(n)
             left[graph.edges[n].source] -= 1
 
     for given in first:
-        w = _Walk(graph, scope, *_start(scope, model, options, capabilities, "t", 0))
+        w = _Walk(graph)
         for label in given:
-            move = by_label.get(label)
-            if move is None or (w.at, label) not in edge_of:
-                raise Unsound(f"{scope.name} runs a smaller scope's tour first, but makes no "
+            if (w.at, label) not in edge_of:
+                raise Unsound(f"{graph.scope} runs a smaller scope's tour first, but makes no "
                               f"move {label!r} from {graph.keys[w.at]}")
-            cover_edge(w.step(move))
+            cover_edge(w.step(label))
         sequences.append(tuple(w.moves))
         along.append(tuple(w.states))
 
@@ -426,19 +394,19 @@ def plan(graph: Graph, scope: Scope, model: ContractModel, options: Mapping[str,
         if cursor == len(order):
             break
         start = order[cursor]
-        w = _Walk(graph, scope, *_start(scope, model, options, capabilities, "t", 0))
+        w = _Walk(graph)
         for label in graph.paths[start]:
-            cover_edge(w.step(by_label[label]))
+            cover_edge(w.step(label))
         while len(w.moves) < LONGEST:
             e = first_new(w.at) if left[w.at] else None
             if e is not None:
-                cover_edge(w.step(by_label[e.label]))
+                cover_edge(w.step(e.label))
                 continue
             way = route(w.at)
             if way is None:
                 break
             for e in way:
-                cover_edge(w.step(by_label[e.label]))
+                cover_edge(w.step(e.label))
         if not w.moves:  # the initial state's edges are all run: nothing left to start from
             break
         sequences.append(tuple(w.moves))

@@ -53,9 +53,8 @@ def assert_the_plan_runs_every_edge_and_is_the_same_on_every_run(
     graph's edges from the initial state."""
     options = defaults(suite)
     graph = explore(scope, suite.model, options, capabilities)
-    first = plan(graph, scope, suite.model, options, capabilities)
-    again = plan(explore(scope, suite.model, options, capabilities), scope, suite.model,
-                 options, capabilities)
+    first = plan(graph)
+    again = plan(explore(scope, suite.model, options, capabilities))
     assert first.covered == frozenset(range(len(graph.edges)))
     assert first.sequences == again.sequences
     assert all(len(s) <= LONGEST + NEAR for s in first.sequences)
