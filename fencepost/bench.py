@@ -84,8 +84,9 @@ class Sizes:
     counts), history sizes and process counts, the checker's budget per partition, the seeds
     each mutant is run with, and how many of a contract's mutants
     (None: all); the wire protocol's calls; the seeds of each campaign (0: no campaign
-    section); the transition tour's scope ("": no tour section) and the most sequences
-    each tour runs on a store (None: all of them; a tour stopped short says so in its row)."""
+    section); the transition tour's scope ("": no tour section), the most sequences
+    each tour runs on a store (None: all of them; a tour stopped short says so in its row)
+    and how many of each contract's deep faulty stores the tour is run on (None: all)."""
 
     examples: int = 100
     steps: int = 50
@@ -101,6 +102,7 @@ class Sizes:
     campaign_seeds: int = 8
     tour_scope: str = "full"
     tour_sequences: int | None = None
+    deep_mutants: int | None = None
 
 
 FULL = Sizes()
@@ -612,7 +614,8 @@ def run_bench(
     tours: list[TourRow] = []
     deep: list[DeepRow] = []
     for name in names if sizes.tour_scope else ():
-        rows, caught = bench_tour(name, sizes.tour_scope, progress, sizes.tour_sequences, pg)
+        rows, caught = bench_tour(name, sizes.tour_scope, progress, sizes.tour_sequences, pg,
+                                  sizes.deep_mutants)
         tours += rows
         deep += caught
     return BenchResult(names, sizes, postgres, tuple(machine), tuple(overhead), tuple(checker),

@@ -86,10 +86,11 @@ def _tour(contract: Any, scope: Any, factory: Any, options: Any = None,
 
 
 def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | None = None,
-               postgres: str | None = None) -> tuple[list[TourRow], list[DeepRow]]:
+               postgres: str | None = None, deep: int | None = None
+               ) -> tuple[list[TourRow], list[DeepRow]]:
     """Section 8 for contract ``name`` (nothing when it has no tour), each tour on a correct
     store stopped after ``sequences`` (None: all); on PostgreSQL at URL ``postgres`` too (None:
-    not reachable, no row)."""
+    not reachable, no row); then the first ``deep`` of its deep faulty stores (None: all)."""
     contract = contract_named(name)
     scope = contract.suite.tours.get(scope_name)
     if scope is None:
@@ -107,7 +108,7 @@ def bench_tour(name: str, scope_name: str, progress: Progress, sequences: int | 
             close = getattr(factory, "close", None)  # a SQL factory's pool
             if close is not None:
                 close()
-    return rows, _deep(contract, scope, progress)
+    return rows, _deep(contract, scope, progress, deep)
 
 
 def _on_store(contract: Any, scope: Any, factory: Any, store: str,
@@ -131,14 +132,14 @@ def _on_store(contract: Any, scope: Any, factory: Any, store: str,
                    tuple(sorted(failed)), coverage.finished)
 
 
-def _deep(contract: Any, scope: Any, progress: Progress) -> list[DeepRow]:
+def _deep(contract: Any, scope: Any, progress: Progress, limit: int | None) -> list[DeepRow]:
     try:
         module = importlib.import_module(
             f"fencepost.adapters.{contract.name.replace('-', '_')}.mutants.deep")
     except ModuleNotFoundError:
         return []
     out = []
-    for mutant in module.DEEP:
+    for mutant in module.DEEP[:limit]:
         progress(Said.of(f"tour/{contract.name}", f"the tour on {mutant.name}"))
         failed, _, seconds = _tour(contract, scope, mutant_factory(contract, mutant, "memory"),
                                    mutant.options, mutant.expected_clause)

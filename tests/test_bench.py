@@ -25,7 +25,8 @@ pytestmark = pytest.mark.xdist_group("bench")
 
 TINY = Sizes(examples=2, steps=5, rounds=1, histories=(40,), processes=(4,), budget_s=math.inf,
              seeds=1, mutants=1, verdict_mutants=1, verdict_bases=("memory",),
-             campaign_seeds=2, wire_calls=20, tour_scope="ci", tour_sequences=30)
+             campaign_seeds=2, wire_calls=20, tour_scope="ci", tour_sequences=30,
+             deep_mutants=1)
 NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # nothing listens on port 1
 CONTRACTS = ["adk-ledger", "snodo-tasks"]
 
@@ -142,7 +143,9 @@ def test_the_tour_runs_on_memory_and_sqlite_says_where_it_stopped_and_catches_th
         assert t.scope == "adk-ledger (ci)" and t.failed == () and not t.finished
         assert t.edges > t.run > 0 and t.edges > t.states > 0 and t.moves >= t.sequences > 30
     deep = [d for d in result.deep if d.contract == "adk-ledger"]
-    assert len(deep) == 3 and all(d.caught and d.moves for d in deep)
+    # TINY tours the first deep faulty store of each contract (the tour's tests: every one)
+    assert [d.mutant for d in deep] == ["dead_owner_keeps_its_window"]
+    assert all(d.caught and d.moves for d in deep)
     text = render(result)
     assert "Transition tour (scope ci" in text and "dead_owner_keeps_its_window" in text
     assert "each run stopped after 30 sequences" in text and f"{adk[0].run:,} (stopped)" in text

@@ -263,13 +263,16 @@ def test_arguments_a_store_changes_later_are_never_the_kits(tmp_path: Path) -> N
 
 def test_a_huge_answer_is_kept_cut_in_bounded_memory(tmp_path: Path) -> None:
     """Every record read answers a 50 MiB outcome: the kit keeps its size, digest and ends
-    (what a report shows), and neither its memory nor the history grows with it."""
+    (what a report shows), and neither its memory nor the history grows with it. (40
+    concurrent calls: kept whole, their answers alone would be 2 GiB; the profile's 300 took
+    10 s of the test's 19.)"""
     out, err = tmp_path / "out", tmp_path / "err"
     with open(out, "w") as o, open(err, "w") as e:
         command = subprocess.Popen(
             [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
              "hostile:adk_ledger__huge_outcome", "--seed", "3", "--report", "R", "--quiet",
-             "--jobs", "1"], cwd=tmp_path, env=_env(tmp_path), stdout=o, stderr=e)
+             "--jobs", "1", "--ops", "40"], cwd=tmp_path, env=_env(tmp_path), stdout=o,
+            stderr=e)
         _, status, usage = os.wait4(command.pid, 0)  # the peak of the command and its child
     assert os.waitstatus_to_exitcode(status) == 1, out.read_text() + err.read_text()
     report = complete_report(tmp_path / "R", "adk-ledger")
@@ -281,8 +284,9 @@ def test_a_huge_answer_is_kept_cut_in_bounded_memory(tmp_path: Path) -> None:
 
 def test_a_huge_text_of_a_str_subclass_is_kept_cut_too(tmp_path: Path) -> None:
     """The 50 MiB outcome as a str subclass: cut like plain text (kept whole before, the
-    command used 3.8 GB and ended with a MemoryError)."""
-    result, report = check(tmp_path, "adk-ledger", "huge_subclass_outcome", "--jobs", "1")
+    command used 3.8 GB and ended with a MemoryError). 40 concurrent calls, as above."""
+    result, report = check(tmp_path, "adk-ledger", "huge_subclass_outcome", "--jobs", "1",
+                           "--ops", "40")
     assert result.returncode == 1, result.stdout + result.stderr
     state, reason = verdicts(report)["ADK-CREATE-001"]
     assert state == "fail" and "outcome=<str of 52428800 characters, cut: sha256 " in reason
