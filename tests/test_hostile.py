@@ -462,6 +462,27 @@ def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_u
     assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
 
 
+def _stuck_at_a_call(tmp_path: Path, pg_url: str) -> tuple[subprocess.Popen[str], list[int],
+                                                               list[str]]:
+    """A check (one process) whose store hangs at its fourth call, on PostgreSQL; the
+    processes of its tree and the namespaces it made, once the call hangs."""
+    top = subprocess.Popen(
+        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
+         "hostile:adk_ledger__hang__postgres", "--seed", "3", "--call-timeout", "600",
+         "--jobs", "1", "--quiet"],
+        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url, HOSTILE_SAY_HANG="1"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert top.stderr is not None
+    for line in top.stderr:
+        if line == "hostile: a call hangs\n":
+            break
+    else:
+        pytest.fail(f"the run ended before its store hung: {top.wait()}")
+    tree = descendants(top.pid)
+    assert tree, "the supervised child"
+    return top, tree, sorted(set((tmp_path / "namespaces").read_text().split()))
+
+
 def _ended(pids: list[int]) -> list[int]:
     """Those of ``pids`` still running (a zombie is not) once each has ended, or the hang guard
     has passed: a run's processes end by themselves, this only waits for them."""
@@ -501,16 +522,17 @@ def test_sigterm_then_sigkill_of_the_command_leaves_no_process_of_the_run(
 def test_clean_drops_what_a_killed_run_left_and_nothing_else(tmp_path: Path,
                                                             pg_url: str) -> None:
     """A run killed outright (kill -9 of its whole tree) leaves its tables; ``fencepost
-    clean`` lists them, and with --drop drops them, while a live run's stay untouched."""
+    clean`` lists them, and with --drop drops them, while a live run's stay untouched. (Each
+    run is stuck at its store's fourth call: where a run stands does not matter to clean.)"""
     (tmp_path / "killed").mkdir()
     (tmp_path / "live").mkdir()
-    killed, tree, left = _stuck_in_the_concurrent_burst(tmp_path / "killed", pg_url, "1")
+    killed, tree, left = _stuck_at_a_call(tmp_path / "killed", pg_url)
     for pid in (killed.pid, *tree):
         os.kill(pid, signal.SIGKILL)
     killed.communicate(timeout=HANG_GUARD_S)
     assert _ended(tree) == []
     assert _fp_tables(pg_url, left), "a run killed outright cannot drop its tables"
-    live, live_tree, running = _stuck_in_the_concurrent_burst(tmp_path / "live", pg_url, "1")
+    live, live_tree, running = _stuck_at_a_call(tmp_path / "live", pg_url)
     try:
         listed = fencepost(tmp_path, "clean", pg_url)
         assert listed.returncode == 0, listed.stdout + listed.stderr

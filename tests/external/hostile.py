@@ -12,7 +12,8 @@ Behaviours:
 - ``timeout_error``: every concurrent worker's call raises ``TimeoutError``;
 - ``hang``: the first call after the store's first few never returns; ``hang_in_threads``: a call
   from a racer or a concurrent worker never returns; ``hang_in_concurrent``: a concurrent
-  worker's call never returns;
+  worker's call never returns (each says ``hostile: a call hangs`` on stderr as it hangs
+  when ``HOSTILE_SAY_HANG=1``);
 - ``sys_exit`` / ``keyboard_interrupt``: a call raises ``SystemExit(0)`` / ``KeyboardInterrupt``;
 - ``os_exit``: a call ends the process with ``os._exit(7)``; ``os_exit0``: with ``os._exit(0)``;
 - ``junk_errors``: every call raises an error whose text holds control characters, a lone
@@ -70,6 +71,8 @@ def _racer() -> bool:
 
 
 def _forever() -> None:
+    if os.environ.get("HOSTILE_SAY_HANG") == "1":  # a test waits for the run to be stuck
+        print("hostile: a call hangs", file=sys.stderr, flush=True)
     threading.Event().wait()
 
 
