@@ -6,7 +6,7 @@ database, so that every seed does the whole work) run three ways, each timed fro
 1``), on two (``--jobs 2``), and through a Dask scheduler with two single-threaded workers
 that the bench starts on free loopback ports before the clock starts and stops afterwards.
 Worker start-up (a fork, or an interpreter importing the kit: see
-:func:`~fencepost.campaign_local.worker_context`) is inside the time, as in a real campaign.
+:func:`~fencepost.pool.start_context`) is inside the time, as in a real campaign.
 
 Beside each local run, a pool started the same way runs as many tasks of a plain Python
 loop (about half a second each, no kit imported) on as many processes: what two busy
@@ -29,7 +29,7 @@ import attrs
 from fencepost.scenarios.said import Progress, Said
 
 from .campaign import CampaignSettings, run_campaign
-from .campaign_local import worker_context
+from .pool import start_context
 
 WAYS = ("local, --jobs 1", "local, --jobs 2", "Dask scheduler, 2 workers")
 CAMPAIGN_TARGET = 1.8
@@ -104,11 +104,11 @@ def bench_campaign(name: str, seeds: int, progress: Progress) -> CampaignRates:
 
 def _spawn_rate(how: str, processes: int) -> CampaignRate:
     """What starting ``processes`` local workers costs a campaign before its first seed: a
-    pool of as many processes started as a campaign's (:func:`worker_context`: forked, or
-    fresh interpreters), each importing what a worker needs to check a seed
+    pool of as many processes started as a campaign's (:func:`~fencepost.pool.start_context`:
+    forked, or fresh interpreters), each importing what a worker needs to check a seed
     (:func:`worker_ready`), timed from the pool's start to the last one ready; ``how`` ends
     with the way they started."""
-    context = worker_context()
+    context = start_context()
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
         list(pool.map(worker_ready, range(processes)))
@@ -138,10 +138,10 @@ def steady_speedup(campaign: Sequence[CampaignRate],
 
 def _loop_rate(how: str, tasks: int, processes: int) -> CampaignRate:
     """``tasks`` runs of :func:`python_loop` on a pool of ``processes`` started as a
-    campaign's (:func:`worker_context`), timed from the pool's start to the last result (as
-    a campaign is, its processes' start included)."""
+    campaign's (:func:`~fencepost.pool.start_context`), timed from the pool's start to the
+    last result (as a campaign is, its processes' start included)."""
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=processes, mp_context=worker_context()) as pool:
+    with ProcessPoolExecutor(max_workers=processes, mp_context=start_context()) as pool:
         list(pool.map(python_loop, [LOOP_ROUNDS] * tasks))
     return CampaignRate(how, tasks, time.perf_counter() - started)
 

@@ -256,7 +256,7 @@ def run_campaign(
     that cannot be reached, or a seed that cannot start on a worker.
 
     Local workers are forked from this process where that is safe, else started with
-    ``spawn`` (see :func:`~fencepost.campaign_local.worker_context`), which imports the
+    ``spawn`` (see :func:`~fencepost.pool.start_context`), which imports the
     caller's main module again: from a script, call this under ``if __name__ ==
     "__main__":``."""
     from .campaign_dir import CampaignDir

@@ -1,13 +1,11 @@
 """A campaign's seeds on this machine: ``--jobs N`` worker processes, each checking one seed
 at a time, the results handed over as they finish.
 
-A worker is forked from the campaign's process where that is safe (:func:`worker_context`): it
-starts with the kit loaded, where a fresh interpreter (``spawn``) spends about a third of a
-second on 2 vCPUs importing it, as long as a seed's check at profile quick takes. What a
-fork would share is made private in the worker: SQL engines drop their pools
-(:mod:`fencepost.adapters.sql`), the supervisor's status pipe is dropped
-(:mod:`fencepost.supervisor`), and the signals are the worker's own (:func:`_worker_started`).
-Any other file the caller holds open stays open in the workers until the pool ends.
+A worker is forked from the campaign's process where that is safe
+(:func:`~fencepost.pool.start_context`): it starts with the kit loaded, where a fresh
+interpreter (``spawn``) spends about a third of a second on 2 vCPUs importing it, as long as a
+seed's check at profile quick takes. What a fork would share is made private in the worker (see
+:mod:`fencepost.pool`), and the signals are the worker's own (:func:`_worker_started`).
 
 A store under test can end the process running it (``os._exit``, a crash in native code, the
 out-of-memory killer), which breaks the whole pool: every seed in flight fails with it. Those
@@ -22,10 +20,8 @@ gets SIGTERM when the campaign's process dies, so none outlives it.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
-import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -33,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .campaign import Runner, SeedResult, SeedTask, run_seed
+from .pool import start_context
 
 LOST = ("its worker process ended abruptly twice, the second time checking it alone (a store "
         "that ends the process: os._exit, a crash in native code, the out-of-memory killer)")
@@ -74,20 +71,8 @@ def run_local(tasks: Sequence[SeedTask], jobs: int,
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=worker_context(),
+    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=start_context(),
                                initializer=_worker_started)
-
-
-def worker_context() -> Any:
-    """How a local worker starts: ``fork`` on Linux when no thread runs beside the caller's
-    but the kit's progress heartbeats (:func:`~fencepost.progress.quiet_at_fork`), else
-    ``spawn``: a thread of the caller's could hold a lock across the fork that the worker then
-    waits on for ever, and on macOS system libraries are not fork-safe."""
-    from .progress import quiet_at_fork
-
-    if sys.platform.startswith("linux") and quiet_at_fork():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
 
 
 def _fill(pool: ProcessPoolExecutor, pending: deque[SeedTask],

@@ -45,7 +45,7 @@ from fencepost.scenarios.said import Progress, Said
 
 from .ending import EndedAbruptly, say
 from .errors import ConfigurationError
-from .pool import JOBS_ENV, POOL_EXIT_S, PartsPool, default_jobs, take_early
+from .pool import JOBS_ENV, POOL_EXIT_S, PartsPool, default_jobs, start_context, take_early
 
 __all__ = ["JOBS_ENV", "default_jobs", "run_parts", "start_process"]
 
@@ -71,6 +71,7 @@ def start_process(progress_queue: Any, taken: Any) -> None:
     _progress_queue, _taken = progress_queue, taken
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # a forked process had the command's handler
 
     def stop(signum: int, _frame: Any) -> None:
         if _told.is_set():
@@ -230,7 +231,7 @@ def run_parts(
     from .registry import contract_named
 
     count = len(parts_of(contract_named(contract_name).suite, profile))
-    parts_pool = take_early(jobs) or PartsPool(min(jobs, count))
+    parts_pool = take_early(jobs) or PartsPool(min(jobs, count), start_context())
     pool, taken, lines = parts_pool.executor, parts_pool.taken, parts_pool.lines
     done = threading.Event()
     last: list[str] = []  # the last progress line (the phase a part that ends abruptly was in)
@@ -241,10 +242,11 @@ def run_parts(
 
     relay = threading.Thread(target=_relay, args=(lines, told, done), daemon=True,
                              name="fencepost-progress")
-    relay.start()
     try:
+        # forked processes start at the first task: before the relay's thread starts
         futures = [pool.submit(_run_parts_here, contract_name, adapter, count, kwargs, example_db)
                    for _ in range(min(jobs, count))]
+        relay.start()
         processes = parts_pool.processes()
         try:
             wait(futures)
@@ -264,7 +266,8 @@ def run_parts(
         parts_pool.shut_down(POOL_EXIT_S)
         lines.close()
         done.set()
-        relay.join(timeout=2)
+        if relay.is_alive():
+            relay.join(timeout=2)
 
 
 EXIT_CODE_WAIT_S = 2.0

@@ -171,15 +171,15 @@ def test_a_seed_on_the_memory_store_does_not_import_sqlalchemy() -> None:
 
 _STARTS = """
 import sys, threading
-from fencepost.campaign_local import worker_context
+from fencepost.pool import start_context
 from fencepost.progress import progress_printer
-alone = worker_context().get_start_method()
+alone = start_context().get_start_method()
 printer = progress_printer(True, every_s=60.0)  # stderr is a pipe here: a heartbeat thread
-with_heartbeat = worker_context().get_start_method()
+with_heartbeat = start_context().get_start_method()
 gate = threading.Event()
 other = threading.Thread(target=gate.wait, daemon=True)
 other.start()
-beside_another = worker_context().get_start_method()
+beside_another = start_context().get_start_method()
 gate.set(); other.join(); printer.done()
 print(alone, with_heartbeat, beside_another, sys.platform)
 """

@@ -236,25 +236,52 @@ def test_a_factory_close_that_never_returns_is_left_behind_once_per_pool_process
 # -- the pool started early -----------------------------------------------------------------------
 
 
-def test_a_run_takes_the_pool_started_early_and_starts_none_of_its_own(
+def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
+    """Each PartsPool made from now on: its jobs and how its processes start."""
+    from fencepost import pool as pools
+
+    made: list[tuple[int, str]] = []
+    init = pools.PartsPool.__init__
+
+    def counted(self: Any, jobs: int, context: Any = None) -> None:
+        init(self, jobs, context)
+        made.append((jobs, self.executor._mp_context.get_start_method()))
+
+    monkeypatch.setattr(pools.PartsPool, "__init__", counted)
+    return made
+
+
+def test_where_processes_are_spawned_a_run_takes_the_pool_started_early(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from fencepost import pool as pools
 
-    made: list[int] = []
-    init = pools.PartsPool.__init__
-
-    def counted(self: Any, jobs: int) -> None:
-        made.append(jobs)
-        init(self, jobs)
-
-    monkeypatch.setattr(pools.PartsPool, "__init__", counted)
+    monkeypatch.setattr(pools, "forks", lambda: False)  # as on macOS
+    made = _counted_pools(monkeypatch)
     pools.start_early(2)
-    assert made == [2] and pools._early is not None
+    assert made == [(2, "spawn")] and pools._early is not None
     report = check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)
-    assert made == [2] and pools._early is None
+    assert made == [(2, "spawn")] and pools._early is None
     assert {v.status for v in report.verdicts} <= {"pass", "unsupported"}
     check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)  # nothing started early
-    assert made == [2, 2]
+    assert made == [(2, "spawn"), (2, "spawn")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes fork on Linux only")
+def test_on_linux_nothing_starts_early_and_the_run_forks_its_processes_when_it_is_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fencepost import pool as pools
+    from fencepost import progress
+
+    made = _counted_pools(monkeypatch)
+    pools.start_early(2)
+    assert made == [] and pools._early is None
+    monkeypatch.setattr(progress, "quiet_at_fork", lambda: True)  # pytest may run threads
+    report = check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)
+    assert made == [(2, "fork")]
+    assert {v.status for v in report.verdicts} <= {"pass", "unsupported"}
+    monkeypatch.setattr(progress, "quiet_at_fork", lambda: False)  # a thread of the caller's
+    check("adk-ledger", "memory", jobs=2, seed=1, concurrency=0)
+    assert made == [(2, "fork"), (2, "spawn")]
 
 
 @pytest.mark.parametrize("adapter", ["no_such_module:make", "exec:"])
