@@ -56,10 +56,15 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+FORK_ENV = "FENCEPOST_FORK"
+
+
 def forks() -> bool:
-    """Are a pool's processes forked here when nothing else runs (Linux)? Elsewhere system
+    """Are a pool's processes forked here when nothing else runs? On Linux, unless
+    ``FENCEPOST_FORK=0`` (an adapter module that opens a connection when it is imported would
+    share it with the forked processes: spawned, each opens its own). Elsewhere system
     libraries are not fork-safe (macOS), or there is no fork."""
-    return sys.platform.startswith("linux")
+    return sys.platform.startswith("linux") and os.environ.get(FORK_ENV, "1") != "0"
 
 
 def start_context() -> Any:

@@ -194,6 +194,12 @@ def test_workers_are_forked_unless_a_thread_of_the_callers_runs() -> None:
     assert (alone, with_heartbeat, beside_another) == (forks, forks, "spawn")
 
 
+def test_fencepost_fork_0_spawns_every_pools_processes() -> None:
+    out = subprocess.run([sys.executable, "-c", _STARTS], capture_output=True, text=True,
+                         check=True, timeout=60, env={**os.environ, "FENCEPOST_FORK": "0"})
+    assert out.stdout.split()[:3] == ["spawn", "spawn", "spawn"]
+
+
 _FORKED = """
 import json, multiprocessing, os, sys
 from fencepost.adapters.sql import make_engine
