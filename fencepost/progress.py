@@ -23,6 +23,7 @@ PIPE_EVERY_S = 10.0
 """In a pipe, the longest time without a progress line while a run goes on."""
 
 _beating: set[threading.Event] = set()
+"""The stop event of each heartbeat whose printer is not done (:func:`stop_all` sets them)."""
 _printing: dict[threading.Thread, threading.Lock] = {}
 """Each heartbeat thread not ended yet, with the lock it holds while it prints."""
 _held: list[threading.Lock] = []

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -420,26 +421,44 @@ def _fp_tables(url: str, namespaces: list[str]) -> list[str]:
     return [n for n in names if any(ns in n for ns in namespaces)]
 
 
-def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2", *extra: str
-                                   ) -> tuple[subprocess.Popen[str], list[int], list[str]]:
-    """A check with ``jobs`` (and ``extra`` arguments) whose concurrent run is stuck; the
-    processes of its tree and the namespaces it made, once it got there."""
+def _stuck(tmp_path: Path, pg_url: str, behaviour: str, jobs: str, stuck: Callable[[str], bool],
+           *extra: str, **env: str) -> tuple[subprocess.Popen[str], list[int], list[str]]:
+    """A check of the hostile ``behaviour`` on PostgreSQL with ``jobs`` (and ``extra``
+    arguments), once a line of its stderr says it is ``stuck``; the processes of its tree and
+    the namespaces it made."""
     top = subprocess.Popen(
         [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
-         "hostile:adk_ledger__hang_in_concurrent__postgres", "--seed", "3",
-         "--call-timeout", "600", "--jobs", jobs, *extra],
-        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+         f"hostile:adk_ledger__{behaviour}__postgres", "--seed", "3", "--call-timeout", "600",
+         "--jobs", jobs, *extra],
+        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url, **env),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert top.stderr is not None
-    for line in top.stderr:  # progress, one line per phase (stderr is not a terminal)
-        if line.startswith("... concurrent"):
+    for line in top.stderr:
+        if stuck(line):
             break
     else:
-        pytest.fail(f"the run ended before its concurrent phase: {top.wait()}")
+        pytest.fail(f"the run ended before it was stuck: {top.wait()}")
     tree = descendants(top.pid)
     # the child and the pool (forked: a spawned pool also has multiprocessing's tracker)
     assert len(tree) >= (3 if jobs == "2" else 1), tree
     return top, tree, sorted(set((tmp_path / "namespaces").read_text().split()))
+
+
+def _stuck_in_the_concurrent_burst(tmp_path: Path, pg_url: str, jobs: str = "2", *extra: str
+                                   ) -> tuple[subprocess.Popen[str], list[int], list[str]]:
+    """A check whose concurrent run is stuck, once it got there (its progress says so, one
+    line per phase: stderr is not a terminal)."""
+    return _stuck(tmp_path, pg_url, "hang_in_concurrent", jobs,
+                  lambda line: line.startswith("... concurrent"), *extra)
+
+
+def _stuck_at_a_call(tmp_path: Path, pg_url: str) -> tuple[subprocess.Popen[str], list[int],
+                                                               list[str]]:
+    """A check (one process) whose store hangs at its fourth call, once the call hangs (the
+    store says so)."""
+    return _stuck(tmp_path, pg_url, "hang", "1",
+                  lambda line: line == "hostile: a call hangs\n", "--quiet",
+                  HOSTILE_SAY_HANG="1")
 
 
 @pytest.mark.long
@@ -461,27 +480,6 @@ def test_a_signal_during_a_stuck_concurrent_burst_cleans_up(tmp_path: Path, pg_u
     report = complete_report(tmp_path / "R", "adk-ledger")
     assert verdicts(report)["ADK-LIN-001"][0] == "unknown"
     assert report["summary"]["pass"] > 0  # the verdicts reached before the signal stay
-
-
-def _stuck_at_a_call(tmp_path: Path, pg_url: str) -> tuple[subprocess.Popen[str], list[int],
-                                                               list[str]]:
-    """A check (one process) whose store hangs at its fourth call, on PostgreSQL; the
-    processes of its tree and the namespaces it made, once the call hangs."""
-    top = subprocess.Popen(
-        [sys.executable, "-m", "fencepost.cli", "check", "adk-ledger", "--adapter",
-         "hostile:adk_ledger__hang__postgres", "--seed", "3", "--call-timeout", "600",
-         "--jobs", "1", "--quiet"],
-        cwd=tmp_path, env=_env(tmp_path, FENCEPOST_PG_URL=pg_url, HOSTILE_SAY_HANG="1"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert top.stderr is not None
-    for line in top.stderr:
-        if line == "hostile: a call hangs\n":
-            break
-    else:
-        pytest.fail(f"the run ended before its store hung: {top.wait()}")
-    tree = descendants(top.pid)
-    assert tree, "the supervised child"
-    return top, tree, sorted(set((tmp_path / "namespaces").read_text().split()))
 
 
 def _ended(pids: list[int]) -> list[int]:

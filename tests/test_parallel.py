@@ -284,6 +284,32 @@ def test_on_linux_nothing_starts_early_and_the_run_forks_its_processes_when_it_i
     assert made == [(2, "fork"), (2, "spawn")]
 
 
+def _commands_hangup(_signum: int, _frame: Any) -> None:
+    """Stands for the command's SIGHUP handler (it stops the run in the command's process)."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes fork on Linux only")
+def test_a_forked_run_process_takes_sighup_as_a_spawned_one_does() -> None:
+    """A forked process starts with the command's signal handlers; its initializer puts
+    SIGHUP back to the default a fresh interpreter has (SIGINT is ignored: the command's)."""
+    import multiprocessing
+    import signal
+
+    from fencepost.pool import POOL_EXIT_S, PartsPool
+
+    previous = signal.signal(signal.SIGHUP, _commands_hangup)
+    try:
+        pool = PartsPool(1, multiprocessing.get_context("fork"))
+        try:
+            handlers = [pool.executor.submit(signal.getsignal, s).result(timeout=120)
+                        for s in (signal.SIGHUP, signal.SIGINT)]
+        finally:
+            pool.shut_down(POOL_EXIT_S)
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert handlers == [signal.SIG_DFL, signal.SIG_IGN]
+
+
 @pytest.mark.parametrize("adapter", ["no_such_module:make", "exec:"])
 def test_a_command_that_ends_before_its_run_stops_the_pool_it_started(adapter: str) -> None:
     """The pool started early is shut down: one line, no warning of its queues left behind."""
