@@ -148,6 +148,30 @@ def test_a_wrong_effect_is_caught_when_the_record_is_read_back() -> None:
         h.world.discard()
 
 
+class _CountedGets(MemoryLedger):
+    gets: list[str] = []
+
+    def get(self, invocation_id: str) -> adk.Invocation:
+        type(self).gets.append(invocation_id)
+        return super().get(invocation_id)
+
+
+def test_a_read_that_changed_nothing_is_not_asked_again_and_a_change_is_read_back() -> None:
+    _CountedGets.gets = []
+    h = Harness(_world(ADK.memory_factory(_CountedGets)))
+    try:
+        h.apply("c1", adk.Create("a", META, {"n": 1}))
+        assert _CountedGets.gets == ["a"]  # the create read back
+        h.apply("c1", adk.Get("a"))
+        h.apply("c1", adk.Get("b"))  # refused: not_found, also a read of an unchanged state
+        assert _CountedGets.gets == ["a", "a", "b"]  # each asked once
+        h.apply("c1", adk.Claim("a", "node1", "t1", h.now, 100))
+        h.apply("c2", adk.Claim("a", "node2", "t2", h.now, 100))  # refused, read back
+        assert _CountedGets.gets == ["a", "a", "b", "a", "a"]
+    finally:
+        h.world.discard()
+
+
 def test_expect_answers_without_applying(h: Harness) -> None:
     step = h.expect_one(adk.Get("a"))
     assert step.outcome.code == "not_found"
