@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar, cast
 import attrs
 
 from fencepost.spec.opaque import evolve_fields, init_fields
+from fencepost.spec.values import SNAPSHOT_TAKEN
 
 
 @attrs.define
@@ -94,7 +95,10 @@ class CopiedOut:
     are stored (no copy per load: that code never changes a record in place, it saves a new
     one, and every save copies what it is given): each method of ``PROTOCOL_METHODS`` returns a
     :func:`detached` answer instead, so that no caller holds a part of what is stored. A
-    subclass that overrides one of them (a mutant) gets its override wrapped too."""
+    subclass that overrides one of them (a mutant) gets its override wrapped too. The one
+    exception is a call the kit's guard makes, whose answer the guard snapshots as it returns
+    (:data:`~fencepost.spec.values.SNAPSHOT_TAKEN`): that call's answer is not copied twice,
+    while the calls it makes inside (a mutant's ``super()``) still get copies."""
 
     PROTOCOL_METHODS: ClassVar[tuple[str, ...]] = ()
 
@@ -109,6 +113,12 @@ class CopiedOut:
 def _copying_out(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def answer(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if SNAPSHOT_TAKEN.get():  # the guard's call: it snapshots the answer
+            inside = SNAPSHOT_TAKEN.set(False)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                SNAPSHOT_TAKEN.reset(inside)
         return _detached(method(self, *args, **kwargs))
 
     answer.copies_out = True  # type: ignore[attr-defined]

@@ -38,7 +38,7 @@ from fencepost.spec.errors import ContractError, told
 from fencepost.spec.opaque import NotAValue, time_store_eq
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok, Outcome
-from fencepost.spec.values import handed, handed_all, snapshot
+from fencepost.spec.values import SNAPSHOT_TAKEN, handed, handed_all, snapshot
 
 T = TypeVar("T")
 
@@ -116,9 +116,11 @@ def call(store: Any, op: Op) -> Outcome:
     its method returns, before its answer is read."""
     try:
         limit = sys.getrecursionlimit()
+        taken = SNAPSHOT_TAKEN.set(True)
         try:
             answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
         finally:
+            SNAPSHOT_TAKEN.reset(taken)
             now = sys.getrecursionlimit()
             if now != limit or now < _LIMIT_FLOOR:  # inline: this runs on every call
                 _put_back_limit(limit)

@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import attrs
@@ -263,6 +264,13 @@ _CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (str, str.__str__), (int, int.__int__), (float, float.__float__), (bytes, bytes.__bytes__))
 """A subclass of a plain type is read as its plain value by the plain type's own method (a
 ``str`` subclass's ``__eq__``, ``__str__`` or ``__hash__`` is never asked)."""
+
+
+SNAPSHOT_TAKEN: ContextVar[bool] = ContextVar("fencepost_snapshot_taken", default=False)
+"""True (in the calling thread) while the kit calls a store method whose answer it will take a
+:func:`snapshot` of as it returns: a store of the kit's own may then answer with what it holds
+instead of a copy (the snapshot shares nothing with it), for that one call, not for the calls it
+makes inside (see :class:`~fencepost.adapters.memory.CopiedOut`)."""
 
 
 def snapshot(value: Any) -> Any:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from fencepost.adapters.memory import CopiedOut, detached
+from fencepost.scenarios.guard import call
+from fencepost.spec.ops import Op
+from fencepost.spec.outcome import Ok
 
 
 @attrs.frozen
@@ -85,3 +88,40 @@ def test_a_protocol_methods_answer_is_a_copy_in_subclasses_too() -> None:
         assert store.held == {"data": {"n": 1}}
     store = _Held()
     assert store.peek() is store.held  # what is not a protocol method is not copied
+
+
+@attrs.frozen
+class _Get(Op):
+    """The kit's call of ``_Held.get``."""
+
+    name: ClassVar[str] = "get"
+
+
+class _Counted(_Held):
+    """A store that counts the copies made of its answers."""
+
+    copies: ClassVar[int] = 0
+
+    def get(self) -> dict[str, Any]:
+        return _CountedAnswer(self.held)
+
+
+class _CountedAnswer(dict[str, Any]):
+    def __deepcopy__(self, memo: Any) -> Any:
+        _Counted.copies += 1
+        return dict(self)
+
+
+def test_the_guards_call_is_answered_without_a_copy_and_its_snapshot_shares_nothing() -> None:
+    for store in (_Held(), _Overriding()):
+        outcome = call(store, _Get())
+        assert outcome == Ok({"data": {"n": 1}})
+        outcome.value["data"]["n"] = 2  # the snapshot is the kit's own
+        assert store.held == {"data": {"n": 1}}  # and the mutant's super() got a copy
+        assert store.get() is not store.held  # a call of its own again copies
+    _Counted.copies = 0
+    counted = _Counted()
+    call(counted, _Get())
+    assert _Counted.copies == 0
+    counted.get()
+    assert _Counted.copies == 1
