@@ -212,8 +212,8 @@ def test_check_through_the_wire_stops_with_unknown_and_no_child_left(tmp_path: P
         capture_output=True, text=True, env={**os.environ, "FENCEPOST_WIRE_TIMEOUT": "1"},
         timeout=300, cwd=ROOT)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert ("store unavailable (error backend_unavailable: the adapter did not answer create "
-            "within 1 s; its stderr ends: hostile: hang at call 5 (create))") in done.stdout
+    assert ("store unavailable (error backend_unavailable: the adapter did not answer get "
+            "within 1 s; its stderr ends: hostile: hang at call 5 (get))") in done.stdout
     assert " 0 fail, 2 unknown," in done.stdout  # one check lost; the next ran on a new child
     assert running(tmp_path) == []
 
