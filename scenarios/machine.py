@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
@@ -43,6 +44,9 @@ class WorldMachine(RuleBasedStateMachine):
         self.prefix = f"x{cls.examples}"
         self.own = self.world.fork(f"m{cls.examples}") if self.own_store else self.world
         self.h = Harness(self.own)
+        self.began = self.h.now
+        """The clock as the example began (the run's clock goes on from one example to the
+        next: the same steps replayed later carry later times)."""
         mark_seen(self)
 
     def teardown(self) -> None:
@@ -193,9 +197,9 @@ def _where(examples: list[WorldMachine]) -> str:
     if not examples:
         return NOT_REPLAYED
     last = examples[-1]
-    replay = [_step(s, last.prefix) for s in last.h.trace]
+    replay = [_step(s, last.prefix, last.began) for s in last.h.trace]
     for earlier in reversed(examples[:-1]):
-        steps = [_step(s, earlier.prefix) for s in earlier.h.trace]
+        steps = [_step(s, earlier.prefix, earlier.began) for s in earlier.h.trace]
         n = next((k for k, (a, b) in enumerate(zip(steps, replay, strict=False)) if a != b),
                  min(len(steps), len(replay)))
         if n >= len(steps):
@@ -217,11 +221,20 @@ def _where(examples: list[WorldMachine]) -> str:
     return NOT_REPLAYED
 
 
-def _step(step: TraceStep, prefix: str) -> tuple[str, str, str]:
+_INSTANT = re.compile(r"\b\d{7,}\b")
+"""A number that is an instant of the run's clock (it starts at 1,000,000 ms)."""
+
+
+def _step(step: TraceStep, prefix: str, began: int) -> tuple[str, str, str]:
     """A step of an example's trace as what was done, what the store answered and what the
-    contract required, the example's id prefix written ``x``."""
+    contract required, the example's id prefix written ``x`` and each instant from its start
+    on as ``t+ms`` (so that the same steps replayed later read the same)."""
+    def since(found: re.Match[str]) -> str:
+        at = int(found[0])
+        return f"t+{at - began}" if at >= began else found[0]
+
     def same(text: str) -> str:
-        return text.replace(f"{prefix}-", "x-")
+        return _INSTANT.sub(since, text.replace(f"{prefix}-", "x-"))
 
     done = f"[{step.at} ms] {step.actor}: " + (step.op.describe() if step.op else step.note)
     answered = same(str(step.actual)) if step.actual is not None else ""

@@ -313,10 +313,10 @@ def test_a_store_that_answers_differently_to_the_same_steps_fails_unshrunk(
     """Every 20th get of a process answers not_found: Hypothesis, replaying a failure to
     shrink it, meets other answers (its flakiness errors, once the kit's own error). Which
     clauses the state machine's flaky gets land on follows the gets before them (one job keeps
-    their order; seed 8, one draw per step: the read-back after a create, ADK-CREATE-001);
-    each of them says where the replay went another way (found when a replay starts at the
-    clock of an earlier example: at this seed) and that its counterexample is not shrunk."""
-    result, report = check(tmp_path, "adk-ledger", "flaky_gets", "--seed", "8", "--jobs", "1")
+    their order; seed 1, one draw per step: the read-back after a create, ADK-CREATE-001);
+    each of them says where the replay went another way (its times from the example's start:
+    the replay runs later) and that its counterexample is not shrunk."""
+    result, report = check(tmp_path, "adk-ledger", "flaky_gets", "--seed", "1", "--jobs", "1")
     assert result.returncode == 1, result.stdout + result.stderr
     unshrunk = {clause: reason for clause, (status, reason) in verdicts(report).items()
                 if status == "fail" and "not shrunk" in reason}
@@ -325,7 +325,7 @@ def test_a_store_that_answers_differently_to_the_same_steps_fails_unshrunk(
         assert re.fullmatch(
             r"after \w+, get answered error not_found; the contract requires ok\(.*\)\n"
             r"\(the store answered differently to the same steps when they were replayed: step "
-            r"\d+, \[\d+ ms\] check: get\(invocation_id='x-i\d'\), ok\(Invocation\(.*\)\) the "
+            r"\d+, \[t\+\d+ ms\] check: get\(invocation_id='x-i\d'\), ok\(Invocation\(.*\)\) the "
             r"first time \(as the contract requires\) and error not_found in the replay; this "
             r"counterexample is the first run's, not shrunk\)", reason), reason
 

@@ -20,7 +20,7 @@ from fencepost.scenarios.shrinking import Shrinking
 from fencepost.scenarios.tour import run_tour
 from fencepost.scenarios.trace import TraceStep
 from fencepost.scenarios.world import violation
-from fencepost.spec.adk_ledger import Create, Get
+from fencepost.spec.adk_ledger import Create, Get, Renew
 from fencepost.spec.outcome import Err, Ok
 
 
@@ -123,18 +123,22 @@ def test_a_failure_replayed_from_the_example_database_does_not_stop_generation()
 # -- a store that answers differently to the same steps: where the replay went another way --
 
 
-def _example(prefix: str, *lines: TraceStep) -> Any:
-    """An example as ``_where`` reads it: its id prefix and its harness's trace."""
-    return SimpleNamespace(prefix=prefix, h=SimpleNamespace(trace=list(lines)))
+T0 = 1_000_000  # the run's clock as its first example begins
 
 
-def _get(actor: str, key: str, expected: Any, actual: Any) -> TraceStep:
-    return TraceStep(actor, 1_000, Get(key), "", expected, actual)
+def _example(prefix: str, *lines: TraceStep, began: int = T0) -> Any:
+    """An example as ``_where`` reads it: its id prefix, its clock as it began and its
+    harness's trace."""
+    return SimpleNamespace(prefix=prefix, began=began, h=SimpleNamespace(trace=list(lines)))
 
 
-def _create(key: str) -> TraceStep:
-    return TraceStep("client", 1_000, Create(key, {"workflow_id": "w", "workflow_version": 1,
-                                                   "kind": "k"}, {}), "", Ok(None), Ok(None))
+def _get(actor: str, key: str, expected: Any, actual: Any, at: int = T0) -> TraceStep:
+    return TraceStep(actor, at, Get(key), "", expected, actual)
+
+
+def _create(key: str, at: int = T0) -> TraceStep:
+    return TraceStep("client", at, Create(key, {"workflow_id": "w", "workflow_version": 1,
+                                                "kind": "k"}, {}), "", Ok(None), Ok(None))
 
 
 _FOUND, _MISSING = Ok("view"), Err("not_found")
@@ -144,7 +148,7 @@ def test_where_a_step_got_another_answer_in_the_replay() -> None:
     first = _example("e1", _create("e1-a"), _get("client", "e1-a", _FOUND, _MISSING))
     replay = _example("e2", _create("e2-a"), _get("client", "e2-a", _FOUND, _FOUND))
     assert _where([first, replay]) == (
-        f"{NOT_REPLAYED}: step 2, [1000 ms] client: get(invocation_id='x-a'), error not_found "
+        f"{NOT_REPLAYED}: step 2, [t+0 ms] client: get(invocation_id='x-a'), error not_found "
         f"the first time and ok('view') in the replay")
 
 
@@ -154,7 +158,7 @@ def test_where_the_replay_failed_a_read_back_the_first_run_passed_without_a_line
     replay = _example("e2", _get("client", "e2-a", _FOUND, _FOUND),
                       _get(READ_BACK, "e2-a", _FOUND, _MISSING))
     assert _where([first, replay]) == (
-        f"{NOT_REPLAYED}: step 2, [1000 ms] check: get(invocation_id='x-a'), ok('view') the "
+        f"{NOT_REPLAYED}: step 2, [t+0 ms] check: get(invocation_id='x-a'), ok('view') the "
         f"first time (as the contract requires) and error not_found in the replay")
 
 
@@ -166,8 +170,22 @@ def test_where_the_first_run_failed_a_read_back_the_replay_passed_without_a_line
     after = (_get("client", "e2-b", _MISSING, _MISSING),) if went_on else ()
     replay = _example("e2", _get("client", "e2-a", _FOUND, _FOUND), *after)
     assert _where([first, replay]) == (
-        f"{NOT_REPLAYED}: step 2, [1000 ms] check: get(invocation_id='x-a'), error not_found "
+        f"{NOT_REPLAYED}: step 2, [t+0 ms] check: get(invocation_id='x-a'), error not_found "
         f"the first time and what the contract requires in the replay")
+
+
+def test_where_reads_each_examples_times_from_its_own_start() -> None:
+    """The run's clock goes on from example to example: the same steps replayed 40 ms later
+    carry later times, in the trace and in the ops (a renew's now_ms), and still read alike."""
+    def renew(prefix: str, at: int) -> TraceStep:
+        return TraceStep("c1", at, Renew(f"{prefix}-a", "t", at, 5), "", _MISSING, _MISSING)
+
+    first = _example("e1", renew("e1", T0), _get("client", "e1-a", _FOUND, _MISSING, T0 + 20))
+    replay = _example("e2", renew("e2", T0 + 40), _get("client", "e2-a", _FOUND, _FOUND, T0 + 60),
+                      began=T0 + 40)
+    assert _where([first, replay]) == (
+        f"{NOT_REPLAYED}: step 2, [t+20 ms] client: get(invocation_id='x-a'), error not_found "
+        f"the first time and ok('view') in the replay")
 
 
 def test_where_no_earlier_example_took_the_same_steps() -> None:
