@@ -96,9 +96,10 @@ class CopiedOut:
     one, and every save copies what it is given): each method of ``PROTOCOL_METHODS`` returns a
     :func:`detached` answer instead, so that no caller holds a part of what is stored. A
     subclass that overrides one of them (a mutant) gets its override wrapped too. The one
-    exception is a call the kit's guard makes, whose answer the guard snapshots as it returns
-    (:data:`~fencepost.spec.values.SNAPSHOT_TAKEN`): that call's answer is not copied twice,
-    while the calls it makes inside (a mutant's ``super()``) still get copies."""
+    exception is a call the kit's guard makes on this very store, whose answer the guard
+    snapshots as it returns (:data:`~fencepost.spec.values.SNAPSHOT_TAKEN`): that call's
+    answer is not copied twice, while the calls it makes inside (a mutant's ``super()``) and
+    the calls of a store wrapping this one still get copies."""
 
     PROTOCOL_METHODS: ClassVar[tuple[str, ...]] = ()
 
@@ -113,8 +114,8 @@ class CopiedOut:
 def _copying_out(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def answer(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if SNAPSHOT_TAKEN.get():  # the guard's call: it snapshots the answer
-            inside = SNAPSHOT_TAKEN.set(False)
+        if SNAPSHOT_TAKEN.get() is self:  # the guard's call: it snapshots the answer
+            inside = SNAPSHOT_TAKEN.set(None)
             try:
                 return method(self, *args, **kwargs)
             finally:

@@ -116,7 +116,7 @@ def call(store: Any, op: Op) -> Outcome:
     its method returns, before its answer is read."""
     try:
         limit = sys.getrecursionlimit()
-        taken = SNAPSHOT_TAKEN.set(True)
+        taken = SNAPSHOT_TAKEN.set(store)
         try:
             answer = getattr(store, op.name)(*handed_all(op.arguments().values()))
         finally:

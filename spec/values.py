@@ -266,11 +266,12 @@ _CONVERT: tuple[tuple[type, Callable[[Any], Any]], ...] = (
 ``str`` subclass's ``__eq__``, ``__str__`` or ``__hash__`` is never asked)."""
 
 
-SNAPSHOT_TAKEN: ContextVar[bool] = ContextVar("fencepost_snapshot_taken", default=False)
-"""True (in the calling thread) while the kit calls a store method whose answer it will take a
-:func:`snapshot` of as it returns: a store of the kit's own may then answer with what it holds
-instead of a copy (the snapshot shares nothing with it), for that one call, not for the calls it
-makes inside (see :class:`~fencepost.adapters.memory.CopiedOut`)."""
+SNAPSHOT_TAKEN: ContextVar[object] = ContextVar("fencepost_snapshot_taken", default=None)
+"""The store (in the calling thread) whose method the kit is calling and whose answer it will
+take a :func:`snapshot` of as it returns: a store of the kit's own that is that object may then
+answer with what it holds instead of a copy (the snapshot shares nothing with it), for that
+one call, not for the calls it makes inside, nor for a store wrapping it (see
+:class:`~fencepost.adapters.memory.CopiedOut`)."""
 
 
 def snapshot(value: Any) -> Any:

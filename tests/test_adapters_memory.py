@@ -125,3 +125,22 @@ def test_the_guards_call_is_answered_without_a_copy_and_its_snapshot_shares_noth
     assert _Counted.copies == 0
     counted.get()
     assert _Counted.copies == 1
+
+
+class _Wrapping:
+    """A store of its own wrapping a kit memory store (as a user's adapter may), changing
+    what it gets."""
+
+    def __init__(self) -> None:
+        self.base = _Held()
+
+    def get(self) -> dict[str, Any]:
+        answer = self.base.get()
+        answer["data"]["n"] = 3
+        return answer
+
+
+def test_a_store_wrapping_a_memory_store_gets_a_copy_under_the_guard_too() -> None:
+    store = _Wrapping()
+    assert call(store, _Get()) == Ok({"data": {"n": 3}})
+    assert store.base.held == {"data": {"n": 1}}
