@@ -74,8 +74,8 @@ from .core import (
 )
 from .sql_schema import (
     BIGINT,
-    CREATE_LOCK,
     INSERT_IGNORE,
+    NAME_LOCK,
     ORDER_COLUMNS,
     SHARE_LOCK,
     SKIP_LOCKED,
@@ -86,7 +86,7 @@ from .sql_schema import (
     keyset_before,
     ledgence_tables,
     loads,
-    no_create_lock,
+    no_name_lock,
     no_row_lock,
     task_columns,
 )
@@ -285,6 +285,12 @@ class _SqlTxn:
             return found
         t = self.tables.tasks
         head_id = self._candidates(query, passed_over).with_only_columns(t.c.task_id)
+        # Acquisitions from one queue take their turn (a lock on the queue's name until the
+        # transaction ends): all of them racing for the head's row lock made each waiter find
+        # the head taken and go round again, n^2 rounds for n at once. Other writers of a task
+        # (settle, cancel, expire) do not take it; the rounds below still answer for them.
+        NAME_LOCK.get(self._backend, no_name_lock)(
+            self.conn, f"{t.name}:{dump_scope(query.scope)}:{query.queue}")
         for _ in range(CANDIDATE_ROUNDS):
             # The head of the queue is what a claim takes: taking the next free row instead
             # is not linearizable (a reader could then see the head still queued after this
@@ -480,8 +486,7 @@ class SqlLedgence(LedgenceCore):
         # (BEGIN IMMEDIATE on SQLite, an advisory lock keyed by the run's tasks table on
         # PostgreSQL; DDL is transactional there, so the second opener sees the tables).
         with unavailable_on_disconnect(), self.engine.begin() as conn:
-            lock = CREATE_LOCK.get(self.engine.dialect.name, no_create_lock)
-            lock(conn, self.tables.tasks.name)
+            NAME_LOCK.get(self.engine.dialect.name, no_name_lock)(conn, self.tables.tasks.name)
             self.tables.metadata.create_all(conn, checkfirst=True)
 
     @contextmanager

@@ -201,17 +201,19 @@ ORDER_COLUMNS: dict[str, Callable[[sa.Table], sa.ColumnElement[Any]]] = {
 
 # --- per-backend statements ----------------------------------------------------------------------
 
-CREATE_LOCK: dict[str, Callable[[Connection, str], None]] = {}
+NAME_LOCK: dict[str, Callable[[Connection, str], None]] = {}
+"""Per backend: take a lock on a name until the transaction ends (two transactions locking
+one name run that part one after the other)."""
 SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 SHARE_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 INSERT_IGNORE: dict[str, Callable[[sa.Table, dict[str, Any]], sa.Executable]] = {}
 
 
-def no_create_lock(conn: Connection, name: str) -> None:
+def no_name_lock(conn: Connection, name: str) -> None:
     """SQLite: ``BEGIN IMMEDIATE`` already serializes every writing transaction."""
 
 
-def _pg_create_lock(conn: Connection, name: str) -> None:
+def _pg_name_lock(conn: Connection, name: str) -> None:
     conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": name})
 
 
@@ -236,7 +238,7 @@ def _pg_insert_ignore(table: sa.Table, values: dict[str, Any]) -> sa.Executable:
     return postgresql.insert(table).values(**values).on_conflict_do_nothing()
 
 
-CREATE_LOCK["postgresql"] = _pg_create_lock
+NAME_LOCK["postgresql"] = _pg_name_lock
 SKIP_LOCKED["postgresql"] = _pg_skip_locked
 SHARE_LOCK["postgresql"] = _pg_share_lock
 INSERT_IGNORE["sqlite"] = _sqlite_insert_ignore
