@@ -226,9 +226,9 @@ def test_an_unreachable_server_is_backend_unavailable() -> None:
 
 def test_acquisitions_from_one_queue_take_their_turn_on_postgresql(pg_url: str) -> None:
     """Eight consumers acquire from one queue at once: each gets a task of its own, and none
-    found the head it locked taken by another and had to look again (a savepoint rolled back):
-    all eight waiting on the head's row lock did so n^2 times, about twice the time of eight
-    acquisitions one after the other."""
+    found the head it locked taken by another and had to look again (a savepoint rolled back).
+    Waiting all at once on the head's row lock, they went round n^2 times: twice the time of
+    eight acquisitions one after the other."""
     b = Backend(pg_url)
     try:
         store = b.open()
