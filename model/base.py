@@ -163,6 +163,11 @@ class ContractModel:
     mint_clause: str | None = None
     """Identifiers the store mints (``Opaque("task#1")`` in answers) must be unique: a store
     that hands out one id for two things breaks this clause. None: the contract mints none."""
+    names_minted: bool = True
+    """Whether the model's answers name what the store mints (an ``Opaque`` whose meaning is a
+    name, filled in with the store's value once bound). False (snodo: its opaque values are
+    accesses and leases the model describes): the harness neither fills in nor binds names,
+    two walks over every answer saved."""
     refusal_clauses: Mapping[tuple[Any, ...], str] = attrs.field(factory=dict)
     """(op name, error code[, payload]) -> the clause a wrongful refusal of an allowed op
     breaks."""

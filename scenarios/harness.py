@@ -343,8 +343,9 @@ class Harness:
 
     def _known(self, outcome: Outcome) -> Outcome:
         """``outcome`` with the identifiers minted so far filled in (nothing to fill in while
-        nothing is bound: the walk is skipped)."""
-        if not self.bindings:
+        nothing is bound, or in a model's answers that name nothing minted: the walk is
+        skipped)."""
+        if not self.bindings or not self.model.names_minted:
             return outcome
         filled: Outcome = known(outcome, self._minted, self._known_memo)
         return filled
@@ -358,7 +359,7 @@ class Harness:
         name for it (``Ref("task#1")`` then means that real id, and a normalized outcome must
         read back the same); one real id for two names breaks the model's ``mint_clause``."""
         value = getattr(expected, "value", None)
-        if not names_opaque(value, self._opaque_memo):  # only a name is bound below
+        if not self.model.names_minted or not names_opaque(value, self._opaque_memo):
             return
         pairs = harvest(value, getattr(actual, "value", None))
         unique = self.model.mint_clause

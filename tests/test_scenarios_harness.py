@@ -23,12 +23,13 @@ from fencepost.scenarios.harness import (
     blamed_on,
     violation,
 )
+from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.runner import new_world, open_checked
 from fencepost.spec import adk_ledger as adk
 from fencepost.spec import ledgence_tasks as ledgence
 from fencepost.spec import snodo_tasks as snodo
 from fencepost.spec.errors import BackendUnavailable
-from fencepost.spec.opaque import Forged, ForgedValue, Opaque, Ref
+from fencepost.spec.opaque import Forged, ForgedValue, Opaque, Ref, known
 from fencepost.spec.outcome import Ok
 
 ADK = contract_named("adk-ledger")
@@ -254,6 +255,33 @@ def test_the_state_machines_reopen_only_when_a_reopen_would_tell(name: str) -> N
                 last = (state, now, dead)
     assert reopens > 0
     assert idle == []
+
+
+@pytest.mark.parametrize("name", ["adk-ledger", "snodo-tasks", "ledgence-tasks"])
+def test_a_model_that_names_nothing_minted_says_so_and_the_others_do_name(name: str) -> None:
+    """``names_minted`` False lets the harness skip filling in and binding names: it must be
+    true of every answer the model gives in a run (read-backs' and options' included), and a
+    model that leaves it True must need it."""
+    contract = contract_named(name)
+    world = _world(contract.memory_factory(), name)
+    model, named = world.model, []
+
+    def step(state: Any, op: Any, ctx: Any) -> Any:
+        answer = model.step(state, op, ctx)
+        for option in getattr(answer, "options", (answer,)):
+            # known() changes a value exactly where it names something (here: anything)
+            if known(option.outcome, lambda _name: "minted") != option.outcome:
+                named.append((op.name, option.outcome))
+        return answer
+
+    world.model = attrs.evolve(model, step=step)
+    open_checked(contract.suite, world)
+    try:
+        run = run_machine(contract.suite.machine_for(world), examples=20, steps=30, seed=1)
+    finally:
+        world.discard()
+    assert not run.violations and run.lost is None and world.evidence.steps > 300
+    assert (named == []) is (not model.names_minted), named[:3]
 
 
 class _Forgetful:

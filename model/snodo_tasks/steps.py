@@ -460,6 +460,7 @@ MODEL = ContractModel(
     },
     choices=spec.CHOICES,
     durable_clause="SNODO-DURABLE-001",
+    names_minted=False,
     pure=reads_and_refusals("get", "worker_snapshot"),
     settings=spec.SETTINGS,
     refusal_clauses={
