@@ -55,7 +55,7 @@ from fencepost.bench_wire import WireRow, bench_wire
 from fencepost.model.history import History
 from fencepost.model.linearizability import UNKNOWN, CheckResult, check_history
 from fencepost.scenarios.collector import collecting_less
-from fencepost.scenarios.harness import World
+from fencepost.scenarios.harness import Harness, World
 from fencepost.scenarios.machine import run_machine, subclass
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.scenarios.said import Progress, Said, quiet
@@ -157,9 +157,11 @@ class MachineRates:
 @attrs.frozen
 class Overhead:
     """The same operations through the kit and as direct calls, on SQLite (seconds: the sum of
-    each sequence's fastest round). ``reads_s`` is the extra time in store calls the kit's checks
-    make (reading records back), ``harness_s`` the rest of the difference: model, comparing,
-    the trace."""
+    each sequence's fastest round). ``reads_s`` is the time in the store calls the kit's checks
+    add (reading records back), ``slowed_s`` how much longer the calls both sides make took
+    through the kit, ``harness_s`` the rest of the difference: model, comparing, the trace.
+    (A direct replay with other Python work put between its calls slowed them as much: the
+    store's code and data are no longer in the processor's caches.)"""
 
     contract: str
     operations: int
@@ -171,6 +173,7 @@ class Overhead:
     kit_calls: int = 0
     """Store calls (and stores opened) on each side, in the rounds counted: the kit's extra
     ones are its read-backs."""
+    slowed_s: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -410,11 +413,14 @@ def bench_machine(name: str, tapes: Sequence[Tape], sizes: Sizes, postgres: str 
 
 
 class _Meter:
-    """Seconds spent inside store calls (and opening stores)."""
+    """Seconds spent inside store calls (and opening stores), and of them in the calls made
+    while ``reading`` (a harness reading records back)."""
 
     def __init__(self) -> None:
         self.spent = 0.0
         self.calls = 0
+        self.read = 0.0
+        self.reading = False
 
     def timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn``, counting the time of each call."""
@@ -424,8 +430,33 @@ class _Meter:
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.spent += time.perf_counter() - started
+                took = time.perf_counter() - started
+                self.spent += took
+                if self.reading:
+                    self.read += took
         return call
+
+
+def _metered_harness(meter: _Meter) -> type[Harness]:
+    """A :class:`Harness` whose read-backs (after a step or a reopen, and the records that
+    decide between a choice's options) count into ``meter.read``."""
+
+    class Metered(Harness):
+        def _read_back(self, *args: Any, **kwargs: Any) -> Any:
+            meter.reading = True
+            try:
+                return super()._read_back(*args, **kwargs)
+            finally:
+                meter.reading = False
+
+        def _store_shows(self, *args: Any, **kwargs: Any) -> bool:
+            meter.reading = True
+            try:
+                return super()._store_shows(*args, **kwargs)
+            finally:
+                meter.reading = False
+
+    return Metered
 
 
 class _MeteredStore:
@@ -458,17 +489,19 @@ class _MeteredFactory:
 
 
 def _replay(contract: Contract, factory: _MeteredFactory, tape: Tape,
-            kit: bool) -> tuple[float, float, int]:
-    """One tape on a fresh namespace: (seconds, of which in the store, store calls)."""
+            kit: bool) -> tuple[float, float, float, int]:
+    """One tape on a fresh namespace: (seconds, of which in the store, of which reading back,
+    store calls)."""
     world = _world(contract, factory, tape.start)
+    meter = factory.meter
     try:
-        factory.meter.spent, factory.meter.calls = 0.0, 0
+        meter.spent, meter.read, meter.calls = 0.0, 0.0, 0
         started = time.perf_counter()
         if kit:
-            replay_kit(world, tape)
+            replay_kit(world, tape, _metered_harness(meter))
         else:
             replay_direct(world, tape)
-        return time.perf_counter() - started, factory.meter.spent, factory.meter.calls
+        return time.perf_counter() - started, meter.spent, meter.read, meter.calls
     finally:
         world.discard()
 
@@ -481,8 +514,8 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
     contract = contract_named(name)
     sqlite, _ = resolve_adapter(name, "sqlite")
     factory = _MeteredFactory(sqlite, _Meter())
-    best: dict[bool, list[tuple[float, float, int]]] = {
-        side: [(float("inf"), 0.0, 0)] * len(tapes) for side in (True, False)}
+    best: dict[bool, list[tuple[float, float, float, int]]] = {
+        side: [(float("inf"), 0.0, 0.0, 0)] * len(tapes) for side in (True, False)}
     try:
         for r in range(sizes.rounds):
             progress(Said.of(f"overhead/{name}", f"round {r + 1}/{sizes.rounds} on SQLite"))
@@ -493,13 +526,15 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
                     best[side][k] = min(best[side][k], replayed)
     finally:
         _close(sqlite)
-    kit_s, kit_store, kit_calls = (sum(column) for column in zip(*best[True], strict=True))
-    direct_s, direct_store, direct_calls = (
+    kit_s, kit_store, kit_read, kit_calls = (
+        sum(column) for column in zip(*best[True], strict=True))
+    direct_s, direct_store, _, direct_calls = (
         sum(column) for column in zip(*best[False], strict=True))
     return Overhead(name, sum(t.steps for t in tapes), direct_s, kit_s,
-                    reads_s=kit_store - direct_store,
+                    reads_s=kit_read,
                     harness_s=(kit_s - kit_store) - (direct_s - direct_store),
-                    direct_calls=int(direct_calls), kit_calls=int(kit_calls))
+                    direct_calls=int(direct_calls), kit_calls=int(kit_calls),
+                    slowed_s=kit_store - kit_read - direct_store)
 
 
 # --- 3. linearizability checker -----------------------------------------------------------------

@@ -193,11 +193,11 @@ def replay_model(model: ContractModel, tape: Tape) -> int:
     return steps
 
 
-def replay_kit(world: World, tape: Tape) -> Harness:
-    """Do what the tape did through a fresh :class:`Harness` on ``world`` (its store opened,
+def replay_kit(world: World, tape: Tape, harness: type[Harness] = Harness) -> Harness:
+    """Do what the tape did through a fresh ``harness`` on ``world`` (its store opened,
     its clock at ``tape.start``): every answer and record is checked as in the run. Raises
     :class:`~fencepost.scenarios.harness.ClauseViolation` on a difference."""
-    h = Harness(world)
+    h = harness(world)
     for entry in tape.entries:
         if isinstance(entry, Applied):
             h.apply(entry.actor, entry.op, entry.bind)

@@ -64,7 +64,8 @@ def test_overhead_is_the_kit_time_over_the_direct_time(result: BenchResult) -> N
         assert o.operations > 0 and o.direct_s > 0 and o.kit_s > 0
         assert o.ratio == o.kit_s / o.direct_s
         # the split adds up to the difference
-        assert o.reads_s + o.harness_s == pytest.approx(o.kit_s - o.direct_s)
+        assert o.reads_s + o.slowed_s + o.harness_s == pytest.approx(o.kit_s - o.direct_s)
+        assert 0 < o.reads_s < o.kit_s - o.harness_s
         assert o.reads_alone == (o.direct_s + o.reads_s) / o.direct_s
         # every operation is one store call on each side; the kit's extra ones read back
         assert o.direct_calls >= o.operations and o.kit_calls > o.direct_calls
