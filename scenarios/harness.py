@@ -132,9 +132,12 @@ class Harness:
                                   in self.bindings.items() if isinstance(meaning, str)}
         return self._minted_names
 
-    def _rebound(self) -> None:
-        """The bindings changed: forget what was worked out from them."""
-        self._known_memo.clear()
+    def _rebound(self, replaced: bool = True) -> None:
+        """The bindings changed: forget what was worked out from them. A new name only
+        (``replaced`` False) leaves what was filled in right: :func:`known` keeps no value
+        that named a name not minted yet."""
+        if replaced:
+            self._known_memo.clear()
         self._minted_names = None
 
     def note(self, actor: str, text: str, event: str = "", subject: str = "") -> None:
@@ -226,14 +229,14 @@ class Harness:
 
     def bind(self, name: str, meaning: Any, value: Any) -> None:
         """Bind ``name`` to a value minted outside an op (e.g. by another store)."""
+        self._rebound(replaced=name in self.bindings)
         self.bindings[name] = (meaning, value)
-        self._rebound()
 
     def alias(self, name: str, source: str) -> None:
         """Bind ``name`` to what ``source`` is bound to (one access read back under two
         names): later ops and observations may use either ``Ref``."""
+        self._rebound(replaced=name in self.bindings)
         self.bindings[name] = self.bindings[source]
-        self._rebound()
 
     def real(self, op: Op) -> Op:
         """``op`` as the store receives it: references replaced by the real values."""
@@ -377,7 +380,7 @@ class Harness:
                     tuple(self.trace),
                 )
             self.bindings[meaning] = (meaning, value)
-            self._rebound()
+            self._rebound(replaced=False)  # a new name (see above)
             if unique is not None:
                 self.exercised(unique)
 
@@ -432,8 +435,8 @@ class Harness:
     def _bind_answer(self, name: str, expected: Outcome, actual: Outcome) -> None:
         pairs = harvest(getattr(expected, "value", None), getattr(actual, "value", None))
         if pairs:
+            self._rebound(replaced=name in self.bindings)
             self.bindings[name] = pairs[0]
-            self._rebound()
 
     def exercised(self, *clauses: str) -> None:
         """Count evidence: these clauses were put to the test and held."""

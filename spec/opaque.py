@@ -226,11 +226,14 @@ class ByIdentity:
             found = memo.put(record, walk(record))
     """
 
-    __slots__ = ("_found", "kept")
+    __slots__ = ("_found", "kept", "misses")
 
     def __init__(self, kept: int) -> None:
         self.kept = kept
         self._found: dict[int, tuple[Any, Any]] = {}
+        self.misses = 0
+        """Walks that met something they could not work out yet (:func:`known`: a name not
+        minted yet): what a walk found is kept only when this did not grow during it."""
 
     def get(self, value: Any) -> Any:
         """What was kept for ``value``, or :data:`MISSING`."""
@@ -415,9 +418,10 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
     minted once must come back unchanged everywhere. Parts with nothing to replace are
     returned as they are (not copied).
 
-    ``memo`` (a frozen attrs value -> what it became) lets a caller whose ``minted`` has not
-    changed since skip the walk of a value it met before: a model answers with the same
-    records step after step. The caller empties it when ``minted`` changes."""
+    ``memo`` (a frozen attrs value -> what it became) lets a caller skip the walk of a value it
+    met before: a model answers with the same records step after step. A value naming what is
+    not minted yet is not kept (``memo.misses``), so what is kept stays right as names are
+    minted; the caller empties it when a name it bound comes to mean another value."""
     kind = type(value)
     if kind in _LEAVES:
         return value
@@ -426,6 +430,8 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
             try:
                 return minted(value.meaning)
             except KeyError:
+                if memo is not None:
+                    memo.misses += 1
                 return value
         return value
     names = _field_names(kind, _INIT_FIELDS, _init)
@@ -434,8 +440,10 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
             return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
         found = memo.get(value)
         if found is MISSING:
-            found = memo.put(value, evolve_fields(value, names,
-                                                  lambda v: known(v, minted, memo), _LEAVES))
+            misses = memo.misses
+            found = evolve_fields(value, names, lambda v: known(v, minted, memo), _LEAVES)
+            if memo.misses == misses:
+                memo.put(value, found)
         return found
     if kind is tuple or kind is list:
         items = [v if type(v) in _LEAVES else known(v, minted, memo) for v in value]

@@ -423,29 +423,40 @@ class _Held:
     task_id: Any
 
 
+def test_a_new_name_keeps_what_was_filled_in_and_a_name_bound_again_forgets_it(
+        h: Harness) -> None:
+    h.bind("task#1", "task#1", "T1")
+    expected = Ok(_Held(ledgence.Scope("t", "p"), Opaque("task#1")))
+    filled = h._known(expected)
+    h.bind("task#2", "task#2", "T2")
+    assert h._known(expected) is filled  # kept: not walked again
+    h.bind("task#1", "task#1", "T9")
+    assert h._known(expected) == Ok(_Held(ledgence.Scope("t", "p"), "T9"))
+
+
 def test_a_value_filled_in_before_a_name_was_minted_is_filled_in_again_after(
-        s: Harness) -> None:
+        h: Harness) -> None:
     """The harness remembers what it filled into a model value (the same record comes back
     step after step); a binding made since must show in the next fill of that same value,
     and in the minted names the model is given."""
     expected = Ok(_Held(ledgence.Scope("t", "p"), Opaque("task#1")))
-    assert s._known(expected) is expected  # nothing minted: nothing to fill in
-    s.bind("other", "other", "O")
-    assert s._known(expected) == expected  # a binding, not this name's
-    assert s.ctx().minted == {"other": "O"}
+    assert h._known(expected) is expected  # nothing minted: nothing to fill in
+    h.bind("other", "other", "O")
+    assert h._known(expected) == expected  # a binding, not this name's
+    assert h.ctx().minted == {"other": "O"}
     for how in ("bind", "alias", "bind_minted"):
         if how == "bind":
-            s.bind("task#1", "task#1", "T1")
+            h.bind("task#1", "task#1", "T1")
         elif how == "alias":
-            s.bind("t1", "task#1", "T2")
-            s.alias("task#1", "t1")
+            h.bind("t1", "task#1", "T2")
+            h.alias("task#1", "t1")
         else:
-            del s.bindings["task#1"]
-            s._rebound()
-            s.bind_minted(Ok(Opaque("task#1")), Ok("T3"))
+            del h.bindings["task#1"]
+            h._rebound()
+            h.bind_minted(Ok(Opaque("task#1")), Ok("T3"))
         real = {"bind": "T1", "alias": "T2", "bind_minted": "T3"}[how]
-        assert s._known(expected) == Ok(_Held(ledgence.Scope("t", "p"), real)), how
-        assert s.ctx().minted["task#1"] == real, how
+        assert h._known(expected) == Ok(_Held(ledgence.Scope("t", "p"), real)), how
+        assert h.ctx().minted["task#1"] == real, how
 
 
 def test_minted_names_are_bound_and_one_value_for_two_names_breaks_the_mint_clause(

@@ -192,6 +192,21 @@ def test_known_returns_the_same_object_when_nothing_is_minted() -> None:
     assert known(value, {}.__getitem__) is value
 
 
+def test_known_keeps_no_value_naming_what_is_not_minted_yet() -> None:
+    """What is kept stays right as names are minted: a value that named one not minted yet
+    (and every value around it) is walked again, and fills it in once it is minted."""
+    memo, minted = ByIdentity(8), {"lease#1": "L1"}
+    inner, plain = Lease(Opaque("task#1"), Opaque("lease#1")), Other(1, "x")
+    outer = Other(inner, plain)
+    assert known(outer, minted.__getitem__, memo) == Other(Lease(Opaque("task#1"), "L1"), plain)
+    assert memo.misses == 1
+    assert memo.get(outer) is MISSING and memo.get(inner) is MISSING
+    assert memo.get(plain) is plain  # it names nothing: kept
+    minted["task#1"] = "T1"
+    assert known(outer, minted.__getitem__, memo) == Other(Lease("T1", "L1"), plain)
+    assert memo.get(outer) == Other(Lease("T1", "L1"), plain) and memo.misses == 1
+
+
 def test_known_leaves_meanings_that_are_not_names() -> None:
     value = Opaque(("access", 1))
     assert known(value, lambda _name: pytest.fail("a non-name meaning was looked up")) is value
