@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
-from fencepost.spec.opaque import Opaque, Ref
+from fencepost.spec.opaque import MISSING, ByIdentity, Opaque, Ref
 from fencepost.spec.ops import Op
 
 from ..base import ContractModel, Ctx, OneOf, Step, reads_and_refusals
@@ -177,9 +177,25 @@ def _history(state: State, op: spec.History, ctx: Ctx) -> Step:
     if isinstance(after, bool) or not isinstance(after, int) or after < 0:
         raise refused_with(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
     rec = find_task(state, op.scope, op.task_id)
-    page = [spec.RecordedHistoryEvent(i, e) for i, e in enumerate(rec.history, 1) if i > after]
+    page = list(_recorded(rec.history)[after:after + 100])
     # A page that agrees shows every transition wrote its events: HISTORY-002 held too.
-    return ok_step(state, page[:100], "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
+    return ok_step(state, page, "LDG-HISTORY-001", also=("LDG-HISTORY-002",))
+
+
+_RECORDED = ByIdentity(256)
+""":func:`_recorded` of the histories it was asked of: a task's history is read back after
+every step that touched it, the same tuple while the task did not change."""
+
+
+def _recorded(history: tuple[spec.HistoryEvent, ...]) -> tuple[spec.RecordedHistoryEvent, ...]:
+    """``history`` numbered from 1, the same objects for the same history (so that what is
+    worked out from them, their view with minted names and what the harness fills in, is
+    found again)."""
+    found = _RECORDED.get(history)
+    if found is MISSING:
+        found = _RECORDED.put(history, tuple(
+            spec.RecordedHistoryEvent(i, e) for i, e in enumerate(history, 1)))
+    return found  # type: ignore[no-any-return]
 
 
 # --- discovery ---------------------------------------------------------------------------------
