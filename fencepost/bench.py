@@ -441,22 +441,17 @@ def _metered_harness(meter: _Meter) -> type[Harness]:
     """A :class:`Harness` whose read-backs (after a step or a reopen, and the records that
     decide between a choice's options) count into ``meter.read``."""
 
-    class Metered(Harness):
-        def _read_back(self, *args: Any, **kwargs: Any) -> Any:
+    def reading(method: Callable[..., Any]) -> Callable[..., Any]:
+        def read(self: Harness, *args: Any, **kwargs: Any) -> Any:
             meter.reading = True
             try:
-                return super()._read_back(*args, **kwargs)
+                return method(self, *args, **kwargs)
             finally:
                 meter.reading = False
+        return read
 
-        def _store_shows(self, *args: Any, **kwargs: Any) -> bool:
-            meter.reading = True
-            try:
-                return super()._store_shows(*args, **kwargs)
-            finally:
-                meter.reading = False
-
-    return Metered
+    return type("Metered", (Harness,), {
+        name: reading(getattr(Harness, name)) for name in ("_read_back", "_store_shows")})
 
 
 class _MeteredStore:
