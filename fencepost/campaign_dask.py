@@ -40,6 +40,7 @@ import attrs
 from .campaign import Runner, SeedResult, SeedTask, run_seed
 from .errors import ConfigurationError
 from .example_db import CAMPAIGN_EXTRA
+from .pool import own_cores, pin_to
 
 CONNECT_TIMEOUT_S = 10.0
 """How long connecting to the scheduler may take before the campaign stops (exit 2)."""
@@ -182,20 +183,28 @@ def _kill(process: subprocess.Popen[bytes], signum: int, grace: float = 10.0) ->
 def local_cluster(workers: int, directory: str, *,
                   timeout_s: float = 120.0) -> Iterator[LocalCluster]:
     """A scheduler on a free loopback port and ``workers`` single-threaded workers (no nanny:
-    a killed worker stays dead), their logs and files in ``directory``; every process is
-    ended on the way out, also on failure, and is killed when the thread that started it
-    ends without that (its process killed outright: Linux; SIGKILL, as a worker told to stop
-    with SIGTERM can wait on its scheduler, gone at the same time, for good). Waits until each
-    worker has registered."""
+    a killed worker stays dead; each on a core of its own where there is one for each, as
+    local workers: :class:`~fencepost.pool.Cores`), their logs and files in ``directory``;
+    every process is ended on the way out, also on failure, and is killed when the thread that
+    started it ends without that (its process killed outright: Linux; SIGKILL, as a worker
+    told to stop with SIGTERM can wait on its scheduler, gone at the same time, for good).
+    Waits until each worker has registered."""
     from .supervisor import die_with_parent
 
     killed_with_parent = functools.partial(die_with_parent, signal.SIGKILL)
 
-    def start(argv: list[str], log: str) -> subprocess.Popen[bytes]:
+    cpus = own_cores(workers)
+
+    def start(argv: list[str], log: str, cpu: int | None = None) -> subprocess.Popen[bytes]:
+        def started() -> None:
+            killed_with_parent()
+            if cpu is not None:
+                pin_to(cpu)
+
         with open(os.path.join(directory, log), "wb") as out:
             return subprocess.Popen([sys.executable, "-m", *argv], stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=killed_with_parent)
+                                    preexec_fn=started)
 
     os.makedirs(directory, exist_ok=True)
     file = os.path.join(directory, "scheduler.json")
@@ -212,7 +221,7 @@ def local_cluster(workers: int, directory: str, *,
                 ["distributed.cli.dask_worker", cluster.address, "--nthreads", "1",
                  "--no-nanny", "--host", "127.0.0.1", *quiet, "--memory-limit", "0",
                  "--name", f"fencepost-{k}", "--local-directory", directory],
-                f"worker-{k}.log"))
+                f"worker-{k}.log", cpus[k] if cpus else None))
         with _distributed().Client(cluster.address, timeout=timeout_s,
                                    set_as_default=False) as client:
             client.wait_for_workers(workers, timeout=timeout_s)

@@ -29,7 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .campaign import Runner, SeedResult, SeedTask, run_seed
-from .pool import start_context
+from .pool import Cores, start_context
 
 LOST = ("its worker process ended abruptly twice, the second time checking it alone (a store "
         "that ends the process: os._exit, a crash in native code, the out-of-memory killer)")
@@ -71,8 +71,9 @@ def run_local(tasks: Sequence[SeedTask], jobs: int,
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=start_context(),
-                               initializer=_worker_started)
+    context = start_context()
+    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context,
+                               initializer=_worker_started, initargs=(Cores(workers, context),))
 
 
 def _fill(pool: ProcessPoolExecutor, pending: deque[SeedTask],
@@ -134,11 +135,13 @@ def _stop(pool: ProcessPoolExecutor) -> None:
             process.join()
 
 
-def _worker_started() -> None:
-    """In each worker, first: die with the campaign's process; a signal stops the seed being
-    checked (its data dropped, as ``check`` does) or, idle, ends the worker quietly."""
+def _worker_started(cores: Cores) -> None:
+    """In each worker, first: a core of its own (:class:`~fencepost.pool.Cores`); die with the
+    campaign's process; a signal stops the seed being checked (its data dropped, as ``check``
+    does) or, idle, ends the worker quietly."""
     from .supervisor import die_with_parent
 
+    cores.take()
     die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _on_signal)

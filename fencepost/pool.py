@@ -79,6 +79,50 @@ def start_context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+PIN_ENV = "FENCEPOST_PIN"
+
+
+def own_cores(processes: int) -> tuple[int, ...]:
+    """A CPU for each of ``processes`` to run on alone (see :class:`Cores`), or none: not on
+    Linux, ``FENCEPOST_PIN=0``, or fewer CPUs than processes for this one to run on."""
+    if os.environ.get(PIN_ENV, "1") == "0" or not hasattr(os, "sched_getaffinity"):
+        return ()
+    mine = sorted(os.sched_getaffinity(0))
+    return tuple(mine[:processes]) if processes <= len(mine) else ()
+
+
+def pin_to(cpu: int) -> None:
+    """Run this process's calling thread, and the threads it starts, on ``cpu`` alone (if the
+    CPU was taken away meanwhile: anywhere)."""
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        pass
+
+
+class Cores:
+    """A core of its own for each process of a pool, taken in turn as they start (Linux, and
+    only when there is one for each: ``processes`` of the CPUs this process may run on;
+    ``FENCEPOST_PIN=0`` turns it off). A process whose threads stay on one core hands the
+    interpreter's lock from thread to thread there; free to move, two such processes on two
+    cores wait for each other's core at each hand-over, and the races, whose threads switch
+    every few microseconds, took 1.3 to 1.9 times as long beside another process on 2 vCPUs
+    (pinned: no longer than alone)."""
+
+    def __init__(self, processes: int, context: Any) -> None:
+        self.cpus = own_cores(processes)
+        self.taken = context.Value("i", 0)
+
+    def take(self) -> None:
+        """In a pool process, first: run on the next core (nothing when there are none)."""
+        if not self.cpus:
+            return
+        with self.taken.get_lock():
+            k = self.taken.value
+            self.taken.value = k + 1
+        pin_to(self.cpus[k % len(self.cpus)])
+
+
 class PartsPool:
     """A pool of up to ``jobs`` processes for one run's parts (started as ``context`` says,
     by default spawned), with the queue they say progress on and the count of the run's parts
@@ -90,8 +134,8 @@ class PartsPool:
         self.lines = ctx.Queue()
         self.taken = ctx.Value("i", 0)
         self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
-                                            initializer=_started, initargs=(self.lines,
-                                                                            self.taken))
+                                            initializer=_started, initargs=(
+                                                self.lines, self.taken, Cores(jobs, ctx)))
 
     def processes(self) -> list[Any]:
         """The pool's processes started so far."""
@@ -121,10 +165,11 @@ class PartsPool:
                 f"{timeout_s:g} s after their part (the store left a thread running?); killed")
 
 
-def _started(lines: Any, taken: Any) -> None:
+def _started(lines: Any, taken: Any, cores: Cores) -> None:
     """The initializer of each pool process (see :func:`fencepost.parallel.start_process`)."""
     from .parallel import start_process
 
+    cores.take()
     start_process(lines, taken)
 
 
