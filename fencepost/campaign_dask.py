@@ -183,8 +183,8 @@ def _kill(process: subprocess.Popen[bytes], signum: int, grace: float = 10.0) ->
 def local_cluster(workers: int, directory: str, *,
                   timeout_s: float = 120.0) -> Iterator[LocalCluster]:
     """A scheduler on a free loopback port and ``workers`` single-threaded workers (no nanny:
-    a killed worker stays dead; each on a core of its own where there is one for each, as
-    local workers: :class:`~fencepost.pool.Cores`), their logs and files in ``directory``;
+    a killed worker stays dead; each on a core of its own when they are as many as the CPUs,
+    as local workers: :class:`~fencepost.pool.Cores`), their logs and files in ``directory``;
     every process is ended on the way out, also on failure, and is killed when the thread that
     started it ends without that (its process killed outright: Linux; SIGKILL, as a worker
     told to stop with SIGTERM can wait on its scheduler, gone at the same time, for good).

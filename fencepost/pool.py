@@ -83,12 +83,15 @@ PIN_ENV = "FENCEPOST_PIN"
 
 
 def own_cores(processes: int) -> tuple[int, ...]:
-    """A CPU for each of ``processes`` to run on alone (see :class:`Cores`), or none: not on
-    Linux, ``FENCEPOST_PIN=0``, or fewer CPUs than processes for this one to run on."""
+    """A CPU for each of ``processes`` to run on alone (see :class:`Cores`) when they are as
+    many as the CPUs this process may run on; else none: pinned to the first few CPUs, the
+    pools of several runs side by side (pytest's workers, a CI matrix on one host) would all
+    share those few while the others idled. None either off Linux or with
+    ``FENCEPOST_PIN=0``."""
     if os.environ.get(PIN_ENV, "1") == "0" or not hasattr(os, "sched_getaffinity"):
         return ()
     mine = sorted(os.sched_getaffinity(0))
-    return tuple(mine[:processes]) if processes <= len(mine) else ()
+    return tuple(mine) if processes == len(mine) else ()
 
 
 def pin_to(cpu: int) -> None:
@@ -102,8 +105,8 @@ def pin_to(cpu: int) -> None:
 
 class Cores:
     """A core of its own for each process of a pool, taken in turn as they start (Linux, and
-    only when there is one for each: ``processes`` of the CPUs this process may run on;
-    ``FENCEPOST_PIN=0`` turns it off). A process whose threads stay on one core hands the
+    only when the pool has one process for each CPU this process may run on: see
+    :func:`own_cores`; ``FENCEPOST_PIN=0`` turns it off). A process whose threads stay on one core hands the
     interpreter's lock from thread to thread there; free to move, two such processes on two
     cores wait for each other's core at each hand-over, and the races, whose threads switch
     every few microseconds, took 1.3 to 1.9 times as long beside another process on 2 vCPUs

@@ -316,7 +316,7 @@ def _core_taken(cores: Any, results: Any) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
-def test_each_process_of_a_pool_takes_a_core_of_its_own_when_there_is_one_for_each(
+def test_each_process_of_a_pool_takes_a_core_of_its_own_when_they_take_every_cpu(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import multiprocessing
 
@@ -331,8 +331,10 @@ def test_each_process_of_a_pool_takes_a_core_of_its_own_when_there_is_one_for_ea
     got = sorted(results.get(timeout=120) for _ in processes)
     for process in processes:
         process.join(120)
-    assert got == ([[mine[0]], [mine[1]]] if len(mine) >= 2 else [mine, mine])
+    assert got == ([[mine[0]], [mine[1]]] if len(mine) == 2 else [mine, mine])
+    assert Cores(len(mine), ctx).cpus == tuple(mine)
     assert Cores(len(mine) + 1, ctx).cpus == ()  # not one for each: they run anywhere
+    assert Cores(len(mine) - 1, ctx).cpus == ()  # not every CPU: others' pools may need them
     monkeypatch.setenv("FENCEPOST_PIN", "0")
     assert Cores(1, ctx).cpus == ()
 
@@ -342,7 +344,7 @@ def test_the_processes_of_a_run_and_of_a_campaign_run_on_one_core_each() -> None
     from fencepost.campaign_local import _pool
     from fencepost.pool import POOL_EXIT_S, PartsPool, start_context
 
-    one_each = len(os.sched_getaffinity(0)) >= 2
+    one_each = len(os.sched_getaffinity(0)) == 2
     parts = PartsPool(2, start_context())
     try:
         run = parts.executor.submit(os.sched_getaffinity, 0).result(timeout=120)
