@@ -106,11 +106,11 @@ def pin_to(cpu: int) -> None:
 class Cores:
     """A core of its own for each process of a pool, taken in turn as they start (Linux, and
     only when the pool has one process for each CPU this process may run on: see
-    :func:`own_cores`; ``FENCEPOST_PIN=0`` turns it off). A process whose threads stay on one core hands the
-    interpreter's lock from thread to thread there; free to move, two such processes on two
-    cores wait for each other's core at each hand-over, and the races, whose threads switch
-    every few microseconds, took 1.3 to 1.9 times as long beside another process on 2 vCPUs
-    (pinned: no longer than alone)."""
+    :func:`own_cores`; ``FENCEPOST_PIN=0`` turns it off). A process whose threads stay on
+    one core hands the interpreter's lock from thread to thread there; free to move, two
+    such processes on two cores wait for each other's core at each hand-over, and the races,
+    whose threads switch every few microseconds, took 1.3 to 1.9 times as long beside another
+    process on 2 vCPUs (pinned: no longer than alone)."""
 
     def __init__(self, processes: int, context: Any) -> None:
         self.cpus = own_cores(processes)
