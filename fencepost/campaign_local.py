@@ -136,15 +136,15 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 
 def _worker_started(cores: Cores) -> None:
-    """In each worker, first: a core of its own (:class:`~fencepost.pool.Cores`); die with the
-    campaign's process; a signal stops the seed being checked (its data dropped, as ``check``
-    does) or, idle, ends the worker quietly."""
+    """In each worker, first: die with the campaign's process; a signal stops the seed being
+    checked (its data dropped, as ``check`` does) or, idle, ends the worker quietly; then a
+    core of its own (:class:`~fencepost.pool.Cores`)."""
     from .supervisor import die_with_parent
 
-    cores.take()
     die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _on_signal)
+    cores.take()  # after its signals: a SIGTERM may come at once
 
 
 def _on_signal(signum: int, _frame: Any) -> None:

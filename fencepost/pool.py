@@ -95,12 +95,17 @@ def own_cores(processes: int) -> tuple[int, ...]:
 
 
 def pin_to(cpu: int) -> None:
-    """Run this process's calling thread, and the threads it starts, on ``cpu`` alone (if the
-    CPU was taken away meanwhile: anywhere)."""
+    """Run this process's threads, and those they start, on ``cpu`` alone (if the CPU was
+    taken away meanwhile: anywhere)."""
     try:
-        os.sched_setaffinity(0, {cpu})
+        threads = [int(t) for t in os.listdir("/proc/self/task")]
     except OSError:
-        pass
+        threads = [0]
+    for thread in threads:
+        try:
+            os.sched_setaffinity(thread, {cpu})
+        except OSError:
+            pass
 
 
 class Cores:
@@ -172,8 +177,8 @@ def _started(lines: Any, taken: Any, cores: Cores) -> None:
     """The initializer of each pool process (see :func:`fencepost.parallel.start_process`)."""
     from .parallel import start_process
 
+    start_process(lines, taken)  # its signals first: a SIGTERM may come at once
     cores.take()
-    start_process(lines, taken)
 
 
 def _loaded() -> None:
