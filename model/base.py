@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -139,6 +139,12 @@ Pure = Callable[[Op, Any], bool]
 Situations = Callable[[Any, Op, Ctx, Any], Iterable[tuple[str, str]]]
 """``situations(state_before, op, ctx, step)``: the (clause, situation) pairs an agreed step
 put to the test."""
+Reopened = tuple[Any, Mapping[str, Any], Sequence[tuple[Op, str]]]
+"""What a reopen does (see :attr:`ContractModel.reopen`): the state after it, the new meaning
+of each bound name whose meaning it changes, and the ops (with the name each answer is bound
+to) the harness makes before it reads the records back."""
+Reopen = Callable[[Any, Mapping[str, tuple[Any, Any]], Mapping[str, str]], Reopened]
+"""``reopen(state, bindings, options)``: see :data:`Reopened`."""
 
 
 @attrs.frozen
@@ -183,6 +189,10 @@ class ContractModel:
     situations: Situations | None = None
     """The cases of the catalogue's clauses (``Clause.situations``) an agreed step put to the
     test. None: none."""
+    reopen: Reopen | None = None
+    """What closing and opening the store again changes beyond nothing (snodo: a new boot
+    releases every claim and voids every access and lease issued before). None: a reopen keeps
+    everything, the values issued before included."""
 
 
 def reads_and_refusals(*reads: str) -> Pure:

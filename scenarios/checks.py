@@ -5,7 +5,7 @@ Example::
     SCENARIOS = Scenarios()
 
     @SCENARIOS.register("durable")
-    def reopen_keeps_fences(h: Harness, prefix: str) -> None: ...
+    def reopen_fences_the_last_boot(h: Harness, prefix: str) -> None: ...
 """
 
 from __future__ import annotations

@@ -165,8 +165,8 @@ class Harness:
                 or last[2] != self.world.dead)
 
     def reopen(self) -> None:
-        """Close and reopen the store; every record touched so far must read back the same."""
-        self.reopened_at = (self.state, self.now, frozenset(self.world.dead))
+        """Close and reopen the store; every record touched so far must read back the same
+        (after what the model's ``reopen`` says a reopen changes, and the calls it asks for)."""
         self.note("world", "store closed and reopened", "reopen")
         try:
             self.world.reopen()
@@ -180,6 +180,16 @@ class Harness:
                 f"reopening the store raised {exception_said(cause)}",
                 tuple(self.trace),
             ) from e
+        if self.model.reopen is not None:
+            self.state, voided, again = self.model.reopen(self.state, self.bindings,
+                                                          self.world.options)
+            for name, meaning in voided.items():
+                self.bindings[name] = (meaning, self.bindings[name][1])
+            if voided:
+                self._rebound()
+            for op, name in again:
+                self.apply("client", op, bind=name)
+        self.reopened_at = (self.state, self.now, frozenset(self.world.dead))
         durable = self.model.durable_clause
         for key in sorted(self.touched):
             self._read_back(key, "after reopening", lambda _e, _a: durable)

@@ -126,7 +126,10 @@ class ModelTourist:
         self.dead = self.dead | {owner}
 
     def reopen(self) -> None:
-        """The model keeps everything across a reopen."""
+        """What the model says a reopen changes (:attr:`ContractModel.reopen`; the values a
+        walk holds are its driver's to void), else nothing."""
+        if self.model.reopen is not None:
+            self.state = self.model.reopen(self.state, {}, self.options)[0]
 
     def copy(self) -> ModelTourist:
         return ModelTourist(self.model, self.options, self.capabilities, self.state, self.now,

@@ -484,8 +484,10 @@ def test_reap_returns_sorted_expired_ids_and_removes_whole_aggregates(backend: B
     assert store.transition("a", 0, other, spec.WorkerAuthority(new)).outcome == "applied"
 
 
-def test_reopen_keeps_live_leases_valid_and_old_ones_stale(backend: Backend) -> None:
-    env = backend.env()
+@pytest.mark.parametrize("claims", ["kept", "released"])
+def test_a_reopen_keeps_the_records_and_voids_every_value_issued_before(
+        backend: Backend, claims: str) -> None:
+    env = backend.env(reopen_claims=claims)
     store, clock = backend.open(env), backend.clock
     create(store, "a")
     create(store, "b")
@@ -496,20 +498,33 @@ def test_reopen_keeps_live_leases_valid_and_old_ones_stale(backend: Backend) -> 
     done = event("e1", "input_requested", key="k", request={"method": "m"})
     first = store.transition("a", 0, done, spec.WorkerAuthority(live))
     get_a = access(store, "get", "a")
+    beside = backend.open(env)  # a second connection while the first is open: one boot
+    assert beside.get("a", get_a) == first.snapshot
+    assert beside.worker_snapshot("a", live) == first.snapshot
+    beside.close()
     store.close()
     again = backend.open(env)
-    assert again.get("a", get_a) == first.snapshot
-    assert again.renew(other, 500).expires_at == 1600
-    raises(spec.StaleLease, again.renew, old, 10)
-    assert again.worker_snapshot("a", live) == first.snapshot
-    replay = again.transition("a", 9, done, spec.WorkerAuthority(live))
+    raises(spec.NotFound, again.get, "a", get_a)
+    raises(spec.UnauthorizedAction, again.create, make_task("c"), WORK,
+           access(store, "create", "c"))
+    for lease in (old, live, other):
+        raises(spec.StaleLease, again.worker_snapshot, lease.task_id, lease)
+        raises(spec.StaleLease, again.renew, lease, 10)
+        raises(spec.StaleLease, again.release, lease)
+    assert again.get("a", access(again, "get", "a")) == first.snapshot
+    if claims == "kept":  # live until their deadline (2100), then claimable
+        raises(spec.Unavailable, again.claim, "a", "w4", 10)
+        assert again.claim_next("w4", 10) is None
+        clock.now = 2100
+    claimed = again.claim("a", "w4", 10)
+    assert claimed.lease.generation == 3
+    replay = again.transition("a", 9, done, spec.WorkerAuthority(claimed.lease))
     assert (replay.outcome, replay.event_revision, replay.committed_at) == ("duplicate", 1, 1100)
-    raises(spec.Unavailable, again.claim, "a", "w4", 10)
-    assert again.claim_next("w4", 10) is None
+    assert again.claim_next("w4", 10).snapshot.task.id == "b"
     foreign = backend.open()
     create(foreign, "a")
-    raises(spec.NotFound, foreign.get, "a", get_a)
-    raises(spec.StaleLease, foreign.worker_snapshot, "a", live)
+    raises(spec.NotFound, foreign.get, "a", access(again, "get", "a"))
+    raises(spec.StaleLease, foreign.worker_snapshot, "a", claimed.lease)
 
 
 # --- concurrency --------------------------------------------------------------------------------

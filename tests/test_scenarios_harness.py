@@ -404,6 +404,24 @@ def test_bind_names_the_minted_value_for_later_refs(s: Harness) -> None:
     assert s.expect_one(op).outcome.code == s.run(s.world.open(), op).code
 
 
+def test_a_reopen_takes_what_the_model_says_it_changes_and_reads_back_through_new_values(
+        s: Harness) -> None:
+    _authorize(s, "get", "t1", "obs:t1")
+    old_real = s.bindings["obs:t1"][1]
+    _authorize(s, "create", "t1", "acc")
+    task = snodo.Task("t1", "working", None, s.now, s.now, None, 250, {}, None, None)
+    s.apply("client", snodo.Create(task, snodo.Work("i", "job", {}, ()), Ref("acc")))
+    s.apply("w1", snodo.Claim("t1", "w1", 100), bind="l1")
+    steps = len(s.trace)
+    s.reopen()
+    assert s.bindings["acc"][0].store == s.bindings["l1"][0].store == "main, before a reopen"
+    meaning, real = s.bindings["obs:t1"]
+    assert meaning.store == "main" and real != old_real  # authorized again, read back through
+    assert [t.op.name for t in s.trace[steps:] if t.op is not None] == ["authorize"]
+    assert not s.reopen_would_tell()
+    assert s.apply("w1", snodo.WorkerSnapshot("t1", Ref("l1"))).code == "stale_lease"
+
+
 def test_a_forged_value_reaches_the_store_as_one_nobody_issued(s: Harness) -> None:
     sent = s.real(snodo.Get("t1", Forged("guess"))).access
     assert isinstance(sent, ForgedValue) and sent.label == "guess"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from fencepost.adapters.snodo_tasks.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.model.base import Ctx
 from fencepost.model.snodo_tasks import step
-from fencepost.model.snodo_tasks.records import EMPTY, MAIN, AccessM, LeaseM
+from fencepost.model.snodo_tasks.records import BEFORE_REOPEN, EMPTY, MAIN, AccessM, LeaseM
+from fencepost.model.snodo_tasks.steps import reopened
 from fencepost.mutants import run_mutants
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import ForgedMeaning
@@ -49,7 +51,8 @@ def claimed(state: Any, tid: str = "a", lease_ms: int = 100) -> tuple[Any, Lease
 def test_every_option_defaults_to_a_listed_value_and_cites_the_seed() -> None:
     assert set(CHOICES) == {"same_expiry_renewal", "forged_request_authority",
                             "transition_check_order", "create_check_order",
-                            "committed_at_step", "reap_order", "create_validation_order"}
+                            "committed_at_step", "reopen_claims", "reap_order",
+                            "create_validation_order"}
     for choice in spec.CHOICES:
         assert choice.default == choice.values[0][0]
         assert "memory.ex" in choice.source and "sqlite.ex" in choice.source
@@ -67,6 +70,29 @@ def test_renewal_to_the_same_expiry(value: str, old_valid: bool, expiry: float) 
     assert isinstance(ws.outcome, Ok) is old_valid
     at_old_expiry = run(renewed.state, spec.Claim("a", "w2", 10), NOW + 100)
     assert at_old_expiry.outcome.code == ("ok" if old_valid else "unavailable")
+
+
+@pytest.mark.parametrize(("value", "claimable"), [("kept", False), ("released", True)])
+def test_a_reopen_voids_every_value_and_keeps_or_releases_the_claims(
+        value: str, claimable: bool) -> None:
+    state, lease = claimed(created(task("a")))
+    observer, other = acc("get", "a"), attrs.evolve(acc("get", "a"), store="elsewhere")
+    bindings = {"l": (lease, "L"), "obs:a": (observer, "A"), "x": (other, "X")}
+    after, voided, again = reopened(state, bindings, {"reopen_claims": value})
+    assert voided == {"l": attrs.evolve(lease, store=BEFORE_REOPEN),
+                      "obs:a": attrs.evolve(observer, store=BEFORE_REOPEN)}
+    assert list(again) == [(spec.Authorize(spec.Context("t1"), spec.Action("get", "a")),
+                            "obs:a")]
+    for op in (spec.WorkerSnapshot("a", voided["l"]), spec.Renew(voided["l"], 10),
+               spec.Get("a", voided["obs:a"])):
+        refused = run(after, op, reopen_claims=value)
+        assert (refused.outcome.code, refused.clause) == (
+            "not_found" if op.name == "get" else "stale_lease", "SNODO-DURABLE-001")
+    claim = run(after, spec.Claim("a", "w2", 10), reopen_claims=value)
+    assert claim.outcome.code == ("ok" if claimable else "unavailable")
+    later = run(after, spec.Claim("a", "w2", 10), NOW + 100, reopen_claims=value)
+    assert later.outcome.value.lease.meaning.generation == 2
+    assert run(after, spec.Get("a", acc("get", "a"))).outcome == Ok(state["a"].snapshot)
 
 
 @pytest.mark.parametrize("value", ["unauthorized_action", "not_found"])
@@ -162,6 +188,8 @@ READING_MUTANTS = {
     ("create_check_order", "capacity_first"): "exists_checked_before_capacity",
     ("committed_at_step", "millisecond"): "committed_at_steps_one_us",
     ("committed_at_step", "microsecond"): "committed_at_steps_one_ms",
+    ("reopen_claims", "kept"): "reopen_releases_claims",
+    ("reopen_claims", "released"): "reopen_keeps_claims_live",
     ("reap_order", "task_id"): "reaps_in_expiry_order",
     ("reap_order", "expiry"): "reaps_in_id_order",
     ("create_validation_order", "last"): "task_validated_first",

@@ -74,20 +74,23 @@ OUTSIDE = {
                                 "key (SnodoScope(keys=('q0', 'q1')) has two)",
     "empty_tenant_is_no_tenant": "a task of no tenant and the empty tenant's access: the "
                                  "tour's tasks are one tenant's",
-    "identity_per_process": "a restart of the process: the tour reopens the store in the "
-                            "same process (the scripted durable checks restart it)",
 }
 """The snodo-tasks mutants whose bug lies outside the tour's scope, and why (the fault
 injection, flaky-backend and value-fidelity mutants are added below by their module)."""
 OTHER_CLAUSE = {
     "renewal_moves_same_expiry": "SNODO-LEASE-003",
     "row_read_before_authority": "SNODO-AUTH-001",
+    "reopen_keeps_claims_live": "SNODO-CLAIM-003",
+    "reopen_releases_claims": "SNODO-CLAIM-004",
 }
 """Mutants the tour catches by another clause their bug also breaks: a renewal to the same
 expiry moved 1 us keeps the claim live in the old expiry's ms (SNODO-LEASE-003; the tour
 presents the lease the renewal handed back, not the value renewed); under authority_first the
 other tenant's get-access cancelling is refused for its action before the task is read (the
-model names SNODO-AUTH-001 for that refusal)."""
+model names SNODO-AUTH-001 for that refusal); a claim after a reopen decided against the reading
+of reopen_claims breaks the claim rule the model names for that claim (a task claimable,
+SNODO-CLAIM-003, or under a live claim, SNODO-CLAIM-004; the scripted check blames the reopen,
+SNODO-DURABLE-001)."""
 ON_EDGES = {"empty_id_read_refused", "task_validated_first"}
 """Mutants whose bug only an argument edge shows (the get of the empty task id, an invalid
 task created over an existing one)."""

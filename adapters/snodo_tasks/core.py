@@ -11,14 +11,19 @@ implementation of the contract independent of the reference model: the model is 
 is checked against.
 
 Accesses and leases are values only this store mints (:class:`Access`, :class:`Lease`); a store
-recognises its own by exact type and by ``store_id``, which is derived from ``env.namespace`` so
-that a reopened store honours what it issued before and another namespace is another store.
+recognises its own by exact type and by ``store_id``: its storage and ``env.namespace`` (another
+namespace is another store) and its boot. A boot begins when the store is opened while no other
+instance of it is open in this process (a reopen, or a new process), as the seed's durable stores
+restart: the accesses and leases of an earlier boot are void, and its claims stay live until
+their deadline or (``reopen_claims=released``) no longer live, while instances open at the same
+time (a worker's connection of its own) share one boot.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
+import threading
 from contextlib import AbstractContextManager
 from typing import Any, TypeGuard
 
@@ -37,6 +42,28 @@ READ_KINDS = ("get", "update", "cancel")
 EVENT_KINDS = ("update", "cancel")
 
 
+_BOOTS: dict[str, list[Any]] = {}
+"""Per store (storage and namespace): [its current boot's ``store_id``, its instances open]."""
+_BOOTS_LOCK = threading.Lock()
+
+
+def _booted(storage: str) -> str:
+    """The boot an instance of ``storage`` opened now joins: a new one when none is open."""
+    with _BOOTS_LOCK:
+        entry = _BOOTS.get(storage)
+        if entry is None or entry[1] <= 0:
+            entry = _BOOTS[storage] = [secrets.token_hex(4), 0]
+        entry[1] += 1
+        return str(entry[0])
+
+
+def _shut(storage: str, store_id: str) -> None:
+    with _BOOTS_LOCK:
+        entry = _BOOTS.get(storage)
+        if entry is not None and store_id.endswith(f"#{entry[0]}"):
+            entry[1] -= 1
+
+
 class TasksCore:
     """The snodo-tasks rules, in the order of checks ``env.options`` names (``spec.CHOICES``;
     by default the seed Memory store's)."""
@@ -45,7 +72,9 @@ class TasksCore:
 
     def __init__(self, env: AdapterEnv) -> None:
         self.env = env
-        self.store_id = self._identity()
+        self._storage = self._identity()
+        self.store_id = self._booted_id(self._storage)
+        self._open = True
         self.max_tasks = parse_limit(env.options, "max_tasks")
         self.max_active_per_scope = parse_limit(env.options, "max_active_tasks_per_scope")
         self.options = {c.name: spec.option(env.options, c.name) for c in spec.CHOICES}
@@ -63,8 +92,16 @@ class TasksCore:
     def _identity(self) -> str:
         return self.env.namespace
 
+    def _booted_id(self, storage: str) -> str:
+        """The ``store_id`` of this instance: ``storage`` and the boot it joins."""
+        return f"{storage}#{_booted(storage)}"
+
     def close(self) -> None:
-        """Release connections; the data stays (see the ``durable`` capability)."""
+        """Release connections; the data stays (see the ``durable`` capability). Once every
+        instance is closed, the next one opened is a new boot."""
+        if self._open:
+            self._open = False
+            _shut(self._storage, self.store_id)
 
     # -- predicates and helpers the mutants bend ----------------------------------------
 
@@ -85,7 +122,13 @@ class TasksCore:
         return spec.REQUEST_KINDS.get(event_kind) == access_kind
 
     def _claim_live(self, claim: Claim | None, now: int) -> bool:
-        return claim is not None and now < claim.expires_at
+        return (claim is not None and now < claim.expires_at
+                and (claim.store_id == self.store_id or not self._reopen_releases))
+
+    @property
+    def _reopen_releases(self) -> bool:
+        """Does a reopen release the claims made before it (``reopen_claims=released``)?"""
+        return self.options["reopen_claims"] == "released"
 
     def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
         return snapshot.retry_at is None or now >= snapshot.retry_at
@@ -450,7 +493,7 @@ class TasksCore:
         self, txn: Txn, aggregate: Aggregate, owner_id: str, lease_ms: int, now: int
     ) -> spec.Claimed:
         generation = self._next_generation(aggregate)
-        claim = Claim(owner_id, self._new_token(), generation, now + lease_ms)
+        claim = Claim(owner_id, self._new_token(), generation, now + lease_ms, self.store_id)
         aggregate.generation = generation
         aggregate.claim = claim
         txn.save(aggregate)

@@ -41,12 +41,14 @@ class Lease:
 
 @attrs.frozen
 class Claim:
-    """The stored side of a lease."""
+    """The stored side of a lease; ``store_id``: the boot of the store that granted it (a claim
+    of an earlier boot is no longer live)."""
 
     owner_id: str
     token: str
     generation: int
     expires_at: float
+    store_id: str = ""
 
 
 @attrs.define

@@ -79,6 +79,7 @@ def tasks_table(namespace: str) -> sa.Table:
         sa.Column("has_work", sa.Boolean, nullable=False),
         sa.Column("retry_at", sa.BigInteger),
         sa.Column("claim_expires_at", sa.BigInteger),
+        sa.Column("claim_store", sa.Text),  # the boot that granted the claim (see core)
         sa.Column("created_at", sa.BigInteger, nullable=False),
         sa.Column("ttl_ms", sa.BigInteger),
         sa.Column("aggregate", sa.Text, nullable=False),
@@ -101,6 +102,7 @@ def _columns(aggregate: Aggregate) -> dict[str, Any]:
         "has_work": snap.work is not None,
         "retry_at": _whole_ms(snap.retry_at),
         "claim_expires_at": _whole_ms(claim.expires_at) if claim is not None else None,
+        "claim_store": claim.store_id if claim is not None else None,
         "created_at": snap.task.created_at,
         "ttl_ms": snap.task.ttl_ms,
         "aggregate": dump_aggregate(aggregate),
@@ -136,6 +138,8 @@ class _SqlTxn:
     table: sa.Table
     sql: Statements
     locking: bool = True  # False: a read-only unit of work (load only, no lock)
+    released_before: str | None = None
+    """With ``reopen_claims=released``, the store's boot: a claim another granted is not live."""
 
     @property
     def _backend(self) -> str:
@@ -177,13 +181,16 @@ class _SqlTxn:
 
     def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
         t = self.table
+        free = [t.c.claim_expires_at.is_(None), t.c.claim_expires_at <= now]
+        if self.released_before is not None:
+            free.append(t.c.claim_store != self.released_before)
         query = (
             sa.select(t.c.task_id)
             .where(
                 t.c.status.not_in(spec.TERMINAL),
                 t.c.has_work.is_(True),
                 sa.or_(t.c.retry_at.is_(None), t.c.retry_at <= now),
-                sa.or_(t.c.claim_expires_at.is_(None), t.c.claim_expires_at <= now),
+                sa.or_(*free),
             )
             .order_by(t.c.created_at, t.c.task_id)
             .limit(1)
@@ -227,11 +234,15 @@ class SqlTasks(TasksCore):
     def __init__(self, env: AdapterEnv, engine: Engine, tables: str | None = None) -> None:
         self.engine = engine
         super().__init__(env)
-        slot = env.namespace if tables is None else tables  # see SqlStoreFactory
-        self.table = tasks_table(slot)
-        self.sql = statements(slot, engine.dialect.name)
-        self._reads = ReadConnections.of(engine)
-        ensure_tables(engine, slot, self._create_table)
+        try:
+            slot = env.namespace if tables is None else tables  # see SqlStoreFactory
+            self.table = tasks_table(slot)
+            self.sql = statements(slot, engine.dialect.name)
+            self._reads = ReadConnections.of(engine)
+            ensure_tables(engine, slot, self._create_table)
+        except BaseException:
+            super().close()  # not opened: the next instance may begin a boot of its own
+            raise
 
     def _create_table(self) -> None:
         # Stores of one run may open at once: serialize the check-then-create of the table
@@ -241,6 +252,10 @@ class SqlTasks(TasksCore):
             _CREATE_LOCK.get(self.engine.dialect.name, _no_create_lock)(conn, self.table)
             self.table.create(conn, checkfirst=True)
 
+    @property
+    def _released_before(self) -> str | None:
+        return self.store_id if self._reopen_releases else None
+
     def _identity(self) -> str:
         url = self.engine.url.render_as_string(hide_password=True)
         return f"sql:{url}:{self.env.namespace}"
@@ -248,18 +263,21 @@ class SqlTasks(TasksCore):
     @contextmanager
     def _transaction(self) -> Iterator[_SqlTxn]:
         with unavailable_on_disconnect(), writing(self.engine) as conn:
-            yield _SqlTxn(conn, self.engine, self.table, self.sql)
+            yield _SqlTxn(conn, self.engine, self.table, self.sql,
+                          released_before=self._released_before)
 
     @contextmanager
     def _reading(self) -> Iterator[_SqlTxn]:
         # get and worker_snapshot load one row: one SELECT, no lock and (SQLite) no write
         # lock, so reads neither wait for nor hold up claims.
         with unavailable_on_disconnect(), self._reads.connection() as conn:
-            yield _SqlTxn(conn, self.engine, self.table, self.sql, locking=False)
+            yield _SqlTxn(conn, self.engine, self.table, self.sql, locking=False,
+                          released_before=self._released_before)
 
     def close(self) -> None:
-        """Nothing to let go: the read connections stay with the engine for the next store
-        (see ``ReadConnections.of``); the factory's ``close`` closes them."""
+        """Nothing more to let go: the read connections stay with the engine for the next
+        store (see ``ReadConnections.of``); the factory's ``close`` closes them."""
+        super().close()
 
 
 class SqlTasksFactory(SqlStoreFactory):

@@ -37,7 +37,7 @@ const BUGS = {
   cancel_keeps_message: 'cancelled keeps the previous status message',
   claim_live_at_expiry: 'a claim is still live at its expiry (<= for <)',
   max_tasks_off_by_one: 'max_tasks compared with > instead of >=',
-  identity_per_process: 'values signed per opening: after a reopen every value is foreign',
+  reopen_keeps_values: 'a reopened store still honours the accesses and leases it issued before',
 };
 
 const BUG = bugSwitch({ program: 'snodo_tasks.js', bugs: BUGS, env: 'SNODO_TASKS_BUG' });
@@ -84,6 +84,7 @@ const CHOICES = {
   transition_check_order: ['row_first', 'authority_first'],
   create_check_order: ['exists_first', 'capacity_first'],
   committed_at_step: ['millisecond', 'microsecond'],
+  reopen_claims: ['kept', 'released'],
   reap_order: ['task_id', 'expiry'],
   create_validation_order: ['last', 'after_access'],
 };
@@ -133,7 +134,8 @@ class Store {
     return t.ttl_ms !== null && cmpNum(now, add(t.created_at, t.ttl_ms)) >= 0;
   }
   live(claim, now) {
-    if (claim === null) return false;
+    // A claim of an earlier boot: live until its deadline (reopen_claims=kept), else released.
+    if (claim === null || (claim.store !== this.id && this.opt.reopen_claims === 'released')) return false;
     const c = cmpNum(now, claim.exp);
     return BUG === 'claim_live_at_expiry' ? c <= 0 : c < 0;
   }
@@ -266,7 +268,7 @@ class Store {
 
   grant(taskId, agg, owner, leaseMs, now) {
     serial += 1;
-    const claim = { owner, token: serial, generation: agg.generation + 1, exp: add(now, leaseMs) };
+    const claim = { owner, token: serial, generation: agg.generation + 1, exp: add(now, leaseMs), store: this.id };
     agg.generation = claim.generation;
     agg.claim = claim;
     const lease = mint({ cls: 'lease', store: this.id, taskId, ...claim });
@@ -580,8 +582,12 @@ serve({
   choices: CHOICES,
   settings: SETTINGS,
   create: () => ({ tasks: new Map() }),
-  // Under identity_per_process each opening signs its values anew: after a reopen, every value
-  // minted before is another store's.
-  open: ({ namespace, data, options, openings }) => new Store(data.tasks,
-    BUG === 'identity_per_process' ? `${namespace}#${openings}` : namespace, options),
+  // An open while the namespace is closed is a new boot (an open beside an open store shares
+  // its boot): the values minted under an earlier boot are another store's, and its claims no
+  // longer live. Under reopen_keeps_values there is one boot for ever.
+  open: (space) => {
+    if (!space.open || space.data.boot === undefined) space.data.boot = (space.data.boot || 0) + 1;
+    return new Store(space.data.tasks, BUG === 'reopen_keeps_values' ? space.namespace
+      : `${space.namespace}#${space.data.boot}`, space.options);
+  },
 });

@@ -16,6 +16,14 @@ import attrs
 from fencepost.spec import snodo_tasks as spec
 
 MAIN = "main"  # the store under test; leases/accesses of another store carry another name
+BEFORE_REOPEN = "main, before a reopen"
+"""The store of an access or lease the store under test issued before it was last reopened:
+void, as another store's (the seed's durable store fences every value of an earlier boot)."""
+
+
+def foreign_clause(store: str) -> str:
+    """The clause a store breaks by taking a value of ``store`` (not the current ``MAIN``)."""
+    return "SNODO-DURABLE-001" if store == BEFORE_REOPEN else "SNODO-AUTH-004"
 
 
 @attrs.frozen

@@ -33,9 +33,11 @@ from .records import (
     LeaseM,
     State,
     expired,
+    foreign_clause,
     live,
     recoverable,
 )
+from .restart import reopened
 
 
 def _put(state: State, task_id: str, agg: Agg) -> State:
@@ -63,7 +65,8 @@ def _create(state: State, op: spec.Create, ctx: Ctx) -> Step:
     task_id = op.task.id
     if not (isinstance(a, AccessM) and a.store == MAIN and a.kind == "create"
             and a.task_id == task_id):
-        clause = "SNODO-AUTH-004" if not isinstance(a, AccessM) or a.store != MAIN else (
+        clause = "SNODO-AUTH-004" if not isinstance(a, AccessM) else (
+            foreign_clause(a.store) if a.store != MAIN else
             "SNODO-AUTH-002" if a.kind == "create" else "SNODO-CREATE-003")
         return _err(state, "unauthorized_action", clause)
     invalid = task_problem(op.task, op.work)
@@ -99,7 +102,7 @@ def _readable(agg: Agg | None, a: Any, task_id: str, now: int) -> str | None:
     if agg is None:
         return "SNODO-GET-002"
     if not isinstance(a, AccessM) or a.store != MAIN:
-        return "SNODO-AUTH-004"
+        return foreign_clause(a.store) if isinstance(a, AccessM) else "SNODO-AUTH-004"
     if a.scope != agg.scope:
         return "SNODO-AUTH-003"
     if a.kind not in ("get", "update", "cancel"):
@@ -164,7 +167,7 @@ def _claim_next(state: State, op: spec.ClaimNext, ctx: Ctx) -> Step | OneOf:
 def lease_state(state: State, lease: Any, now: int, check_expiry: bool = True) -> str | None:
     """None when ``lease`` is the live claim's; else the clause a store accepting it breaks."""
     if not isinstance(lease, LeaseM) or lease.store != MAIN:
-        return "SNODO-AUTH-004"
+        return foreign_clause(lease.store) if isinstance(lease, LeaseM) else "SNODO-AUTH-004"
     agg = state.get(lease.task_id)
     if agg is not None and agg.incarnation != lease.incarnation:
         return "SNODO-TTL-003"
@@ -238,13 +241,13 @@ def _authority_shape(state: State, op: spec.TransitionOp, options: Mapping[str, 
         if not isinstance(a, AccessM):
             return _forged_request(state, options)
         if a.store != MAIN:
-            return _err(state, "not_found", "SNODO-AUTH-004")
+            return _err(state, "not_found", foreign_clause(a.store))
         return _request_action(state, a, op)
     lease = auth.lease
     if not isinstance(lease, LeaseM):
         return _err(state, "unauthorized_action", "SNODO-AUTH-004")
     if lease.store != MAIN:
-        return _err(state, "stale_lease", "SNODO-AUTH-004")
+        return _err(state, "stale_lease", foreign_clause(lease.store))
     if lease.task_id != op.task_id:
         return _err(state, "stale_lease", "SNODO-LEASE-005")
     if op.event.kind not in spec.WORKER_KINDS:
@@ -270,7 +273,7 @@ def _authority(state: State, op: spec.TransitionOp, agg: Agg, ctx: Ctx) -> Step 
         if not isinstance(a, AccessM):
             return _forged_request(state, ctx.options)
         if a.store != MAIN:
-            return _err(state, "not_found", "SNODO-AUTH-004")
+            return _err(state, "not_found", foreign_clause(a.store))
         if a.scope != agg.scope:
             return _err(state, "not_found", "SNODO-AUTH-003")
         if expired(agg.snapshot, now):
@@ -460,6 +463,7 @@ MODEL = ContractModel(
     },
     choices=spec.CHOICES,
     durable_clause="SNODO-DURABLE-001",
+    reopen=reopened,
     names_minted=False,
     pure=reads_and_refusals("get", "worker_snapshot"),
     settings=spec.SETTINGS,

@@ -426,7 +426,11 @@ def input_round_trip(h: Harness, p: str) -> None:
 
 
 @scenario("durable")
-def reopen_keeps_fences(h: Harness, p: str) -> None:
+def reopen_fences_the_last_boot(h: Harness, p: str) -> None:
+    """The seed's own durable-store test (tasks_durable_store_test.exs: old accesses and
+    leases fenced after a reopen, the task claimed again at a higher generation, a replayed
+    event a duplicate), on two tasks: one claimed and renewed, one released and claimed again.
+    Whether a claim made before the reopen still blocks its task is ``reopen_claims``."""
     t, u = f"{p}-a", f"{p}-b"
     created(h, t)
     created(h, u, ttl_ms=600_000)
@@ -439,22 +443,29 @@ def reopen_keeps_fences(h: Harness, p: str) -> None:
     h.apply("w2", spec.Claim(u, "w2", 1_000), bind="lu2")
     h.reopen()
     with blamed_on(h, "SNODO-DURABLE-001"):
-        h.apply("w1", spec.Renew(Ref("l1"), 2_000))
+        h.apply("client", spec.Get(t, update))
+        h.reached("SNODO-DURABLE-001", "an access of the last boot refused")
         h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
-        h.reached("SNODO-DURABLE-001", "a live lease kept")
-        worker(h, "w1", t, 0, ASK, Ref("l2"))  # seen before the reopen: duplicate
-        h.apply("w3", spec.Claim(t, "w3", 1_000))
-        h.apply("w1", spec.WorkerSnapshot(u, Ref("lu1")))
-        h.reached("SNODO-DURABLE-001", "a fenced lease kept stale")
-        worker(h, "w2", u, 0, DONE, Ref("lu2"))
-        answer = event("answer", "input_responses_accepted", responses={"k": {"n": 1}})
-        request(h, t, 1, answer, update)
-        h.advance(2_000)
-        h.apply("w3", spec.Claim(t, "w3", 1_000), bind="l3")
-        h.reopen()
-        h.apply("w1", spec.WorkerSnapshot(t, Ref("l2")))
+        h.apply("w1", spec.Renew(Ref("l2"), 2_000))
+        worker(h, "w1", t, 1, DONE, Ref("l2"))
         h.apply("w2", spec.Release(Ref("lu2")))
-        worker(h, "w3", t, 2, DONE, Ref("l3"))
+        h.reached("SNODO-DURABLE-001", "a lease of the last boot fenced")
+        h.apply("w3", spec.Claim(t, "w3", 1_000))
+        h.reached("SNODO-DURABLE-001", "a claim of the last boot met")
+        h.advance(2_000)  # past every lease of the last boot
+        h.apply("w3", spec.Claim(t, "w3", 1_000), bind="l3")
+        h.apply("w3", spec.Claim(u, "w3", 1_000), bind="lu3")
+        worker(h, "w3", t, 0, ASK, Ref("l3"))  # seen before the reopen: duplicate
+        again = authorized(h, "update", t)
+        answer = event("answer", "input_responses_accepted", responses={"k": {"n": 1}})
+        request(h, t, 1, answer, again)
+        worker(h, "w3", u, 0, DONE, Ref("lu3"))
+        h.reopen()
+        h.apply("w3", spec.WorkerSnapshot(t, Ref("l3")))
+        h.apply("w4", spec.Claim(t, "w4", 1_000))
+        h.advance(1_000)
+        h.apply("w4", spec.Claim(t, "w4", 1_000), bind="l4")
+        worker(h, "w4", t, 2, DONE, Ref("l4"))
 
 
 # --- the points where the seed's stores disagree (spec.CHOICES): one scenario each ----------

@@ -43,7 +43,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.snodo_tasks.records import Agg, LeaseM, State
+from fencepost.model.snodo_tasks.records import BEFORE_REOPEN, Agg, LeaseM, State
 from fencepost.spec import snodo_tasks as spec
 
 from ..tour_graph import Move, Tourist
@@ -263,12 +263,14 @@ def _lease(held: tuple[str, LeaseM] | None, d: Driver, state: State) -> Hashable
     """The lease against its task's claim: current (its expiry is the claim's), replaced by a
     renewal (no renewal can bring its expiry back: each one ends later than the last, or at
     the same ms, which keeps the lease), fenced by a later claim, released, of a task reaped
-    or of an earlier creation."""
+    or of an earlier creation; or issued before a reopen (void, whatever its claim)."""
     if held is None:
         return None
     lease_ = held[1]
     i = d.index(lease_.task_id)
     agg = state.get(lease_.task_id)
+    if lease_.store == BEFORE_REOPEN:
+        return i, "before a reopen"
     if agg is None:
         return i, "gone"
     if agg.incarnation != lease_.incarnation:
@@ -443,7 +445,7 @@ def _reap(d: Driver, t: Tourist) -> Driver:
 
 def _reopen(d: Driver, t: Tourist) -> Driver:
     t.reopen()
-    return d
+    return d.reopened()
 
 
 def _edge(build: Any) -> Any:

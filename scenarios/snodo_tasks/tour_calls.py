@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.model.snodo_tasks.records import MAIN, AccessM, LeaseM
+from fencepost.model.snodo_tasks.records import BEFORE_REOPEN, MAIN, AccessM, LeaseM
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.opaque import Forged, ForgedMeaning, Ref
 from fencepost.spec.outcome import Ok, Outcome
@@ -76,6 +76,13 @@ class Driver:
     def took(self, applied: Applied) -> Driver:
         return attrs.evolve(self, applied=(*self.applied, applied))
 
+    def reopened(self) -> Driver:
+        """After a reopen: every lease held is of the last boot (void, as the harness binds
+        it on the store)."""
+        return attrs.evolve(self, leases=tuple(
+            tuple((name, attrs.evolve(m, store=BEFORE_REOPEN) if m.store == MAIN else m)
+                  for name, m in held) for held in self.leases))
+
 
 def harness(t: Tourist) -> Harness | None:
     """The store's harness when ``t`` walks on the store; None on the model alone."""
@@ -111,7 +118,8 @@ def access(t: Tourist, d: Driver, kind: str, i: int, tenant: str | None = HOME) 
     if h is None:
         return AccessM(MAIN, tenant, kind, task_id)
     name = f"{kind}:{tenant}:{task_id}"
-    if name not in h.bindings:
+    bound = h.bindings.get(name)
+    if bound is None or bound[0].store != MAIN:  # none yet, or one of the last boot
         h.apply("client", spec.Authorize(spec.Context(tenant), spec.Action(kind, task_id)),
                 bind=name)
     return Ref(name)

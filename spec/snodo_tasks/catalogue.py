@@ -442,11 +442,16 @@ CLAUSES = Catalogue([
        "half-done. A call whose connection was lost may have taken effect or not.",
        "concurrent", requires=("concurrency",),
        situations=("a change overlapped another call on its record",)),
-    _c("SNODO-DURABLE-001", "reopening keeps everything and keeps fences",
-       "After a reopen every task, claim, generation and seen event is as before; old leases "
-       "stay stale and live ones stay valid.", M, "scenario:reopen_keeps_fences",
-       requires=("durable",),
-       situations=("a live lease kept", "a fenced lease kept stale")),
+    _c("SNODO-DURABLE-001", "a reopen keeps every record and fences what came before",
+       "A reopen is a restart of the store: every task, its work, revision, lease generation "
+       "and seen event ids read back as before, while every access and lease issued before is "
+       "void (get answers not_found, create unauthorized_action, a worker call stale_lease). "
+       "A claim made before stays live until its deadline (reopen_claims=kept, the SQL "
+       "stores') or is released, its task claimable at once at the next generation "
+       "(reopen_claims=released, the DETS store's boot epoch).", M,
+       "scenario:reopen_fences_the_last_boot", requires=("durable",), choice="reopen_claims",
+       situations=("an access of the last boot refused", "a lease of the last boot fenced",
+                   "a claim of the last boot met")),
     _c("SNODO-FAULT-001", "a database failure surfaces as backend_unavailable",
        "When a statement of an operation fails, or its connection drops before COMMIT or after "
        "COMMIT was sent, the operation answers backend_unavailable, never an answer it would "

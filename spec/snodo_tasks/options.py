@@ -9,7 +9,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..clauses import Choice, Setting
-from .sources import MEMORY, SNAPSHOT, SQLITE, TIMESTAMP
+from .sources import (
+    DETS,
+    DETS_TEST,
+    MEMORY,
+    SNAPSHOT,
+    SQLITE,
+    SQLITE_LATER,
+    SQLITE_README,
+    TIMESTAMP,
+)
 
 
 def microsecond_after(ms: float) -> float:
@@ -114,6 +123,25 @@ CHOICES = (
         ),
         source=f"{MEMORY}:632-639 (Memory: monotonic_timestamp adds 1 ms); {SQLITE}:937-947 "
         f"(SQLite: monotonic_microseconds takes the successor); {TIMESTAMP}:44",
+    ),
+    Choice(
+        name="reopen_claims",
+        doc_says="SQLite and PostgreSQL: a restart voids every access and lease issued before "
+        "(each store config has an identity of its own) but not the claims: a claim stays "
+        "live until its lease's deadline, and nobody can release it meanwhile",
+        implementation_does="DETS: every open advances a persisted boot epoch; a claim of an "
+        "earlier epoch is not live, so its task can be claimed at once, at the next generation",
+        default="kept",
+        values=(
+            ("kept", "default, the SQL stores' reading: a claim made before a reopen blocks "
+             "its task until its lease would have expired"),
+            ("released", "the DETS store's reading: a reopen releases every claim made "
+             "before it"),
+        ),
+        source=f"{MEMORY}:146 (Memory: a store_id of its own per start, no data kept); "
+        f"{SQLITE_LATER}:128, 949-952 (SQLite: identity make_ref() per config; claim_live? "
+        f"compares the expiry alone); {SQLITE_README}:227-229; {DETS}:38-43, 382-383, 829-832 "
+        f"(DETS: the boot epoch, claim_live? compares it); {DETS_TEST}:78-99",
     ),
     Choice(
         name="reap_order",

@@ -21,8 +21,10 @@ from .data import (
 CONTRACT = "snodo-tasks"
 
 CAPABILITIES = {
-    "durable": "calling the factory again with the same env reopens the same data, and every "
-    "lease and access issued before stays exactly as valid as it was",
+    "durable": "calling the factory again with the same env, once every store it made for that "
+    "env is closed, reopens the same data as a restart: every access and lease issued before is "
+    "void, and the claims made before stay live until their deadline or are released "
+    "(reopen_claims); stores made while another is open share its values",
     "concurrency": "the store may be called from several threads at once (race checks)",
     "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
     "Engine all its transactions run on; the kit injects database failures through its event "

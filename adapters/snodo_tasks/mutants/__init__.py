@@ -7,7 +7,6 @@ The kit's own tests require every one of them to be caught by its expected claus
 
 from __future__ import annotations
 
-import secrets
 from typing import Any, TypeGuard
 
 import attrs
@@ -286,12 +285,30 @@ class CancelKeepsMessage(TasksCore):
         return reduced, effects
 
 
-class IdentityPerProcess(TasksCore):
-    """Signs accesses and leases with a per-process secret: after a restart every value issued
-    before is foreign."""
+class ReopenKeepsClaimsLive(TasksCore):
+    """Under ``reopen_claims=released``: a claim of the earlier boot still blocks its task
+    until its lease would have expired."""
 
-    def _identity(self) -> str:
-        return f"{self.env.namespace}-{secrets.token_hex(4)}"
+    @property
+    def _reopen_releases(self) -> bool:
+        return False
+
+
+class ReopenReleasesClaims(TasksCore):
+    """Under ``reopen_claims=kept``: a reopen releases every claim made before it (the task
+    claimable at once)."""
+
+    @property
+    def _reopen_releases(self) -> bool:
+        return True
+
+
+class ReopenKeepsValues(TasksCore):
+    """One boot for ever: a reopened store still honours the accesses and leases it issued
+    before, and their claims stay live."""
+
+    def _booted_id(self, storage: str) -> str:
+        return storage
 
 
 class ClaimOfMissingIsUnavailable(TasksCore):
@@ -754,8 +771,14 @@ MUTANTS = (
        "SNODO-TTL-003", ReapLeavesSeenEvents),
     _m("applied_event_keeps_revision", "an applied event does not raise the revision",
        "SNODO-TX-002", AppliedEventKeepsRevision),
-    _m("identity_per_process", "values signed per process: a restart voids every lease",
-       "SNODO-DURABLE-001", IdentityPerProcess),
+    Mutant("reopen_keeps_claims_live", "a reopen voids every lease, but its claim still "
+           "blocks the task until it would have expired (reopen_claims=released)",
+           "SNODO-DURABLE-001", ReopenKeepsClaimsLive, options={"reopen_claims": "released"}),
+    _m("reopen_releases_claims", "a reopen releases every claim made before it: another "
+       "worker takes the task while the old lease would still run", "SNODO-DURABLE-001",
+       ReopenReleasesClaims),
+    _m("reopen_keeps_values", "a reopened store still honours the accesses and leases it "
+       "issued before", "SNODO-DURABLE-001", ReopenKeepsValues),
     _m("max_tasks_off_by_one", "a store holding exactly max_tasks takes one more (> for >=)",
        "SNODO-CAP-001", MaxTasksOffByOne),
     _m("requests_see_the_ttls_last_ms", "a request transition at exactly the TTL still "
