@@ -15,8 +15,6 @@ from .sources import (
     MEMORY,
     SNAPSHOT,
     SQLITE,
-    SQLITE_LATER,
-    SQLITE_README,
     TIMESTAMP,
 )
 
@@ -139,9 +137,10 @@ CHOICES = (
              "before it"),
         ),
         source=f"{MEMORY}:146 (Memory: a store_id of its own per start, no data kept); "
-        f"{SQLITE_LATER}:128, 949-952 (SQLite: identity make_ref() per config; claim_live? "
-        f"compares the expiry alone); {SQLITE_README}:227-229; {DETS}:38-43, 382-383, 829-832 "
-        f"(DETS: the boot epoch, claim_live? compares it); {DETS_TEST}:78-99",
+        f"{SQLITE}:106 (SQLite: new/1's identity: make_ref(), one per config; claim_live?/2 "
+        f"compares claim_expires_at_us alone; its README: \"Store restart does not invalidate "
+        f"healthy claims\"); {DETS}:38-43, 382, 828-832 (DETS: a boot epoch advanced on "
+        f"every open, which claim_live? compares); {DETS_TEST}:27-114",
     ),
     Choice(
         name="reap_order",

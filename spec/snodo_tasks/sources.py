@@ -4,8 +4,6 @@ the stores (Memory, SQLite and its timestamps), the Store functions every call g
 
 MEMORY = "extensions/tasks/lib/snodo/extensions/tasks/store/memory.ex@986ac838"
 SQLITE = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite.ex@50c2cd0e"
-SQLITE_LATER = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite.ex@833f1209"
-SQLITE_README = "extensions/tasks_sqlite/README.md@098b4783"
 DETS = "extensions/tasks/lib/snodo/extensions/tasks/store/dets.ex@9a3dff4d"
 DETS_TEST = "extensions/tasks/test/tasks_durable_store_test.exs@84bf1943"
 TIMESTAMP = "extensions/tasks_sqlite/lib/snodo/extensions/tasks/store/sqlite/timestamp.ex@84bf1943"
