@@ -190,9 +190,9 @@ class ContractModel:
     """The cases of the catalogue's clauses (``Clause.situations``) an agreed step put to the
     test. None: none."""
     reopen: Reopen | None = None
-    """What closing and opening the store again changes beyond nothing (snodo: a new boot
-    releases every claim and voids every access and lease issued before). None: a reopen keeps
-    everything, the values issued before included."""
+    """What closing and opening the store again changes (snodo: every access and lease issued
+    before is void, and the claims stay live or are released as ``reopen_claims`` says). None: a
+    reopen keeps everything, the values issued before included."""
 
 
 def reads_and_refusals(*reads: str) -> Pure:

@@ -43,7 +43,8 @@ EVENT_KINDS = ("update", "cancel")
 
 
 _BOOTS: dict[str, list[Any]] = {}
-"""Per store (storage and namespace): [its current boot's ``store_id``, its instances open]."""
+"""Per store (storage and namespace) with an instance open: [its boot's token, how many of its
+instances are open]; forgotten when the last one closes."""
 _BOOTS_LOCK = threading.Lock()
 
 
@@ -51,17 +52,20 @@ def _booted(storage: str) -> str:
     """The boot an instance of ``storage`` opened now joins: a new one when none is open."""
     with _BOOTS_LOCK:
         entry = _BOOTS.get(storage)
-        if entry is None or entry[1] <= 0:
+        if entry is None:
             entry = _BOOTS[storage] = [secrets.token_hex(4), 0]
         entry[1] += 1
         return str(entry[0])
 
 
 def _shut(storage: str, store_id: str) -> None:
+    """An instance of ``storage`` of the boot ``store_id`` names closed."""
     with _BOOTS_LOCK:
         entry = _BOOTS.get(storage)
         if entry is not None and store_id.endswith(f"#{entry[0]}"):
             entry[1] -= 1
+            if entry[1] <= 0:
+                del _BOOTS[storage]
 
 
 class TasksCore:
