@@ -7,6 +7,7 @@ The kit's own tests require every one of them to be caught by its expected claus
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, TypeGuard
 
 import attrs
@@ -309,6 +310,14 @@ class ReopenKeepsValues(TasksCore):
 
     def _booted_id(self, storage: str) -> str:
         return storage
+
+
+class ValuesPerConnection(TasksCore):
+    """Each instance opened is a boot of its own, also beside an open one: a worker's
+    connection refuses the accesses and leases another connection issued."""
+
+    def _booted_id(self, storage: str) -> str:
+        return f"{storage}#{secrets.token_hex(4)}"
 
 
 class ClaimOfMissingIsUnavailable(TasksCore):
@@ -779,6 +788,9 @@ MUTANTS = (
        ReopenReleasesClaims),
     _m("reopen_keeps_values", "a reopened store still honours the accesses and leases it "
        "issued before", "SNODO-DURABLE-001", ReopenKeepsValues),
+    _m("values_per_connection", "every connection opened is a restart: a second connection "
+       "refuses the leases and accesses the first issued", "SNODO-LIN-001",
+       ValuesPerConnection),
     _m("max_tasks_off_by_one", "a store holding exactly max_tasks takes one more (> for >=)",
        "SNODO-CAP-001", MaxTasksOffByOne),
     _m("requests_see_the_ttls_last_ms", "a request transition at exactly the TTL still "
