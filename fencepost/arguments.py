@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import uuid
 from collections.abc import Sequence
 
 from .errors import ConfigurationError
@@ -40,6 +41,23 @@ def writable_parent(path: str, flag: str) -> None:
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise ConfigurationError(f"{flag} {path}: directory {ancestor} is not writable; "
                                  "name a writable place")
+    refused(ancestor, path, flag)
+
+
+def refused(directory: str, path: str, flag: str) -> None:
+    """Fail unless an entry can really be made in ``directory`` (an empty directory, made and
+    removed at once): ``access()`` answers from the permission bits alone, and some places
+    pass it and refuse every new entry (``/proc``, a read-only mount for root)."""
+    probe = os.path.join(directory, f".fencepost-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        os.mkdir(probe)
+    except OSError as e:
+        raise ConfigurationError(f"{flag} {path}: nothing can be created in {directory} "
+                                 f"({e.strerror or e}); name a writable place") from None
+    try:
+        os.rmdir(probe)
+    except OSError:
+        pass
 
 
 def report_dir(path: str | None, flag: str, files: Sequence[str]) -> None:
@@ -52,6 +70,7 @@ def report_dir(path: str | None, flag: str, files: Sequence[str]) -> None:
     if os.path.isdir(path):
         if not os.access(path, os.W_OK | os.X_OK):
             raise ConfigurationError(f"{flag} {path}: the directory is not writable")
+        refused(path, path, flag)
         for name in files:
             target = os.path.join(path, name)
             if os.path.isdir(target) or (os.path.exists(target)
@@ -78,6 +97,7 @@ def output_file(path: str | None, flag: str) -> None:
                                  "create it first")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ConfigurationError(f"{flag} {path}: directory {directory} is not writable")
+    refused(directory, path, flag)
 
 
 def save(path: str, flag: str, text: str) -> bool:

@@ -160,30 +160,47 @@ def test_a_json_file_in_a_missing_directory_is_found_before_the_run(tmp_path: Pa
 
 
 FULL = "not written: No space left on device"
-REFUSED = "not written: No such file or directory"
 
 
 @pytest.mark.parametrize(("command", "flag", "path", "said"), [
     (["check", "adk-ledger", "--adapter", "memory"], "--summary", "/dev/full",
      f"--summary /dev/full {FULL}"),
-    (["check", "adk-ledger", "--adapter", "memory"], "--report", "/proc/fencepost-R",
-     "no report written in /proc/fencepost-R: No such file or directory"),
     (["coverage", "adk-ledger", "--adapter", "memory", "--seeds", "1"], "--json", "/dev/full",
      f"--json /dev/full {FULL}"),
-    (["mutants", "adk-ledger", "--only", "create_stamps_zero"], "--report", "/proc/fencepost-R",
-     f"--report /proc/fencepost-R {REFUSED}"),
 ])
 def test_an_output_that_cannot_be_written_after_the_run_is_one_line_and_the_runs_exit_code(
         tmp_path: Path, command: list[str], flag: str, path: str, said: str) -> None:
-    """A full disk (``/dev/full``) or a directory the checks before the run let pass and the
-    system refuses (``/proc``): what the run found is printed, the output is said not
+    """A full disk (``/dev/full``): what the run found is printed, the output is said not
     written in one line, and the run's own exit code stands (no traceback, no exit 4)."""
-    if not os.path.exists("/dev/full") or not os.path.isdir("/proc"):
-        pytest.skip("needs Linux's /dev/full and /proc")
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs Linux's /dev/full")
     result = fencepost_cli(*command, flag, path, "--quiet", "--seed", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr.splitlines() == [f"fencepost: {said}"]
     assert result.stdout.strip()
+
+
+PROC_REFUSES = "nothing can be created in /proc (No such file or directory); name a writable place"
+
+
+@pytest.mark.parametrize(("command", "flag", "path"), [
+    (["check", "adk-ledger", "--adapter", "memory"], "--report", "/proc/fencepost-R"),
+    (["check", "adk-ledger", "--adapter", "memory"], "--summary", "/proc/fencepost-s.md"),
+    (["coverage", "adk-ledger", "--adapter", "memory", "--seeds", "1"], "--json",
+     "/proc/fencepost.json"),
+    (["mutants", "adk-ledger", "--only", "create_stamps_zero"], "--report", "/proc/fencepost-R"),
+    (["campaign", "adk-ledger", "--adapter", "memory", "--seeds", "1"], "--out",
+     "/proc/fencepost-C"),  # said of the campaign's first file, its settings.json
+])
+def test_a_place_that_passes_access_and_refuses_every_entry_is_found_before_the_run(
+        tmp_path: Path, command: list[str], flag: str, path: str) -> None:
+    """``/proc`` passes ``access()`` for root and refuses every new entry: an output there is
+    a usage error before the run (one line, exit 2), not a run whose report is then lost."""
+    if not os.path.isdir("/proc") or not os.access("/proc", os.W_OK | os.X_OK):
+        pytest.skip("needs Linux's /proc, writable by its permission bits (root)")
+    result = fencepost_cli(*command, flag, path, "--quiet", cwd=tmp_path)
+    named = f"{path}/settings.json" if flag == "--out" else path
+    assert_one_line_usage_error(result, f"{flag} {named}: {PROC_REFUSES}")
 
 
 # --- options, capabilities and budgets of analyze ----------------------------------------------
