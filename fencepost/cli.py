@@ -268,8 +268,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             names = ", ".join(m.name for m in contract.mutants)
             raise ConfigurationError(f"{args.contract} has no mutant "
                                      f"{args.mutant!r}; known: {names}") from None
-        factory: Any = mutant_factory(contract, mutant, "memory")
-        name = f"fencepost-serve:{args.mutant}"
+        from fencepost.mutants import runs_on
+
+        base = args.adapter
+        if base not in ("memory", "sqlite"):
+            raise ConfigurationError(f"--mutant is served on --adapter memory or sqlite, "
+                                     f"not {base!r}")
+        if not runs_on(mutant, base):
+            raise ConfigurationError(f"mutant {args.mutant} runs on {', '.join(mutant.bases)}, "
+                                     f"not on {base}")
+        factory: Any = mutant_factory(contract, mutant, base)
+        name = f"fencepost-serve:{args.mutant}@{base}"
     else:
         factory, name = resolve_adapter(args.contract, args.adapter)
         name = f"fencepost-serve:{name}"
@@ -518,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--adapter", default="memory",
                    help="the store to serve, as for check (default memory)")
     p.add_argument("--mutant", metavar="NAME",
-                   help="serve this mutant (on memory) instead")
+                   help="serve this mutant instead, built on --adapter (memory or sqlite)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("wire-check", help="probe an exec adapter with malformed, unexpected "

@@ -707,6 +707,42 @@ def test_fencepost_serve_fed_a_line_without_end_keeps_a_bounded_buffer() -> None
     assert replies[0]["fault"].startswith("a request line longer than 256 MiB")
 
 
+@pytest.mark.parametrize(("adapter", "served"), [("memory", "claim_completed@memory"),
+                                                  ("sqlite", "claim_completed@sqlite")])
+def test_serve_builds_a_mutant_on_the_adapter_asked_for(tmp_path: Path, adapter: str,
+                                                         served: str) -> None:
+    """``serve --mutant NAME --adapter sqlite`` serves the mutant on a temporary SQLite
+    database, removed at shutdown (it was served on memory whatever --adapter said)."""
+    hello = {"id": 1, "type": "hello", "protocol": "fencepost-wire/1",
+             "contract": "adk-ledger", "options": {}}
+    opened = {"id": 2, "type": "open", "namespace": "n1", "options": {}}
+    requests = "".join(json.dumps(r) + "\n" for r in (hello, opened, {"id": 3, "type": "shutdown"}))
+    result = subprocess.run(
+        [sys.executable, "-m", "fencepost.cli", "serve", "adk-ledger", "--mutant",
+         "claim_completed", "--adapter", adapter], input=requests, capture_output=True,
+        text=True, timeout=120, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert replies[0]["ok"]["name"] == f"fencepost-serve:{served}"
+    assert [r["id"] for r in replies] == [1, 2, 3] and "ok" in replies[1], replies
+    assert list(tmp_path.iterdir()) == []  # the SQLite database's directory is gone
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    (["--mutant", "claim_completed", "--adapter", "postgresql://127.0.0.1/x"],
+     "--mutant is served on --adapter memory or sqlite, not 'postgresql://127.0.0.1/x'"),
+    (["--mutant", "commit_failure_ignored"],
+     "mutant commit_failure_ignored runs on sqlite, not on memory"),
+])
+def test_serve_refuses_a_mutant_it_cannot_build_in_one_line(arguments: list[str],
+                                                            said: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "fencepost.cli", "serve", "adk-ledger",
+                             *arguments], input="", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"fencepost: error: {said}"]
+    assert result.stdout == ""
+
+
 class _WildStore:
     """A store whose get raises SystemExit for the id 'exit' and answers every other id with
     an integer of 5,000 digits (more than Python writes as text)."""
