@@ -71,6 +71,9 @@ class RunConfig:
         for flag, count in (("concurrency", concurrency), ("ops", concurrent_ops)):
             if count is None:
                 continue
+            if flag == "ops" and count < 1:  # no calls: LIN unknown, for no reason of the store's
+                raise ConfigurationError(f"--ops must be 1 or more, not {count} (--concurrency 0 "
+                                         "skips the concurrent run)")
             if count < 0:
                 raise ConfigurationError(f"--{flag} must be 0 or more, not {count}")
             overrides.append((flag, count))

@@ -245,7 +245,8 @@ def test_a_history_with_valid_header_options_loads_with_them(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["coverage", "adk-ledger", "--seeds", "0"], "--seeds must be 1 or more, not 0"),
-    (["check", "adk-ledger", "--ops", "-1"], "ops must be 0 or more, not -1"),
+    (["check", "adk-ledger", "--ops", "-1"], "ops must be 1 or more, not -1"),
+    (["check", "adk-ledger", "--ops", "0"], "ops must be 1 or more, not 0 (--concurrency 0 skips"),
     (["check", "adk-ledger", "--concurrency", "-1"], "concurrency must be 0 or more, not -1"),
     (["bench", "--seeds", "0"], "--seeds must be at least 1"),
     (["bench", "--contract", "nosuch"], "unknown contract 'nosuch'"),
