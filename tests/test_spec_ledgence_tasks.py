@@ -229,10 +229,20 @@ def _failure(**changes: Any) -> spec.ExecutionFailure:
 @pytest.mark.parametrize("report", [
     _report(process_id=""), _report(elapsed_ms=-1), _failure(phase=""), _failure(kind=""),
     _failure(phase="warmup"),
+    _report(outcome={"status": "failure", "kind": 7, "message": "m"}),
+    _report(outcome={"status": "failure", "kind": "declined", "message": None}),
 ])
 def test_a_report_the_seed_cannot_hold_is_invalid(report: Any) -> None:
     with pytest.raises(spec.InvalidInput):
         spec.validate_settle(spec.SettleCommand(OWNER, "op-1", report, spec.CONFIRMED))
+
+
+@pytest.mark.parametrize("kind", ["declined", "", "runtime", "carte_refus\u00e9e \u2717"])
+def test_an_application_failure_kind_is_the_programs_own_text(kind: str) -> None:
+    """``ProgramOutcome::Failure { kind: String, .. }``: not a worker error kind."""
+    report = _report(outcome={"status": "failure", "kind": kind, "message": ""})
+    command = spec.SettleCommand(OWNER, "op-1", report, spec.CONFIRMED)
+    assert spec.validate_settle(command) is command
 
 
 def test_the_checks_after_the_owner_take_the_empty_values_the_seed_compares() -> None:

@@ -71,6 +71,9 @@ OUTSIDE = {
                     "leases and one run per store object",
     "output_not_counted": "a settlement over 8 MiB: the tour's outputs are small (the scripted "
                           "size checks send one)",
+    "application_kind_restricted": "an application failure of the program's own kind: the "
+                                   "tour's application failures are 'runtime' (the scripted "
+                                   "settlement checks send others)",
     "unknown_intent_is_keep_alive": "an intent neither keep_alive nor dispatch: the tour "
                                     "renews with those two (the scripted edge checks send "
                                     "another)",

@@ -386,6 +386,9 @@ def _accepted(att: StoredAttempt, command: spec.SettleCommand) -> Found:
         yield clause, "a failure that never started"
     if command.quiescence == spec.UNCONFIRMED:
         yield clause, "unconfirmed"
+    if isinstance(report, spec.ExecutionReport) and report.outcome.get("status") == "failure" \
+            and report.outcome.get("kind") not in spec.FAILURE_KINDS:
+        yield "LDG-SETTLE-006", "an application failure of the program's own kind"
 
 
 def confirm(before: State, op: spec.ConfirmQuiescence, ctx: Ctx, step: Step) -> Found:

@@ -135,10 +135,11 @@ def success(h: Harness, attempt: str, output: Any = None) -> spec.ExecutionRepor
                                 {"status": "success", "output": output or {"sent": 1}}, 20)
 
 
-def app_failure(h: Harness, attempt: str) -> spec.ExecutionReport:
+def app_failure(h: Harness, attempt: str, kind: str = "runtime",
+                message: str = "bounced") -> spec.ExecutionReport:
+    """A completed report of the program's own failure (its kind any text)."""
     return spec.ExecutionReport(context(h, attempt), "proc-1", False,
-                                {"status": "failure", "kind": "runtime", "message": "bounced"},
-                                20)
+                                {"status": "failure", "kind": kind, "message": message}, 20)
 
 
 def failure(h: Harness, attempt: str, kind: str = "io") -> spec.ExecutionFailure:

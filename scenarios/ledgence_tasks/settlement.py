@@ -10,7 +10,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Ref
 
 from ..checks import Scenarios
-from ..harness import Harness
+from ..harness import Harness, blamed_on
 from .calls import (
     OTHER,
     SCOPE,
@@ -205,6 +205,21 @@ def settle_conflicts(h: Harness, p: str) -> None:
     settle(h, a, success(h, a, {"sent": 1.0}), spec.UNCONFIRMED)  # 1 is not 1.0
     settle(h, a, ok, spec.UNCONFIRMED)  # the identical re-send
     reads(h, t, a)
+
+
+@scenario()
+def application_failure_kinds(h: Harness, p: str) -> None:
+    """An application failure's kind is the program's own, not a worker error kind: a kind
+    of its own (any text, the empty one included) is accepted, ends the task failed without
+    a retry, and comes back in its result exactly."""
+    ws = open_ws(h, concurrency=2)
+    for k, kind in enumerate(("carte_refus\u00e9e \u2717", "")):
+        t = submit_task(h, f"{p}-{k}")
+        acquire(h, ws, k, 1)
+        a = last_attempt(h)
+        with blamed_on(h, "LDG-SETTLE-006"):
+            settle(h, a, app_failure(h, a, kind, message=""))
+        reads(h, t, a)
 
 
 @scenario()

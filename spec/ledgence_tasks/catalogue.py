@@ -304,7 +304,9 @@ CLAUSES = Catalogue(_situated([
        "before the owner is looked up; an empty operation id, a success output nested more "
        "than 64 containers deep, or a settlement larger than 8 MiB canonically, answers "
        "invalid_input once the owner matched (a failure message "
-       "may be empty).", M, "scenario:settle_conflicts", f"{E}owner_calls"),
+       "may be empty). An application failure's kind and message are the program's own: "
+       "any text, the empty one included, is accepted.", M, "scenario:settle_conflicts",
+       f"{E}owner_calls", "scenario:application_failure_kinds"),
     _c("LDG-SETTLE-007", "an unconfirmed settlement keeps the task active",
        "With unconfirmed quiescence the task and attempt stay active (the consumer busy) "
        "until confirm_quiescence or expiry.", M,

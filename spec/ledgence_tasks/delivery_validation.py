@@ -116,8 +116,14 @@ def _validate_context(context: Any) -> None:
 def _validate_report(report: Any) -> None:
     """A report the seed's types can hold: process_id non-empty text (the seed's is a u32)
     and elapsed_ms >= 0 (u64: crates/ledgence-worker-api/src/execution.rs:34-42 at 1c9ece5);
-    a failure's kind and phase of the seed's enums (execution.rs:44-52; lib.rs:51-65 at
-    00ac07f), the empty ones included; its message any text, "" too."""
+    a failure report's kind and phase of the seed's enums (execution.rs:44-52; lib.rs:51-65 at
+    00ac07f), the empty ones included; its message any text, "" too. A completed report's
+    application failure is the program's own: its kind and message any text, "" included
+    (``ProgramOutcome::Failure { kind: String, message: String }`` in crates/ledgence-worker-
+    api/src/lib.rs at 00ac07f; "Application error identifiers are user-defined, unlike worker
+    error kinds": ``ApplicationError`` in crates/ledgence-orchestration-api/src/observation.rs
+    at bd50243; the core's validate_report and finish never look at it: lifecycle.rs at
+    3abb9ee)."""
     if isinstance(report, ExecutionReport):
         _validate_context(report.context)
         validate_text(report.process_id, "process_id")
@@ -131,8 +137,8 @@ def _validate_report(report: Any) -> None:
             canonical_json(outcome["output"])
         elif outcome.get("status") == "failure" and set(outcome) == {"status", "kind",
                                                                        "message"}:
-            if outcome["kind"] not in FAILURE_KINDS or not isinstance(outcome["message"], str):
-                raise InvalidInput("a failure outcome needs a known kind and a message")
+            if not isinstance(outcome["kind"], str) or not isinstance(outcome["message"], str):
+                raise InvalidInput("a failure outcome's kind and message must be text")
         else:
             raise InvalidInput('outcome must be {"status": "success", "output": ...} or '
                                '{"status": "failure", "kind": ..., "message": ...}')

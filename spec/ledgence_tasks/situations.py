@@ -124,7 +124,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-SETTLE-004": ("another operation id", "another report", "another quiescence"),
     "LDG-SETTLE-005": ("another attempt", "another program", "another digest"),
     "LDG-SETTLE-006": ("a malformed report", "an unknown failure kind", "a bad quiescence",
-                       "over 8 MiB", DEEP_OUTPUT),
+                       "over 8 MiB", DEEP_OUTPUT,
+                       "an application failure of the program's own kind"),
     "LDG-QUIESCE-001": ("a success report", "a retryable failure"),
     "LDG-QUIESCE-004": ("an owner that differs", PAST),
     # the finish rules

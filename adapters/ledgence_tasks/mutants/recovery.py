@@ -80,6 +80,18 @@ class DigestNotCompared(LedgenceCore):
                                                          digest=digest))
 
 
+class ApplicationKindRestricted(LedgenceCore):
+    """An application failure's kind must be one of the worker error kinds (the program's own
+    kinds refused), as the kit itself required before the seed's types were read."""
+
+    def _check_settle(self, command: spec.SettleCommand) -> None:
+        super()._check_settle(command)
+        report = command.report
+        if (isinstance(report, spec.ExecutionReport) and report.outcome.get("status") == "failure"
+                and report.outcome.get("kind") not in spec.FAILURE_KINDS):
+            raise spec.InvalidInput("a failure outcome needs a known kind")
+
+
 class OutputNotCounted(LedgenceCore):
     """The 8 MiB limit is measured without the success output (stored apart, as a blob)."""
 
@@ -465,6 +477,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-SETTLE-005", DigestNotCompared),
     Mutant("output_not_counted", "a settlement over 8 MiB is accepted when the bulk is its output",
            "LDG-SETTLE-006", OutputNotCounted),
+    Mutant("application_kind_restricted", "an application failure of the program's own kind is "
+           "refused", "LDG-SETTLE-006", ApplicationKindRestricted),
     Mutant("unconfirmed_finishes_at_once", "an unconfirmed settlement finishes the attempt at once",
            "LDG-SETTLE-007", UnconfirmedFinishesAtOnce),
     # quiescence
