@@ -465,3 +465,59 @@ def test_the_model_matches_a_resend_canonically_and_refuses_an_oversized_settlem
     resent_huge = settle("x" * spec.SETTLEMENT_MAX_BYTES, first.state)
     assert isinstance(resent_huge.outcome, Err)
     assert (resent_huge.outcome.code, resent_huge.clause) == ("invalid_input", "LDG-SETTLE-006")
+
+
+# --- routes: the queue `dispatched` is claimed from, never scanned (LDG-DISPATCH-009) ---------
+
+
+def test_a_routed_queue_answers_external_dispatch_and_keeps_no_sequence(bench: Bench) -> None:
+    """delivery.rs probe_acquisition_once: ExternalDispatchRequired once the sequence holds,
+    before any scan, nothing committed (the next sequence is still the first)."""
+    routed = spec.TaskInput(SCOPE, spec.ROUTED_QUEUE, PROGRAM, attempt_timeout_ms=TIMEOUT)
+    task = bench.store.accept_resolved_submission(spec.SubmitCommand("r", routed), DESCRIPTOR)
+    session = bench.store.open_session(SCOPE, spec.ROUTED_QUEUE, 1)
+    first = spec.AcquireCommand(SCOPE, spec.ROUTED_QUEUE, session.id, 0, 1)
+    with pytest.raises(spec.ExternalDispatchRequired):
+        bench.store.acquire(first)
+    with pytest.raises(spec.ExternalDispatchRequired):
+        bench.store.probe_acquisition(first, True, START + 1_000)
+    with pytest.raises(spec.OutOfOrder):
+        bench.store.acquire(attrs.evolve(first, sequence=2))
+    claimed = bench.store.claim_dispatch(spec.ClaimCommand(
+        first, spec.DispatchRef(SCOPE, spec.ROUTED_QUEUE, task.task_id, 1)))
+    assert isinstance(claimed.disposition, spec.ClaimClaimed)
+
+
+def test_a_task_of_an_unrouted_queue_is_never_claimed(bench: Bench) -> None:
+    """dispatch_claim.rs claim_dispatch_once: invalid_input once the task is found."""
+    a = bench.claim()  # a task of "emails", and its session
+    plain = bench.store.accept_resolved_submission(spec.SubmitCommand("p", spec.TaskInput(
+        SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT)), DESCRIPTOR)
+    command = spec.AcquireCommand(SCOPE, "emails", bench.session.id, 1, 1)
+    with pytest.raises(spec.NotFound):
+        bench.store.claim_dispatch(spec.ClaimCommand(command, spec.DispatchRef(
+            SCOPE, "emails", "task_never_minted", 1)))
+    with pytest.raises(spec.InvalidInput, match=spec.UNROUTED_CLAIM):
+        bench.store.claim_dispatch(spec.ClaimCommand(command, spec.DispatchRef(
+            SCOPE, "emails", plain.task_id, 1)))
+    assert bench.store.status(SCOPE, plain.task_id).state == "queued"
+    assert a.lease.owner.task_id != plain.task_id
+
+
+@pytest.mark.parametrize(("capabilities", "code"), [
+    (frozenset({"dispatch"}), "external_dispatch_required"), (frozenset(), "ok")])
+def test_the_model_routes_the_queue_only_with_targeted_dispatch(
+        capabilities: frozenset[str], code: str) -> None:
+    ctx = Ctx(now=START, options={}, capabilities=capabilities)
+    state = model.EMPTY
+    task = spec.TaskInput(SCOPE, spec.ROUTED_QUEUE, PROGRAM, attempt_timeout_ms=TIMEOUT)
+    for op in (spec.AcceptResolvedSubmission(spec.SubmitCommand("k", task), DESCRIPTOR),
+               spec.OpenSession(SCOPE, spec.ROUTED_QUEUE, 1)):
+        step = model.step(state, op, ctx)
+        assert isinstance(step, Step)
+        state = step.state
+    step = model.step(state, spec.Acquire(spec.AcquireCommand(SCOPE, spec.ROUTED_QUEUE,
+                                                              "ws#2", 0, 1)), ctx)
+    assert isinstance(step, Step) and step.outcome.code == code
+    if code != "ok":
+        assert step.clause == "LDG-DISPATCH-009" and step.state is state

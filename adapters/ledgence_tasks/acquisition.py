@@ -17,6 +17,7 @@ from .records import (
     ACTIVE,
     CANDIDATE_ORDER_FIELDS,
     CLAIMED,
+    DISPATCH,
     FINALIZED_EMPTY,
     QUEUED,
     REPLAYED,
@@ -89,6 +90,9 @@ class Acquisition(LedgenceBase):
         if cursor is not None and self._busy(txn, cursor, now):
             raise spec.Busy(f"consumer {command.consumer_id} still holds a live assignment "
                             f"(sequence {cursor.sequence})")
+        if self._routed(command.queue):
+            raise spec.ExternalDispatchRequired(
+                f"queue {command.queue!r} is routed to external dispatch; claim its tasks")
         task = self._pick_candidate(txn, self._candidate_query(command, now))
         if task is None:
             return self._no_candidate(txn, session, command, finish_empty, now)
@@ -97,6 +101,11 @@ class Acquisition(LedgenceBase):
 
     def _check_acquire(self, command: spec.AcquireCommand) -> None:
         spec.validate_acquire(command)
+
+    def _routed(self, queue: str) -> bool:
+        """LDG-DISPATCH-009: the queue :data:`spec.ROUTED_QUEUE` of a store with targeted
+        dispatch is routed: acquired from never, its tasks only claimed."""
+        return queue == spec.ROUTED_QUEUE and DISPATCH in self.capabilities
 
     # -- helpers the mutants bend: sequences and cursors --------------------------------
 

@@ -143,8 +143,11 @@ class Dispatch(Acquisition):
 
     def _dispatch_task(self, txn: Txn, dispatch: spec.DispatchRef) -> TaskRecord:
         """LDG-DISPATCH-007: the task (locked): not_found when missing or of another scope,
-        conflict when it is of another queue."""
+        invalid_input when its queue is not routed (LDG-DISPATCH-009), conflict when it is of
+        another queue than the claim names."""
         task = self._require(txn, dispatch.scope, dispatch.task_id)
+        if not self._routed(task.snapshot.input.queue):
+            raise spec.InvalidInput(spec.UNROUTED_CLAIM)
         if task.snapshot.input.queue != dispatch.queue:
             raise spec.Conflict(f"task {dispatch.task_id!r} is not in queue {dispatch.queue!r}")
         return task

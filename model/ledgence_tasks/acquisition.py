@@ -100,6 +100,9 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
                        live_failure(rec, previous, now, "LDG-ACQ-011"))
         if previous is not None and is_live(state.tasks[previous.task_id], previous, now):
             raise refused_with(spec.Busy("the previous assignment is still live"), "LDG-ACQ-012")
+    if routed(command.queue, ctx):  # once the sequence holds, before any scan, writing nothing
+        raise refused_with(spec.ExternalDispatchRequired(f"queue {command.queue!r} is routed"),
+                           "LDG-DISPATCH-009")
     queued = [r for r in state.tasks.values() if r.snapshot.state == "queued"]
     eligible = sorted((r for r in queued if _eligible(r, command.scope, command.queue, now)),
                       key=lambda r: (r.snapshot.available_at, r.snapshot.submitted_at))
@@ -177,6 +180,12 @@ def _acquire(state: State, op: spec.Acquire, ctx: Ctx) -> Step | OneOf:
 # --- targeted dispatch -------------------------------------------------------------------------
 
 
+def routed(queue: str, ctx: Ctx) -> bool:
+    """Is ``queue`` routed to external dispatch (:data:`spec.ROUTED_QUEUE`, in a store that
+    declares ``dispatch``)?"""
+    return queue == spec.ROUTED_QUEUE and "dispatch" in ctx.capabilities
+
+
 def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
     now, command = ctx.now, op.command
     if "dispatch" not in ctx.capabilities:
@@ -224,6 +233,8 @@ def _claim_dispatch(state: State, op: spec.ClaimDispatch, ctx: Ctx) -> Step:
     if rec is None or rec.snapshot.input.scope != target.scope:
         raise refused_with(spec.NotFound(str(target.task_id)), "LDG-DISPATCH-007")
     snap = rec.snapshot
+    if not routed(snap.input.queue, ctx):
+        raise refused_with(spec.InvalidInput(spec.UNROUTED_CLAIM), "LDG-DISPATCH-009")
     if snap.input.queue != target.queue:
         raise refused_with(spec.Conflict("the task is in another queue"), "LDG-DISPATCH-007")
     g, n = target.generation, snap.attempt_count

@@ -105,6 +105,8 @@ def acquisition(before: State, op: Any, ctx: Ctx, step: Step) -> Found:
                                  getattr(command, "consumer_id", -1)))
     if clause == "LDG-DISPATCH-005":
         yield clause, "an acquire at a claimed sequence"
+    elif clause == "LDG-DISPATCH-009":
+        yield clause, f"{'a probe' if probe else 'an acquire'} on the routed queue"
     elif clause == "LDG-ACQ-015":
         yield clause, "a deadline at now" if op.deadline_ms == now else "a deadline before now"
     elif clause == "LDG-ACQ-004":
@@ -429,6 +431,8 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
         why = _invalid_claim(acq, target, rec, step)
         if why is not None:
             yield clause, why
+    elif clause == "LDG-DISPATCH-009":
+        yield clause, "a claim of a task of another queue"
     elif clause == "LDG-DISPATCH-003" and rec is not None:
         snap = rec.snapshot
         yield clause, ("a terminal task" if snap.state in spec.TERMINAL_TASK_STATES

@@ -186,9 +186,11 @@ def page(h: Harness, limit: int = 50, cursor: Any = None, scope: spec.Scope = SC
 
 
 def claim(h: Harness, ws: str, consumer: int, seq: int, task: str, generation: int,
-          scope: spec.Scope = SCOPE, queue: str = QUEUE) -> Outcome:
+          scope: spec.Scope = SCOPE, queue: str = QUEUE, by: str | None = None) -> Outcome:
+    """Claim ``task`` in ``queue`` through consumer ``consumer`` of session ``ws``, whose
+    queue is ``by`` (default: ``queue``)."""
     target = spec.DispatchRef(scope, queue, Ref(task) if "#" in task else task,  # type: ignore[arg-type]
                               generation)
     return h.apply(f"{ws}/{consumer}", spec.ClaimDispatch(spec.ClaimCommand(
-        command(ws, consumer, seq), target)))
+        command(ws, consumer, seq, queue=queue if by is None else by), target)))
 

@@ -114,12 +114,13 @@ def edges_of_reads(h: Harness, p: str) -> None:
 
 @scenario()
 def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
-    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1; claims at
-    generation -1, of an empty task id and at sequence -1: all refused, no cursor moved, so
-    the well-formed acquire that follows claims the first task."""
+    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1; claims (of
+    the routed queue's task) at generation -1, of an empty task id and at sequence -1: all
+    refused, no cursor moved, so the well-formed acquire that follows claims the first task."""
     ws = open_ws(h, concurrency=2)
+    routed = open_ws(h, concurrency=2, queue=spec.ROUTED_QUEUE)
     t = submit_task(h, f"{p}-a")
-    u = submit_task(h, f"{p}-b")
+    u = submit_task(h, f"{p}-b", queue=spec.ROUTED_QUEUE)
     h.advance(1_000)  # deadline 0 is before now
     acquire(h, ws, -1, 1)
     acquire(h, ws, 0, -1)
@@ -127,9 +128,10 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     h.apply(f"{ws}/0", spec.Acquire(command(ws, 0, 1, queue="")))
     for deadline in (0, -1):
         probe(h, ws, 0, 1, finish_empty=True, deadline=deadline)
-    claim(h, ws, 1, 1, u, -1)
-    claim(h, ws, 1, 1, "", 1)
-    claim(h, ws, 1, -1, u, 1)
+    claim(h, routed, 1, 1, u, -1, queue=spec.ROUTED_QUEUE)
+    claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
+    claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)
+    claim(h, routed, 1, 1, u, 1, queue=spec.ROUTED_QUEUE)  # the well-formed claim: claimed
     acquire(h, ws, 0, 1)
     reads(h, t, last_attempt(h))
 

@@ -46,6 +46,10 @@ FILTERS = (spec.TaskFilters(), spec.TaskFilters(), spec.TaskFilters(state="queue
            spec.TaskFilters(state="active"), spec.TaskFilters(correlation_key="order-7"),
            spec.TaskFilters(correlation_key=""), spec.TaskFilters(queue="emails"))
 QUEUE = "emails"
+ROUTED = spec.ROUTED_QUEUE
+"""Routed to external dispatch in a store that declares ``dispatch``: claimed from, never
+acquired from (LDG-DISPATCH-009); a queue like another in one that does not."""
+QUEUES = (QUEUE, QUEUE, QUEUE, ROUTED)
 BOOLEANS = (False, True)
 
 _SCOPE = ("scope", SCOPES)
@@ -58,9 +62,9 @@ PICKS = (
     Pick("inspect_attempt", 4, (_SCOPE, _N, _M)),
     Pick("history", 4, (_SCOPE, _N, ("after", (0, 0, 1, 2, 5, -1)))),
     Pick("submit", 5, (_SCOPE, ("key", ("a", "b", "c", "d")), ("data", DATA),
-                       ("policy", POLICIES), ("timeout", TIMEOUTS))),
+                       ("policy", POLICIES), ("timeout", TIMEOUTS), ("queue", QUEUES))),
     Pick("cancel", 3, (_SCOPE, _N)),
-    Pick("open_session", 3, (_SCOPE, ("concurrency", (0, 1, 2, 3, -1)))),
+    Pick("open_session", 3, (_SCOPE, ("concurrency", (0, 1, 2, 3, -1)), ("queue", QUEUES))),
     Pick("extend_session", 3, (_N,)),
     Pick("acquire", 5, (_N, ("consumer", (0, 0, 1, 2, 3)),
                         ("offset", (1, 1, 1, 1, 0, 0, -1, 2)))),
@@ -110,14 +114,19 @@ class LedgenceMachine(OneDrawMachine):
         self.settlements: list[spec.SettleCommand] = []
         self.walk: tuple[spec.Scope, spec.TaskFilters] | None = None  # a cursor is bound
 
-    @initialize(concurrency=st.sampled_from([1, 2, 3]), tasks=st.integers(1, 3))
-    def workers_and_work(self, concurrency: int, tasks: int) -> None:
-        """Every example starts with a session of the first scope and some queued work."""
+    @initialize(concurrency=st.sampled_from([1, 2, 3]), tasks=st.integers(1, 3),
+                routed=st.integers(0, 2))
+    def workers_and_work(self, concurrency: int, tasks: int, routed: int) -> None:
+        """Every example starts with a session of the first scope and some queued work; and
+        with ``routed``, a session of the routed queue and that many tasks of it to claim."""
         self.h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))
-        for k in range(tasks):
+        if routed:
+            self.h.apply("worker", spec.OpenSession(SCOPE, ROUTED, 2))
+        for k in range(tasks + routed):
             self.h.apply("client", spec.AcceptResolvedSubmission(
                 spec.SubmitCommand(f"{self.prefix}-init{k}", task_input(
-                    SCOPE, retry_policy=spec.RetryPolicy(2, 0), attempt_timeout_ms=60_000)),
+                    SCOPE, queue=QUEUE if k < tasks else ROUTED,
+                    retry_policy=spec.RetryPolicy(2, 0), attempt_timeout_ms=60_000)),
                 DESCRIPTOR))
             self.h.advance(1)
 
@@ -146,8 +155,8 @@ class LedgenceMachine(OneDrawMachine):
     # -- submitters and clients ----------------------------------------------------------------
 
     def submit(self, scope: spec.Scope, key: str, data: object,
-               policy: spec.RetryPolicy | None, timeout: int | None) -> None:
-        changes: dict[str, Any] = {"data": data}
+               policy: spec.RetryPolicy | None, timeout: int | None, queue: str) -> None:
+        changes: dict[str, Any] = {"data": data, "queue": queue}
         if policy is not None:
             changes["retry_policy"] = policy
         if timeout is not None:
@@ -175,20 +184,21 @@ class LedgenceMachine(OneDrawMachine):
 
     # -- sessions and acquisition --------------------------------------------------------------
 
-    def open_session(self, scope: spec.Scope, concurrency: int) -> None:
-        self.h.apply("worker", spec.OpenSession(scope, QUEUE, concurrency))
+    def open_session(self, scope: spec.Scope, concurrency: int, queue: str) -> None:
+        self.h.apply("worker", spec.OpenSession(scope, queue, concurrency))
 
     def extend_session(self, n: int) -> None:
         ws = self.session(n)
         self.h.apply("worker", spec.ExtendSession(Ref(ws) if "#" in ws else ws))
 
-    def _command(self, n: int, consumer: int, offset: int) -> spec.AcquireCommand:
-        ws = self.session(n)
+    def _command(self, n: int, consumer: int, offset: int,
+                 ws: str | None = None) -> spec.AcquireCommand:
+        ws = self.session(n) if ws is None else ws
         session = self.h.state.sessions.get(ws)
-        scope = session.scope if session is not None else SCOPE
+        scope, queue = (session.scope, session.queue) if session is not None else (SCOPE, QUEUE)
         cursor = self.h.state.cursors.get((ws, consumer))
         seq = max(0, (cursor.sequence if cursor is not None else 0) + offset)
-        return command(ws, consumer, seq, scope=scope)
+        return command(ws, consumer, seq, scope=scope, queue=queue)
 
     def acquire(self, n: int, consumer: int, offset: int) -> None:
         self.h.apply(f"consumer{consumer}", spec.Acquire(self._command(n, consumer, offset)))
@@ -306,8 +316,11 @@ class LedgenceMachine(OneDrawMachine):
         task = self.task(n)
         rec = self.h.state.tasks.get(task.name) if isinstance(task, Ref) else None
         count = rec.snapshot.attempt_count if rec is not None else 0
-        acquisition = self._command(0, consumer, offset)
-        target = spec.DispatchRef(acquisition.scope, QUEUE, task,  # type: ignore[arg-type]
+        queue = rec.snapshot.input.queue if rec is not None else ROUTED
+        own = [ws for ws in self._names("ws#") if (s := self.h.state.sessions.get(ws))
+               is not None and s.queue == queue]  # a session of the task's queue, if any
+        acquisition = self._command(0, consumer, offset, own[n % len(own)] if own else None)
+        target = spec.DispatchRef(acquisition.scope, queue, task,  # type: ignore[arg-type]
                                   max(1, count + generation))
         self.h.apply(f"consumer{consumer}", spec.ClaimDispatch(spec.ClaimCommand(acquisition,
                                                                                  target)))

@@ -31,7 +31,8 @@ def _c(id: str, title: str, text: str, *checks: str, requires: tuple[str, ...] =
 # The catalogue's version (fencepost.reports.baseline compares reports of one MAJOR only):
 # MINOR grows when clauses are added, MAJOR when an existing clause id changes meaning or is
 # removed.
-CATALOGUE_VERSION = "2.0"  # 2.0: the seed callers' value domain, its refusals as codes
+CATALOGUE_VERSION = "2.1"  # 2.0: the seed callers' value domain, its refusals as codes;
+# 2.1: LDG-DISPATCH-009, the routed queue
 
 CLAUSES = Catalogue(_situated([
     # -- sessions
@@ -455,6 +456,13 @@ CLAUSES = Catalogue(_situated([
        "A store that does not declare targeted dispatch rejects every claim_dispatch with "
        "invalid_input and claims nothing; one that declares it follows the dispositions.", M,
        "scenario:dispatch_dispositions"),
+    _c("LDG-DISPATCH-009", "a routed queue is claimed from, never scanned",
+       "A store with targeted dispatch routes the queue `dispatched` of every scope to external "
+       "dispatch, and no other: probe_acquisition and acquire on it answer "
+       "external_dispatch_required once the session and sequence checks pass (a replay still "
+       "replays), claiming and writing nothing; claim_dispatch of a task of any other queue "
+       "answers invalid_input once the task is found.", M, "scenario:dispatch_routes",
+       requires=("dispatch",)),
     # -- concurrency
     _c("LDG-LIN-001", "concurrent calls are linearizable",
        "Every answer of a run where several clients call the store at once is the answer "

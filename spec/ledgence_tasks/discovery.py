@@ -30,6 +30,21 @@ MAX_LIST_LIMIT = 100
 MAX_GENERATION = 1000
 UNSUPPORTED_DISPATCH = "targeted dispatch claims are unsupported"
 """The seed's default ``claim_dispatch``: an ``InvalidInput`` with this text."""
+ROUTED_QUEUE = "dispatched"
+"""The queue that a store declaring ``dispatch`` routes to external dispatch, in every scope.
+
+The seed binds a route to (scope, queue) with ``configure_route`` (not an operation of the
+traits, and only while the queue holds no queued or active task:
+crates/ledgence-adapter-postgres/src/dispatch_intents.rs at 50df11a); a task takes its queue's
+route when it is submitted (``submission_destination``, same file). Acquisition on a routed
+queue answers ``ExternalDispatchRequired`` and never scans it (delivery.rs
+``probe_acquisition_once`` at 50df11a), and only a routed task can be claimed: another answers
+``InvalidInput("task does not use external dispatch")`` once it is found (dispatch_claim.rs
+``claim_dispatch_once`` at 62b9783). The kit routes this one queue by convention: an adapter of
+a store with configurable routes binds it before the scope's first task (at its first session
+or submission), and no other queue."""
+UNROUTED_CLAIM = "task does not use external dispatch"
+"""The seed's answer (``InvalidInput``) to a claim of a task whose queue is not routed."""
 
 
 # --- discovery -------------------------------------------------------------------------------

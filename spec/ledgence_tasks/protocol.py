@@ -30,8 +30,11 @@ CAPABILITIES = {
     "durable": "calling the factory again with the same env reopens the same sessions, tasks "
     "and history",
     "concurrency": "the store may be called from several threads at once (race checks)",
-    "dispatch": "claim_dispatch implements targeted claims (without it, claim_dispatch must "
-    "reject every claim with invalid_input and claim nothing)",
+    "dispatch": "claim_dispatch implements targeted claims, and the queue `dispatched` of every "
+    "scope is routed to external dispatch (acquisition on it answers "
+    "external_dispatch_required; only its tasks are claimed: a store with configurable routes "
+    "binds that one before the scope's first task); without it, claim_dispatch must reject "
+    "every claim with invalid_input and claim nothing, and `dispatched` is a queue like another",
     "fault_injection": "found, not declared: the store's `engine` attribute is the SQLAlchemy "
     "Engine all its transactions run on; the kit injects database failures through its event "
     "hooks (the FAULT clauses)",

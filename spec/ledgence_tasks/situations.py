@@ -168,6 +168,9 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
         "sequence 0", "a generation out of range", "a generation never issued",
         "a missing task", "a dispatch in another queue than the consumer's",
         "the next generation of an active task")),
+    "LDG-DISPATCH-009": tuple(situation(s, "dispatch") for s in (
+        "an acquire on the routed queue", "a probe on the routed queue",
+        "a claim of a task of another queue")),
     # concurrency
     "LDG-LIN-001": (situation(OVERLAPPED, "concurrency"),),
 }

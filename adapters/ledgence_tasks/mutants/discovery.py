@@ -239,6 +239,24 @@ class FallbackQueueScan(LedgenceCore):
         return spec.ClaimReply(command, spec.ClaimClaimed(self.acquire(command.acquisition)))
 
 
+class RoutedQueueScanned(LedgenceCore):
+    """Acquisition ignores routes: the routed queue is scanned like any other (a store that
+    routes in its claims only)."""
+
+    def _routed(self, queue: str) -> bool:
+        return False
+
+
+class UnroutedTaskClaimed(LedgenceCore):
+    """claim_dispatch takes a task of any queue (routes checked by acquisition only)."""
+
+    def _dispatch_task(self, txn: Any, dispatch: spec.DispatchRef) -> Any:
+        task = self._require(txn, dispatch.scope, dispatch.task_id)
+        if task.snapshot.input.queue != dispatch.queue:
+            raise spec.Conflict(f"task {dispatch.task_id!r} is not in queue {dispatch.queue!r}")
+        return task
+
+
 class UnissuedCursorIsAPosition(LedgenceCore):
     """A well-formed cursor is read as a position whatever it holds: a timestamp -1 starts
     before every task (an empty page), a position outside the filters is walked from."""
@@ -300,4 +318,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "answers conflict", "LDG-DISPATCH-007", NextGenerationConflicts),
     Mutant("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",
            "LDG-DISPATCH-008", FallbackQueueScan),
+    Mutant("routed_queue_scanned", "acquire takes a task of the routed queue",
+           "LDG-DISPATCH-009", RoutedQueueScanned),
+    Mutant("unrouted_task_claimed", "claim_dispatch takes a task of an unrouted queue",
+           "LDG-DISPATCH-009", UnroutedTaskClaimed),
 )
