@@ -59,9 +59,13 @@ class LedgenceWorker(WorkerState):
         held = len(self.consumers) - free
         waiting = any(c.settlement is not None for c in self.consumers)
         live = self._live_session(now) is not None
+        routed = self.shared.routed  # the store routes its queue: claims, not acquisitions
+        claims = routed and self.queue == self.shared.routed_queue
         return {**WEIGHTS,
                 "session": WEIGHTS["session"] + (0 if live else 30),
-                "acquire": 7 * free + 1, "probe": 1.5 * free + 0.5, "dispatch": 1.5 * free,
+                "acquire": 0.5 if claims else 7 * free + 1,
+                "probe": 0.3 if claims else 1.5 * free + 0.5,
+                "dispatch": 7 * free + 1 if claims else 0.3 if routed else 1.5 * free,
                 "renew": 8 * held + 0.5, "settle": 3 * held + 0.5,
                 "confirm": 4 if waiting else 0.3}
 
@@ -84,8 +88,9 @@ class LedgenceWorker(WorkerState):
         k = self._pick(rng, now, free=rng.random() < 0.85)
         seq = self.consumers[k].seq
         shared = self.shared
-        waiting = shared.waiting()
-        joined = shared.take(now, ACQUIRE, lambda: waiting > 0 or rng.random() < 0.03 or None,
+        waiting = shared.waiting(self.queue)
+        joined = shared.take(now, f"{ACQUIRE}:{self.queue}",
+                             lambda: waiting > 0 or rng.random() < 0.03 or None,
                              joiners=waiting + 2)
         if joined is None and rng.random() >= 0.04:
             return None
@@ -94,7 +99,7 @@ class LedgenceWorker(WorkerState):
 
     def _acquisition(self, k: int, seq: int) -> spec.AcquireCommand:
         assert self.session is not None
-        return spec.AcquireCommand(self.shared.scope, self.shared.queue, self.session.id, k, seq)
+        return spec.AcquireCommand(self.shared.scope, self.queue, self.session.id, k, seq)
 
     # -- acquisition -----------------------------------------------------------------------------
 
@@ -120,14 +125,16 @@ class LedgenceWorker(WorkerState):
         if c.claim is not None and c.claim.acquisition.sequence == c.seq and rng.random() < 0.2:
             return spec.ClaimDispatch(c.claim)  # a receipt replay
         shared = self.shared
-        target = shared.take(now, DISPATCH, lambda: shared.dispatch_target(rng)
-                             if shared.waiting() or rng.random() < 0.05 else None, joiners=2)
+        target = shared.take(now, f"{DISPATCH}:{self.queue}",
+                             lambda: shared.dispatch_target(rng, self.queue)
+                             if shared.waiting(self.queue) or rng.random() < 0.05 else None,
+                             joiners=2)
         if target is None:
             return None
         task, generation = target
         return spec.ClaimDispatch(spec.ClaimCommand(
             self._acquisition(k, c.seq + 1),
-            spec.DispatchRef(shared.scope, shared.queue, task, generation)))
+            spec.DispatchRef(shared.scope, self.queue, task, generation)))
 
     # -- owner calls -----------------------------------------------------------------------------
 
@@ -267,7 +274,7 @@ class LedgenceWorker(WorkerState):
         elif roll < 0.8:
             query = spec.TaskListQuery(spec.TaskFilters(state="queued"), 20)
         else:  # the newest task, and a cursor past it
-            query = spec.TaskListQuery(spec.TaskFilters(queue=self.shared.queue), 1)
+            query = spec.TaskListQuery(spec.TaskFilters(queue=self.queue), 1)
         return spec.ListTasks(self.shared.scope, query)
 
     def _quiet(self, rng: random.Random, now: int) -> Op:
@@ -281,7 +288,7 @@ class LedgenceWorker(WorkerState):
                 return spec.AcceptResolvedSubmission(
                     spec.SubmitCommand(shared.key(n), shared.task_input(n)), DESCRIPTOR)
         if self._live_session(now) is None and shared.take(now, SESSION) is not None:
-            return spec.OpenSession(shared.scope, shared.queue, CONSUMERS)
+            return spec.OpenSession(shared.scope, self.queue, CONSUMERS)
         done = shared.in_state(*spec.TERMINAL_TASK_STATES)
         roll = rng.random()
         if roll < 0.45 and done:  # a finished task is nobody's candidate
@@ -295,7 +302,7 @@ class LedgenceWorker(WorkerState):
         if roll < 0.87:
             return spec.ExpireBatch(rng.choice((0, -1, spec.MAX_RECOVERY_BATCH + 1)))
         if roll < 0.94:
-            return spec.OpenSession(shared.scope, shared.queue, rng.choice((0, -1)))
+            return spec.OpenSession(shared.scope, self.queue, rng.choice((0, -1)))
         return spec.ExtendSession(self.dead_session or f"{self.name}-never")
 
     def _session_op(self, rng: random.Random, now: int) -> Op | None:
@@ -303,10 +310,10 @@ class LedgenceWorker(WorkerState):
         if live is None:
             if self.shared.take(now, SESSION) is None:
                 return None
-            return spec.OpenSession(self.shared.scope, self.shared.queue, CONSUMERS)
+            return spec.OpenSession(self.shared.scope, self.queue, CONSUMERS)
         roll = rng.random()
         if roll < 0.15:
-            return spec.OpenSession(self.shared.scope, self.shared.queue, 0)
+            return spec.OpenSession(self.shared.scope, self.queue, 0)
         if roll < 0.3:
             return spec.ExtendSession(self.dead_session or f"{self.name}-never")
         return spec.ExtendSession(live.id)

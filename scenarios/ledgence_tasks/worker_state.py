@@ -41,6 +41,9 @@ class WorkerState:
     def __init__(self, shared: LedgenceWorkload, index: int) -> None:
         self.shared = shared
         self.name = f"{shared.prefix}w{index + 1}"
+        self.queue = shared.routed_queue if index % 2 else shared.queue
+        """Every other worker works the routed queue (claims; acquisitions there are refused
+        by a store that routes it, LDG-DISPATCH-009), the others the plain one."""
         self.session: spec.WorkerSession | None = None
         self.dead_session: str | None = None
         self.consumers: list[Consumer] = []
@@ -60,6 +63,8 @@ class WorkerState:
         elif isinstance(outcome, Err) and outcome.code in ("session_expired",
                                                            "unknown_session"):
             self._session_lost(op)
+        elif isinstance(outcome, Err) and outcome.code == "external_dispatch_required":
+            self.shared.routed = True
         if isinstance(op, spec.OpenSession) and isinstance(outcome, Ok):
             self._drop_all()
             self.session = outcome.value

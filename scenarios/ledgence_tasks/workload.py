@@ -1,6 +1,10 @@
-"""ledgence-tasks' concurrent workload: the workers of one queue racing for its tasks.
+"""ledgence-tasks' concurrent workload: the workers of two queues racing for their tasks.
 
-Every worker uses one scope and one queue (every name starts with the run's prefix). Each opens a
+Every worker uses one scope (every name starts with the run's prefix) and one of two queues:
+every other worker the run's plain queue, the others :data:`spec.ROUTED_QUEUE`, which a store
+with targeted dispatch routes (its tasks are claimed, acquisition there is refused); every third
+key's task is submitted to the routed queue. Acquisitions and claims of one queue take turns
+with the other's (each is a kind of minting call of its own, below). Each opens a
 session of two consumers; submits tasks (racing the others on one idempotency key, now and then
 with a conflicting input, or replaying an old key); acquires with a consumer's next sequence
 (sometimes the same, an old or a future one, sometimes through ``probe_acquisition``) or claims
@@ -68,6 +72,9 @@ class LedgenceWorkload:
         self.scope = spec.Scope(f"{prefix}tenant", "ns")
         self.other = spec.Scope(f"{prefix}intruder", "ns")
         self.queue = f"{prefix}q"
+        self.routed_queue = spec.ROUTED_QUEUE  # of this run's own scope
+        self.routed = False  # an acquisition there answered external_dispatch_required
+        self.queues: dict[str, str] = {}  # task -> its queue
         self.lock = threading.Lock()
         self.keys: list[int] = []  # keys[n - 1]: the store time key n was handed out
         self.tasks: list[str] = []
@@ -82,10 +89,14 @@ class LedgenceWorkload:
 
     def task_input(self, n: int, conflicting: bool = False) -> spec.TaskInput:
         """Key ``n``'s input (the same for every worker); ``conflicting``: 1.0 for 1."""
-        return spec.TaskInput(self.scope, self.queue, PROGRAM,
+        return spec.TaskInput(self.scope, self.queue_of(n), PROGRAM,
                               None if n % 4 == 0 else f"{self.prefix}c{n % 3}",
                               {"n": float(n) if conflicting else n}, POLICIES[n % 3],
                               TIMEOUTS[n % 2])
+
+    def queue_of(self, n: int) -> str:
+        """Key ``n``'s queue: every third key the routed one."""
+        return self.routed_queue if n % 3 == 2 else self.queue
 
     def key(self, n: int) -> str:
         return f"{self.prefix}k{n}"
@@ -142,10 +153,11 @@ class LedgenceWorkload:
                     if self.keys[n - 1] < now]
         return rng.choice(done) if done else None
 
-    def waiting(self) -> int:
-        """How many of the tasks in play were queued when last seen (a glance without the lock:
-        it only steers the mix)."""
-        return sum(self.states.get(t) == "queued" for t in self.tasks[-2 * IN_PLAY:])
+    def waiting(self, queue: str) -> int:
+        """How many of the tasks in play of ``queue`` were queued when last seen (a glance
+        without the lock: it only steers the mix)."""
+        return sum(self.states.get(t) == "queued" and self.queues.get(t) == queue
+                   for t in self.tasks[-2 * IN_PLAY:])
 
     def saw_state(self, task: str, state: Any) -> None:
         """A call answered ``task``'s state."""
@@ -171,13 +183,14 @@ class LedgenceWorkload:
         with self.lock:
             return list(self.attempts.get(task, ()))
 
-    def dispatch_target(self, rng: random.Random) -> tuple[str, int] | None:
-        """A task in play at its next generation (sometimes its current one). The lock is
-        held."""
-        if not self.tasks:
+    def dispatch_target(self, rng: random.Random, queue: str) -> tuple[str, int] | None:
+        """A task of ``queue`` in play at its next generation (sometimes its current one). The
+        lock is held."""
+        mine = [t for t in self.tasks[-2 * IN_PLAY:] if self.queues.get(t) == queue]
+        if not mine:
             return None
-        queued = [t for t in self.tasks[-2 * IN_PLAY:] if self.states.get(t) == "queued"]
-        task = rng.choice(queued if queued and rng.random() < 0.9 else self.tasks[-IN_PLAY:])
+        queued = [t for t in mine if self.states.get(t) == "queued"]
+        task = rng.choice(queued if queued and rng.random() < 0.9 else mine[-IN_PLAY:])
         count = self.counts.get(task, 0)
         return task, count if count and rng.random() < 0.2 else count + 1
 
@@ -197,6 +210,8 @@ class LedgenceWorkload:
         if isinstance(value, spec.TaskSnapshot | spec.TaskStatus):
             if value.task_id not in self.counts:
                 self.tasks.append(value.task_id)
+            self.queues[value.task_id] = (value.queue if isinstance(value, spec.TaskStatus)
+                                          else value.input.queue)
             self.counts[value.task_id] = max(self.counts.get(value.task_id, 0),
                                              value.attempt_count)
             self._state(value.task_id, value.state)
