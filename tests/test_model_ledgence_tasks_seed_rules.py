@@ -521,3 +521,30 @@ def test_the_model_routes_the_queue_only_with_targeted_dispatch(
     assert isinstance(step, Step) and step.outcome.code == code
     if code != "ok":
         assert step.clause == "LDG-DISPATCH-009" and step.state is state
+
+
+# --- probe_acquisition: a passed deadline before the command's values ---------------------------
+
+
+def test_a_passed_deadline_comes_before_the_commands_values(bench: Bench) -> None:
+    """storage.rs probe_acquisition is run_until(deadline, probe_acquisition_once), and the
+    command's values are checked inside: a passed deadline with an empty queue is
+    unavailable; a value the seed's types cannot hold is still invalid_input first."""
+    session = bench.store.open_session(SCOPE, "emails", 1)
+    empty_queue = spec.AcquireCommand(SCOPE, "", session.id, 0, 1)
+    with pytest.raises(spec.Unavailable):
+        bench.store.probe_acquisition(empty_queue, True, START - 1)
+    with pytest.raises(spec.InvalidInput):
+        bench.store.probe_acquisition(attrs.evolve(empty_queue, sequence=-1), True, START - 1)
+    with pytest.raises(spec.InvalidInput):
+        bench.store.probe_acquisition(empty_queue, True, START + 1_000)
+
+
+def test_the_model_answers_a_passed_deadline_before_the_commands_values() -> None:
+    ctx = Ctx(now=START, options={})
+    empty_queue = spec.AcquireCommand(SCOPE, "", "ws#1", 0, 1)
+    for deadline, code, clause in ((START, "unavailable", "LDG-ACQ-015"),
+                                   (START + 1, "invalid_input", "LDG-ACQ-005")):
+        step = model.step(model.EMPTY, spec.ProbeAcquisition(empty_queue, True, deadline), ctx)
+        assert isinstance(step, Step) and isinstance(step.outcome, Err)
+        assert (step.outcome.code, step.clause) == (code, clause)

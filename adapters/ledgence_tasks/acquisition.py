@@ -43,11 +43,15 @@ class Acquisition(LedgenceBase):
 
     def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
                           deadline_ms: int) -> Any:
-        self._check_acquire(command)
+        spec.validate_acquire_types(command)
         if not isinstance(finish_empty, bool):
             raise spec.InvalidInput("finish_empty must be a bool")
         if isinstance(deadline_ms, bool) or not isinstance(deadline_ms, int):
             raise spec.InvalidInput("deadline_ms must be an integer (ms of store time)")
+        now = self.env.clock()
+        if self._deadline_passed(deadline_ms, now):  # before the command's values are checked
+            raise spec.Unavailable(f"the acquisition deadline {deadline_ms} has passed ({now})")
+        self._check_acquire(command)
         return self._acquire(command, finish_empty, deadline_ms)
 
     def acquire(self, command: spec.AcquireCommand) -> Any:

@@ -52,7 +52,10 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
     """probe_acquisition (``deadline`` given) or acquire (None): replies as ProbeCompleted /
     ProbePending for the probe; the bare reply for acquire."""
     now = ctx.now
-    check_under("LDG-ACQ-005", lambda: spec.validate_acquire(command))
+    # The seed's types first, then a passed deadline, then the values the call validates.
+    # seed: crates/ledgence-adapter-postgres/src/storage.rs (probe_acquisition: run_until)
+    # at ea82c32; delivery.rs:11-13 at 50df11a.
+    check_under("LDG-ACQ-005", lambda: spec.validate_acquire_types(command))
     if deadline is not None:
         if not isinstance(finish_empty, bool) or isinstance(deadline, bool) or not isinstance(
                 deadline, int):
@@ -61,6 +64,7 @@ def _acquisition(state: State, command: Any, finish_empty: bool, deadline: int |
         if deadline <= now:
             raise refused_with(spec.Unavailable("the acquisition deadline has passed"),
                           "LDG-ACQ-015")
+    check_under("LDG-ACQ-005", lambda: spec.validate_acquire(command))
     session = live_session(state, command.worker_session_id, "LDG-ACQ-004", now)
     if (session.scope != command.scope or session.queue != command.queue
             or command.consumer_id >= session.concurrency):

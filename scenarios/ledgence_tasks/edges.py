@@ -114,7 +114,8 @@ def edges_of_reads(h: Harness, p: str) -> None:
 
 @scenario()
 def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
-    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1; claims (of
+    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1 (the passed
+    deadline first, with an empty queue too); claims (of
     the routed queue's task) at generation -1, of an empty task id and at sequence -1: all
     refused, no cursor moved, so the well-formed acquire that follows claims the first task."""
     ws = open_ws(h, concurrency=2)
@@ -128,6 +129,8 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     h.apply(f"{ws}/0", spec.Acquire(command(ws, 0, 1, queue="")))
     for deadline in (0, -1):
         probe(h, ws, 0, 1, finish_empty=True, deadline=deadline)
+    # A passed deadline comes before the command's values: unavailable, not invalid_input.
+    h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1, queue=""), True, 0))
     claim(h, routed, 1, 1, u, -1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)

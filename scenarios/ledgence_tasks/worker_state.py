@@ -41,9 +41,10 @@ class WorkerState:
     def __init__(self, shared: LedgenceWorkload, index: int) -> None:
         self.shared = shared
         self.name = f"{shared.prefix}w{index + 1}"
-        self.queue = shared.routed_queue if index % 2 else shared.queue
-        """Every other worker works the routed queue (claims; acquisitions there are refused
-        by a store that routes it, LDG-DISPATCH-009), the others the plain one."""
+        self.queue = shared.routed_queue if index % 4 == 1 else shared.queue
+        """One worker in four works the routed queue (claims; acquisitions there are refused
+        by a store that routes it, LDG-DISPATCH-009), the others the plain one: three of the
+        four workers of a small run race for its head (LDG-LIN-001's acquisition races)."""
         self.session: spec.WorkerSession | None = None
         self.dead_session: str | None = None
         self.consumers: list[Consumer] = []

@@ -1,9 +1,9 @@
 """ledgence-tasks' concurrent workload: the workers of two queues racing for their tasks.
 
 Every worker uses one scope (every name starts with the run's prefix) and one of two queues:
-every other worker the run's plain queue, the others :data:`spec.ROUTED_QUEUE`, which a store
-with targeted dispatch routes (its tasks are claimed, acquisition there is refused); every third
-key's task is submitted to the routed queue. Acquisitions and claims of one queue take turns
+one worker in four :data:`spec.ROUTED_QUEUE`, which a store with targeted dispatch routes (its
+tasks are claimed, acquisition there is refused), the others the run's plain queue; every
+fourth key's task is submitted to the routed queue. Acquisitions and claims of one queue take turns
 with the other's (each is a kind of minting call of its own, below). Each opens a
 session of two consumers; submits tasks (racing the others on one idempotency key, now and then
 with a conflicting input, or replaying an old key); acquires with a consumer's next sequence
@@ -95,8 +95,8 @@ class LedgenceWorkload:
                               TIMEOUTS[n % 2])
 
     def queue_of(self, n: int) -> str:
-        """Key ``n``'s queue: every third key the routed one."""
-        return self.routed_queue if n % 3 == 2 else self.queue
+        """Key ``n``'s queue: every fourth key the routed one."""
+        return self.routed_queue if n % 4 == 3 else self.queue
 
     def key(self, n: int) -> str:
         return f"{self.prefix}k{n}"

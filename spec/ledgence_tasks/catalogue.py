@@ -207,7 +207,9 @@ CLAUSES = Catalogue(_situated([
        "finalized_empty.", M, "scenario:acquisition_sequences"),
     _c("LDG-ACQ-015", "a passed deadline is unavailable, never Empty",
        "probe_acquisition whose deadline is at or before now (0 and negative deadlines "
-       "included) answers unavailable and changes nothing.", M,
+       "included) answers unavailable and changes nothing, before the command's values are "
+       "checked (an empty queue too; what the seed's types cannot hold, as a negative "
+       "sequence, is invalid_input first).", M,
        "scenario:pending_changes_nothing", f"{E}acquisition_and_dispatch"),
     _c("LDG-ACQ-016", "each consumer has its own cursor",
        "Sequences are per (session, consumer): one consumer's live assignment or cursor "

@@ -71,19 +71,33 @@ def validate_owner(owner: Any) -> LeaseOwner:
     return owner
 
 
+def validate_acquire_types(command: Any) -> AcquireCommand:
+    """What the seed's types decode before any call runs: an AcquireCommand whose consumer_id
+    and sequence are integers >= 0 (u32, u64) and whose queue and session id are strings. The
+    rest (:func:`validate_acquire`) is checked inside the call, after probe_acquisition's
+    deadline: the seed's ``probe_acquisition`` is ``run_until(deadline, ...)`` around
+    ``probe_acquisition_once``, which validates (crates/ledgence-adapter-postgres/src/
+    storage.rs at ea82c32; delivery.rs:11-13 at 50df11a)."""
+    if not isinstance(command, AcquireCommand):
+        raise InvalidInput("command must be an AcquireCommand")
+    for what in ("queue", "worker_session_id"):
+        if not isinstance(getattr(command, what), str):
+            raise InvalidInput(f"{what} must be a string")
+    _count(command.consumer_id, "consumer_id", 0)
+    _count(command.sequence, "sequence", 0)
+    return command
+
+
 def validate_acquire(command: Any) -> AcquireCommand:
     """Scope, then the session id and queue as text (an empty one is invalid_input:
     crates/ledgence-adapter-postgres/src/delivery.rs:11-13 at 50df11a); consumer_id and
     sequence integers >= 0 (u32, u64). Sequence 0 is well formed here (it answers out_of_order
     once the session is checked)."""
-    if not isinstance(command, AcquireCommand):
-        raise InvalidInput("command must be an AcquireCommand")
-    validate_scope(command.scope)
-    validate_text(command.queue, "queue")
-    validate_text(command.worker_session_id, "worker_session_id")
-    _count(command.consumer_id, "consumer_id", 0)
-    _count(command.sequence, "sequence", 0)
-    return command
+    checked = validate_acquire_types(command)
+    validate_scope(checked.scope)
+    validate_text(checked.queue, "queue")
+    validate_text(checked.worker_session_id, "worker_session_id")
+    return checked
 
 
 def validate_renew(command: Any) -> RenewCommand:

@@ -206,6 +206,15 @@ class ZeroDeadlineIsNoDeadline(LedgenceCore):
         return bool(deadline_ms) and super()._deadline_passed(deadline_ms, now)
 
 
+class ValuesCheckedBeforeDeadline(LedgenceCore):
+    """probe_acquisition validates the whole command before it looks at its deadline: a passed
+    deadline with an empty queue answers invalid_input."""
+
+    def probe_acquisition(self, command: Any, finish_empty: bool, deadline_ms: int) -> Any:
+        self._check_acquire(command)
+        return super().probe_acquisition(command, finish_empty, deadline_ms)
+
+
 class NegativeGenerationAccepted(LedgenceCore):
     """A claim's generation checked as != 0 and <= 1000: -1 is an older generation."""
 
@@ -469,6 +478,8 @@ MUTANTS = (
            "unknown_session", "LDG-ACQ-005", EmptySessionIdLookedUp),
     Mutant("zero_deadline_is_no_deadline", "probe_acquisition with deadline 0 claims as if no "
            "deadline were given", "LDG-ACQ-015", ZeroDeadlineIsNoDeadline),
+    Mutant("values_checked_before_deadline", "probe_acquisition with a passed deadline and an "
+           "empty queue answers invalid_input", "LDG-ACQ-015", ValuesCheckedBeforeDeadline),
     Mutant("negative_generation_accepted", "a claim at generation -1 answers a disposition",
            "LDG-DISPATCH-007", NegativeGenerationAccepted),
     Mutant("empty_dispatch_task_looked_up", "a claim of an empty task id answers not_found",
