@@ -490,7 +490,7 @@ def test_a_routed_queue_answers_external_dispatch_and_keeps_no_sequence(bench: B
 
 def test_a_task_of_an_unrouted_queue_is_never_claimed(bench: Bench) -> None:
     """dispatch_claim.rs claim_dispatch_once: invalid_input once the task is found."""
-    a = bench.claim()  # a task of "emails", and its session
+    bench.claim()  # a task of "emails" claimed, and the session of that queue
     plain = bench.store.accept_resolved_submission(spec.SubmitCommand("p", spec.TaskInput(
         SCOPE, "emails", PROGRAM, attempt_timeout_ms=TIMEOUT)), DESCRIPTOR)
     command = spec.AcquireCommand(SCOPE, "emails", bench.session.id, 1, 1)
@@ -501,7 +501,6 @@ def test_a_task_of_an_unrouted_queue_is_never_claimed(bench: Bench) -> None:
         bench.store.claim_dispatch(spec.ClaimCommand(command, spec.DispatchRef(
             SCOPE, "emails", plain.task_id, 1)))
     assert bench.store.status(SCOPE, plain.task_id).state == "queued"
-    assert a.lease.owner.task_id != plain.task_id
 
 
 @pytest.mark.parametrize(("capabilities", "code"), [

@@ -52,29 +52,25 @@ class Acquisition(LedgenceBase):
         if self._deadline_passed(deadline_ms, now):  # before the command's values are checked
             raise spec.Unavailable(f"the acquisition deadline {deadline_ms} has passed ({now})")
         self._check_acquire(command)
-        return self._acquire(command, finish_empty, deadline_ms)
+        return self._acquire(command, finish_empty)
 
     def acquire(self, command: spec.AcquireCommand) -> Any:
         self._check_acquire(command)
-        completed = self._acquire(command, True, None)
+        completed = self._acquire(command, True)
         return completed.reply
 
-    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool,
-                 deadline_ms: int | None) -> Any:
-        """probe_acquisition's steps 2-9 (``deadline_ms`` None: no deadline, as acquire)."""
+    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool) -> Any:
+        """probe_acquisition's steps 2-9, its deadline checked (acquire has none)."""
         try:
             with self._transaction() as txn:
-                return self._acquire_in(txn, command, finish_empty, deadline_ms)
+                return self._acquire_in(txn, command, finish_empty)
         except _Discard as discarded:
             return discarded.answer
 
-    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool,
-                    deadline_ms: int | None) -> Any:
-        """Steps 2-9 in one transaction: deadline, session, fit, sequence, cursor (replay or
-        busy), candidate, then the claim, the committed Empty or the rolled-back Pending."""
+    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool) -> Any:
+        """Steps 2-9 in one transaction: session, fit, sequence, cursor (replay or busy),
+        candidate, then the claim, the committed Empty or the rolled-back Pending."""
         now = self.env.clock()
-        if deadline_ms is not None and self._deadline_passed(deadline_ms, now):
-            raise spec.Unavailable(f"the acquisition deadline {deadline_ms} has passed ({now})")
         session = self._usable_session(txn, command.worker_session_id, now)
         if not self._fits_session(session, command):
             raise spec.InvalidInput(

@@ -72,16 +72,14 @@ class ReplayBeforeSessionCheck(LedgenceCore):
     """A fast path answers a repeated sequence from the cursor before the session's expiry is
     checked."""
 
-    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool,
-                    deadline_ms: int | None) -> Any:
+    def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool) -> Any:
         now = self.env.clock()
         session = txn.read_session(command.worker_session_id)
-        if (session is not None and self._fits_session(session, command)
-                and (deadline_ms is None or not self._deadline_passed(deadline_ms, now))):
+        if session is not None and self._fits_session(session, command):
             cursor = txn.lock_cursor(*self._cursor_key(session, command))
             if cursor is not None and cursor.sequence == command.sequence:
                 return spec.ProbeCompleted(self._acquire_replay(txn, cursor, now), REPLAYED)
-        return super()._acquire_in(txn, command, finish_empty, deadline_ms)
+        return super()._acquire_in(txn, command, finish_empty)
 
 
 class ConsumerIdUnchecked(LedgenceCore):
@@ -203,13 +201,12 @@ class ClaimReadThenWrite(LedgenceCore):
         super().__init__(*args, **kwargs)
         self._stale = threading.local()
 
-    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool,
-                 deadline_ms: int | None) -> Any:
+    def _acquire(self, command: spec.AcquireCommand, finish_empty: bool) -> Any:
         with self._transaction() as txn:
             query = self._candidate_query(command, self.env.clock())
             self._stale.candidate = super()._pick_candidate(txn, query)
         round_trip()
-        return super()._acquire(command, finish_empty, deadline_ms)
+        return super()._acquire(command, finish_empty)
 
     def _pick_candidate(self, txn: Txn, query: CandidateQuery) -> TaskRecord | None:
         return self._stale.candidate  # type: ignore[no-any-return]
