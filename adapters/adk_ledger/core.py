@@ -154,16 +154,20 @@ class LedgerCore:
     def create(
         self, invocation_id: str, metadata: Mapping[str, Any], checkpoint: Mapping[str, Any]
     ) -> None:
-        if not (self._valid_id(invocation_id, creating=True) and isinstance(metadata, Mapping)
-                and self._valid_checkpoint(checkpoint)):
-            raise spec.InvalidCreateArguments(
-                f"{invocation_id!r}: the id must be a non-empty string, metadata and "
-                "checkpoint mappings")
+        self._check_create(invocation_id, metadata, checkpoint)
         with self._locked(invocation_id) as slot:
             if slot.row is not None:
                 raise spec.AlreadyExists(invocation_id)
             now = self.env.clock()
             slot.insert(StoredInvocation.created(invocation_id, metadata, dict(checkpoint), now))
+
+    def _check_create(self, invocation_id: Any, metadata: Any, checkpoint: Any) -> None:
+        """create's guard, before any record is looked at."""
+        if not (self._valid_id(invocation_id, creating=True) and isinstance(metadata, Mapping)
+                and self._valid_checkpoint(checkpoint)):
+            raise spec.InvalidCreateArguments(
+                f"{invocation_id!r}: the id must be a non-empty string, metadata and "
+                "checkpoint mappings")
 
     def get(self, invocation_id: str) -> spec.Invocation:
         self._check_id(invocation_id)
@@ -210,12 +214,15 @@ class LedgerCore:
     def renew(
             self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
     ) -> None:
-        self._check_write(spec.InvalidRenewArguments, invocation_id, owner_token, now_ms,
-                          lease_ms)
+        self._check_renew(invocation_id, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_renewer(row, owner_token, now_ms)
             slot.update(self._renewed(row, now_ms, lease_ms))
+
+    def _check_renew(self, invocation_id: Any, token: Any, now_ms: Any, lease_ms: Any) -> None:
+        """renew's guard, before any record is looked at."""
+        self._check_write(spec.InvalidRenewArguments, invocation_id, token, now_ms, lease_ms)
 
     def _check_renewer(self, row: StoredInvocation, token: spec.Token, now: int) -> None:
         """renew's fence: the same as every write's (:meth:`_check_writer`)."""
@@ -234,14 +241,19 @@ class LedgerCore:
         now_ms: int,
         lease_ms: int,
     ) -> None:
-        self._check_write(spec.InvalidCheckpointArguments, invocation_id, owner_token, now_ms,
-                          lease_ms)
-        if not self._valid_checkpoint(checkpoint):
-            raise spec.InvalidCheckpointArguments(f"{invocation_id!r}: checkpoint is no mapping")
+        self._check_checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             row = self._require(slot)
             self._check_writer(row, owner_token, now_ms)
             slot.update(self._checkpointed(row, checkpoint, now_ms, lease_ms))
+
+    def _check_checkpoint(self, invocation_id: Any, token: Any, checkpoint: Any, now_ms: Any,
+                          lease_ms: Any) -> None:
+        """checkpoint's guard, before any record is looked at."""
+        self._check_write(spec.InvalidCheckpointArguments, invocation_id, token, now_ms,
+                          lease_ms)
+        if not self._valid_checkpoint(checkpoint):
+            raise spec.InvalidCheckpointArguments(f"{invocation_id!r}: checkpoint is no mapping")
 
     def _checkpointed(self, row: StoredInvocation, checkpoint: Mapping[str, Any], now: int,
                       lease_ms: int) -> StoredInvocation:
@@ -259,16 +271,21 @@ class LedgerCore:
         checkpoint: Mapping[str, Any],
         now_ms: int,
     ) -> None:
-        self._check_write(spec.InvalidFinishArguments, invocation_id, owner_token, now_ms)
+        self._check_finish(invocation_id, owner_token, phase, checkpoint, now_ms)
+        with self._locked(invocation_id) as slot:
+            row = self._require(slot)
+            self._check_writer(row, owner_token, now_ms)
+            slot.update(self._finished(row, phase, outcome, checkpoint, now_ms))
+
+    def _check_finish(self, invocation_id: Any, token: Any, phase: Any, checkpoint: Any,
+                      now_ms: Any) -> None:
+        """finish's guard and then its phase, before any record is looked at."""
+        self._check_write(spec.InvalidFinishArguments, invocation_id, token, now_ms)
         if not (self._valid_phase_type(phase) and self._valid_checkpoint(checkpoint)):
             raise spec.InvalidFinishArguments(
                 f"{invocation_id!r}: phase must be a string, checkpoint a mapping")
         if not self._valid_finish_phase(phase):
             raise spec.InvalidTerminalPhase(repr(phase))
-        with self._locked(invocation_id) as slot:
-            row = self._require(slot)
-            self._check_writer(row, owner_token, now_ms)
-            slot.update(self._finished(row, phase, outcome, checkpoint, now_ms))
 
     def _finished(self, row: StoredInvocation, phase: str, outcome: Any,
                   checkpoint: Mapping[str, Any], now: int) -> StoredInvocation:

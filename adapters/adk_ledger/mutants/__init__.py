@@ -36,16 +36,23 @@ class CreateStampsZero(LedgerCore):
 
 
 class CreateMisreadsVersion(LedgerCore):
+    """Reads the version from the key ``version``, not ``workflow_version`` (its arguments
+    checked first, as any create's are)."""
+
     def create(self, invocation_id: str, metadata: Mapping[str, Any],
                checkpoint: Mapping[str, Any]) -> None:
+        self._check_create(invocation_id, metadata, checkpoint)
         renamed = {k: v for k, v in metadata.items() if k != "workflow_version"}
         renamed["workflow_version"] = metadata.get("version")
         super().create(invocation_id, renamed, checkpoint)
 
 
 class CreateOverwrites(LedgerCore):
+    """create replaces a record that is there (its arguments checked first)."""
+
     def create(self, invocation_id: str, metadata: Mapping[str, Any],
                checkpoint: Mapping[str, Any]) -> None:
+        self._check_create(invocation_id, metadata, checkpoint)
         with self._locked(invocation_id) as slot:
             if slot.row is not None:
                 slot.remove()
@@ -53,10 +60,12 @@ class CreateOverwrites(LedgerCore):
 
 
 class CreateCheckThenInsert(LedgerCore):
-    """Checks for the id in one transaction and upserts in another."""
+    """Checks for the id in one transaction and upserts in another (its arguments checked
+    first)."""
 
     def create(self, invocation_id: str, metadata: Mapping[str, Any],
                checkpoint: Mapping[str, Any]) -> None:
+        self._check_create(invocation_id, metadata, checkpoint)
         with self._locked(invocation_id) as slot:
             exists = slot.row is not None
         if exists:
@@ -95,12 +104,16 @@ class OwnedMeansLive(LedgerCore):
 
 
 class ClaimCreatesMissing(LedgerCore):
+    """claim upserts: a missing invocation is made (no metadata, an empty checkpoint) and
+    claimed, where the seed answers not_found. Its arguments are checked first, as any claim's
+    are: a refused claim makes nothing."""
+
     def claim(self, invocation_id: str, owner: str, owner_token: spec.Token, now_ms: int,
               lease_ms: int) -> spec.Invocation:
-        try:
-            self.create(invocation_id, {}, {})
-        except spec.AlreadyExists:
-            pass
+        self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
+        with self._locked(invocation_id) as slot:
+            if slot.row is None:
+                slot.insert(StoredInvocation.created(invocation_id, {}, {}, self.env.clock()))
         return super().claim(invocation_id, owner, owner_token, now_ms, lease_ms)
 
 
@@ -270,6 +283,7 @@ class RenewReadThenWrite(LedgerCore):
     def renew(
             self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
     ) -> None:
+        self._check_renew(invocation_id, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             self._check_writer(self._require(slot), owner_token, now_ms)
         round_trip()
@@ -279,7 +293,8 @@ class RenewReadThenWrite(LedgerCore):
 
 
 class MissingWriteIsStale(LedgerCore):
-    """Writes look the record up with the token in the WHERE clause: no row -> stale_owner."""
+    """Writes look the record up with the token in the WHERE clause: no row -> stale_owner
+    (their arguments checked first, as any write's are)."""
 
     def _stale_if_missing(self, invocation_id: str) -> None:
         with self._locked(invocation_id) as slot:
@@ -289,18 +304,20 @@ class MissingWriteIsStale(LedgerCore):
     def renew(
             self, invocation_id: str, owner_token: spec.Token, now_ms: int, lease_ms: int
     ) -> None:
+        self._check_renew(invocation_id, owner_token, now_ms, lease_ms)
         self._stale_if_missing(invocation_id)
         super().renew(invocation_id, owner_token, now_ms, lease_ms)
 
     def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Mapping[str, Any],
                    now_ms: int, lease_ms: int) -> None:
+        self._check_checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
         self._stale_if_missing(invocation_id)
         super().checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
 
     def finish(self, invocation_id: str, owner_token: spec.Token, phase: str, outcome: Any,
                checkpoint: Mapping[str, Any], now_ms: int) -> None:
-        if self._valid_finish_phase(phase):
-            self._stale_if_missing(invocation_id)
+        self._check_finish(invocation_id, owner_token, phase, checkpoint, now_ms)
+        self._stale_if_missing(invocation_id)
         super().finish(invocation_id, owner_token, phase, outcome, checkpoint, now_ms)
 
 
@@ -318,10 +335,12 @@ class RefusedWriteBumpsRevision(LedgerCore):
 
 
 class ZombieCheckpoint(LedgerCore):
-    """checkpoint checks the lease but not the token."""
+    """checkpoint checks the lease but not the token (its arguments are checked, the token's
+    type too)."""
 
     def checkpoint(self, invocation_id: str, owner_token: spec.Token, checkpoint: Any, now_ms: int,
                    lease_ms: int) -> None:
+        self._check_checkpoint(invocation_id, owner_token, checkpoint, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             token = self._require(slot).token
         super().checkpoint(invocation_id, token or owner_token, checkpoint, now_ms, lease_ms)
@@ -487,10 +506,12 @@ class NormalizesWhenAsGiven(LedgerCore):
 
 
 class CreateRequiresEveryKey(LedgerCore):
-    """Reads each metadata key as the seed does (``maps:get``): an absent key is a crash."""
+    """Reads each metadata key as the seed does (``maps:get``): an absent key is a crash
+    (after the guard, which refuses metadata that is no map)."""
 
     def create(self, invocation_id: str, metadata: Mapping[str, Any],
                checkpoint: Mapping[str, Any]) -> None:
+        self._check_create(invocation_id, metadata, checkpoint)
         missing = [k for k in spec.METADATA_KEYS if k not in metadata]
         if missing:
             raise KeyError(missing[0])
