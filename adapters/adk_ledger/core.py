@@ -20,7 +20,7 @@ from fencepost.spec.adk_ledger import StoredInvocation
 from fencepost.spec.env import AdapterEnv
 
 
-def _integer(value: Any) -> bool:
+def is_integer(value: Any) -> bool:
     """An integer as the seed's guards mean it (``is_integer``): not a bool, not a float."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -107,10 +107,10 @@ class LedgerCore:
         return len(token) > 0 or not (claiming and self._empty_refused())
 
     def _valid_time(self, now_ms: Any) -> bool:
-        return _integer(now_ms)
+        return is_integer(now_ms)
 
     def _valid_lease(self, lease_ms: Any) -> bool:
-        return _integer(lease_ms) and lease_ms > 0
+        return is_integer(lease_ms) and lease_ms > 0
 
     def _valid_write_lease(self, lease_ms: Any) -> bool:
         return self._valid_lease(lease_ms)

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.adk_ledger.core import LedgerCore, _integer
+from fencepost.adapters.adk_ledger.core import LedgerCore, is_integer
 from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
@@ -41,7 +41,7 @@ class LeaseOfZeroTaken(LedgerCore):
     """Validates lease_ms >= 0 where it must be > 0: a lease of 0 is granted already over."""
 
     def _valid_lease(self, lease_ms: Any) -> bool:
-        return _integer(lease_ms) and lease_ms >= 0
+        return is_integer(lease_ms) and lease_ms >= 0
 
 
 class ClaimAcceptsEmptyToken(LedgerCore):
@@ -63,7 +63,7 @@ class FloatTimeTaken(LedgerCore):
     """A JSON number is a time: 2.5 ms passes where the seed's is_integer refuses it."""
 
     def _valid_time(self, now_ms: Any) -> bool:
-        return _integer(now_ms) or isinstance(now_ms, float)
+        return is_integer(now_ms) or isinstance(now_ms, float)
 
 
 class WritesTakeAnyLease(LedgerCore):
