@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.ledgence_tasks.core import (
+    CANCELLED,
     LedgenceCore,
     TaskRecord,
     Txn,
@@ -227,8 +228,14 @@ class LookupOnlyQueued(LedgenceCore):
 
 
 class ResultHidesCancellation(LedgenceCore):
+    """result of a cancelled task answers no outcome (the cancelled one is not written where
+    result reads it); a succeeded or failed task's outcome is answered as stored."""
+
     def result(self, scope: spec.Scope, task_id: str) -> spec.TaskResult:
-        return attrs.evolve(super().result(scope, task_id), outcome=None)
+        answer = super().result(scope, task_id)
+        if answer.task.state != CANCELLED:
+            return answer
+        return attrs.evolve(answer, outcome=None)
 
 
 class ForeignScopeReads(LedgenceCore):

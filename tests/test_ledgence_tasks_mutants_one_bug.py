@@ -1,0 +1,128 @@
+"""Each ledgence-tasks mutant differs from the correct store in its stated bug alone.
+
+A mutant is the correct store with one known bug (:class:`fencepost.adapters.mutants.base.
+Mutant`): every call its bug does not touch must answer as the correct store answers. Each case
+runs short scripts on a fresh correct store (``memory``) and on a fresh mutant: the scripts
+``alike`` must answer the same on both (they once showed a second difference), and the script
+``bug`` must still answer otherwise (the mutant keeps its bug).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+from conftest import Clock
+
+from fencepost.adapter_spec import resolve_adapter
+from fencepost.env import AdapterEnv
+from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.errors import ContractError
+
+SCOPE = spec.Scope("tenant-a", "prod")
+OTHER = spec.Scope("tenant-b", "prod")
+PROGRAM = spec.Program("mailer", "1.2.0")
+DIGEST = "sha256:" + "ab" * 32
+ROUTED = spec.ROUTED_QUEUE
+
+Script = Callable[[Any, Clock], list[Any]]
+
+
+def _answers(adapter: str, script: Script) -> list[Any]:
+    """What ``script`` reads off a fresh store of ``adapter`` whose clock starts at 1 000."""
+    factory, _ = resolve_adapter("ledgence-tasks", adapter)
+    clock = Clock(1_000)
+    env = AdapterEnv(clock=clock, namespace=f"m{uuid.uuid4().hex[:10]}")
+    store = factory(env)
+    try:
+        return script(store, clock)
+    finally:
+        store.close()
+        getattr(factory, "discard", lambda _env: None)(env)
+
+
+def _try(call: Callable[[], Any]) -> str:
+    """ "ok", or the code of the contract error the call raised."""
+    try:
+        call()
+        return "ok"
+    except ContractError as e:
+        return e.code
+
+
+def submit_command(key: str = "key-1", **changes: Any) -> spec.SubmitCommand:
+    task = spec.TaskInput(SCOPE, "emails", PROGRAM, "order-7", {"n": 1}, spec.RetryPolicy(3, 5000),
+                          300_000)
+    return spec.SubmitCommand(key, attrs.evolve(task, **changes))
+
+
+def descriptor(**changes: Any) -> spec.ProgramDescriptor:
+    return attrs.evolve(spec.ProgramDescriptor(PROGRAM, DIGEST, 2048), **changes)
+
+
+def submit(store: Any, key: str = "key-1", **changes: Any) -> spec.TaskSnapshot:
+    snapshot: spec.TaskSnapshot = store.accept_resolved_submission(
+        submit_command(key, **changes), descriptor())
+    return snapshot
+
+
+def acquisition(session: str, sequence: int, queue: str = "emails",
+                scope: spec.Scope = SCOPE) -> spec.AcquireCommand:
+    return spec.AcquireCommand(scope, queue, session, 0, sequence)
+
+
+def claim(session: str, task_id: str, sequence: int = 1,
+          scope: spec.Scope = SCOPE) -> spec.ClaimCommand:
+    return spec.ClaimCommand(acquisition(session, sequence, ROUTED, scope),
+                             spec.DispatchRef(scope, ROUTED, task_id, 1))
+
+
+def success(assignment: spec.Assignment, owner: spec.LeaseOwner | None = None
+            ) -> spec.SettleCommand:
+    event = assignment.event
+    context = spec.ExecutionContext(event.task_id, event.attempt_id, PROGRAM, DIGEST)
+    report = spec.ExecutionReport(context, "proc-1", False,
+                                  {"status": "success", "output": {"sent": 1}}, 20)
+    return spec.SettleCommand(owner or assignment.lease.owner, "op-1", report, spec.CONFIRMED)
+
+
+def claimed(store: Any, queue: str = "emails") -> tuple[spec.WorkerSession, spec.Assignment]:
+    """A session of one consumer and the assignment of a task it acquired at sequence 1."""
+    session = store.open_session(SCOPE, queue, 1)
+    submit(store)
+    reply = store.acquire(acquisition(session.id, 1, queue))
+    assert isinstance(reply, spec.AcquireAssigned)
+    return session, reply.assignment
+
+
+# -- the scripts -------------------------------------------------------------------------------
+
+
+def result_of_a_succeeded_task(store: Any, clock: Clock) -> list[Any]:
+    _, assignment = claimed(store)
+    store.settle(success(assignment))
+    outcome = store.result(SCOPE, assignment.event.task_id).outcome
+    return [outcome["kind"] if outcome is not None else None]
+
+
+def result_of_a_cancelled_task(store: Any, clock: Clock) -> list[Any]:
+    task = submit(store)
+    store.cancel(SCOPE, task.task_id)
+    return [store.result(SCOPE, task.task_id).outcome]
+
+
+CASES: list[tuple[str, Script, list[Script]]] = [
+    ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
+]
+
+
+@pytest.mark.parametrize(("name", "bug", "alike"), CASES, ids=[c[0] for c in CASES])
+def test_a_mutant_differs_from_the_correct_store_in_its_bug_alone(
+        name: str, bug: Script, alike: list[Script]) -> None:
+    """The scripts ``alike`` answer on the mutant as on the correct store; ``bug`` does not."""
+    for script in alike:
+        assert _answers(f"mutant:{name}", script) == _answers("memory", script), script.__name__
+    assert _answers(f"mutant:{name}", bug) != _answers("memory", bug)
