@@ -114,8 +114,23 @@ def result_of_a_cancelled_task(store: Any, clock: Clock) -> list[Any]:
     return [store.result(SCOPE, task.task_id).outcome]
 
 
+def cancel_of_malformed_references(store: Any, clock: Clock) -> list[Any]:
+    return [_try(lambda: store.cancel(spec.Scope("", "prod"), "task_x")),
+            _try(lambda: store.cancel(SCOPE, "")),
+            _try(lambda: store.cancel(SCOPE, "x" * 300))]
+
+
+def cancel_twice(store: Any, clock: Clock) -> list[Any]:
+    task = submit(store)
+    store.cancel(SCOPE, task.task_id)
+    clock.now += 5
+    store.cancel(SCOPE, task.task_id)
+    return [store.status(SCOPE, task.task_id).terminal_at]
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
+    ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
 ]
 
 

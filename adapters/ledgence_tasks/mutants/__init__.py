@@ -264,6 +264,7 @@ class CancelTwiceRestamps(LedgenceCore):
     """A second cancel stamps terminal_at again."""
 
     def cancel(self, scope: spec.Scope, task_id: str) -> str:
+        self._check_task_ref(scope, task_id)
         with self._transaction() as txn:
             record = self._require(txn, scope, task_id)
             if record.snapshot.state == "cancelled":
