@@ -128,9 +128,24 @@ def cancel_twice(store: Any, clock: Clock) -> list[Any]:
     return [store.status(SCOPE, task.task_id).terminal_at]
 
 
+def acquire_at_a_claimed_sequence(store: Any, clock: Clock) -> list[Any]:
+    session = store.open_session(SCOPE, ROUTED, 1)
+    task = submit(store, queue=ROUTED)
+    store.claim_dispatch(claim(session.id, task.task_id))
+    return [_try(lambda: store.acquire(acquisition(session.id, 1, ROUTED)))]
+
+
+def replay_on_an_expired_session(store: Any, clock: Clock) -> list[Any]:
+    session, _ = claimed(store)
+    clock.now = session.expires_at
+    return [_try(lambda: store.acquire(acquisition(session.id, 1)))]
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
+    ("replay_before_session_check", replay_on_an_expired_session,
+     [acquire_at_a_claimed_sequence]),
 ]
 
 

@@ -70,14 +70,16 @@ class RenewalOutlivesSession(LedgenceCore):
 
 class ReplayBeforeSessionCheck(LedgenceCore):
     """A fast path answers a repeated sequence from the cursor before the session's expiry is
-    checked."""
+    checked (a sequence that holds a dispatch claim is no replay: the full path answers it)."""
 
     def _acquire_in(self, txn: Txn, command: spec.AcquireCommand, finish_empty: bool) -> Any:
         now = self.env.clock()
         session = txn.read_session(command.worker_session_id)
         if session is not None and self._fits_session(session, command):
-            cursor = txn.lock_cursor(*self._cursor_key(session, command))
-            if cursor is not None and cursor.sequence == command.sequence:
+            key = self._cursor_key(session, command)
+            cursor = txn.lock_cursor(*key)
+            if (cursor is not None and cursor.sequence == command.sequence
+                    and not self._sequence_claimed(txn, key, command.sequence)):
                 return spec.ProbeCompleted(self._acquire_replay(txn, cursor, now), REPLAYED)
         return super()._acquire_in(txn, command, finish_empty)
 
