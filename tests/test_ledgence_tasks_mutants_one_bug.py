@@ -141,11 +141,30 @@ def replay_on_an_expired_session(store: Any, clock: Clock) -> list[Any]:
     return [_try(lambda: store.acquire(acquisition(session.id, 1)))]
 
 
+def claims_of_routed_and_unrouted_tasks(store: Any, clock: Clock) -> list[Any]:
+    session = store.open_session(SCOPE, ROUTED, 1)
+    routed = submit(store, "routed", queue=ROUTED)
+    unrouted = submit(store, "unrouted")
+    elsewhere = store.open_session(SCOPE, "emails", 1)
+    return [_try(lambda: store.claim_dispatch(claim(session.id, routed.task_id))),
+            _try(lambda: store.claim_dispatch(spec.ClaimCommand(
+                acquisition(elsewhere.id, 1), spec.DispatchRef(SCOPE, "emails",
+                                                               unrouted.task_id, 1)))),
+            _try(lambda: store.claim_dispatch(claim(session.id, unrouted.task_id, 2)))]
+
+
+def acquire_of_the_routed_queue(store: Any, clock: Clock) -> list[Any]:
+    session = store.open_session(SCOPE, ROUTED, 1)
+    submit(store, queue=ROUTED)
+    return [_try(lambda: store.acquire(acquisition(session.id, 1, ROUTED)))]
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
      [acquire_at_a_claimed_sequence]),
+    ("routed_queue_scanned", acquire_of_the_routed_queue, [claims_of_routed_and_unrouted_tasks]),
 ]
 
 

@@ -241,10 +241,19 @@ class FallbackQueueScan(LedgenceCore):
 
 class RoutedQueueScanned(LedgenceCore):
     """Acquisition ignores routes: the routed queue is scanned like any other (a store that
-    routes in its claims only)."""
+    routes in its claims only: a claim still takes a routed task and refuses another)."""
 
     def _routed(self, queue: str) -> bool:
         return False
+
+    def _dispatch_task(self, txn: Txn, dispatch: spec.DispatchRef) -> TaskRecord:
+        """The correct claim's lookup, routes checked as the correct store checks them."""
+        task = self._require(txn, dispatch.scope, dispatch.task_id)
+        if not super()._routed(task.snapshot.input.queue):
+            raise spec.InvalidInput(spec.UNROUTED_CLAIM)
+        if task.snapshot.input.queue != dispatch.queue:
+            raise spec.Conflict(f"task {dispatch.task_id!r} is not in queue {dispatch.queue!r}")
+        return task
 
 
 class UnroutedTaskClaimed(LedgenceCore):
