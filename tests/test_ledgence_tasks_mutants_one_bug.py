@@ -159,19 +159,44 @@ def acquire_of_the_routed_queue(store: Any, clock: Clock) -> list[Any]:
     return [_try(lambda: store.acquire(acquisition(session.id, 1, ROUTED)))]
 
 
+def writes_from_another_scope(store: Any, clock: Clock) -> list[Any]:
+    """Cancel, claim, settle, renew and confirm of another scope's task."""
+    session, assignment = claimed(store)
+    owner = attrs.evolve(assignment.lease.owner, scope=OTHER)
+    queued = submit(store, "queued")
+    routed = submit(store, "routed", queue=ROUTED)
+    foreign = store.open_session(OTHER, ROUTED, 1)
+    return [_try(lambda: store.cancel(OTHER, queued.task_id)),
+            _try(lambda: store.claim_dispatch(claim(foreign.id, routed.task_id, scope=OTHER))),
+            _try(lambda: store.settle(success(assignment, owner))),
+            _try(lambda: store.renew(spec.RenewCommand(owner, 1, spec.KEEP_ALIVE))),
+            _try(lambda: store.confirm_quiescence(owner)),
+            store.status(SCOPE, queued.task_id).state]
+
+
+def reads_from_another_scope(store: Any, clock: Clock) -> list[Any]:
+    task = submit(store)
+    return [_try(lambda: store.status(OTHER, task.task_id)),
+            _try(lambda: store.history(OTHER, task.task_id, 0))]
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
      [acquire_at_a_claimed_sequence]),
     ("routed_queue_scanned", acquire_of_the_routed_queue, [claims_of_routed_and_unrouted_tasks]),
+    ("foreign_scope_reads", reads_from_another_scope, [writes_from_another_scope]),
 ]
 
 
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
 @pytest.mark.parametrize(("name", "bug", "alike"), CASES, ids=[c[0] for c in CASES])
 def test_a_mutant_differs_from_the_correct_store_in_its_bug_alone(
-        name: str, bug: Script, alike: list[Script]) -> None:
-    """The scripts ``alike`` answer on the mutant as on the correct store; ``bug`` does not."""
+        name: str, bug: Script, alike: list[Script], base: str) -> None:
+    """The scripts ``alike`` answer on the mutant as on the correct store it is built on;
+    ``bug`` does not."""
+    mutant = f"mutant:{name}@{base}"
     for script in alike:
-        assert _answers(f"mutant:{name}", script) == _answers("memory", script), script.__name__
-    assert _answers(f"mutant:{name}", bug) != _answers("memory", bug)
+        assert _answers(mutant, script) == _answers(base, script), script.__name__
+    assert _answers(mutant, bug) != _answers(base, bug)

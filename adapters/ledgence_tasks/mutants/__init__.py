@@ -7,6 +7,7 @@ stores wrong only at an argument's edge in :mod:`.edges`. ``MUTANTS`` lists them
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -239,8 +240,26 @@ class ResultHidesCancellation(LedgenceCore):
 
 
 class ForeignScopeReads(LedgenceCore):
+    """The reads (status, result, inspect, inspect_attempt, history) find a task by its id
+    alone, whatever its scope; every write (cancel, a claim, an owner call) still looks it up
+    in its own scope."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._foreign_reading = threading.local()
+
+    @contextmanager
+    def _reading(self) -> Iterator[Txn]:
+        self._foreign_reading.active = True
+        try:
+            with super()._reading() as txn:
+                yield txn
+        finally:
+            self._foreign_reading.active = False
+
     def _visible(self, record: TaskRecord, scope: spec.Scope) -> bool:
-        return True
+        reading = bool(getattr(self._foreign_reading, "active", False))
+        return reading or super()._visible(record, scope)
 
 
 class HistoryOffByOne(LedgenceCore):
