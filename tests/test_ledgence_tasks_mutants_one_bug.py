@@ -180,6 +180,24 @@ def reads_from_another_scope(store: Any, clock: Clock) -> list[Any]:
             _try(lambda: store.history(OTHER, task.task_id, 0))]
 
 
+def session_used_at_its_expiry(store: Any, clock: Clock) -> list[Any]:
+    """Acquire, renew and a claim at exactly the session's expires_at."""
+    session, assignment = claimed(store)
+    routed = store.open_session(SCOPE, ROUTED, 1)
+    task = submit(store, "routed", queue=ROUTED)
+    clock.now = session.expires_at
+    return [_try(lambda: store.acquire(acquisition(session.id, 2))),
+            _try(lambda: store.renew(spec.RenewCommand(assignment.lease.owner, 1,
+                                                       spec.KEEP_ALIVE))),
+            _try(lambda: store.claim_dispatch(claim(routed.id, task.task_id)))]
+
+
+def extend_at_expiry(store: Any, clock: Clock) -> list[Any]:
+    session = store.open_session(SCOPE, "emails", 1)
+    clock.now = session.expires_at
+    return [_try(lambda: store.extend_session(session.id))]
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -187,6 +205,7 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [acquire_at_a_claimed_sequence]),
     ("routed_queue_scanned", acquire_of_the_routed_queue, [claims_of_routed_and_unrouted_tasks]),
     ("foreign_scope_reads", reads_from_another_scope, [writes_from_another_scope]),
+    ("expired_session_revived", extend_at_expiry, [session_used_at_its_expiry]),
 ]
 
 

@@ -56,8 +56,19 @@ class UnknownSessionIsExpired(LedgenceCore):
 
 
 class ExpiredSessionRevived(LedgenceCore):
+    """extend_session compares the session's expiry with >: at exactly expires_at it extends
+    (revives) the session. Acquire, renew and claims compare exactly, as the correct store."""
+
     def _session_expired(self, session: spec.WorkerSession, now: int) -> bool:
         return now > session.expires_at
+
+    def _usable_session(self, txn: Txn, worker_session_id: str,
+                        now: int) -> spec.WorkerSession:
+        session = super()._usable_session(txn, worker_session_id, now)
+        if super()._session_expired(session, now):
+            raise spec.SessionExpired(
+                f"worker session {worker_session_id!r} expired at {session.expires_at}")
+        return session
 
 
 class ExtensionNotStored(LedgenceCore):
