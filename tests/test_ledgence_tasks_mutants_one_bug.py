@@ -198,6 +198,13 @@ def extend_at_expiry(store: Any, clock: Clock) -> list[Any]:
     return [_try(lambda: store.extend_session(session.id))]
 
 
+def open_session_with(*concurrencies: Any) -> Script:
+    def script(store: Any, clock: Clock) -> list[Any]:
+        return [_try(lambda c=c: store.open_session(SCOPE, "emails", c)) for c in concurrencies]
+    script.__name__ = f"open_session_with{concurrencies!r}"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -206,6 +213,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("routed_queue_scanned", acquire_of_the_routed_queue, [claims_of_routed_and_unrouted_tasks]),
     ("foreign_scope_reads", reads_from_another_scope, [writes_from_another_scope]),
     ("expired_session_revived", extend_at_expiry, [session_used_at_its_expiry]),
+    ("zero_concurrency_accepted", open_session_with(0),
+     [open_session_with(-1, 0.5, False, "x", None, 0.0)]),
 ]
 
 

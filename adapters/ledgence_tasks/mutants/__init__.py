@@ -42,8 +42,13 @@ class SessionsLastOneHour(LedgenceCore):
 
 
 class ZeroConcurrencyAccepted(LedgenceCore):
+    """open_session takes concurrency 0 for 1 (a "no limit given" read as one consumer); any
+    other value is checked as the correct store checks it."""
+
     def open_session(self, scope: spec.Scope, queue: str, concurrency: int) -> spec.WorkerSession:
-        return super().open_session(scope, queue, max(concurrency, 1))
+        zero = isinstance(concurrency, int) and not isinstance(concurrency, bool) and (
+            concurrency == 0)
+        return super().open_session(scope, queue, 1 if zero else concurrency)
 
 
 class UnknownSessionIsExpired(LedgenceCore):
