@@ -205,6 +205,40 @@ def open_session_with(*concurrencies: Any) -> Script:
     return script
 
 
+def submissions_with(*changes: dict[str, Any]) -> Script:
+    """Submissions whose input (or, under "descriptor", the descriptor) has these changes."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        answers = []
+        for i, change in enumerate(changes):
+            change = dict(change)
+            program = descriptor(**change.pop("descriptor", {}))
+            command = submit_command(f"key-{i}", **change)
+            answers.append(_try(lambda command=command, program=program:
+                                store.accept_resolved_submission(command, program)))
+        return answers
+    script.__name__ = f"submissions_with{changes!r}"
+    return script
+
+
+def pages_with(*filters: spec.TaskFilters) -> Script:
+    """A page of each filter, over one task submitted at 1 000."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        submit(store)
+        answers = []
+        for f in filters:
+            try:
+                answers.append(len(store.list_tasks(SCOPE, spec.TaskListQuery(f)).items))
+            except ContractError as e:
+                answers.append(e.code)
+        return answers
+    script.__name__ = f"pages_with{filters!r}"
+    return script
+
+
+def policy(max_attempts: Any = 3, retry_delay_ms: Any = 5000) -> dict[str, Any]:
+    return {"retry_policy": spec.RetryPolicy(max_attempts, retry_delay_ms)}
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -215,6 +249,20 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("expired_session_revived", extend_at_expiry, [session_used_at_its_expiry]),
     ("zero_concurrency_accepted", open_session_with(0),
      [open_session_with(-1, 0.5, False, "x", None, 0.0)]),
+    # an edge stand-in taken for a bool or a float equal to 0 (False == 0 == 0.0)
+    ("zero_max_attempts_accepted", submissions_with(policy(0)),
+     [submissions_with(policy(False), policy(0.0))]),
+    ("zero_timeout_is_the_default", submissions_with({"attempt_timeout_ms": 0}),
+     [submissions_with({"attempt_timeout_ms": False}, {"attempt_timeout_ms": 0.0})]),
+    ("empty_archive_accepted", submissions_with({"descriptor": {"size": 0}}),
+     [submissions_with({"descriptor": {"size": False}}, {"descriptor": {"size": 0.0}})]),
+    ("zero_until_is_no_bound", pages_with(spec.TaskFilters(submitted_until=0)),
+     [pages_with(spec.TaskFilters(submitted_until=False),
+                 spec.TaskFilters(submitted_until=0.0))]),
+    ("empty_time_range_accepted", pages_with(spec.TaskFilters(submitted_from=5,
+                                                              submitted_until=5)),
+     [pages_with(spec.TaskFilters(submitted_from=1, submitted_until=True),
+                 spec.TaskFilters(submitted_from=0, submitted_until=False))]),
 ]
 
 

@@ -118,7 +118,8 @@ class EmptyTimeRangeAccepted(LedgenceCore):
     def _check_list_query(self, scope: spec.Scope, query: spec.TaskListQuery) -> None:
         f = getattr(query, "filters", None)
         if (isinstance(query, spec.TaskListQuery) and isinstance(f, spec.TaskFilters)
-                and type(f.submitted_from) is int and f.submitted_from == f.submitted_until):
+                and type(f.submitted_from) is int and type(f.submitted_until) is int
+                and f.submitted_from == f.submitted_until):
             query = attrs.evolve(query, filters=attrs.evolve(
                 f, submitted_until=f.submitted_until + 1))
         super()._check_list_query(scope, query)
