@@ -239,6 +239,33 @@ def policy(max_attempts: Any = 3, retry_delay_ms: Any = 5000) -> dict[str, Any]:
     return {"retry_policy": spec.RetryPolicy(max_attempts, retry_delay_ms)}
 
 
+def calls(*made: Callable[[Any], Any]) -> Script:
+    """Each call on a fresh store: "ok" or its contract error's code."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        return [_try(lambda call=call: call(store)) for call in made]
+    return script
+
+
+def inspect_attempts(*attempt_ids: str) -> Script:
+    def script(store: Any, clock: Clock) -> list[Any]:
+        task = submit(store)
+        return [_try(lambda a=a: store.inspect_attempt(SCOPE, task.task_id, a))
+                for a in attempt_ids]
+    script.__name__ = f"inspect_attempts{attempt_ids!r}"
+    return script
+
+
+def settles_by_owners(**changes: Any) -> Script:
+    """settle with the owner changed by each change (a dict of the owner's fields)."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        _, assignment = claimed(store)
+        owner = assignment.lease.owner
+        return [_try(lambda c=c: store.settle(success(assignment, attrs.evolve(owner, **c))))
+                for c in changes.values()]
+    script.__name__ = f"settles_by_owners{changes!r}"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -263,6 +290,20 @@ CASES: list[tuple[str, Script, list[Script]]] = [
                                                               submitted_until=5)),
      [pages_with(spec.TaskFilters(submitted_from=1, submitted_until=True),
                  spec.TaskFilters(submitted_from=0, submitted_until=False))]),
+    # an edge stand-in that also stood in for another value the correct store refuses
+    ("empty_key_looked_up", calls(lambda s: s.lookup_submission(SCOPE, "")),
+     [calls(lambda s: s.lookup_submission(SCOPE, None),
+            lambda s: s.lookup_submission(SCOPE, 0))]),
+    ("empty_program_part_accepted", submissions_with({"program": spec.Program("", "1.2.0")}),
+     [submissions_with({"program": spec.Program("", None)}),
+      calls(lambda s: s.accept_resolved_submission(
+          submit_command(program=spec.Program("", "1.2.0")), None))]),
+    ("negative_owner_numbers_compared", settles_by_owners(generation={"generation": -1}),
+     [settles_by_owners(consumer_none={"generation": -1, "consumer_id": None},
+                        consumer_true={"generation": -1, "consumer_id": True})]),
+    ("empty_attempt_id_not_found", inspect_attempts(""),
+     [inspect_attempts("a" * 300, "a\x00")]),
+    ("numeric_string_concurrency", open_session_with("2"), [open_session_with("\u00b2")]),
 ]
 
 
@@ -276,3 +317,27 @@ def test_a_mutant_differs_from_the_correct_store_in_its_bug_alone(
     for script in alike:
         assert _answers(mutant, script) == _answers(base, script), script.__name__
     assert _answers(mutant, bug) != _answers(base, bug)
+
+
+AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
+    # the empty id is accepted, not a descriptor of another program (the old stand-in was
+    # written into the descriptor too: ok)
+    ("empty_program_part_accepted",
+     submissions_with({"program": spec.Program("", "1.2.0"),
+                       "descriptor": {"program": spec.Program("other", "9")}}), ["conflict"]),
+    # any id that is no string, a list included (the old lookup crashed: unhashable)
+    ("session_id_type_unchecked", calls(lambda s: s.extend_session(["ws"]),
+                                        lambda s: s.extend_session(5)),
+     ["unknown_session", "unknown_session"]),
+]
+
+
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
+@pytest.mark.parametrize(("name", "script", "answers"), AS_ITS_BUG_SAYS,
+                         ids=[c[0] for c in AS_ITS_BUG_SAYS])
+def test_a_call_within_a_mutants_bug_is_answered_as_its_bug_says(
+        name: str, script: Script, answers: list[Any], base: str) -> None:
+    """Where a call is within the bug's reach, the mutant answers as its bug says, and
+    nothing else goes wrong on the way (the correct store refuses these calls)."""
+    assert _answers(f"mutant:{name}@{base}", script) == answers
+    assert _answers(base, script) != answers

@@ -50,19 +50,19 @@ class NumericStringConcurrency(LedgenceCore):
     """Coerces concurrency with int(), as a value read from a configuration file."""
 
     def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
-        if isinstance(concurrency, str) and concurrency.isdigit():
+        # isdecimal: the digits int() reads ("²" is a digit int() refuses)
+        if isinstance(concurrency, str) and concurrency.isdecimal():
             concurrency = int(concurrency)
         return super().open_session(scope, queue, concurrency)
 
 
 class SessionIdTypeUnchecked(LedgenceCore):
-    """Checks a session id as text only when it is a string; anything else is looked up."""
+    """Checks a session id as text only when it is a string; anything else is taken for an id
+    no session has (every session's id is a string)."""
 
     def extend_session(self, worker_session_id: Any) -> spec.WorkerSession:
         if not isinstance(worker_session_id, str):
-            with self._transaction() as txn:
-                if txn.load_session(worker_session_id) is None:
-                    raise spec.UnknownSession(f"no worker session {worker_session_id!r}")
+            raise spec.UnknownSession(f"no worker session {worker_session_id!r}")
         return super().extend_session(worker_session_id)
 
 
@@ -70,7 +70,7 @@ class EmptyKeyLookedUp(LedgenceCore):
     """lookup_submission checks the key's length, not that it has one."""
 
     def _check_lookup(self, scope: Any, idempotency_key: Any) -> None:
-        super()._check_lookup(scope, idempotency_key or "k")
+        super()._check_lookup(scope, "k" if idempotency_key == "" else idempotency_key)
 
 
 def _submission_standing_in(command: Any, **changes: Any) -> Any:
@@ -93,9 +93,11 @@ class EmptyProgramPartAccepted(LedgenceCore):
     def _check_submission(self, command: Any, descriptor: Any) -> None:
         program: Any = getattr(getattr(command, "input", None), "program", None)
         if isinstance(program, spec.Program) and "" in (program.id, program.version):
-            stand_in = spec.Program(program.id or "p", program.version or "1")
+            stand_in = spec.Program("p" if program.id == "" else program.id,
+                                    "1" if program.version == "" else program.version)
             command = _submission_standing_in(command, program=stand_in)
-            descriptor = attrs.evolve(descriptor, program=stand_in)
+            if isinstance(descriptor, spec.ProgramDescriptor) and descriptor.program == program:
+                descriptor = attrs.evolve(descriptor, program=stand_in)
         super()._check_submission(command, descriptor)
 
 
@@ -162,7 +164,7 @@ class EmptyAttemptIdNotFound(LedgenceCore):
     """inspect_attempt looks an empty attempt id up: not_found."""
 
     def _check_attempt_ref(self, attempt_id: Any) -> None:
-        if not isinstance(attempt_id, str):
+        if attempt_id != "":
             super()._check_attempt_ref(attempt_id)
 
 
@@ -278,10 +280,10 @@ class NegativeOwnerNumbersCompared(LedgenceCore):
 
     def _check_settle(self, command: Any) -> None:
         owner: Any = getattr(command, "owner", None)
-        if _negative(getattr(owner, "generation", None)) or _negative(
-                getattr(owner, "consumer_id", None)):
-            command = attrs.evolve(command, owner=attrs.evolve(owner, generation=1,
-                                                               consumer_id=0))
+        stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
+                    if _negative(getattr(owner, what, None))}
+        if stand_in:
+            command = attrs.evolve(command, owner=attrs.evolve(owner, **stand_in))
         super()._check_settle(command)
 
 
