@@ -266,6 +266,21 @@ def settles_by_owners(**changes: Any) -> Script:
     return script
 
 
+def renewals_with(*intents: Any) -> Script:
+    def script(store: Any, clock: Clock) -> list[Any]:
+        _, assignment = claimed(store)
+        owner = assignment.lease.owner
+        return [_try(lambda i=i: store.renew(spec.RenewCommand(owner, 1, i))) for i in intents]
+    script.__name__ = f"renewals_with{intents!r}"
+    return script
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = [leaf]
+    return leaf
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -304,6 +319,14 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("empty_attempt_id_not_found", inspect_attempts(""),
      [inspect_attempts("a" * 300, "a\x00")]),
     ("numeric_string_concurrency", open_session_with("2"), [open_session_with("\u00b2")]),
+    ("data_depth_unchecked", submissions_with({"data": nested(65, 1)}),
+     [submissions_with({"data": nested(65, 2**64)}, {"data": nested(65, float("nan"))},
+                       {"data": nested(65, "x" * spec.MAX_DATA_BYTES)})]),
+    ("program_mismatch_accepted",
+     submissions_with({"descriptor": {"program": spec.Program("other", "9")}}),
+     [calls(lambda s: s.accept_resolved_submission(spec.SubmitCommand("k", None),
+                                                   descriptor()))]),
+    ("unknown_intent_is_keep_alive", renewals_with("bogus"), [renewals_with(None, 1, b"dispatch")]),
 ]
 
 

@@ -139,6 +139,9 @@ class DataDepthUnchecked(LedgenceCore):
                           descriptor: spec.ProgramDescriptor) -> None:
         data = getattr(getattr(command, "input", None), "data", None)
         if spec.json_depth(data) > spec.MAX_DATA_DEPTH:
+            # only the depth goes unchecked: the data's integers and size still are
+            if len(spec.canonical_json(data).encode("utf-8")) > spec.MAX_DATA_BYTES:
+                raise spec.InvalidInput("data is larger than 1 MiB")
             command = attrs.evolve(command, input=attrs.evolve(command.input, data=None))
         super()._check_submission(command, descriptor)
 
@@ -191,8 +194,9 @@ class OneEqualsOnePointZero(LedgenceCore):
 class ProgramMismatchAccepted(LedgenceCore):
     def accept_resolved_submission(self, command: spec.SubmitCommand,
                                    descriptor: spec.ProgramDescriptor) -> spec.TaskSnapshot:
-        if isinstance(descriptor, spec.ProgramDescriptor) and isinstance(
-                command, spec.SubmitCommand):
+        if (isinstance(descriptor, spec.ProgramDescriptor)
+                and isinstance(command, spec.SubmitCommand)
+                and isinstance(command.input, spec.TaskInput)):
             descriptor = attrs.evolve(descriptor, program=command.input.program)
         return super().accept_resolved_submission(command, descriptor)
 

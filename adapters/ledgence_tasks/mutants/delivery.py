@@ -347,8 +347,8 @@ class DispatchAtDeadlineAuthorized(LedgenceCore):
 
 class UnknownIntentIsKeepAlive(LedgenceCore):
     def renew(self, command: spec.RenewCommand) -> spec.Authority:
-        if isinstance(command, spec.RenewCommand) and command.intent not in (
-                spec.KEEP_ALIVE, spec.DISPATCH):
+        if (isinstance(command, spec.RenewCommand) and isinstance(command.intent, str)
+                and command.intent not in (spec.KEEP_ALIVE, spec.DISPATCH)):
             command = attrs.evolve(command, intent=spec.KEEP_ALIVE)
         return super().renew(command)
 
