@@ -281,6 +281,17 @@ def nested(depth: int, leaf: Any) -> Any:
     return leaf
 
 
+def probes_finishing_empty(*flags: Any) -> Script:
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", 1)
+        return [type(store.probe_acquisition(acquisition(session.id, 1), f, 10**9)).__name__
+                if f is True else
+                _try(lambda f=f: store.probe_acquisition(acquisition(session.id, 1), f, 10**9))
+                for f in flags]
+    script.__name__ = f"probes_finishing_empty{flags!r}"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -327,6 +338,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [calls(lambda s: s.accept_resolved_submission(spec.SubmitCommand("k", None),
                                                    descriptor()))]),
     ("unknown_intent_is_keep_alive", renewals_with("bogus"), [renewals_with(None, 1, b"dispatch")]),
+    ("probe_drops_finish_empty", probes_finishing_empty(True),
+     [probes_finishing_empty("yes", None, 1)]),
 ]
 
 

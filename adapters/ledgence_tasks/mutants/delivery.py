@@ -169,11 +169,13 @@ class PendingCommitsCursor(LedgenceCore):
 
 
 class ProbeDropsFinishEmpty(LedgenceCore):
-    """probe_acquisition does not pass finish_empty on: it answers Pending, never Empty."""
+    """probe_acquisition does not pass finish_empty on: it answers Pending, never Empty (a
+    finish_empty that is no bool is still refused)."""
 
     def probe_acquisition(self, command: spec.AcquireCommand, finish_empty: bool,
                           deadline_ms: int) -> Any:
-        return super().probe_acquisition(command, False, deadline_ms)
+        return super().probe_acquisition(command, False if finish_empty is True else finish_empty,
+                                         deadline_ms)
 
 
 class DeadlineAtNowStillRuns(LedgenceCore):
