@@ -292,6 +292,33 @@ def probes_finishing_empty(*flags: Any) -> Script:
     return script
 
 
+def replayed_lease_near_the_session_expiry(ms_left: int) -> Script:
+    """The lease a replay answers, less the session's expiry: claimed 50 s before the session
+    expires (its lease capped by that expiry), replayed ``ms_left`` ms before it."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", 1)
+        submit(store, attempt_timeout_ms=3_600_000)
+        clock.now = session.expires_at - 50_000
+        store.acquire(acquisition(session.id, 1))
+        clock.now = session.expires_at - ms_left
+        reply = store.acquire(acquisition(session.id, 1))
+        return [reply.assignment.lease.expires_at - session.expires_at]
+    script.__name__ = f"replayed_lease_near_the_session_expiry({ms_left})"
+    return script
+
+
+def replayed_lease_after(ms: int) -> Script:
+    """The lease a replay answers ``ms`` after the claim, less the claim's."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", 1)
+        submit(store)
+        first = store.acquire(acquisition(session.id, 1)).assignment.lease.expires_at
+        clock.now += ms
+        return [store.acquire(acquisition(session.id, 1)).assignment.lease.expires_at - first]
+    script.__name__ = f"replayed_lease_after({ms})"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
@@ -340,6 +367,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("unknown_intent_is_keep_alive", renewals_with("bogus"), [renewals_with(None, 1, b"dispatch")]),
     ("probe_drops_finish_empty", probes_finishing_empty(True),
      [probes_finishing_empty("yes", None, 1)]),
+    ("replay_extends_lease", replayed_lease_after(10_000),
+     [replayed_lease_near_the_session_expiry(40_000)]),
 ]
 
 

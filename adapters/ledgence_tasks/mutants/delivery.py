@@ -126,14 +126,17 @@ class EmptyCursorIsNoCursor(LedgenceCore):
 
 
 class ReplayExtendsLease(LedgenceCore):
-    """A replayed live assignment is taken for a heartbeat: its lease is extended."""
+    """A replayed live assignment is taken for a heartbeat: its lease is extended, as a
+    renewal extends it (capped by the authority deadline and the session's expiry)."""
 
     def _acquire_replay(self, txn: Txn, cursor: Cursor, now: int) -> Any:
         found = self._cursor_attempt(txn, cursor)
         if found is not None and self._live(found[0], found[1], now):
             att = found[1].snapshot
-            lease = attrs.evolve(att.lease, expires_at=min(now + spec.LEASE_MS,
-                                                           att.authority_deadline))
+            session = txn.read_session(att.lease.owner.worker_session_id)
+            assert session is not None  # the replay's session, checked usable
+            lease = attrs.evolve(att.lease, expires_at=self._lease_expiry(
+                now, att.authority_deadline, session))
             txn.save_attempt(attrs.evolve(found[1], snapshot=attrs.evolve(att, lease=lease)))
         return super()._acquire_replay(txn, cursor, now)
 
