@@ -91,20 +91,24 @@ class LostUpdate(TasksCore):
 
 
 class RevisionCheckedOutsideTheWrite(TasksCore):
-    """Checks expected_revision in one transaction and applies the event in another."""
+    """Checks expected_revision in one transaction and applies the event in another. The
+    arguments are checked first, as the seed's guard does: a revision of 0.0 or False is no
+    revision, even where it equals the task's."""
 
     def transition(self, task_id: str, expected_revision: int, event: spec.Event,
                    authority: spec.RequestAuthority | spec.WorkerAuthority) -> spec.Transition:
+        self._check_transition_args(task_id, expected_revision, authority)
         with self._transaction() as txn:
-            current = self._require(txn, task_id).snapshot
-        if current.revision == expected_revision:
+            found = txn.load(task_id)
+        if found is not None and found.snapshot.revision == expected_revision:
             round_trip()
-            expected_revision = self._current_revision(task_id)
+            expected_revision = self._current_revision(task_id, expected_revision)
         return super().transition(task_id, expected_revision, event, authority)
 
-    def _current_revision(self, task_id: str) -> int:
+    def _current_revision(self, task_id: str, otherwise: int) -> int:
         with self._transaction() as txn:
-            return self._require(txn, task_id).snapshot.revision
+            found = txn.load(task_id)
+            return otherwise if found is None else found.snapshot.revision
 
 
 class DuplicateAppliedTwice(TasksCore):
@@ -321,7 +325,11 @@ class ValuesPerConnection(TasksCore):
 
 
 class ClaimOfMissingIsUnavailable(TasksCore):
+    """claim of a missing task answers unavailable; its arguments are checked first, as the
+    seed's guard does."""
+
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        self._check_claim_call(task_id, owner_id, lease_ms)
         with self._transaction() as txn:
             if txn.load(task_id) is None:
                 raise spec.Unavailable(task_id)
@@ -338,9 +346,11 @@ class TerminalTasksClaimable(TasksCore):
 
 
 class ClaimHidesExpiredTasks(TasksCore):
-    """claim applies the TTL (the seed's stores do not): an expired task is not_found."""
+    """claim applies the TTL (the seed's stores do not): an expired task is not_found. Its
+    arguments are checked first, as the seed's guard does."""
 
     def claim(self, task_id: str, owner_id: str, lease_ms: int) -> spec.Claimed:
+        self._check_claim_call(task_id, owner_id, lease_ms)
         with self._transaction() as txn:
             aggregate = txn.load(task_id)
             if aggregate is not None and self._expired(aggregate, self.env.clock()):
@@ -370,6 +380,7 @@ class CreateDropsWork(TasksCore):
 
 class ReadsNeedGetAccess(TasksCore):
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        self._check_task_id(task_id)
         if self._genuine_access(access) and access.kind != "get":
             raise spec.NotFound(task_id)
         return super().get(task_id, access)
@@ -377,6 +388,7 @@ class ReadsNeedGetAccess(TasksCore):
 
 class MissingTaskIsUnauthorized(TasksCore):
     def get(self, task_id: str, access: Any) -> spec.Snapshot:
+        self._check_task_id(task_id)
         with self._transaction() as txn:
             if txn.load(task_id) is None:
                 raise spec.UnauthorizedAction(task_id)
@@ -387,6 +399,7 @@ class LeaseNamesTheTask(TasksCore):
     """worker_snapshot reads the task the lease names, not the one asked for."""
 
     def worker_snapshot(self, task_id: str, lease: Any) -> spec.Snapshot:
+        self._check_task_id(task_id)
         if self._genuine_lease(lease):
             task_id = lease.task_id
         return super().worker_snapshot(task_id, lease)
@@ -528,6 +541,7 @@ class ClaimNextIgnoresRetryAmongSeveral(TasksCore):
     but only while several others are due (a lone due task goes by the filtered query)."""
 
     def claim_next(self, owner_id: str, lease_ms: int) -> spec.Claimed | None:
+        self._check_claim_args(owner_id, lease_ms)
         with self._transaction() as txn:
             now = self.env.clock()
             first = txn.find_recoverable(now, self._recoverable)

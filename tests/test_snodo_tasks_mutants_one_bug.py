@@ -1,0 +1,165 @@
+"""Each snodo-tasks mutant differs from the correct store in its own bug alone: on the calls
+where a mutant once carried a second difference, it answers as the correct store does, and
+on its bug it still does not."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from fencepost.adapter_spec import resolve_adapter
+from fencepost.env import AdapterEnv
+from fencepost.spec import snodo_tasks as spec
+from fencepost.spec.errors import ContractError
+
+Call = Callable[..., Any]
+Script = Callable[[Any, "_Clock", Call], None]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def _answers(adapter: str, script: Script, **options: str) -> list[str]:
+    """What ``script`` sees on a fresh store of ``adapter``: each call's "ok" or its refusal's
+    code (with its payload, if any)."""
+    factory, _ = resolve_adapter("snodo-tasks", adapter)
+    clock = _Clock()
+    env = AdapterEnv(clock=clock, namespace=f"one{uuid.uuid4().hex[:10]}", options=options)
+    store = factory(env)
+    answers: list[str] = []
+
+    def call(name: str, *args: Any) -> Any:
+        try:
+            result = getattr(store, name)(*args)
+        except ContractError as e:
+            answers.append(e.code if e.payload is None else f"{e.code}({e.payload!r})")
+            return None
+        answers.append("ok")
+        return result
+
+    try:
+        script(store, clock, call)
+    finally:
+        store.close()
+        factory.discard(env)
+    return answers
+
+
+def _alike(name: str, script: Script, **options: str) -> None:
+    assert _answers(f"mutant:{name}", script, **options) == _answers("memory", script, **options)
+
+
+def _access(store: Any, kind: str, task_id: Any, tenant: str | None = "acme") -> Any:
+    return store.authorize(spec.Context(tenant), spec.Action(kind, task_id))
+
+
+def _task(task_id: str, now: int, ttl_ms: Any = None) -> spec.Task:
+    return spec.Task(task_id, spec.WORKING, None, now, now, ttl_ms, 250, {}, None, None)
+
+
+def _work(**fields: Any) -> spec.Work:
+    return spec.Work(**{"idempotency_key": "idem", "type": "render", "input": {},
+                        "retry_policy": (), **fields})
+
+
+def _create(store: Any, clock: _Clock, call: Call, task_id: str, ttl_ms: Any = None,
+            tenant: str | None = "acme", **work: Any) -> None:
+    call("create", _task(task_id, clock.now, ttl_ms), _work(**work),
+         _access(store, "create", task_id, tenant))
+
+
+# -- arguments: the seed's guard stands in front of every store, a mutant's bug behind it ----
+
+
+def _claim_args(store: Any, clock: _Clock, call: Call) -> None:
+    """claim with arguments the guard refuses, of a missing and of an expired task."""
+    _create(store, clock, call, "a", ttl_ms=10)
+    clock.now += 20
+    for task_id in ("a", "missing"):
+        call("claim", task_id, "w", 0)
+        call("claim", task_id, "", 100)
+    call("claim", "", "w", 100)
+
+
+def _claim_next_args(store: Any, clock: _Clock, call: Call) -> None:
+    """claim_next with arguments the guard refuses, two tasks due."""
+    _create(store, clock, call, "a")
+    _create(store, clock, call, "b")
+    call("claim_next", "w", 0)
+    call("claim_next", "", 100)
+
+
+def _read_args(store: Any, clock: _Clock, call: Call) -> None:
+    """get and worker_snapshot of a task id that is no string."""
+    _create(store, clock, call, "a")
+    claimed = call("claim", "a", "w", 100)
+    for kind in ("get", "update"):
+        call("get", 7, _access(store, kind, "a"))
+    call("worker_snapshot", 7, claimed.lease)
+
+
+def _transition_args(store: Any, clock: _Clock, call: Call) -> None:
+    """transition with a revision that equals the task's but is no integer, and of a missing
+    task with arguments the guard refuses."""
+    _create(store, clock, call, "a")
+    claimed = call("claim", "a", "w", 100)
+    done = spec.Event("e1", "completed", {"result": {}})
+    worker = spec.WorkerAuthority(claimed.lease)
+    call("transition", "a", 0.0, done, worker)
+    call("transition", "missing", -1, done, worker)
+    call("transition", "missing", 0, done, None)
+
+
+ARGUMENTS = [
+    ("claim_of_missing_unavailable", _claim_args),
+    ("claim_hides_expired_tasks", _claim_args),
+    ("claim_next_ignores_retry_among_several", _claim_next_args),
+    ("missing_task_unauthorized", _read_args),
+    ("reads_need_get_access", _read_args),
+    ("lease_names_the_task", _read_args),
+    ("revision_checked_outside_write", _transition_args),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), ARGUMENTS)
+def test_a_mutant_refuses_what_the_guard_refuses_before_its_bug(name: str,
+                                                                script: Script) -> None:
+    """These mutants read the task before they checked the call's arguments: claim('', ...),
+    claim(.., lease_ms=0) and get(7, ..) answered unavailable, not_found or
+    unauthorized_action, worker_snapshot(7, lease) read the lease's task, claim_next(.., 0)
+    granted a claim, and transition(.., 0.0, ..) applied. The seed's guard refuses each with
+    function_clause before any store is reached, its bug behind it included."""
+    _alike(name, script)
+
+
+def _bug_of_reading_first(store: Any, clock: _Clock, call: Call) -> None:
+    _create(store, clock, call, "a", ttl_ms=10)
+    _create(store, clock, call, "b")
+    claimed = call("claim", "b", "w", 100)
+    clock.now += 20
+    call("claim", "missing", "w", 100)  # claim_of_missing_unavailable
+    call("claim", "a", "w", 100)  # claim_hides_expired_tasks
+    call("get", "missing", _access(store, "get", "missing"))  # missing_task_unauthorized
+    call("get", "b", _access(store, "update", "b"))  # reads_need_get_access
+    call("worker_snapshot", "missing", claimed.lease)  # lease_names_the_task
+
+
+def test_the_mutants_that_read_first_still_have_their_bug() -> None:
+    correct = _answers("memory", _bug_of_reading_first)
+    assert correct == ["ok", "ok", "ok", "not_found", "ok", "not_found", "ok", "not_found"]
+    bugs = {"claim_of_missing_unavailable": (4, "unavailable"),
+            "claim_hides_expired_tasks": (5, "not_found"),
+            "missing_task_unauthorized": (6, "unauthorized_action"),
+            "reads_need_get_access": (7, "not_found"),
+            "lease_names_the_task": (8, "ok")}
+    for name, (at, answer) in bugs.items():
+        assert _answers(f"mutant:{name}", _bug_of_reading_first) == [
+            *correct[:at - 1], answer, *correct[at:]], name
