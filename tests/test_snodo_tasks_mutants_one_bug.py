@@ -163,3 +163,62 @@ def test_the_mutants_that_read_first_still_have_their_bug() -> None:
     for name, (at, answer) in bugs.items():
         assert _answers(f"mutant:{name}", _bug_of_reading_first) == [
             *correct[:at - 1], answer, *correct[at:]], name
+
+
+# -- values a check of the wrong width took beside the bug's own ------------------------------
+
+
+def _renew(lease_ms: Any) -> Script:
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a")
+        claimed = call("claim", "a", "w", 100)
+        call("renew", claimed.lease, lease_ms)
+    return script
+
+
+def _create_with(ttl_ms: Any = None, **work: Any) -> Script:
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a", ttl_ms=ttl_ms, **work)
+    return script
+
+
+def _authorize(kind: Any, task_id: Any) -> Script:
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        call("authorize", spec.Context("acme"), spec.Action(kind, task_id))
+    return script
+
+
+def _authority(make: Callable[[Any], Any]) -> Script:
+    """A completion sent with the authority ``make`` builds from the worker's lease."""
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a")
+        claimed = call("claim", "a", "w", 100)
+        call("transition", "a", 0, spec.Event("e1", "completed", {"result": {}}),
+             make(claimed.lease))
+    return script
+
+
+WIDTHS = [
+    ("renew_by_zero", _renew(0), [_renew(True), _renew(False)]),
+    ("zero_ttl_stored", _create_with(ttl_ms=0), [_create_with(ttl_ms=False)]),
+    ("empty_work_type_stored", _create_with(type=""),
+     [_create_with(type="", idempotency_key=5), _create_with(type=None, idempotency_key="")]),
+    ("authorize_mints_anything", _authorize("get", ""),
+     [_authorize("get", 7), _authorize("get", None), _authorize("nothing", 7)]),
+    ("bare_lease_is_authority", _authority(lambda lease: lease),
+     [_authority(lambda lease: None), _authority(lambda lease: "lease"),
+      _authority(lambda lease: {"lease": lease})]),
+]
+
+
+@pytest.mark.parametrize(("name", "bug", "alike"), WIDTHS)
+def test_a_mutant_takes_what_its_bug_takes_and_nothing_more(
+        name: str, bug: Script, alike: list[Script]) -> None:
+    """renew_by_zero took a lease_ms of True (isinstance(x, int) takes a bool),
+    zero_ttl_stored a ttl_ms of False, empty_work_type_stored an idempotency key of 5 beside
+    an empty type (it replaced both fields when one was empty), authorize_mints_anything a
+    task id of 7 or None, bare_lease_is_authority any value at all as authority (None answered
+    stale_lease): the correct store refuses each, and the bug needs none of them."""
+    for script in alike:
+        _alike(name, script)
+    assert _answers(f"mutant:{name}", bug) != _answers("memory", bug)

@@ -14,8 +14,9 @@ import attrs
 
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, round_trip
+from fencepost.adapters.snodo_tasks import validation
 from fencepost.adapters.snodo_tasks.core import TasksCore
-from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Txn
+from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Lease, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -582,10 +583,11 @@ class EmptyOwnerClaims(TasksCore):
 
 
 class RenewByZero(TasksCore):
-    """renew takes a lease_ms of 0 (or less): the live claim now expires at once."""
+    """renew takes a lease_ms of 0 (or less): the live claim now expires at once. (A bool is
+    still no lease_ms.)"""
 
     def _renewal_ms_ok(self, lease_ms: Any) -> bool:
-        return isinstance(lease_ms, int)
+        return validation.whole(lease_ms)
 
 
 class NegativeRevisionConflicts(TasksCore):
@@ -604,15 +606,18 @@ class BoolRevisionAccepted(TasksCore):
 
 
 class BareLeaseIsAuthority(TasksCore):
-    """A bare lease (neither request nor worker authority) is checked as a worker's."""
+    """A bare lease (neither request nor worker authority) is checked as a worker's; any
+    other value is still no authority."""
 
     def _authority_kind_ok(self, authority: Any) -> bool:
-        return True
+        return super()._authority_kind_ok(authority) or type(authority) is Lease
 
 
 class AuthorizeMintsAnything(TasksCore):
+    """Any action kind and the empty task id are taken; a task id that is no string is not."""
+
     def _action_ok(self, action: spec.Action) -> bool:
-        return True
+        return isinstance(action.task_id, str)
 
 
 class EmptyIdReadRefused(TasksCore):
@@ -628,15 +633,20 @@ class ZeroTtlStored(TasksCore):
     """ttl_ms checked only for its type: a ttl of 0 (or less) is stored, expired at once."""
 
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
-        if isinstance(task.ttl_ms, int) and task.ttl_ms <= 0:
+        ttl = task.ttl_ms
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl <= 0:  # a bool is no ttl
             task = attrs.evolve(task, ttl_ms=1)
         return super()._task_problem(task, work)
 
 
 class EmptyWorkTypeStored(TasksCore):
+    """An empty type or idempotency key is taken; the other one is still checked."""
+
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
-        if work.type == "" or work.idempotency_key == "":
-            work = attrs.evolve(work, type="t", idempotency_key="k")
+        if work.type == "":
+            work = attrs.evolve(work, type="t")
+        if work.idempotency_key == "":
+            work = attrs.evolve(work, idempotency_key="k")
         return super()._task_problem(task, work)
 
 
