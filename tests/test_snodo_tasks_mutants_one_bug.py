@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 
 from fencepost.adapter_spec import resolve_adapter
@@ -222,3 +223,59 @@ def test_a_mutant_takes_what_its_bug_takes_and_nothing_more(
     for script in alike:
         _alike(name, script)
     assert _answers(f"mutant:{name}", bug) != _answers("memory", bug)
+
+
+# -- event validation: a mutant lets its own value through and checks the rest ----------------
+
+
+def _event(event: spec.Event) -> Script:
+    """``event`` sent by the worker holding the task's live claim."""
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a")
+        claimed = call("claim", "a", "w", 100)
+        call("transition", "a", 0, event, spec.WorkerAuthority(claimed.lease))
+    return script
+
+
+ASK = {"key": "k", "request": {"method": "elicitation/create"}}
+
+EVENTS = [
+    # (mutant, what its bug takes, what it takes it as, events that carry more than that)
+    ("empty_event_id_applied", lambda e: attrs.evolve(e, id="-"),
+     spec.Event("", "completed", {"result": {}}),
+     [spec.Event("", "completed", {"result": "not a mapping"}),
+      spec.Event("", "completed", {"result": {}, "extra": 1})]),
+    ("empty_input_key_opened", lambda e: attrs.evolve(e, data={**e.data, "key": "-"}),
+     spec.Event("e", "input_requested", {**ASK, "key": ""}),
+     [spec.Event("", "input_requested", {**ASK, "key": ""}),
+      spec.Event("e", "input_requested", {"key": "", "request": {"no": "method"}}),
+      spec.Event("e", "input_requested", {**ASK, "key": "", "extra": 1})]),
+    ("error_of_any_value_stored", lambda e: attrs.evolve(e, data={**e.data, "error": {}}),
+     spec.Event("e", "failed", {"error": "not a mapping", "statusMessage": None}),
+     [spec.Event("e", "failed", {"error": "not a mapping", "statusMessage": 5}),
+      spec.Event("e", "retry_requested", {"error": 7, "statusMessage": ["no"]})]),
+]
+
+
+@pytest.mark.parametrize(("name", "taken_as", "bug", "more"), EVENTS)
+def test_an_event_mutant_checks_the_rest_of_the_event_as_the_correct_store(
+        name: str, taken_as: Callable[[spec.Event], spec.Event], bug: spec.Event,
+        more: list[spec.Event]) -> None:
+    """empty_event_id_applied skipped every check of an event whose id was empty (a result
+    that is no mapping was stored, data of another shape applied), empty_input_key_opened
+    every check of an input_requested with the empty key (the event id, the request's
+    method, the data's shape), error_of_any_value_stored the status message beside a bad
+    error. Each answers an event carrying its bug's value as the correct store answers the
+    same event with a value it takes."""
+    for event in more:
+        assert _answers(f"mutant:{name}", _event(event)) == _answers("memory",
+                                                                   _event(taken_as(event)))
+    assert _answers("memory", _event(bug))[-1] != "ok"
+    assert _answers(f"mutant:{name}", _event(bug))[-1] == "ok"
+
+
+def test_empty_input_key_opened_answers_data_that_is_no_mapping() -> None:
+    """It read event.data.get('key') before the data's shape was checked: data that is no
+    mapping raised AttributeError out of transition instead of invalid_event_data."""
+    event = _event(spec.Event("e", "input_requested", [("key", "")]))  # type: ignore[arg-type]
+    _alike("empty_input_key_opened", event)

@@ -8,6 +8,7 @@ The kit's own tests require every one of them to be caught by its expected claus
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 import attrs
@@ -675,16 +676,22 @@ class TaskValidatedLast(TasksCore):
 
 
 class EmptyEventIdApplied(TasksCore):
+    """The empty event id is taken as any other: the rest of the event is still checked."""
+
     def _event_problem(self, event: spec.Event) -> ContractError | None:
         if event.id == "":
-            return None
+            return super()._event_problem(attrs.evolve(event, id="-"))
         return super()._event_problem(event)
 
 
 class EmptyInputKeyOpened(TasksCore):
+    """The empty input key is taken as any other: the rest of the event is still checked."""
+
     def _event_problem(self, event: spec.Event) -> ContractError | None:
-        if event.kind == "input_requested" and event.data.get("key") == "":
-            return None
+        data = event.data
+        if event.kind == "input_requested" and isinstance(data, Mapping) \
+                and data.get("key") == "":
+            return super()._event_problem(attrs.evolve(event, data={**data, "key": "-"}))
         return super()._event_problem(event)
 
 
