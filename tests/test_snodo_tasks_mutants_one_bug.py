@@ -279,3 +279,36 @@ def test_empty_input_key_opened_answers_data_that_is_no_mapping() -> None:
     mapping raised AttributeError out of transition instead of invalid_event_data."""
     event = _event(spec.Event("e", "input_requested", [("key", "")]))  # type: ignore[arg-type]
     _alike("empty_input_key_opened", event)
+
+
+# -- create_overwrites: a refused create leaves the task it would have replaced ---------------
+
+
+def _refused_creates_over(store: Any, clock: _Clock, call: Call) -> None:
+    """Creates of an existing id refused before the bug (another access, no Work) or by a
+    later check (an invalid work), each followed by a read of the task."""
+    _create(store, clock, call, "a")
+    refused = [(_work(), _access(store, "get", "a")), (None, _access(store, "create", "a")),
+               (_work(retry_policy=(-1,)), _access(store, "create", "a"))]
+    for work, access in refused:
+        call("create", _task("a", clock.now), work, access)
+        call("get", "a", _access(store, "get", "a"))
+
+
+def test_a_refused_create_leaves_the_task_create_overwrites_would_replace() -> None:
+    """create_overwrites deleted the stored task in a transaction of its own before create's
+    checks: a create refused for its access (unauthorized_action), its work (function_clause)
+    or its task (invalid_task) destroyed the task it never replaced (the kit's machine: create
+    with a get access -> unauthorized_action, then get -> not_found, under SNODO-AUTH-002,
+    AUTH-004, CREATE-003, DURABLE-001). The refusal itself is the bug's (no already_exists);
+    the task must stay."""
+    mutant = _answers("mutant:create_overwrites", _refused_creates_over)
+    assert mutant == ["ok", "unauthorized_action", "ok", "function_clause", "ok",
+                      "invalid_task", "ok"]
+    assert _answers("memory", _refused_creates_over)[-2] == "already_exists"
+
+    def replace(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a")
+        _create(store, clock, call, "a")
+    assert _answers("memory", replace) == ["ok", "already_exists"]
+    assert _answers("mutant:create_overwrites", replace) == ["ok", "ok"]

@@ -178,11 +178,20 @@ class LeaseSendsRequestEvents(TasksCore):
 
 
 class CreateOverwrites(TasksCore):
-    def create(self, task: spec.Task, work: spec.Work, access: Any) -> spec.Snapshot:
-        with self._transaction() as txn:
-            if txn.load(task.id) is not None:
-                txn.delete(task.id)
-        return super().create(task, work, access)
+    """create replaces a task stored under its id (counted as gone); a create that is
+    refused leaves it in place."""
+
+    def _check_create(self, txn: Txn, task: spec.Task, work: spec.Work,
+                      scope: str | None) -> None:
+        replaced = txn.load(task.id)
+        if replaced is not None:
+            txn.delete(task.id)
+        try:
+            super()._check_create(txn, task, work, scope)
+        except ContractError:
+            if replaced is not None:
+                txn.insert(replaced)
+            raise
 
 
 class CreateWithAnyAccess(TasksCore):
