@@ -312,3 +312,28 @@ def test_a_refused_create_leaves_the_task_create_overwrites_would_replace() -> N
         _create(store, clock, call, "a")
     assert _answers("memory", replace) == ["ok", "already_exists"]
     assert _answers("mutant:create_overwrites", replace) == ["ok", "ok"]
+
+
+# -- claim_ignores_retry_at: claim's bug, not claim_next's -------------------------------------
+
+
+def _pending_retry(store: Any, clock: _Clock, call: Call) -> None:
+    """A task whose retry is pending, released: claim_next, then claim."""
+    _create(store, clock, call, "d", retry_policy=(60_000,))
+    claimed = call("claim", "d", "w1", 100)
+    retry = spec.Event("r", "retry_requested", {"error": {}, "statusMessage": None})
+    call("transition", "d", 0, retry, spec.WorkerAuthority(claimed.lease))
+    call("release", claimed.lease)
+    call("claim_next", "w2", 100)
+    call("claim", "d", "w3", 100)
+
+
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
+def test_claim_ignores_retry_at_is_claims_bug_alone(base: str) -> None:
+    """The mutant made the shared predicate _retry_due always true, so on memory claim_next
+    took the pending task too (SNODO-CLAIM-007 failed at seed 1: claim_next answered s12-d,
+    retry_at 60 s ahead) while on SQLite its query's retry_at filter kept it waiting: a second
+    bug on one base only. Now claim_next waits on both and claim takes the task."""
+    mutant = f"mutant:claim_ignores_retry_at@{base}"
+    assert _answers(base, _pending_retry)[-1] == "deferred(60001)"
+    assert _answers(mutant, _pending_retry) == _answers(base, _pending_retry)[:-1] + ["ok"]

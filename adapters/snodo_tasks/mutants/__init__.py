@@ -58,8 +58,12 @@ class RenewKeepsOldExpiry(TasksCore):
 
 
 class ClaimIgnoresRetryAt(TasksCore):
-    def _retry_due(self, snapshot: spec.Snapshot, now: int) -> bool:
-        return True
+    """claim takes a task whose retry is pending; claim_next still waits for it (as the SQL
+    stores' claim_next, which filters retry_at in its query, always did)."""
+
+    def _check_claimable(self, aggregate: Aggregate, now: int) -> None:
+        due = attrs.evolve(aggregate.snapshot, retry_at=None)
+        super()._check_claimable(attrs.evolve(aggregate, snapshot=due), now)
 
 
 class DeferredRoundedDown(TasksCore):
