@@ -337,3 +337,56 @@ def test_claim_ignores_retry_at_is_claims_bug_alone(base: str) -> None:
     mutant = f"mutant:claim_ignores_retry_at@{base}"
     assert _answers(base, _pending_retry)[-1] == "deferred(60001)"
     assert _answers(mutant, _pending_retry) == _answers(base, _pending_retry)[:-1] + ["ok"]
+
+
+# -- the capacity mutants: which tasks a limit counts ------------------------------------------
+
+
+def _cancel(store: Any, call: Call, task_id: str) -> None:
+    call("transition", task_id, 0, spec.Event(f"stop-{task_id}", "cancelled", {}),
+         spec.RequestAuthority(_access(store, "cancel", task_id)))
+
+
+def _other_scope_active(store: Any, clock: _Clock, call: Call) -> None:
+    """max_tasks=2: a task in acme, one in umbrella, a third in acme (all active)."""
+    for task_id, tenant in (("a", "acme"), ("b", "umbrella"), ("c", "acme")):
+        _create(store, clock, call, task_id, tenant=tenant)
+
+
+def _terminal_counted(store: Any, clock: _Clock, call: Call) -> None:
+    """Two tasks, one of them cancelled, then a third."""
+    _create(store, clock, call, "a")
+    _create(store, clock, call, "b")
+    _cancel(store, call, "a")
+    _create(store, clock, call, "c")
+
+
+def _both_limits(store: Any, clock: _Clock, call: Call) -> None:
+    _create(store, clock, call, "a")
+    _create(store, clock, call, "b")
+
+
+def test_max_tasks_counts_active_only_counts_every_scopes_active_tasks() -> None:
+    """The mutant counted the creating scope's active tasks alone (count_active(scope)): a
+    create in acme went through with max_tasks=2 tasks stored, one of them in umbrella (the
+    kit's race creates_at_capacity saw 2 of 8 creates succeed, SNODO-CAP-003). Forgetting
+    terminal tasks is its bug."""
+    name = "mutant:max_tasks_counts_active_only"
+    _alike(name.split(":")[1], _other_scope_active, max_tasks="2")
+    assert _answers("memory", _terminal_counted, max_tasks="2")[-1] == \
+        "capacity_exceeded('max_tasks')"
+    assert _answers(name, _terminal_counted, max_tasks="2")[-1] == "ok"
+
+
+def test_scope_limit_counts_every_scope_counts_active_tasks_after_max_tasks() -> None:
+    """The mutant compared the per-scope limit with every task stored, terminal ones too (a
+    cancelled task blocked the scope's next create), and before max_tasks (a create over both
+    limits answered capacity_exceeded('max_active_tasks_per_scope'), the correct store
+    'max_tasks'). Counting other scopes' tasks is its bug."""
+    name = "scope_limit_counts_every_scope"
+    _alike(name, _terminal_counted, max_active_tasks_per_scope="2")
+    _alike(name, _both_limits, max_active_tasks_per_scope="1", max_tasks="1")
+    options = {"max_active_tasks_per_scope": "2"}
+    assert _answers("memory", _other_scope_active, **options)[-1] == "ok"
+    assert _answers(f"mutant:{name}", _other_scope_active, **options)[-1] == \
+        "capacity_exceeded('max_active_tasks_per_scope')"

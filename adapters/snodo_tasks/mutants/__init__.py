@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 import attrs
+import sqlalchemy as sa
 
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, round_trip
 from fencepost.adapters.snodo_tasks import validation
 from fencepost.adapters.snodo_tasks.core import TasksCore
-from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Lease, Txn
+from fencepost.adapters.snodo_tasks.records import ACTIVE, Access, Aggregate, Claim, Lease, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -205,19 +206,38 @@ class CreateWithAnyAccess(TasksCore):
         return super().create(task, work, access)
 
 
+def _active_in_every_scope(txn: Txn) -> int:
+    """The active tasks of every scope (the storage interface counts one scope's): what the
+    two capacity mutants below compare with a limit. The memory store's unit of work holds
+    its dict (``tasks``), the SQL store's its connection and table."""
+    unit: Any = txn
+    tasks: dict[str, Aggregate] | None = getattr(unit, "tasks", None)
+    if tasks is not None:
+        return sum(1 for a in tasks.values() if a.snapshot.task.status in ACTIVE)
+    table: sa.Table = unit.table
+    query = sa.select(sa.func.count()).select_from(table).where(table.c.status.in_(ACTIVE))
+    return int(unit.conn.execute(query).scalar_one())
+
+
 class MaxTasksCountsActiveOnly(TasksCore):
-    """max_tasks is compared with the active tasks, forgetting terminal and expired ones."""
+    """max_tasks is compared with the active tasks (of every scope), forgetting terminal and
+    expired ones."""
 
     def _store_full(self, txn: Txn, scope: str | None) -> bool:
-        return self.max_tasks is not None and txn.count_active(scope) >= self.max_tasks
+        return self.max_tasks is not None and _active_in_every_scope(txn) >= self.max_tasks
 
 
 class ScopeLimitCountsEveryScope(TasksCore):
+    """max_active_tasks_per_scope is compared with the active tasks of every scope, after
+    max_tasks as in the correct store."""
+
     def _check_capacity(self, txn: Txn, scope: str | None) -> None:
+        if self._store_full(txn, scope):
+            raise spec.CapacityExceeded(f"{self.max_tasks} tasks stored", payload="max_tasks")
         limit = self.max_active_per_scope
-        if limit is not None and txn.count_tasks() >= limit:
-            raise spec.CapacityExceeded("full", payload="max_active_tasks_per_scope")
-        super()._check_capacity(txn, scope)
+        if limit is not None and _active_in_every_scope(txn) >= limit:
+            raise spec.CapacityExceeded(f"{limit} active tasks in every scope",
+                                        payload="max_active_tasks_per_scope")
 
 
 class CapacityCheckedOutsideTheTransaction(TasksCore):
