@@ -390,3 +390,26 @@ def test_scope_limit_counts_every_scope_counts_active_tasks_after_max_tasks() ->
     assert _answers("memory", _other_scope_active, **options)[-1] == "ok"
     assert _answers(f"mutant:{name}", _other_scope_active, **options)[-1] == \
         "capacity_exceeded('max_active_tasks_per_scope')"
+
+
+# -- applied_event_keeps_revision: a replay answers what the event answered --------------------
+
+
+def test_applied_event_keeps_revision_replays_the_revision_it_answered() -> None:
+    """The mutant answered an applied input_requested with event_revision 0 (its bug: the
+    revision stays) but left revision 1 in its ledger, so the event's replay answered
+    event_revision 1, a revision the task never had, where a replay answers the original
+    result (SNODO-TX-003, the bug of duplicate_applied_twice and replay_reads_task_row)."""
+    seen: dict[str, list[int]] = {}
+
+    def ask_twice(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a")
+        worker = spec.WorkerAuthority(call("claim", "a", "w", 100).lease)
+        ask = spec.Event("ask", "input_requested", ASK)
+        first = call("transition", "a", 0, ask, worker)
+        replay = call("transition", "a", first.snapshot.revision, ask, worker)
+        seen[store.__class__.__name__] = [first.event_revision, replay.event_revision,
+                                          replay.snapshot.revision]
+    _answers("memory", ask_twice)
+    _answers("mutant:applied_event_keeps_revision", ask_twice)
+    assert sorted(seen.values()) == [[0, 0, 0], [1, 1, 1]]

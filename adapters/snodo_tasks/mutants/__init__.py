@@ -471,12 +471,14 @@ class AppliedEventKeepsRevision(TasksCore):
         before = result.snapshot.revision - 1
         if result.outcome != spec.APPLIED or event.kind in ("completed", "failed", "cancelled"):
             return result
+        kept = attrs.evolve(result, snapshot=attrs.evolve(result.snapshot, revision=before),
+                            event_revision=before)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             aggregate.snapshot = attrs.evolve(aggregate.snapshot, revision=before)
+            aggregate.seen[event.id] = (event, kept)  # a replay answers what this one did
             txn.save(aggregate)
-        return attrs.evolve(result, snapshot=attrs.evolve(result.snapshot, revision=before),
-                            event_revision=before)
+        return kept
 
 
 # --- one reading of a named option (spec.CHOICES) where the other is due ----------------------
