@@ -413,3 +413,65 @@ def test_applied_event_keeps_revision_replays_the_revision_it_answered() -> None
     _answers("memory", ask_twice)
     _answers("mutant:applied_event_keeps_revision", ask_twice)
     assert sorted(seen.values()) == [[0, 0, 0], [1, 1, 1]]
+
+
+# -- a mutant follows the options its bug is not about -----------------------------------------
+
+
+def _claim_after_reopen(adapter: str, wait_ms: int, **options: str) -> str:
+    """A claim of 1 s, the store reopened (a new boot), ``wait_ms`` later another claim."""
+    factory, _ = resolve_adapter("snodo-tasks", adapter)
+    clock = _Clock()
+    env = AdapterEnv(clock=clock, namespace=f"one{uuid.uuid4().hex[:10]}", options=options)
+    first = factory(env)
+    first.create(_task("a", clock.now), _work(), _access(first, "create", "a"))
+    first.claim("a", "w1", 1_000)
+    first.close()
+    again = factory(env)
+    clock.now += wait_ms
+    try:
+        again.claim("a", "w2", 1_000)
+        return "ok"
+    except ContractError as e:
+        return e.code
+    finally:
+        again.close()
+        factory.discard(env)
+
+
+def test_claim_live_at_expiry_follows_reopen_claims() -> None:
+    """ClaimLiveAtExpiry rewrote _claim_live without its reopen_claims=released clause: under
+    that option a claim of an earlier boot still blocked its task after a reopen. Its bug is
+    the expiry's own ms alone."""
+    mutant = "mutant:claim_live_at_expiry"
+    assert _claim_after_reopen(mutant, 0, reopen_claims="released") == "ok"
+    assert _claim_after_reopen("memory", 0, reopen_claims="released") == "ok"
+    assert _claim_after_reopen("memory", 1_000) == "ok"
+    assert _claim_after_reopen(mutant, 1_000) == "unavailable"
+
+
+def _reaped(adapter: str, at: int, **options: str) -> list[str]:
+    """What reap answers at ``at`` ms with b's TTL ending at 1_100 and a's at 1_200."""
+    factory, _ = resolve_adapter("snodo-tasks", adapter)
+    clock = _Clock()
+    env = AdapterEnv(clock=clock, namespace=f"one{uuid.uuid4().hex[:10]}", options=options)
+    store = factory(env)
+    try:
+        for task_id, ttl_ms in (("b", 100), ("a", 200)):
+            store.create(_task(task_id, clock.now, ttl_ms), _work(),
+                         _access(store, "create", task_id))
+        clock.now = at
+        return list(store.reap())
+    finally:
+        store.close()
+        factory.discard(env)
+
+
+def test_reaps_one_ms_early_follows_reap_order() -> None:
+    """ReapsOneMsEarly sorted what it reaped whatever reap_order said: under
+    reap_order=expiry it answered ['a', 'b'] where the correct store answers ['b', 'a']. Its
+    bug is the ms."""
+    mutant = "mutant:reaps_one_ms_early"
+    assert _reaped(mutant, 1_300, reap_order="expiry") == _reaped(
+        "memory", 1_300, reap_order="expiry") == ["b", "a"]
+    assert (_reaped("memory", 1_099), _reaped(mutant, 1_099)) == ([], ["b"])

@@ -261,7 +261,7 @@ class GetIgnoresTtl(TasksCore):
 
 class ReapsOneMsEarly(TasksCore):
     def _reap_ids(self, txn: Txn, now: int) -> list[str]:
-        return sorted(txn.expired_ids(now + 1, self._expired))
+        return super()._reap_ids(txn, now + 1)
 
 
 class WorkerSnapshotChecksLeaseFirst(TasksCore):
@@ -400,7 +400,8 @@ class ClaimIgnoresLiveClaim(TasksCore):
 
 class ClaimLiveAtExpiry(TasksCore):
     def _claim_live(self, claim: Any, now: int) -> bool:
-        return claim is not None and now <= claim.expires_at
+        return (claim is not None and now <= claim.expires_at
+                and (claim.store_id == self.store_id or not self._reopen_releases))
 
 
 class CreateDropsWork(TasksCore):
