@@ -28,7 +28,8 @@ from . import values as _values
 
 
 class OldLeaseAccepted(TasksCore):
-    """Leases are checked by task and owner only: a re-claim does not fence the old lease."""
+    """A lease is checked by its task alone (genuine, of this task, the task claimed): a
+    re-claim does not fence the old lease, whoever holds it."""
 
     def _lease_matches(self, aggregate: Aggregate, lease: Any) -> bool:
         return (self._genuine_lease(lease) and lease.task_id == aggregate.task_id
@@ -464,7 +465,8 @@ class ReapLeavesSeenEvents(TasksCore):
 
 
 class AppliedEventKeepsRevision(TasksCore):
-    """Bumps the revision only when the status changes."""
+    """An applied event that does not end the task keeps the revision (a terminal event still
+    raises it)."""
 
     def transition(self, task_id: str, expected_revision: int, event: spec.Event,
                    authority: spec.RequestAuthority | spec.WorkerAuthority) -> spec.Transition:
