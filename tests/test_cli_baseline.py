@@ -3,11 +3,11 @@
 
 The baseline is one run of a mutant holding one known failure (claim_completed
 fails ADK-CLAIM-002); the regression is another mutant's (zombie_checkpoint fails
-ADK-FENCE-001, ADK-FENCE-003 and ADK-ARG-004, which passed in the baseline; its run is the
-slowest, Hypothesis shrinking its failure, so it runs once). The stores of these runs declare
-no ``concurrency`` (the correct one runs with ``--concurrency 0``), so no verdict depends on
-thread timing and every run of a seed gives the same verdicts. Each run is made once per
-module and shared."""
+ADK-FENCE-001 and ADK-FENCE-003, which passed in the baseline, and leaves ADK-DELETE-005
+unknown; its run is the slowest, Hypothesis shrinking its failure, so it runs once). The
+stores of these runs declare no ``concurrency`` (the correct one runs with
+``--concurrency 0``), so no verdict depends on thread timing and every run of a seed gives
+the same verdicts. Each run is made once per module and shared."""
 
 from __future__ import annotations
 
@@ -91,8 +91,8 @@ def known(work: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def regression(work: Path) -> subprocess.CompletedProcess[str]:
     """Shrunk to the end (``--shrink-budget none``): the failures its shrinking meets on the
-    way (ADK-ARG-004 in the state machine) do not depend on the machine's speed, and neither
-    does the text of ADK-DELETE-005's reason, which names them."""
+    way do not depend on the machine's speed, and neither does the text of ADK-DELETE-005's
+    reason, which names them."""
     return gated(work, "regression", "mutant_stores:zombie", "--shrink-budget", "none")
 
 
@@ -113,7 +113,7 @@ def test_the_same_failures_again_are_known_and_pass_the_gate(
 
 
 DELETE_005 = ("not put to the test: each of its 2 checks stopped before reaching it (failed "
-              "ADK-ARG-004, ADK-FENCE-001, ADK-FENCE-003; failed ADK-FENCE-001)")
+              "ADK-FENCE-001; failed ADK-FENCE-001, ADK-FENCE-003)")
 """Why the zombie's run does not conclude ADK-DELETE-005: only its state machine and one
 scenario reach it, and both stop at failures before (the runs that shrink those failures
 reach it, but are no evidence: how far they get is the machine's speed)."""
@@ -129,10 +129,8 @@ def test_a_clause_that_passed_in_the_baseline_and_fails_now_is_a_regression(
         "regression   ADK-FENCE-003   pass -> fail: checkpoint answered error lease_expired; the "
         "contract requires error stale_owner",
         f"regression   ADK-DELETE-005  pass -> unknown: {DELETE_005}",
-        "regression   ADK-ARG-004     pass -> fail: checkpoint answered error not_found; the "
-        "contract requires error invalid_checkpoint_arguments",
         "improvement  ADK-CLAIM-002   fail -> pass",
-        "4 regressions, 1 improvement, 40 unchanged",
+        "3 regressions, 1 improvement, 41 unchanged",
     ]
 
 
@@ -165,44 +163,40 @@ def test_the_summary_is_appended_with_the_counts_and_the_regressions(
     assert f"wrote regression.md\n\n{HEAD}" in regression.stdout
     report = json.loads((work / "regression" / "report.json").read_text())
     s, weak = report["summary"], sum(c["weak"] for c in report["clauses"])
-    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (35, 3, 1, 6)
+    assert (s["pass"], s["fail"], s["unknown"], s["unsupported"]) == (36, 2, 1, 6)
     lines = (work / "regression.md").read_text().splitlines()
-    assert lines[:20] == [
+    assert lines[:19] == [
         "# an earlier step",
         "",
         "## fencepost: adk-ledger on mutant\\_stores:zombie",
         "",
         "Profile quick, seed 1, catalogue 2.0, kit 0.1.0.",
         "",
-        f"**35 pass{f' ({weak} weak)' if weak else ''}, 3 fail, 1 unknown, 6 unsupported** of "
+        f"**36 pass{f' ({weak} weak)' if weak else ''}, 2 fail, 1 unknown, 6 unsupported** of "
         "45 clauses.",
         "",
         "Unknown: `ADK-DELETE-005`",
         "",
-        "### Against the baseline: 4 regressions, the gate fails",
+        "### Against the baseline: 3 regressions, the gate fails",
         "",
         "Baseline: mutant\\_stores:claim\\_completed, profile quick, seed 1, catalogue 2.0. "
-        "4 regressions, 1 improvement, 40 unchanged.",
+        "3 regressions, 1 improvement, 41 unchanged.",
         "",
         "- **Regression** `ADK-FENCE-001`: pass -\\> fail: checkpoint answered ok; the contract "
         "requires error stale\\_owner",
         "- **Regression** `ADK-FENCE-003`: pass -\\> fail: checkpoint answered error "
         "lease\\_expired; the contract requires error stale\\_owner",
         f"- **Regression** `ADK-DELETE-005`: pass -\\> unknown: {DELETE_005}",
-        "- **Regression** `ADK-ARG-004`: pass -\\> fail: checkpoint answered error not\\_found; "
-        "the contract requires error invalid\\_checkpoint\\_arguments",
         "- Improvements (write a new baseline to keep them): `ADK-CLAIM-002`",
         "",
     ]
     assert [line for line in lines if line.startswith("#")] == [
         "# an earlier step",
         "## fencepost: adk-ledger on mutant\\_stores:zombie",
-        "### Against the baseline: 4 regressions, the gate fails",
+        "### Against the baseline: 3 regressions, the gate fails",
         "### Failed clauses",
         "#### ADK-FENCE-001: a replaced owner is fenced (regression)",
         "#### ADK-FENCE-003: a wrong token on an expired lease is stale, not expired (regression)",
-        "#### ADK-ARG-004: renew and checkpoint refuse what their guards exclude, first "
-        "(regression)",
     ]
     # each failure: its message and the first 5 lines of its steps, in a fenced block
     fence = next(c["counterexample"] for c in report["clauses"] if c["id"] == "ADK-FENCE-001")
@@ -335,11 +329,11 @@ def test_the_plugin_fails_a_regression_saying_so(
     assert ("regression: passed in the baseline\nADK-CLAIM-002 (completed is final for claim) "
             "failed in scenario:pause_resume_complete\n") in result.stdout
     for clause, was in (("ADK-FENCE-001", "fail"), ("ADK-FENCE-003", "fail"),
-                        ("ADK-DELETE-005", "unknown"), ("ADK-ARG-004", "fail")):
+                        ("ADK-DELETE-005", "unknown")):
         assert (f"{clause} passes now; it was {was} in the baseline (an improvement: write a "
                 "new baseline to keep it)") in result.stdout, result.stdout
     assert (f"fencepost: against --fencepost-baseline {work}/regression/report.json: 1 "
-            "regression, 4 improvements, 40 unchanged") in result.stdout.splitlines()
+            "regression, 3 improvements, 41 unchanged") in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize(("name", "edit", "message"), [REFUSED[1], REFUSED[3]])
