@@ -58,6 +58,9 @@ class _MemoryTxn:
             if a.scope == scope and a.snapshot.task.status in ACTIVE
         )
 
+    def count_active_everywhere(self) -> int:
+        return sum(1 for a in self.tasks.values() if a.snapshot.task.status in ACTIVE)
+
     def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
         candidates = [a for a in self.tasks.values() if recoverable(a, now)]
         if not candidates:

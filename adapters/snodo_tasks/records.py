@@ -87,6 +87,9 @@ class Txn(Protocol):
 
     def count_active(self, scope: str | None) -> int: ...
 
+    def count_active_everywhere(self) -> int:
+        """The active tasks of every scope (what a faulty store's capacity check counts)."""
+
     def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
         """One recoverable task id (any scope), skipping rows other transactions hold."""
 

@@ -179,6 +179,11 @@ class _SqlTxn:
         )
         return int(self.conn.execute(query).scalar_one())
 
+    def count_active_everywhere(self) -> int:
+        t = self.table
+        query = sa.select(sa.func.count()).select_from(t).where(t.c.status.in_(ACTIVE))
+        return int(self.conn.execute(query).scalar_one())
+
     def find_recoverable(self, now: int, recoverable: Predicate) -> str | None:
         t = self.table
         free = [t.c.claim_expires_at.is_(None), t.c.claim_expires_at <= now]

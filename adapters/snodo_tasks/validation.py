@@ -10,7 +10,7 @@ plain predicates; :class:`~.core.TasksCore` decides where each is checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -23,7 +23,7 @@ _PAYLOAD = {  # what each status must carry at creation: (result, error)
 }
 
 
-def whole(value: Any) -> bool:
+def whole(value: Any) -> TypeGuard[int]:
     """An integer, not a bool (``True`` is no lease_ms and no revision)."""
     return isinstance(value, int) and not isinstance(value, bool)
 

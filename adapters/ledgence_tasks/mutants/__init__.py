@@ -46,9 +46,8 @@ class ZeroConcurrencyAccepted(LedgenceCore):
     other value is checked as the correct store checks it."""
 
     def open_session(self, scope: spec.Scope, queue: str, concurrency: int) -> spec.WorkerSession:
-        zero = isinstance(concurrency, int) and not isinstance(concurrency, bool) and (
-            concurrency == 0)
-        return super().open_session(scope, queue, 1 if zero else concurrency)
+        one = 1 if _edges.is_zero(concurrency) else concurrency
+        return super().open_session(scope, queue, one)
 
 
 class UnknownSessionIsExpired(LedgenceCore):

@@ -26,7 +26,7 @@ def _negative(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value < 0
 
 
-def _zero(value: Any) -> bool:
+def is_zero(value: Any) -> bool:
     """An integer 0: not False, not 0.0 (each equal to 0, and refused by the correct store)."""
     return isinstance(value, int) and not isinstance(value, bool) and value == 0
 
@@ -106,7 +106,7 @@ class ZeroMaxAttemptsAccepted(LedgenceCore):
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
         policy: Any = getattr(getattr(command, "input", None), "retry_policy", None)
-        if isinstance(policy, spec.RetryPolicy) and _zero(policy.max_attempts):
+        if isinstance(policy, spec.RetryPolicy) and is_zero(policy.max_attempts):
             command = _submission_standing_in(
                 command, retry_policy=attrs.evolve(policy, max_attempts=1))
         super()._check_submission(command, descriptor)
@@ -127,7 +127,7 @@ class ZeroTimeoutIsTheDefault(LedgenceCore):
     """attempt_timeout_ms 0 read as "not given" (``timeout or 300_000``)."""
 
     def accept_resolved_submission(self, command: Any, descriptor: Any) -> spec.TaskSnapshot:
-        if _zero(getattr(getattr(command, "input", None), "attempt_timeout_ms", None)):
+        if is_zero(getattr(getattr(command, "input", None), "attempt_timeout_ms", None)):
             command = _submission_standing_in(command, attempt_timeout_ms=300_000)
         return super().accept_resolved_submission(command, descriptor)
 
@@ -136,7 +136,7 @@ class EmptyArchiveAccepted(LedgenceCore):
     """A descriptor's size checked for < 0: an empty program archive passes."""
 
     def _check_submission(self, command: Any, descriptor: Any) -> None:
-        if isinstance(descriptor, spec.ProgramDescriptor) and _zero(descriptor.size):
+        if isinstance(descriptor, spec.ProgramDescriptor) and is_zero(descriptor.size):
             descriptor = attrs.evolve(descriptor, size=1)
         super()._check_submission(command, descriptor)
 
@@ -412,7 +412,7 @@ class ZeroUntilIsNoBound(LedgenceCore):
     """submitted_until 0 read as none (``if filters.submitted_until:``): nothing is cut."""
 
     def list_tasks(self, scope: Any, query: Any) -> spec.TaskPage:
-        if _zero(getattr(getattr(query, "filters", None), "submitted_until", None)):
+        if is_zero(getattr(getattr(query, "filters", None), "submitted_until", None)):
             query = _query_standing_in(query, submitted_until=None)
         return super().list_tasks(scope, query)
 

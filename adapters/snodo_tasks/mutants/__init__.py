@@ -12,13 +12,12 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 import attrs
-import sqlalchemy as sa
 
 from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, round_trip
 from fencepost.adapters.snodo_tasks import validation
 from fencepost.adapters.snodo_tasks.core import TasksCore
-from fencepost.adapters.snodo_tasks.records import ACTIVE, Access, Aggregate, Claim, Lease, Txn
+from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Lease, Txn
 from fencepost.adapters.snodo_tasks.reducer import Reduced, reduce_event
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -207,25 +206,12 @@ class CreateWithAnyAccess(TasksCore):
         return super().create(task, work, access)
 
 
-def _active_in_every_scope(txn: Txn) -> int:
-    """The active tasks of every scope (the storage interface counts one scope's): what the
-    two capacity mutants below compare with a limit. The memory store's unit of work holds
-    its dict (``tasks``), the SQL store's its connection and table."""
-    unit: Any = txn
-    tasks: dict[str, Aggregate] | None = getattr(unit, "tasks", None)
-    if tasks is not None:
-        return sum(1 for a in tasks.values() if a.snapshot.task.status in ACTIVE)
-    table: sa.Table = unit.table
-    query = sa.select(sa.func.count()).select_from(table).where(table.c.status.in_(ACTIVE))
-    return int(unit.conn.execute(query).scalar_one())
-
-
 class MaxTasksCountsActiveOnly(TasksCore):
     """max_tasks is compared with the active tasks (of every scope), forgetting terminal and
     expired ones."""
 
     def _store_full(self, txn: Txn, scope: str | None) -> bool:
-        return self.max_tasks is not None and _active_in_every_scope(txn) >= self.max_tasks
+        return self.max_tasks is not None and txn.count_active_everywhere() >= self.max_tasks
 
 
 class ScopeLimitCountsEveryScope(TasksCore):
@@ -236,7 +222,7 @@ class ScopeLimitCountsEveryScope(TasksCore):
         if self._store_full(txn, scope):
             raise spec.CapacityExceeded(f"{self.max_tasks} tasks stored", payload="max_tasks")
         limit = self.max_active_per_scope
-        if limit is not None and _active_in_every_scope(txn) >= limit:
+        if limit is not None and txn.count_active_everywhere() >= limit:
             raise spec.CapacityExceeded(f"{limit} active tasks in every scope",
                                         payload="max_active_tasks_per_scope")
 
@@ -606,7 +592,7 @@ class ZeroLeaseClaims(TasksCore):
     """lease_ms checked with >= 0: claim and claim_next of 0 grant a claim already expired."""
 
     def _lease_ms_ok(self, lease_ms: Any) -> bool:
-        return isinstance(lease_ms, int) and not isinstance(lease_ms, bool) and lease_ms >= 0
+        return validation.whole(lease_ms) and lease_ms >= 0
 
 
 class LeaseMsOfAnyNumber(TasksCore):
@@ -672,8 +658,7 @@ class ZeroTtlStored(TasksCore):
     """ttl_ms checked only for its type: a ttl of 0 (or less) is stored, expired at once."""
 
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
-        ttl = task.ttl_ms
-        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl <= 0:  # a bool is no ttl
+        if validation.whole(task.ttl_ms) and task.ttl_ms <= 0:  # a bool is no ttl
             task = attrs.evolve(task, ttl_ms=1)
         return super()._task_problem(task, work)
 
