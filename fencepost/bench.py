@@ -10,9 +10,10 @@ Four figures per contract (see :func:`run_bench`):
    it (generation, harness with read-backs, store) on the memory store, SQLite and PostgreSQL,
    and the model alone stepping the same operation sequences (recorded once, see
    :mod:`fencepost.bench_tape`).
-2. **Kit overhead** on SQLite: the recorded sequences through the kit (a harness: trace and
-   checks on) divided by the same operations called straight on a fresh store, split into the
-   extra store calls the checks make (read-backs) and the harness's own work.
+2. **Kit overhead** on SQLite (and PostgreSQL when reachable): the recorded sequences through
+   the kit (a harness: trace and checks on) divided by the same operations called straight on
+   a fresh store, split into the extra store calls the checks make (read-backs) and the
+   harness's own work.
 3. **Linearizability checker**: operations per second on synthetic adk-ledger histories, saved
    to a file and loaded back, checked partitioned by record and as one partition.
 4. **Detection**: per mutant, the median seconds and counterexample steps
@@ -156,7 +157,8 @@ class MachineRates:
 
 @attrs.frozen
 class Overhead:
-    """The same operations through the kit and as direct calls, on SQLite (seconds: the sum of
+    """The same operations through the kit and as direct calls, on SQLite or PostgreSQL
+    (seconds: the sum of
     each sequence's fastest round). ``reads_s`` is the time in the store calls the kit's checks
     add (reading records back), ``slowed_s`` how much longer the calls both sides make took
     through the kit, ``harness_s`` the rest of the difference: model, comparing, the trace.
@@ -174,6 +176,9 @@ class Overhead:
     """Store calls (and stores opened) on each side, in the rounds counted: the kit's extra
     ones are its read-backs."""
     slowed_s: float = 0.0
+    store: str = "sqlite"
+    """The store both sides ran on: ``sqlite`` (the target's), or ``postgresql`` (a server:
+    every call a round trip)."""
 
     @property
     def ratio(self) -> float:
@@ -502,26 +507,29 @@ def _replay(contract: Contract, factory: _MeteredFactory, tape: Tape,
 
 
 def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
-                   progress: Progress = quiet) -> Overhead:
-    """``tapes`` through the kit and as direct calls on SQLite, alternating which goes first
-    tape by tape, ``sizes.rounds`` times; each side's figure is the sum over the tapes of each
-    tape's fastest round (a pause of the machine in one round then costs only that tape)."""
+                   progress: Progress = quiet, postgres: str | None = None) -> Overhead:
+    """``tapes`` through the kit and as direct calls on SQLite (or on the PostgreSQL at
+    ``postgres``), alternating which goes first tape by tape, ``sizes.rounds`` times; each
+    side's figure is the sum over the tapes of each tape's fastest round (a pause of the
+    machine in one round then costs only that tape)."""
     contract = contract_named(name)
-    sqlite, _ = resolve_adapter(name, "sqlite")
-    factory = _MeteredFactory(sqlite, _Meter())
+    store, shown = ("postgresql", "PostgreSQL") if postgres else ("sqlite", "SQLite")
+    sql, _ = resolve_adapter(name, postgres or "sqlite")
+    factory = _MeteredFactory(sql, _Meter())
     metered = _metered_harness(factory.meter)
     best: dict[bool, list[tuple[float, float, float, int]]] = {
         side: [(float("inf"), 0.0, 0.0, 0)] * len(tapes) for side in (True, False)}
     try:
         for r in range(sizes.rounds):
-            progress(Said.of(f"overhead/{name}", f"round {r + 1}/{sizes.rounds} on SQLite"))
+            progress(Said.of(f"overhead/{name}/{store}",
+                             f"round {r + 1}/{sizes.rounds} on {shown}"))
             for k, tape in enumerate(tapes):
                 for side in (True, False) if (k + r) % 2 == 0 else (False, True):
                     with collecting_less():  # both sides as a check runs them
                         replayed = _replay(contract, factory, tape, metered if side else None)
                     best[side][k] = min(best[side][k], replayed)
     finally:
-        _close(sqlite)
+        _close(sql)
     kit_s, kit_store, kit_read, kit_calls = (
         sum(column) for column in zip(*best[True], strict=True))
     direct_s, direct_store, _, direct_calls = (
@@ -530,7 +538,7 @@ def bench_overhead(name: str, tapes: Sequence[Tape], sizes: Sizes,
                     reads_s=kit_read,
                     harness_s=(kit_s - kit_store) - (direct_s - direct_store),
                     direct_calls=int(direct_calls), kit_calls=int(kit_calls),
-                    slowed_s=kit_store - kit_read - direct_store)
+                    slowed_s=kit_store - kit_read - direct_store, store=store)
 
 
 # --- 3. linearizability checker -----------------------------------------------------------------
@@ -632,6 +640,8 @@ def run_bench(
         tapes = record_tapes(name, sizes)
         machine.append(bench_machine(name, tapes, sizes, pg, progress))
         overhead.append(bench_overhead(name, tapes, sizes, progress))
+        if pg is not None:
+            overhead.append(bench_overhead(name, tapes, sizes, progress, pg))
     checker = bench_checker(sizes, progress)
     detection = [d for name in names
                  for d in bench_detection(name, sizes.seeds, progress, sizes.mutants)]

@@ -11,7 +11,7 @@ import attrs
 import pytest
 from conftest import missing
 
-from fencepost.bench import BenchResult, Sizes, run_bench
+from fencepost.bench import BenchResult, Sizes, bench_overhead, record_tapes, run_bench
 from fencepost.bench_render import render, to_json
 from fencepost.bench_tour import bench_tour
 from fencepost.bench_verdict import VerdictTime, summarize
@@ -40,7 +40,8 @@ def test_every_requested_contract_has_a_row_in_each_per_contract_table(
         result: BenchResult) -> None:
     assert result.contracts == tuple(CONTRACTS)
     assert [m.contract for m in result.machine] == CONTRACTS
-    assert [o.contract for o in result.overhead] == CONTRACTS
+    assert [(o.contract, o.store) for o in result.overhead] == [
+        (c, "sqlite") for c in CONTRACTS]  # PostgreSQL unreachable: no row of its own
     assert [d.contract for d in result.detection] == CONTRACTS  # one adapter each
 
 
@@ -69,6 +70,19 @@ def test_overhead_is_the_kit_time_over_the_direct_time(result: BenchResult) -> N
         assert o.reads_alone == (o.direct_s + o.reads_s) / o.direct_s
         # every operation is one store call on each side; the kit's extra ones read back
         assert o.direct_calls >= o.operations and o.kit_calls > o.direct_calls
+
+
+def test_the_overhead_is_measured_on_postgresql_when_the_bench_reaches_it(
+        pg_url: str, result: BenchResult) -> None:
+    tapes = record_tapes("adk-ledger", TINY)
+    o = bench_overhead("adk-ledger", tapes, TINY, quiet, pg_url)
+    assert (o.contract, o.store, o.operations) == (
+        "adk-ledger", "postgresql", sum(t.steps for t in tapes))
+    assert o.reads_s + o.slowed_s + o.harness_s == pytest.approx(o.kit_s - o.direct_s)
+    assert 0 < o.reads_s and o.direct_calls >= o.operations and o.kit_calls > o.direct_calls
+    row = next(line for line in render(attrs.evolve(result, overhead=(o,))).splitlines()
+               if line.startswith("adk-ledger") and "postgresql" in line)
+    assert f"{o.ratio:.2f}x" in row and f"{o.direct_calls:,} / {o.kit_calls:,}" in row
 
 
 def test_checker_runs_each_history_by_record_and_as_one_partition(result: BenchResult) -> None:
