@@ -28,7 +28,7 @@ from fencepost.adapters.ledgence_tasks.sql import (
 from fencepost.adapters.sql import make_engine, table_name
 from fencepost.env import AdapterEnv
 from fencepost.spec import ledgence_tasks as spec
-from fencepost.spec.errors import BackendUnavailable
+from fencepost.spec.errors import BackendUnavailable, ContractError
 
 SCOPE = spec.Scope("tenant-a", "prod")
 PROGRAM = spec.Program("mailer", "1.2.0")
@@ -252,3 +252,86 @@ def test_acquisitions_from_one_queue_take_their_turn_on_postgresql(pg_url: str) 
         assert rounds_lost == []
     finally:
         b.cleanup()
+
+
+def _reads(store: SqlLedgence, task_id: str, attempt_id: str) -> list[tuple[Any, int]]:
+    """Each read of a task's attempt and history (found, missing, another scope's) as (its
+    answer or its refusal's code, the statements it ran)."""
+    other = spec.Scope("tenant-b", "prod")
+    calls = [
+        lambda: store.inspect_attempt(SCOPE, task_id, attempt_id),
+        lambda: store.inspect_attempt(SCOPE, task_id, "att_missing"),
+        lambda: store.inspect_attempt(other, task_id, attempt_id),
+        lambda: store.inspect_attempt(SCOPE, "task_missing", attempt_id),
+        *(lambda after=after: store.history(SCOPE, task_id, after) for after in (0, 1, 2, 99)),
+        lambda: store.history(other, task_id, 0),
+        lambda: store.history(SCOPE, "task_missing", 0),
+        lambda: store.history(SCOPE, task_id, 2**63),  # past BIGINT: no history statement
+    ]
+    ran: list[str] = []
+
+    def count(*args: Any) -> None:
+        ran.append(args[2])
+
+    out: list[tuple[Any, int]] = []
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        for call in calls:
+            ran.clear()
+            try:
+                answer: Any = call()
+            except ContractError as e:
+                answer = e.code
+            out.append((answer, len(ran)))
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", count)
+    return out
+
+
+def test_a_read_fetched_ahead_answers_as_two_statements_do(
+        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """inspect_attempt and history fetch the task row with the attempt or the history page in
+    one statement where READ_AHEAD says so (a server); every answer and refusal is the one the
+    two statements give."""
+    import fencepost.adapters.ledgence_tasks.sql as sql_module
+
+    store = backend.open()
+    session = store.open_session(SCOPE, "emails", 1)
+    snap = store.accept_resolved_submission(command(), DESCRIPTOR)
+    assigned = store.acquire(spec.AcquireCommand(SCOPE, "emails", session.id, 0, 1))
+    attempt_id = assigned.assignment.event.attempt_id
+    assert len(store.history(SCOPE, snap.task_id, 0)) == 2  # submitted, claimed
+    monkeypatch.setattr(sql_module, "READ_AHEAD", frozenset())
+    apart = _reads(store, snap.task_id, attempt_id)
+    monkeypatch.setattr(sql_module, "READ_AHEAD", frozenset({"sqlite", "postgresql"}))
+    ahead = _reads(store, snap.task_id, attempt_id)
+    assert [answer for answer, _ in ahead] == [answer for answer, _ in apart]
+    assert [answer for answer, _ in apart][:4] == [
+        store.inspect_attempt(SCOPE, snap.task_id, attempt_id), "not_found", "not_found",
+        "not_found"]
+    assert [answer for answer, _ in apart][-1] == []
+    assert [n for _, n in apart] == [2, 2, 1, 1, 2, 2, 2, 2, 1, 1, 1]
+    assert [n for _, n in ahead] == [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+
+
+def test_a_faulty_read_still_reads_its_own_way_when_fetched_ahead(
+        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mutant that bends the history page (history_off_by_one: the event at after_sequence
+    too) answers its bug with the page fetched ahead: the read it makes is not the one
+    fetched, so it runs its own statement."""
+    import fencepost.adapters.ledgence_tasks.sql as sql_module
+    from fencepost.registry import contract_named
+
+    monkeypatch.setattr(sql_module, "READ_AHEAD", frozenset({"sqlite", "postgresql"}))
+    mutant = next(m for m in contract_named("ledgence-tasks").mutants
+                  if m.name == "history_off_by_one")
+    env = backend.env()
+    correct, faulty = backend.open(env), backend.open(env, mutant.store_class(SqlLedgence))
+    snap = correct.accept_resolved_submission(command(), DESCRIPTOR)
+    correct.cancel(SCOPE, snap.task_id)
+    last = len(correct.history(SCOPE, snap.task_id, 0))
+    assert last >= 2
+    assert [r.sequence for r in correct.history(SCOPE, snap.task_id, 1)] == list(
+        range(2, last + 1))
+    assert [r.sequence for r in faulty.history(SCOPE, snap.task_id, 1)] == list(
+        range(1, last + 1))

@@ -68,6 +68,10 @@ class _MemoryTxn:
     def load_task(self, task_id: str) -> TaskRecord | None:
         return self.tasks.get(task_id)
 
+    def read_ahead(self, task_id: str, attempt_id: str | None = None,
+                   history: tuple[int, int] | None = None) -> None:
+        return None  # every read is a lookup already
+
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
         return self.load_task(task_id)
 

@@ -30,6 +30,7 @@ class Reads(LedgenceBase):
         self._check_task_ref(scope, task_id)
         self._check_attempt_ref(attempt_id)
         with self._reading() as txn:
+            txn.read_ahead(task_id, attempt_id=attempt_id)
             task = self._require(txn, scope, task_id)
             attempt = self._inspected_attempt(txn, task, attempt_id)
             if attempt is None:
@@ -41,6 +42,7 @@ class Reads(LedgenceBase):
         self._check_task_ref(scope, task_id)
         self._check_after(after_sequence)
         with self._reading() as txn:
+            txn.read_ahead(task_id, history=(after_sequence, HISTORY_PAGE))
             self._require(txn, scope, task_id)
             return self._history_page(txn, task_id, after_sequence)
 

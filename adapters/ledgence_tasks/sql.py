@@ -77,6 +77,7 @@ from .sql_schema import (
     INSERT_IGNORE,
     NAME_LOCK,
     ORDER_COLUMNS,
+    READ_AHEAD,
     SHARE_LOCK,
     SKIP_LOCKED,
     Tables,
@@ -138,6 +139,8 @@ class Statements:
     insert_cursor: sa.Insert
     receipt: sa.Select[Any]
     insert_receipt: sa.Insert
+    task_and_attempt: sa.Select[Any]
+    task_and_history: sa.Select[Any]
 
 
 @functools.lru_cache(maxsize=TABLES_CACHED)
@@ -152,6 +155,10 @@ def statements(namespace: str, backend: str) -> Statements:
     attempt = sa.select(a.c.record).where(a.c.task_id == sa.bindparam("task_id"),
                                           a.c.attempt_id == sa.bindparam("attempt_id"))
     session = sa.select(s.c.session).where(s.c.id == sa.bindparam("id"))
+    history = (sa.select(h.c.sequence, h.c.event)
+               .where(h.c.task_id == sa.bindparam("task_id"),
+                      h.c.sequence > sa.bindparam("after"))
+               .order_by(h.c.sequence).limit(sa.bindparam("limit")))
     return Statements(
         task=task,
         task_locked=backend_lock_row(backend, task),
@@ -162,10 +169,7 @@ def statements(namespace: str, backend: str) -> Statements:
                                                 t.c.idempotency_key == sa.bindparam("key")),
         last_sequence=(sa.select(sa.func.max(h.c.sequence))
                        .where(h.c.task_id == sa.bindparam("task_id"))),
-        history=(sa.select(h.c.sequence, h.c.event)
-                 .where(h.c.task_id == sa.bindparam("task_id"),
-                        h.c.sequence > sa.bindparam("after"))
-                 .order_by(h.c.sequence).limit(sa.bindparam("limit"))),
+        history=history,
         # The key as b_*: a column's own name is reserved for its SET value.
         save_task=t.update().where(t.c.task_id == sa.bindparam("b_task_id")),
         save_attempt=a.update().where(a.c.task_id == sa.bindparam("b_task_id"),
@@ -188,6 +192,17 @@ def statements(namespace: str, backend: str) -> Statements:
             r.c.consumer_id == sa.bindparam("consumer_id"),
             r.c.sequence == sa.bindparam("sequence")),
         insert_receipt=r.insert(),
+        # A read's task row with what it reads next, in one statement (see read_ahead): its
+        # attempt (none when the task has no such attempt), or its history page (one row
+        # with no event when the page is empty).
+        task_and_attempt=sa.select(t.c.record, a.c.record).select_from(t.outerjoin(
+            a, sa.and_(a.c.task_id == t.c.task_id,
+                       a.c.attempt_id == sa.bindparam("attempt_id")))).where(
+            t.c.task_id == sa.bindparam("task_id")),
+        task_and_history=sa.select(t.c.record, h.c.sequence, h.c.event).select_from(t.outerjoin(
+            h, sa.and_(h.c.task_id == t.c.task_id, h.c.sequence > sa.bindparam("after")))).where(
+            t.c.task_id == sa.bindparam("task_id")).order_by(h.c.sequence).limit(
+            sa.bindparam("limit")),
     )
 
 
@@ -198,6 +213,8 @@ class _SqlTxn:
     tables: Tables
     sql: Statements
     locking: bool = True  # False: a read-only unit of work (see LedgenceCore._reading)
+    ahead: dict[tuple[Any, ...], Any] = attrs.field(factory=dict)
+    """What :meth:`read_ahead` fetched and no read has taken yet, by the read that takes it."""
 
     @property
     def _backend(self) -> str:
@@ -230,9 +247,32 @@ class _SqlTxn:
             self.sql.submission, {"scope": dump_scope(scope), "key": idempotency_key}).scalar()
         return found
 
+    def read_ahead(self, task_id: str, attempt_id: str | None = None,
+                   history: tuple[int, int] | None = None) -> None:
+        # A writing unit of work locks its rows one by one, in lock order.
+        if self.locking or self._backend not in READ_AHEAD:
+            return
+        if attempt_id is not None:
+            row = self.conn.execute(self.sql.task_and_attempt,
+                                    {"task_id": task_id, "attempt_id": attempt_id}).first()
+            self.ahead[("task", task_id)] = row[0] if row is not None else None
+            if row is not None:
+                self.ahead[("attempt", task_id, attempt_id)] = row[1]
+        elif history is not None and history[0] in BIGINT:
+            after, limit = history
+            rows = self.conn.execute(self.sql.task_and_history,
+                                     {"task_id": task_id, "after": after, "limit": limit}).all()
+            self.ahead[("task", task_id)] = rows[0][0] if rows else None
+            if rows:
+                self.ahead[("history", task_id, after, limit)] = [
+                    (sequence, event) for _, sequence, event in rows if sequence is not None]
+
     def load_task(self, task_id: str) -> TaskRecord | None:
-        query = self.sql.task_locked if self.locking else self.sql.task
-        text = self.conn.execute(query, {"task_id": task_id}).scalar()
+        if self.ahead and ("task", task_id) in self.ahead:
+            text = self.ahead.pop(("task", task_id))
+        else:
+            query = self.sql.task_locked if self.locking else self.sql.task
+            text = self.conn.execute(query, {"task_id": task_id}).scalar()
         return loads(text) if text is not None else None
 
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
@@ -368,8 +408,12 @@ class _SqlTxn:
     # attempts
 
     def load_attempt(self, task_id: str, attempt_id: str) -> StoredAttempt | None:
-        query = self.sql.attempt_locked if self.locking else self.sql.attempt
-        text = self.conn.execute(query, {"task_id": task_id, "attempt_id": attempt_id}).scalar()
+        if self.ahead and ("attempt", task_id, attempt_id) in self.ahead:
+            text = self.ahead.pop(("attempt", task_id, attempt_id))
+        else:
+            query = self.sql.attempt_locked if self.locking else self.sql.attempt
+            text = self.conn.execute(
+                query, {"task_id": task_id, "attempt_id": attempt_id}).scalar()
         return loads(text) if text is not None else None
 
     def insert_attempt(self, record: StoredAttempt) -> None:
@@ -439,10 +483,16 @@ class _SqlTxn:
 
     def history(self, task_id: str, after_sequence: int,
                 limit: int) -> list[spec.RecordedHistoryEvent]:
-        query = self.conn.execute(self.sql.history,
-                                  {"task_id": task_id, "after": after_sequence, "limit": limit})
+        if after_sequence not in BIGINT:  # past every sequence a BIGINT column holds
+            return []
+        key = ("history", task_id, after_sequence, limit)
+        if self.ahead and key in self.ahead:
+            rows = self.ahead.pop(key)
+        else:
+            rows = self.conn.execute(self.sql.history, {
+                "task_id": task_id, "after": after_sequence, "limit": limit})
         return [spec.RecordedHistoryEvent(int(sequence), loads(event))
-                for sequence, event in query]
+                for sequence, event in rows]
 
 
 # --- the store -----------------------------------------------------------------------------------

@@ -207,6 +207,11 @@ one name run that part one after the other)."""
 SKIP_LOCKED: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 SHARE_LOCK: dict[str, Callable[[sa.Select[Any]], sa.Select[Any]]] = {}
 INSERT_IGNORE: dict[str, Callable[[sa.Table, dict[str, Any]], sa.Executable]] = {}
+READ_AHEAD = frozenset({"postgresql"})
+"""The backends on which a read fetches its task row with its attempt or history page in one
+statement (``read_ahead``): a server, where every statement is a round trip (PostgreSQL:
+inspect_attempt about 333 -> 223 us, history 309 -> 211 us on a 2-vCPU machine). In process,
+SQLite runs two small statements as fast as the join or faster (history 56 -> 59-64 us)."""
 
 
 def no_name_lock(conn: Connection, name: str) -> None:

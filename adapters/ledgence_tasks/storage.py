@@ -40,6 +40,14 @@ class Txn(Protocol):
     def load_task(self, task_id: str) -> TaskRecord | None:
         """The task, locked (waits for another holder)."""
 
+    def read_ahead(self, task_id: str, attempt_id: str | None = None,
+                   history: tuple[int, int] | None = None) -> None:
+        """A read about to load the task, and its attempt ``attempt_id`` or its history page
+        ``history`` (``after_sequence``, ``limit``), may fetch them now at once (one statement
+        of a read-only SQL unit of work): the next :meth:`load_task`, :meth:`load_attempt`
+        or :meth:`history` asked exactly that answers from what was fetched, once. A storage
+        with nothing to gain does nothing."""
+
     def lock_task_if_free(self, task_id: str) -> TaskRecord | None:
         """The task, locked, or ``None`` when it is missing or another transaction holds it
         (PostgreSQL: ``FOR UPDATE SKIP LOCKED``); the recovery scan passes held tasks over."""
