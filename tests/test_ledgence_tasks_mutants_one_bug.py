@@ -319,7 +319,20 @@ def replayed_lease_after(ms: int) -> Script:
     return script
 
 
+def histories_after(*afters: int) -> Script:
+    """The sequences of a cancelled task's history (three events) after each of ``afters``."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        task = submit(store).task_id
+        store.cancel(SCOPE, task)
+        return [[r.sequence for r in store.history(SCOPE, task, after)] for after in afters]
+    script.__name__ = f"histories_after{afters}"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
+    # from 2^63 to 2^64 - 1 alone (a u64 past the i64s): the first page
+    ("after_sequence_as_i64", histories_after(2**63, 2**64 - 1),
+     [histories_after(0, 1, 2**63 - 1, 2**64, 2**70)]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,

@@ -102,14 +102,12 @@ OUTSIDE.update({m.name: EDGE for m in MUTANTS
                 if m.mixin.__module__.endswith(".edges") and m.name not in OUTSIDE})
 OTHER_CLAUSE = {
     "extension_not_stored": "LDG-ACQ-013",
-    "history_off_by_one": "LDG-HISTORY-002",
     "pending_commits_cursor": "LDG-ACQ-014",
     "sessions_in_process": "LDG-ACQ-004",
 }
 """Mutants the tour catches by another clause their bug also breaks: an extension not stored
 shows in the Pending probe's remaining time (LDG-ACQ-013) long before the session's old end,
-a day away, which the scope reaches only as the extended end; a history page after 1 that
-starts at the first event again is blamed on the events written (LDG-HISTORY-002); a Pending
+a day away, which the scope reaches only as the extended end; a Pending
 probe that moved the cursor shows at the next finishing acquisition (LDG-ACQ-014); sessions
 lost on reopening show at the next acquisition (LDG-ACQ-004: the read-backs after a reopen
 read tasks, not sessions)."""

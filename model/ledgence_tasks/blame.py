@@ -124,7 +124,9 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
     - A new acquisition (not a replay, not busy) that claims another task than the model, or
       claims where the model finds none eligible, or none where one is: the eligibility and
       order rule, LDG-ACQ-001.
-    - A history read with gaps or repeats in its sequences: HISTORY-001; a repeated
+    - A history read with gaps or repeats in its sequences, or not starting right after
+      the sequence asked (a page from event 1 after 2^63: an after cast to an i64):
+      HISTORY-001; a repeated
       `dispatch_authorized`: RENEW-007 (dispatch is authorized once); another repeated event:
       HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes).
     - An attempt read back wrong in its quiescence alone before any settlement: ACQ-002; in
@@ -153,8 +155,10 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
     if len(records) > 100:
         return "LDG-HISTORY-001"  # a page holds at most 100 events
     sequences = [getattr(r, "sequence", None) for r in records]
-    if sequences != list(range(1, len(sequences) + 1)):
-        return "LDG-HISTORY-001"
+    after = op.after_sequence
+    first = after + 1 if type(after) is int and after >= 0 else 1
+    if sequences != list(range(first, first + len(sequences))):
+        return "LDG-HISTORY-001"  # not the events right after `after`, in order, no gaps
     reasons = [getattr(getattr(r, "event", None), "reason", None) for r in records]
     if len(records) > len(getattr(expected, "value", [])):
         if reasons.count("dispatch_authorized") > 1:

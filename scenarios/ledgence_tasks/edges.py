@@ -100,7 +100,9 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
 @scenario()
 def edges_of_reads(h: Harness, p: str) -> None:
     """An empty task id for every read, history and cancel, an empty namespace, an empty
-    attempt id; history after True and -1 (refused) and after 0."""
+    attempt id; history after True and -1 (refused), after 0, and after the last i64 and the
+    first and last u64 past it (the seed's after_sequence is a u64, compared as one: nothing
+    after them; ``storage.rs`` history at 2b1bcd2, ``sequence > ($2::text)::ldg_u64``)."""
     t = submit_task(h, f"{p}-a")
     h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # three events: after 1 is not after 0
     for read in (spec.Status, spec.Result, spec.Inspect, spec.Cancel):
@@ -108,7 +110,7 @@ def edges_of_reads(h: Harness, p: str) -> None:
     h.apply("client", spec.Status(NO_NAMESPACE, Ref(t)))
     h.apply("client", spec.History(SCOPE, "", 0))
     h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), ""))
-    for after in (True, -1, 0):
+    for after in (True, -1, 0, 2**63 - 1, 2**63, 2**64 - 1):
         history(h, t, after)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.ledgence_tasks.core import LedgenceCore
+from fencepost.adapters.ledgence_tasks.storage import Txn
 from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
 
@@ -166,6 +167,16 @@ class EmptyAttemptIdNotFound(LedgenceCore):
     def _check_attempt_ref(self, attempt_id: Any) -> None:
         if attempt_id != "":
             super()._check_attempt_ref(attempt_id)
+
+
+class AfterSequenceAsI64(LedgenceCore):
+    """Pages history after after_sequence cast to an i64 (Rust's ``as i64``): from 2^63 on it
+    wraps negative, and the page starts at the first event."""
+
+    def _history_page(self, txn: Txn, task_id: str,
+                      after_sequence: int) -> list[spec.RecordedHistoryEvent]:
+        wrapped = after_sequence - 2**64 if 2**63 <= after_sequence < 2**64 else after_sequence
+        return super()._history_page(txn, task_id, max(wrapped, 0))
 
 
 class HistoryAfterTrueIsOne(LedgenceCore):
@@ -477,6 +488,8 @@ MUTANTS = (
            "not_found", "LDG-READ-003", EmptyAttemptIdNotFound),
     Mutant("history_after_true_is_one", "history(after_sequence=True) pages after event 1",
            "LDG-HISTORY-001", HistoryAfterTrueIsOne),
+    Mutant("after_sequence_as_i64", "history casts after_sequence to an i64: after 2^63 and "
+           "more it pages from the first event", "LDG-HISTORY-001", AfterSequenceAsI64),
     Mutant("negative_consumer_accepted", "acquire by consumer -1 claims a task",
            "LDG-ACQ-005", NegativeConsumerAccepted),
     Mutant("negative_sequence_ordered", "a negative acquisition sequence answers out_of_order "
