@@ -158,10 +158,10 @@ class MachineRates:
 @attrs.frozen
 class Overhead:
     """The same operations through the kit and as direct calls, on SQLite or PostgreSQL
-    (seconds: the sum of
-    each sequence's fastest round). ``reads_s`` is the time in the store calls the kit's checks
-    add (reading records back), ``slowed_s`` how much longer the calls both sides make took
-    through the kit, ``harness_s`` the rest of the difference: model, comparing, the trace.
+    (seconds: the sum of each sequence's fastest round). ``reads_s`` is the time in the store
+    calls the kit's checks add (reading records back), ``slowed_s`` how much longer the calls
+    both sides make took through the kit, ``harness_s`` the rest of the difference: model,
+    comparing, the trace.
     (A direct replay with other Python work put between its calls slowed them as much: the
     store's code and data are no longer in the processor's caches.)"""
 

@@ -155,10 +155,6 @@ def statements(namespace: str, backend: str) -> Statements:
     attempt = sa.select(a.c.record).where(a.c.task_id == sa.bindparam("task_id"),
                                           a.c.attempt_id == sa.bindparam("attempt_id"))
     session = sa.select(s.c.session).where(s.c.id == sa.bindparam("id"))
-    history = (sa.select(h.c.sequence, h.c.event)
-               .where(h.c.task_id == sa.bindparam("task_id"),
-                      h.c.sequence > sa.bindparam("after"))
-               .order_by(h.c.sequence).limit(sa.bindparam("limit")))
     return Statements(
         task=task,
         task_locked=backend_lock_row(backend, task),
@@ -169,7 +165,10 @@ def statements(namespace: str, backend: str) -> Statements:
                                                 t.c.idempotency_key == sa.bindparam("key")),
         last_sequence=(sa.select(sa.func.max(h.c.sequence))
                        .where(h.c.task_id == sa.bindparam("task_id"))),
-        history=history,
+        history=(sa.select(h.c.sequence, h.c.event)
+                 .where(h.c.task_id == sa.bindparam("task_id"),
+                        h.c.sequence > sa.bindparam("after"))
+                 .order_by(h.c.sequence).limit(sa.bindparam("limit"))),
         # The key as b_*: a column's own name is reserved for its SET value.
         save_task=t.update().where(t.c.task_id == sa.bindparam("b_task_id")),
         save_attempt=a.update().where(a.c.task_id == sa.bindparam("b_task_id"),
