@@ -329,7 +329,103 @@ def histories_after(*afters: int) -> Script:
     return script
 
 
+def acquires_after_the_first_at(*sequences: int) -> Script:
+    """Acquires at each of ``sequences`` after the first (the cursor at 1, its task live)."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session, _ = claimed(store)
+        return [_try(lambda q=q: store.acquire(acquisition(session.id, q))) for q in sequences]
+    script.__name__ = f"acquires_after_the_first_at{sequences}"
+    return script
+
+
+def claims_after_the_first_at(*sequences: int) -> Script:
+    """Claims of a routed task at each of ``sequences`` after its claim at 1."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, ROUTED, 1)
+        task = submit(store, queue=ROUTED).task_id
+        store.claim_dispatch(claim(session.id, task))
+        return [_try(lambda q=q: store.claim_dispatch(claim(session.id, task, q)))
+                for q in sequences]
+    script.__name__ = f"claims_after_the_first_at{sequences}"
+    return script
+
+
+def renewals_after_the_first_at(*sequences: int) -> Script:
+    """Renewals at each of ``sequences`` after the renewal at 1."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        _, assignment = claimed(store)
+        owner = assignment.lease.owner
+        store.renew(spec.RenewCommand(owner, 1, spec.KEEP_ALIVE))
+        return [_try(lambda q=q: store.renew(spec.RenewCommand(owner, q, spec.KEEP_ALIVE)))
+                for q in sequences]
+    script.__name__ = f"renewals_after_the_first_at{sequences}"
+    return script
+
+
+def elapsed_read_back(elapsed_ms: int) -> Script:
+    """The elapsed_ms inspect_attempt reads back of a success reported with ``elapsed_ms``."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        _, assignment = claimed(store)
+        command = success(assignment)
+        store.settle(attrs.evolve(command, report=attrs.evolve(command.report,
+                                                               elapsed_ms=elapsed_ms)))
+        snapshot = store.inspect_attempt(SCOPE, assignment.event.task_id,
+                                         assignment.event.attempt_id)
+        return [snapshot.settlement.report.elapsed_ms]
+    script.__name__ = f"elapsed_read_back({elapsed_ms})"
+    return script
+
+
+def _sized(size: int, wide: bool) -> str:
+    """``size`` UTF-8 bytes of "k", or of two-byte "\u00e9" (and a "k" for an odd size)."""
+    return "\u00e9" * (size // 2) + "k" * (size % 2) if wide else "k" * size
+
+
+def keys_of(*sizes: tuple[int, bool]) -> Script:
+    """A submission under a key of each (size in bytes, wide) and its lookup."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        return [(_try(lambda k=k: submit(store, k)),
+                 _try(lambda k=k: store.lookup_submission(SCOPE, k)))
+                for k in (_sized(size, wide) for size, wide in sizes)]
+    script.__name__ = f"keys_of{sizes}"
+    return script
+
+
+def submissions_naming(*sizes: tuple[int, bool]) -> Script:
+    """Submissions with a queue, a tenant, a program id of each (size in bytes, wide)."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        answers = []
+        for n, (size, wide) in enumerate(sizes):
+            text = _sized(size, wide)
+            program = spec.Program(text, "1.2.0")
+            answers += [
+                _try(lambda n=n, text=text: submit(store, f"q{n}", queue=text)),
+                _try(lambda n=n, text=text: submit(store, f"t{n}",
+                                                   scope=spec.Scope(text, "prod"))),
+                _try(lambda n=n, program=program: store.accept_resolved_submission(
+                    submit_command(f"p{n}", program=program), descriptor(program=program)))]
+        return answers
+    script.__name__ = f"submissions_naming{sizes}"
+    return script
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
+    # a length in bytes past the limit written in fewer characters than the limit
+    ("key_length_in_characters", keys_of((256, True)),
+     [keys_of((255, False), (256, False), (255, True), (512, True)),
+      submissions_naming((129, True))]),
+    ("id_length_in_characters", submissions_naming((129, True)),
+     [submissions_naming((128, False), (129, False), (128, True), (258, True)),
+      keys_of((256, True))]),
+    # from 2^63 to 2^64 - 1 alone (a u64 past the i64s): below the cursor or the last renewal,
+    # or kept negative
+    ("sequence_as_i64", acquires_after_the_first_at(2**63, 2**64 - 1),
+     [acquires_after_the_first_at(0, 1, 2, 3, 2**63 - 1, 2**64),
+      claims_after_the_first_at(0, 1, 2, 3, 2**63 - 1, 2**64)]),
+    ("renew_sequence_as_i64", renewals_after_the_first_at(2**63, 2**64 - 1),
+     [renewals_after_the_first_at(0, 1, 2, 4, 2**63 - 1, 2**64)]),
+    ("elapsed_as_i64", elapsed_read_back(2**64 - 1),
+     [elapsed_read_back(2**63 - 1), elapsed_read_back(0)]),
     # from 2^63 to 2^64 - 1 alone (a u64 past the i64s): the first page
     ("after_sequence_as_i64", histories_after(2**63, 2**64 - 1),
      [histories_after(0, 1, 2**63 - 1, 2**64, 2**70)]),
@@ -398,6 +494,15 @@ def test_a_mutant_differs_from_the_correct_store_in_its_bug_alone(
 
 
 AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
+    # accepted, and found, where the seed refuses both
+    ("key_length_in_characters", keys_of((256, True)), [("ok", "ok")]),
+    ("id_length_in_characters", submissions_naming((129, True)), ["ok"] * 3),
+    # a u64 past the i64s wraps below the cursor or the last renewal, or is kept negative
+    ("sequence_as_i64", acquires_after_the_first_at(2**63, 2**64 - 1), ["obsolete_operation"] * 2),
+    ("sequence_as_i64", claims_after_the_first_at(2**63, 2**64 - 1), ["obsolete_operation"] * 2),
+    ("renew_sequence_as_i64", renewals_after_the_first_at(2**63, 2**64 - 1),
+     ["obsolete_operation"] * 2),
+    ("elapsed_as_i64", elapsed_read_back(2**64 - 1), [-1]),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was
     # written into the descriptor too: ok)
     ("empty_program_part_accepted",

@@ -173,6 +173,9 @@ def _read(before: State, op: Any, ctx: Ctx, step: Step) -> Found:
     if isinstance(op, spec.InspectAttempt):
         yield "LDG-READ-003", ("the current attempt" if op.attempt_id == rec.latest_attempt
                                else "an earlier attempt")
+        settlement = before.attempts[op.attempt_id].snapshot.settlement
+        if getattr(getattr(settlement, "report", None), "elapsed_ms", 0) >= 2**63:
+            yield "LDG-READ-005", "a report's elapsed_ms past the i64s"
     att = current(before, rec)
     if att is not None and not is_live(rec, att, ctx.now):
         yield "LDG-READ-004", AT if ctx.now == att.snapshot.lease.expires_at else PAST

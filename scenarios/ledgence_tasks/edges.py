@@ -97,6 +97,45 @@ def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
     h.apply("client", spec.LookupSubmission(SCOPE, key))
 
 
+def sized(start: str, size: int, wide: bool) -> str:
+    """Text of exactly ``size`` UTF-8 bytes beginning with ``start``: filled with "k", or
+    (``wide``) with "\u00e9", two bytes and one character (one UTF-16 unit too), and a "k"
+    if one byte is left."""
+    left = size - len(start.encode())
+    return start + ("\u00e9" * (left // 2) + "k" * (left % 2) if wide else "k" * left)
+
+
+@scenario()
+def edges_of_lengths(h: Harness, p: str) -> None:
+    """Text limits count UTF-8 bytes, as the seed's ``validate_text`` does (``value.len()`` of
+    a Rust str: ``crates/ledgence-orchestration-api/src/lib.rs`` at 06e3b0e; the
+    correlation key's 512 in ``submission.rs:94-100`` at 99136b5): an idempotency key of 255
+    bytes, an identifier of 128 and a correlation key of 512 are accepted, one byte more is
+    refused, also when it is written in two-byte characters, fewer than the limit (a store
+    counting characters, as a VARCHAR(255) column or a JavaScript string's length does,
+    accepts those)."""
+    for wide in (False, True):
+        at = f"{p}-{int(wide)}"
+        submit(h, sized(at, spec.MAX_IDEMPOTENCY_KEY_BYTES + 1, wide), task_input())
+        h.apply("client", spec.LookupSubmission(SCOPE, sized(
+            at, spec.MAX_IDEMPOTENCY_KEY_BYTES + 1, wide)))
+        key = sized(at, spec.MAX_IDEMPOTENCY_KEY_BYTES, wide)
+        submit(h, key, task_input())
+        h.apply("client", spec.LookupSubmission(SCOPE, key))
+        for size in (spec.MAX_ID_BYTES + 1, spec.MAX_ID_BYTES):
+            queue = sized("q", size, wide)
+            submit(h, f"{at}-queue-{size}", task_input(queue=queue))
+            h.apply("worker", spec.OpenSession(SCOPE, queue, 1))
+            scope = spec.Scope(sized("t", size, wide), "prod")
+            submit(h, f"{at}-tenant-{size}", task_input(scope=scope))
+            program = spec.Program(sized("m", size, wide), "1.2.0")
+            submit(h, f"{at}-program-{size}", task_input(program=program),
+                   attrs.evolve(DESCRIPTOR, program=program))
+        for size in (spec.MAX_CORRELATION_KEY_BYTES + 1, spec.MAX_CORRELATION_KEY_BYTES):
+            submit(h, f"{at}-correlation-{size}",
+                   task_input(correlation_key=sized("c", size, wide)))
+
+
 @scenario()
 def edges_of_reads(h: Harness, p: str) -> None:
     """An empty task id for every read, history and cancel, an empty namespace, an empty
@@ -139,6 +178,41 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     claim(h, routed, 1, 1, u, 1, queue=spec.ROUTED_QUEUE)  # the well-formed claim: claimed
     acquire(h, ws, 0, 1)
     reads(h, t, last_attempt(h))
+
+
+PAST_THE_I64S = (2**63, 2**64 - 1)
+"""Sequences a store keeping the seed's u64s in i64s wraps negative: the first past the last
+i64 and the last u64."""
+
+
+@scenario()
+def edges_of_sequences(h: Harness, p: str) -> None:
+    """Acquisition, claim and renewal sequences past the last i64. The seed's are u64s
+    (AcquireCommand, RenewCommand: ``delivery.rs`` at 1c9ece5), compared in Rust and bound as
+    text cast to its u64 domain (``sequence=($3::text)::ldg_u64``: the cursor in
+    ``delivery.rs`` at 50df11a, the claim receipt's lookup in ``dispatch_claim.rs`` at
+    62b9783): 2^63 and 2^64 - 1 skip past a cursor or a last renewal at 1 (out_of_order),
+    where a store comparing i64s sees them below it (obsolete_operation) and one binding them
+    as a BIGINT fails."""
+    ws = open_ws(h, concurrency=2)
+    routed = open_ws(h, concurrency=2, queue=spec.ROUTED_QUEUE)
+    t = submit_task(h, f"{p}-a")
+    u = submit_task(h, f"{p}-b", queue=spec.ROUTED_QUEUE)
+    for seq in PAST_THE_I64S:  # a first sequence other than 1
+        acquire(h, ws, 0, seq)
+    acquire(h, ws, 0, 1)
+    a = last_attempt(h)
+    for seq in PAST_THE_I64S:
+        acquire(h, ws, 0, seq)
+    renew(h, a, 1)
+    for seq in PAST_THE_I64S:
+        renew(h, a, seq)
+    for seq in PAST_THE_I64S:  # no receipt there, and no cursor yet
+        claim(h, routed, 1, seq, u, 1, queue=spec.ROUTED_QUEUE)
+    claim(h, routed, 1, 1, u, 1, queue=spec.ROUTED_QUEUE)
+    for seq in PAST_THE_I64S:
+        claim(h, routed, 1, seq, u, 1, queue=spec.ROUTED_QUEUE)
+    reads(h, t, a)
 
 
 @scenario()

@@ -175,15 +175,17 @@ EXACT_OUTPUT = {"one": 1, "one_point_zero": 1.0, "negative_zero": -0.0,
 @scenario()
 def stored_values_read_back_exactly(h: Harness, p: str) -> None:
     """Input data of every number class and bound, odd strings and 64 nested containers, and
-    a success output and a failure message likewise: every answer that carries them (the
-    submission, inspect, the Assigned event, result) gives them back exactly."""
+    a success output and a failure message likewise, the success reported with elapsed_ms the
+    last u64 (a u64 in the seed: ``execution.rs:34-42`` at 1c9ece5): every answer that carries
+    them (the submission, inspect, the Assigned event, result, inspect_attempt) gives them
+    back exactly."""
     with blamed_on(h, "LDG-READ-005"):
         ws = open_ws(h, concurrency=2)
         t = submit_task(h, f"{p}-a", data=EXACT_DATA)
         h.apply("client", spec.Inspect(SCOPE, Ref(t)))
         acquire(h, ws, 0, 1)
         a = last_attempt(h)
-        settle(h, a, success(h, a, EXACT_OUTPUT))
+        settle(h, a, attrs.evolve(success(h, a, EXACT_OUTPUT), elapsed_ms=spec.JSON_INTEGERS[1]))
         reads(h, t, a)
         t2 = submit_task(h, f"{p}-b", data=[EXACT_OUTPUT, -0.0, 1.0])
         acquire(h, ws, 1, 1)

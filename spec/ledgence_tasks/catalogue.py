@@ -2,7 +2,8 @@
 per rule with its normative sentence, its seed source, the checks that cover it, the
 capabilities it requires and the choice it reads, each given the situations
 :mod:`.situations` names for it; and the check names the entries share (``M``, ``E``,
-``FAULT_CHECKS``)."""
+``FAULT_CHECKS``).
+Over 500 lines: one table of the contract's 98 clauses, read in order."""
 
 from __future__ import annotations
 
@@ -40,9 +41,10 @@ CLAUSES = Catalogue(_situated([
        "open_session returns a new session of the given scope, queue and concurrency expiring "
        "at now + 86 400 000.", M, "scenario:sessions_expire_and_never_revive"),
     _c("LDG-SESSION-002", "open_session validates its input",
-       "A bad scope or queue (an empty tenant, namespace or queue), or a concurrency that is "
-       "not a positive integer (0, -1, \"2\"), answers invalid_input.",
-       M, "scenario:sessions_expire_and_never_revive", f"{E}sessions_and_submissions"),
+       "A bad scope or queue (an empty tenant, namespace or queue, one over 128 UTF-8 "
+       "bytes), or a concurrency that is not a positive integer (0, -1, \"2\"), answers "
+       "invalid_input.", M, "scenario:sessions_expire_and_never_revive",
+       f"{E}sessions_and_submissions", f"{E}lengths"),
     _c("LDG-SESSION-003", "extend_session knows its sessions",
        "extend_session of an unknown id answers unknown_session; of a malformed id (empty, "
        "or not a string) invalid_input.", M, "scenario:sessions_expire_and_never_revive",
@@ -73,8 +75,10 @@ CLAUSES = Catalogue(_situated([
        "sha256 digest (\"\" too), data nested deeper than 64 containers, larger than 1 MiB or "
        "holding an integer outside -2^63..2^64-1, a scope or queue holding a noncharacter, a "
        "correlation key over 512 bytes or holding a control character (a Unicode "
-       "noncharacter is allowed in it).", M,
-       "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions"),
+       "noncharacter is allowed in it), an idempotency key over 255 bytes, a scope, queue, "
+       "program id or version over 128 (every length in UTF-8 bytes, not characters).", M,
+       "scenario:changed_submission_conflicts", f"{E}sessions_and_submissions",
+       f"{E}lengths"),
     _c("LDG-SUBMIT-005", "keys are scoped",
        "The same idempotency key in another scope makes another task.", M,
        "scenario:submission_replay_ignores_key_order"),
@@ -84,8 +88,9 @@ CLAUSES = Catalogue(_situated([
        requires=("concurrency",)),
     _c("LDG-LOOKUP-001", "lookup reads the binding",
        "lookup_submission returns the task accepted under (scope, key), or none; a bad scope "
-       "or key (empty, or longer than 255 bytes) answers invalid_input.", M,
-       "scenario:submission_replay_ignores_key_order", f"{E}sessions_and_submissions"),
+       "or key (empty, or longer than 255 UTF-8 bytes) answers invalid_input.", M,
+       "scenario:submission_replay_ignores_key_order", f"{E}sessions_and_submissions",
+       f"{E}lengths"),
     # -- reads and history
     _c("LDG-READ-001", "reads agree with the task",
        "status, result and inspect of a task in its scope return what the accepted operations "
@@ -112,8 +117,9 @@ CLAUSES = Catalogue(_situated([
        "scenario:exact_expiry_rejects_renew_and_settle_and_expires_once"),
     _c("LDG-READ-005", "stored values read back exactly",
        "A task's input data, and a settled attempt's report (a success output, a failure "
-       "message), read back from every answer that carries them (the submission's snapshot, "
-       "inspect, the Assigned event, result) exactly as given, within the seed's JSON domain: "
+       "message, elapsed_ms), read back from every answer that carries them (the submission's "
+       "snapshot, inspect, the Assigned event, result, inspect_attempt) exactly as given, "
+       "within the seed's JSON domain: "
        "integers and floats apart (1 is not 1.0), -0.0 not 0.0, integers to the i64 and u64 "
        "bounds, any string (non-ASCII, empty, U+0000), 64 nested containers. An integer "
        "outside -2^63..2^64-1 answers invalid_input (LDG-SUBMIT-004).",
@@ -180,8 +186,9 @@ CLAUSES = Catalogue(_situated([
        "A sequence below the consumer's cursor answers obsolete_operation.", M,
        "scenario:acquisition_sequences"),
     _c("LDG-ACQ-008", "gaps are out of order",
-       "A sequence more than one above the cursor answers out_of_order.", M,
-       "scenario:acquisition_sequences"),
+       "A sequence more than one above the cursor answers out_of_order; sequences are u64s, "
+       "so 2^63 and 2^64 - 1 are above it too.", M, "scenario:acquisition_sequences",
+       f"{E}sequences"),
     _c("LDG-ACQ-009", "an Empty replay stays Empty",
        "Repeating the cursor's sequence after an Empty answers Empty again, even when work "
        "has arrived since, and writes nothing.", M, "scenario:acquisition_sequences"),
@@ -258,7 +265,8 @@ CLAUSES = Catalogue(_situated([
        M, "scenario:lease_capped_by_session_expiry"),
     _c("LDG-RENEW-004", "renewal sequences are ordered",
        "Sequence 0 or one more than one above the last renewal answers out_of_order; one "
-       "below it obsolete_operation.", M, "scenario:renewal_replay_does_not_extend"),
+       "below it obsolete_operation. Sequences are u64s: 2^63 and 2^64 - 1 are above it.", M,
+       "scenario:renewal_replay_does_not_extend", f"{E}sequences"),
     _c("LDG-RENEW-005", "a renewal replay does not extend",
        "Repeating the last renewal (same sequence and intent) answers fresh authority and "
        "leaves the lease as it was.", M, "scenario:renewal_replay_does_not_extend"),
@@ -445,7 +453,7 @@ CLAUSES = Catalogue(_situated([
        "A claim shares its consumer's sequence with acquire and rechecks the session: "
        "unknown_session, session_expired, obsolete_operation, out_of_order and busy as for "
        "acquire; a handled disposition moves the cursor too.", M,
-       "scenario:dispatch_receipts", requires=("dispatch",)),
+       "scenario:dispatch_receipts", f"{E}sequences", requires=("dispatch",)),
     _c("LDG-DISPATCH-007", "claims are validated",
        "Sequence 0 or less, a generation outside 1..1000 (0 and -1) or never issued, an empty "
        "task id, or a dispatch in another scope or queue than the consumer's answers "

@@ -17,8 +17,12 @@ from typing import Any
 
 import attrs
 
-from fencepost.adapters.ledgence_tasks.core import LedgenceCore
-from fencepost.adapters.ledgence_tasks.storage import Txn
+from fencepost.adapters.ledgence_tasks.core import (
+    Cursor,
+    LedgenceCore,
+    StoredAttempt,
+    Txn,
+)
 from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
 
@@ -85,6 +89,50 @@ class EmptyKeyAccepted(LedgenceCore):
     def _check_submission(self, command: Any, descriptor: Any) -> None:
         if isinstance(command, spec.SubmitCommand) and command.idempotency_key == "":
             command = attrs.evolve(command, idempotency_key="k")
+        super()._check_submission(command, descriptor)
+
+
+def _counted_in_characters(value: Any, limit: int) -> Any:
+    """What a store counting characters takes ``value`` for: as many "k"s as it has characters
+    when those fit ``limit`` and its UTF-8 bytes do not; else ``value`` itself."""
+    if isinstance(value, str) and len(value) <= limit < len(value.encode()):
+        return "k" * len(value)
+    return value
+
+
+class KeyLengthInCharacters(LedgenceCore):
+    """Counts an idempotency key's length in characters (a VARCHAR(255) column's limit): a
+    key of 255 characters or fewer is accepted, and looked up, however many bytes it takes."""
+
+    def _check_lookup(self, scope: Any, idempotency_key: Any) -> None:
+        super()._check_lookup(scope, _counted_in_characters(
+            idempotency_key, spec.MAX_IDEMPOTENCY_KEY_BYTES))
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        if isinstance(command, spec.SubmitCommand):
+            command = attrs.evolve(command, idempotency_key=_counted_in_characters(
+                command.idempotency_key, spec.MAX_IDEMPOTENCY_KEY_BYTES))
+        super()._check_submission(command, descriptor)
+
+
+class IdLengthInCharacters(LedgenceCore):
+    """Counts a submission's identifiers in characters (a JavaScript string's length): a
+    queue, tenant, namespace, program id or version of 128 characters or fewer is accepted
+    however many bytes it takes."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        task = getattr(command, "input", None)
+        if isinstance(task, spec.TaskInput) and isinstance(task.scope, spec.Scope) and (
+                isinstance(task.program, spec.Program)):
+            def fit(value: Any) -> Any:
+                return _counted_in_characters(value, spec.MAX_ID_BYTES)
+            program = spec.Program(fit(task.program.id), fit(task.program.version))
+            command = _submission_standing_in(
+                command, queue=fit(task.queue), program=program,
+                scope=spec.Scope(fit(task.scope.tenant_id), fit(task.scope.namespace)))
+            if isinstance(descriptor, spec.ProgramDescriptor) and (
+                    descriptor.program == task.program):
+                descriptor = attrs.evolve(descriptor, program=program)
         super()._check_submission(command, descriptor)
 
 
@@ -169,14 +217,21 @@ class EmptyAttemptIdNotFound(LedgenceCore):
             super()._check_attempt_ref(attempt_id)
 
 
+def as_i64(value: Any) -> Any:
+    """``value`` cast to an i64 (Rust's ``as i64``, a BIGINT parameter): a u64 from 2^63 on
+    wraps negative; anything else is left as it is."""
+    if isinstance(value, int) and not isinstance(value, bool) and 2**63 <= value < 2**64:
+        return value - 2**64
+    return value
+
+
 class AfterSequenceAsI64(LedgenceCore):
-    """Pages history after after_sequence cast to an i64 (Rust's ``as i64``): from 2^63 on it
-    wraps negative, and the page starts at the first event."""
+    """Pages history after after_sequence cast to an i64: from 2^63 on it wraps negative, and
+    the page starts at the first event."""
 
     def _history_page(self, txn: Txn, task_id: str,
                       after_sequence: int) -> list[spec.RecordedHistoryEvent]:
-        wrapped = after_sequence - 2**64 if 2**63 <= after_sequence < 2**64 else after_sequence
-        return super()._history_page(txn, task_id, max(wrapped, 0))
+        return super()._history_page(txn, task_id, max(as_i64(after_sequence), 0))
 
 
 class HistoryAfterTrueIsOne(LedgenceCore):
@@ -263,7 +318,25 @@ class NegativeClaimSequenceOrdered(LedgenceCore):
         super()._check_claim(command)
 
 
+class SequenceAsI64(LedgenceCore):
+    """Orders an acquisition's or a claim's sequence against the cursor as an i64: from 2^63
+    on it wraps negative, below the cursor (obsolete_operation where the seed answers
+    out_of_order)."""
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        return bool(super()._acquire_sequence(cursor, as_i64(sequence)))
+
+
 # --- owner calls -------------------------------------------------------------------------------
+
+
+class RenewSequenceAsI64(LedgenceCore):
+    """Orders a renewal's sequence against the last renewal as an i64: from 2^63 on it wraps
+    negative, below the last one (obsolete_operation where the seed answers out_of_order)."""
+
+    def _renew_sequence(self, attempt: StoredAttempt, command: spec.RenewCommand) -> bool:
+        return bool(super()._renew_sequence(
+            attempt, attrs.evolve(command, sequence=as_i64(command.sequence))))
 
 
 class EmptyIntentIsKeepAlive(LedgenceCore):
@@ -470,6 +543,12 @@ MUTANTS = (
            "LDG-LOOKUP-001", EmptyKeyLookedUp),
     Mutant("empty_key_accepted", "a submission with an empty idempotency key is accepted",
            "LDG-SUBMIT-004", EmptyKeyAccepted),
+    Mutant("key_length_in_characters", "an idempotency key's 255 are counted in characters: "
+           "a longer key in two-byte characters is accepted", "LDG-SUBMIT-004",
+           KeyLengthInCharacters),
+    Mutant("id_length_in_characters", "a submission's identifiers' 128 are counted in "
+           "characters: a longer queue, tenant or program id in two-byte characters is "
+           "accepted", "LDG-SUBMIT-004", IdLengthInCharacters),
     Mutant("empty_program_part_accepted", "an empty program id or version is accepted",
            "LDG-SUBMIT-004", EmptyProgramPartAccepted),
     Mutant("zero_max_attempts_accepted", "a retry policy of 0 attempts is accepted (a task no "
@@ -490,6 +569,8 @@ MUTANTS = (
            "LDG-HISTORY-001", HistoryAfterTrueIsOne),
     Mutant("after_sequence_as_i64", "history casts after_sequence to an i64: after 2^63 and "
            "more it pages from the first event", "LDG-HISTORY-001", AfterSequenceAsI64),
+    Mutant("sequence_as_i64", "acquire and claim order a sequence as an i64: 2^63 and more "
+           "past the cursor answer obsolete_operation", "LDG-ACQ-008", SequenceAsI64),
     Mutant("negative_consumer_accepted", "acquire by consumer -1 claims a task",
            "LDG-ACQ-005", NegativeConsumerAccepted),
     Mutant("negative_sequence_ordered", "a negative acquisition sequence answers out_of_order "
@@ -508,6 +589,8 @@ MUTANTS = (
            "out_of_order", "LDG-DISPATCH-007", NegativeClaimSequenceOrdered),
     Mutant("empty_intent_is_keep_alive", 'a renewal with intent "" is a keep-alive',
            "LDG-RENEW-008", EmptyIntentIsKeepAlive),
+    Mutant("renew_sequence_as_i64", "renew orders its sequence as an i64: 2^63 and more past "
+           "the last renewal answer obsolete_operation", "LDG-RENEW-004", RenewSequenceAsI64),
     Mutant("renew_session_id_looked_up", "renew with an owner's empty session id answers "
            "unknown_session", "LDG-OWNER-001", RenewSessionIdLookedUp),
     Mutant("negative_owner_numbers_compared", "settle with consumer id -1 answers "

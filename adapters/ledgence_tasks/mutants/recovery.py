@@ -19,6 +19,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.ledgence_tasks.mutants.edges import as_i64
 from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
 from fencepost.spec import ledgence_tasks as spec
 
@@ -48,6 +49,19 @@ class OutputThroughLossyJson(LedgenceCore):
         if isinstance(report, spec.ExecutionReport) and "output" in report.outcome:
             outcome = {**report.outcome, "output": lossy_json(report.outcome["output"])}
             command = attrs.evolve(command, report=attrs.evolve(report, outcome=outcome))
+        return super()._accept_settlement(txn, task, attempt, command, now)
+
+
+class ElapsedAsI64(LedgenceCore):
+    """Keeps a report's elapsed_ms as an i64 (a BIGINT column): from 2^63 on it is stored, and
+    read back, negative."""
+
+    def _accept_settlement(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
+                           command: spec.SettleCommand, now: int) -> spec.SettleReply:
+        elapsed = getattr(command.report, "elapsed_ms", None)
+        if as_i64(elapsed) != elapsed:
+            command = attrs.evolve(command, report=attrs.evolve(command.report,
+                                                                elapsed_ms=as_i64(elapsed)))
         return super()._accept_settlement(txn, task, attempt, command, now)
 
 
@@ -458,6 +472,8 @@ class RetryWritesNoEvent(LedgenceCore):
 
 MUTANTS: tuple[Mutant, ...] = (
     # settlement
+    Mutant("elapsed_as_i64", "a report's elapsed_ms of 2^63 and more is kept, and read back, "
+           "negative", "LDG-READ-005", ElapsedAsI64),
     Mutant("output_through_lossy_json", "a success output is stored through binary64 JSON",
            "LDG-READ-005", OutputThroughLossyJson),
     Mutant("receipt_in_seconds", "a receipt's accepted_at is truncated to the second",
