@@ -199,7 +199,23 @@ def _authority(make: Callable[[Any], Any]) -> Script:
     return script
 
 
+def _retry_after(delay_ms: int) -> Script:
+    """A retry of ``delay_ms`` requested and the claim was released: claim again at once."""
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a", retry_policy=(delay_ms,))
+        claimed = call("claim", "a", "w", 100)
+        clock.now += 10
+        failure = {"error": {"code": "timeout"}, "statusMessage": "upstream timed out"}
+        call("transition", "a", 0, spec.Event("r1", "retry_requested", failure),
+             spec.WorkerAuthority(claimed.lease))
+        call("release", claimed.lease)
+        call("claim", "a", "w", 100)
+    return script
+
+
 WIDTHS = [
+    ("retry_delay_as_i32", _retry_after(spec.MAX_RETRY_DELAY_MS),
+     [_retry_after(2**31 - 1), _retry_after(0), _retry_after(1)]),
     ("renew_by_zero", _renew(0), [_renew(True), _renew(False)]),
     ("zero_ttl_stored", _create_with(ttl_ms=0), [_create_with(ttl_ms=False)]),
     ("empty_work_type_stored", _create_with(type=""),
@@ -223,6 +239,14 @@ def test_a_mutant_takes_what_its_bug_takes_and_nothing_more(
     for script in alike:
         _alike(name, script)
     assert _answers(f"mutant:{name}", bug) != _answers("memory", bug)
+
+
+def test_the_longest_retry_delay_defers_the_claim_by_all_of_it_but_in_an_i32() -> None:
+    """4 294 967 295 ms kept whole defers the next claim by that much; kept in an i32 it is
+    -1, and the claim is taken at once."""
+    longest = _retry_after(spec.MAX_RETRY_DELAY_MS)
+    assert _answers("memory", longest)[-1] == f"deferred({spec.MAX_RETRY_DELAY_MS})"
+    assert _answers("mutant:retry_delay_as_i32", longest)[-1] == "ok"
 
 
 # -- event validation: a mutant lets its own value through and checks the rest ----------------

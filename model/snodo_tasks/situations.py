@@ -461,8 +461,11 @@ def _reduced(agg: Agg, op: spec.TransitionOp, ctx: Ctx, step: Step) -> Found:
         yield clause, _responses(task.input_requests, data["responses"])
     elif clause == "SNODO-RED-004":
         yield clause, "the first delay" if snap.retry_count == 0 else "a later delay"
-        if snap.work is not None and snap.work.retry_policy[snap.retry_count] == 0:
+        delay = snap.work.retry_policy[snap.retry_count] if snap.work is not None else None
+        if delay == 0:
             yield clause, "a delay of 0"
+        elif delay == spec.MAX_RETRY_DELAY_MS:
+            yield clause, "the longest delay"
     elif clause == "SNODO-RED-005":
         policy = snap.work.retry_policy if snap.work is not None else ()
         yield clause, "the policy used up" if policy else "no policy at all"

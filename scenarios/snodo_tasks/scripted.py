@@ -311,6 +311,30 @@ def retry_defers_claims(h: Harness, p: str) -> None:
 
 
 @scenario()
+def retry_at_the_longest_delay(h: Harness, p: str) -> None:
+    """A retry delay of 4 294 967 295 ms, the longest the seed accepts and the cap its
+    exponential policies reach by default (``@max_delay_ms`` and ``exponential/3`` in
+    extensions/tasks/lib/snodo/extensions/tasks/retry_policy.ex at c924739): the claim is
+    deferred by all of it, to the ms. A store keeping delays in 32-bit signed integers wraps
+    it to -1, and the task is due at once."""
+    with forked(h, f"-{p}-longest") as r:
+        t = f"{p}-a"
+        created(r, t, retry_policy=(spec.MAX_RETRY_DELAY_MS,))
+        r.apply("w1", spec.Claim(t, "w1", 60_000), bind="l1")
+        r.advance(10)  # the retry commits at now
+        worker(r, "w1", t, 0, event("retry1", "retry_requested", **FAILURE), Ref("l1"))
+        due = r.now + spec.MAX_RETRY_DELAY_MS
+        r.apply("w1", spec.Release(Ref("l1")))
+        r.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(4 294 967 295)
+        r.apply("w2", spec.ClaimNext("w2", 1_000))  # nothing due
+        r.set_time(due - 1)
+        r.apply("w2", spec.Claim(t, "w2", 1_000))  # deferred(1)
+        r.set_time(due)
+        r.apply("w2", spec.Claim(t, "w2", 1_000), bind="l2")
+        worker(r, "w2", t, 1, DONE, Ref("l2"))
+
+
+@scenario()
 def release_then_claim_next(h: Harness, p: str) -> None:
     with forked(h, f"-{p}-next") as r:
         t, u, v = f"{p}-a", f"{p}-b", f"{p}-c"

@@ -310,7 +310,7 @@ CLAUSES = Catalogue([
        "While now < retry_at, claim answers deferred(ceil(retry_at - now)) (deferred(1) one ms "
        "before; a retry_at with a us part rounds up too), checked before the live-claim "
        "check; at retry_at the task is due.",
-       M, "scenario:retry_defers_claims",
+       M, "scenario:retry_defers_claims", "scenario:retry_at_the_longest_delay",
        situations=("1 ms before retry_at", "at retry_at exactly", "over a live claim",
                    situation("a retry_at with a us part (microsecond)",
                              committed_at_step="microsecond"))),
@@ -420,9 +420,12 @@ CLAUSES = Catalogue([
     _c("SNODO-RED-004", "retry follows the exact delay list",
        "retry_requested with a delay left: retry_count + 1, retry_at = committed_at + "
        "delays[retry_count], last_failure set, status unchanged. A delay of 0 is a delay "
-       "(the retry is due at committed_at), not an exhausted policy.", M,
+       "(the retry is due at committed_at), not an exhausted policy; the longest delay, "
+       f"{MAX_RETRY_DELAY_MS} ms, the cap the seed's exponential policies reach by default, "
+       "is kept whole.", M,
        "scenario:retry_defers_claims", "scenario:arguments_at_their_edges",
-       situations=("the first delay", "a later delay", "a delay of 0")),
+       "scenario:retry_at_the_longest_delay",
+       situations=("the first delay", "a later delay", "a delay of 0", "the longest delay")),
     _c("SNODO-RED-005", "an exhausted retry fails the task",
        "retry_requested with no delay left fails the task with the event's error and status "
        "message; retry_at is cleared and retry_count unchanged.", M,

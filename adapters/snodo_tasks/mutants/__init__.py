@@ -294,6 +294,21 @@ class RetryUsesLastDelay(TasksCore):
         return reduced, effects
 
 
+class RetryDelayAsI32(TasksCore):
+    """Keeps retry delays in 32-bit signed integers (an INT column, Java's int): from 2^31 on a
+    delay wraps negative, 4 294 967 295 to -1, and the retry is due before it was asked."""
+
+    def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
+        reduced, effects = super()._reduce(snapshot, event, committed_at)
+        retry = effects.get("retry") if isinstance(effects, dict) else None
+        delay_ms = retry.get("delay_ms") if isinstance(retry, dict) else None
+        if reduced is not None and isinstance(delay_ms, int) and delay_ms >= 2**31:
+            delay = delay_ms - 2**32
+            reduced = attrs.evolve(reduced, retry_at=committed_at + delay)
+            effects = {"retry": {**retry, "retry_at": committed_at + delay, "delay_ms": delay}}
+        return reduced, effects
+
+
 class ExhaustedRetryCounts(TasksCore):
     def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
@@ -806,6 +821,8 @@ MUTANTS = (
        "SNODO-RED-002", InputKeyOverwritten),
     _m("partial_responses_resume", "partial input responses set the status to working",
        "SNODO-RED-003", PartialResponsesResumeWork),
+    _m("retry_delay_as_i32", "retry delays are kept in 32-bit signed integers: the longest, "
+       "4 294 967 295 ms, is -1", "SNODO-RED-004", RetryDelayAsI32),
     _m("retry_uses_last_delay", "retry uses the last delay of the list, not the next",
        "SNODO-RED-004", RetryUsesLastDelay),
     _m("exhausted_retry_counts", "an exhausted retry still bumps retry_count",
