@@ -213,7 +213,17 @@ def _retry_after(delay_ms: int) -> Script:
     return script
 
 
+def _created_then_read(ttl_ms: int) -> Script:
+    """A task created with ``ttl_ms``, read at once."""
+    def script(store: Any, clock: _Clock, call: Call) -> None:
+        _create(store, clock, call, "a", ttl_ms=ttl_ms)
+        call("get", "a", _access(store, "get", "a"))
+    return script
+
+
 WIDTHS = [
+    ("ttl_as_i32", _created_then_read(30 * 86_400_000),
+     [_created_then_read(2**31 - 1), _created_then_read(1)]),
     ("retry_delay_as_i32", _retry_after(spec.MAX_RETRY_DELAY_MS),
      [_retry_after(2**31 - 1), _retry_after(0), _retry_after(1)]),
     ("renew_by_zero", _renew(0), [_renew(True), _renew(False)]),
@@ -247,6 +257,12 @@ def test_the_longest_retry_delay_defers_the_claim_by_all_of_it_but_in_an_i32() -
     longest = _retry_after(spec.MAX_RETRY_DELAY_MS)
     assert _answers("memory", longest)[-1] == f"deferred({spec.MAX_RETRY_DELAY_MS})"
     assert _answers("mutant:retry_delay_as_i32", longest)[-1] == "ok"
+
+
+def test_a_ttl_of_a_month_reads_back_but_in_an_i32_the_task_is_expired() -> None:
+    month = _created_then_read(30 * 86_400_000)
+    assert _answers("memory", month) == ["ok", "ok"]
+    assert _answers("mutant:ttl_as_i32", month) == ["ok", "not_found"]
 
 
 # -- event validation: a mutant lets its own value through and checks the rest ----------------

@@ -600,6 +600,28 @@ def commits_past_a_still_clock(h: Harness, p: str) -> None:
     worker(h, "w2", t, 4, event("late", "failed", **FAILURE), Ref("l2"))  # unchanged
 
 
+MONTH_MS = 30 * 86_400_000
+"""A TTL of 30 days: 2 592 000 000 ms, past the last 32-bit signed integer."""
+
+
+@scenario()
+def ttl_of_a_month(h: Harness, p: str) -> None:
+    """A TTL of 30 days, a positive integer as the seed takes it, with no upper bound
+    (``validate_timing_options!`` in extensions/tasks/lib/snodo/extensions/tasks/task.ex at
+    c924739): it reads back whole, the task lives to the ms before it and is hidden and reaped
+    at it. A store keeping ttl_ms in a 32-bit signed integer wraps it negative."""
+    with forked(h, f"-{p}-month") as r:
+        t = f"{p}-a"
+        start = r.now
+        created(r, t, ttl_ms=MONTH_MS)
+        r.set_time(start + MONTH_MS - 1)
+        r.apply("client", spec.Get(t, Ref(f"obs:{t}")))
+        r.apply("reaper", spec.Reap())  # nothing yet
+        r.set_time(start + MONTH_MS)
+        r.apply("client", spec.Get(t, Ref(f"obs:{t}")))  # not_found
+        r.apply("reaper", spec.Reap())
+
+
 @scenario()
 def reap_answers_in_order(h: Harness, p: str) -> None:
     """reap_order: one reap takes tasks whose id order and expiry order differ."""

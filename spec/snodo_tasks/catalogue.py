@@ -270,14 +270,14 @@ CLAUSES = Catalogue([
        situations=("never created", "a reaped task", "the empty task id")),
     _c("SNODO-TTL-001", "an expired task is hidden from requests",
        "At now >= created_at + ttl_ms, get and request transitions answer not_found, until and "
-       "after reaping.", M, "scenario:ttl_hides_then_reaps",
+       "after reaping.", M, "scenario:ttl_hides_then_reaps", "scenario:ttl_of_a_month",
        situations=("get at the TTL exactly", "a request at the TTL exactly", "after the TTL")),
     _c("SNODO-TTL-002", "reap removes exactly the expired aggregates",
        "reap deletes every task with now >= created_at + ttl_ms, whatever its status or claim, "
        "and nothing else; a second reap returns none of them. It returns their ids sorted "
        "under reap_order=task_id (default), or by expiry (created_at + ttl_ms, ties by id) "
        "under reap_order=expiry.", "scenario:ttl_hides_then_reaps",
-       "scenario:reap_answers_in_order", choice="reap_order",
+       "scenario:reap_answers_in_order", "scenario:ttl_of_a_month", choice="reap_order",
        situations=("at the TTL exactly", "1 ms before the TTL", "a claimed task reaped",
                    "a terminal task reaped",
                    *_readings("expiry order differs from id order", "reap_order"),

@@ -294,6 +294,20 @@ class RetryUsesLastDelay(TasksCore):
         return reduced, effects
 
 
+class TtlAsI32(TasksCore):
+    """Keeps ttl_ms in a 32-bit signed integer (an INT column): from 2^31 on the stored TTL
+    wraps negative, and the task is expired from its creation (create echoes the TTL given)."""
+
+    def _insert_task(self, txn: Txn, task: spec.Task, work: spec.Work,
+                     scope: str | None) -> spec.Snapshot:
+        ttl = task.ttl_ms
+        if isinstance(ttl, int) and ttl >= 2**31:
+            super()._insert_task(txn, attrs.evolve(task, ttl_ms=(ttl + 2**31) % 2**32 - 2**31),
+                                 work, scope)
+            return spec.Snapshot(task, work, 0, 0, None, None, {}, {})
+        return super()._insert_task(txn, task, work, scope)
+
+
 class RetryDelayAsI32(TasksCore):
     """Keeps retry delays in 32-bit signed integers (an INT column, Java's int): from 2^31 on a
     delay wraps negative, 4 294 967 295 to -1, and the retry is due before it was asked."""
@@ -821,6 +835,8 @@ MUTANTS = (
        "SNODO-RED-002", InputKeyOverwritten),
     _m("partial_responses_resume", "partial input responses set the status to working",
        "SNODO-RED-003", PartialResponsesResumeWork),
+    _m("ttl_as_i32", "ttl_ms is kept in a 32-bit signed integer: a TTL of 30 days is "
+       "negative, the task expired at once", "SNODO-CREATE-001", TtlAsI32),
     _m("retry_delay_as_i32", "retry delays are kept in 32-bit signed integers: the longest, "
        "4 294 967 295 ms, is -1", "SNODO-RED-004", RetryDelayAsI32),
     _m("retry_uses_last_delay", "retry uses the last delay of the list, not the next",
