@@ -30,6 +30,7 @@ from fencepost.reports.render import write_reports
 from fencepost.scenarios import phases
 from fencepost.scenarios.concurrent import ConcurrentRun, concluded
 from fencepost.scenarios.harness import World
+from fencepost.scenarios.runner import CLOCK_START
 from fencepost.spec import adk_ledger as spec
 
 # One worker runs this module (its module-scoped fixture is costly): see pyproject's --dist.
@@ -185,7 +186,7 @@ def test_markup_from_the_store_is_shown_as_text_and_never_run(tmp_path: Path) ->
     assert "<b id=adapter-markup>mine</b>" in dom.text()
 
 
-T0 = 1_000_000
+T0 = CLOCK_START
 """Store time of the scripted concurrent run's first burst, ms."""
 
 SCRIPT = (  # (process, op, invoked, completed): the store runs them in this order

@@ -24,7 +24,7 @@ from fencepost.scenarios.harness import (
     violation,
 )
 from fencepost.scenarios.machine import run_machine
-from fencepost.scenarios.runner import new_world, open_checked
+from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
 from fencepost.spec import adk_ledger as adk
 from fencepost.spec import ledgence_tasks as ledgence
 from fencepost.spec import snodo_tasks as snodo
@@ -35,7 +35,7 @@ from fencepost.spec.outcome import Ok
 ADK = contract_named("adk-ledger")
 SNODO = contract_named("snodo-tasks")
 META = {"workflow_id": "wf", "workflow_version": 1, "kind": "k"}
-START = 1_000_000  # the runner's simulated start
+START = CLOCK_START  # the runner's simulated start
 
 
 def _world(factory: Any, name: str = "adk-ledger") -> World:
@@ -190,7 +190,7 @@ def test_time_and_deaths_are_noted_in_the_trace(h: Harness) -> None:
     assert h.ctx().dead == frozenset({"node1"})
     assert not h.world.is_alive("node1") and h.world.is_alive("node2")
     assert [(s.at, s.note, s.event) for s in h.trace] == [
-        (START + 5, "advance 5 ms", "clock"), (START + 100, "set to 1000100 ms", "clock"),
+        (START + 5, "advance 5 ms", "clock"), (START + 100, f"set to {START + 100} ms", "clock"),
         (START + 100, "owner node1 dies", "kill")]
 
 

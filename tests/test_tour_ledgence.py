@@ -84,6 +84,7 @@ OUTSIDE = {
                                  "2 (the scripted edge checks send 0)",
     "input_through_lossy_json": VALUES,
     "output_through_lossy_json": VALUES,
+    "elapsed_as_i64": VALUES,
     "one_equals_one_point_zero": VALUES,
     "integer_beyond_u64_accepted": SUBMISSION,
     "data_depth_unchecked": SUBMISSION,

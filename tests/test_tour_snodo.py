@@ -59,6 +59,9 @@ OUTSIDE = {
     "reaps_one_ms_early": TTL,
     "claim_hides_expired_tasks": TTL,
     "reap_leaves_seen_events": TTL,
+    "ttl_as_i32": TTL,
+    "retry_delay_as_i32": "a retry delay past 2^31 ms: the named scopes' policy has short "
+                          "delays (the scripted retry checks send the longest)",
     "requests_see_the_ttls_last_ms": TTL,
     "accepts_other_stores_accesses": "a value another store minted: the tour walks one store",
     "values_per_connection": "a second connection beside an open one: the tour walks one "

@@ -59,6 +59,17 @@ def round_trip() -> None:
 
 
 
+def int32(value: Any) -> Any:
+    """``value`` kept in a 32-bit signed integer (an INT column, a C or Java int): an integer
+    outside -2^31..2^31 - 1 wraps (two's complement), a millisecond timestamp of this century
+    to a small or negative number; anything else is left as it is. The mutants that keep
+    times or durations this way are caught only because the kit sends such values: its clock
+    starts at a real date (:data:`~fencepost.scenarios.runner.CLOCK_START`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return (int(value) + 2**31) % 2**32 - 2**31 + (value - int(value))
+
+
 def lossy_json(value: Any) -> Any:
     """``value`` after a round trip through a store that keeps plain JSON with binary64
     numbers (a JavaScript service, a JSON column, a document store without integers): every

@@ -621,7 +621,7 @@ value(Class, Fields) -> {obj, [{<<"__type__">>, Class} | Fields]}.
 opaque(Text) -> {obj, [{<<"__opaque__">>, Text}]}.
 
 %% An Erlang float as a wire float: the shortest text that reads back as the same float
-%% (`1000000.001`, `-0.0`), so the kit decodes exactly this float.
+%% (`1767225600000.001`, `-0.0`), so the kit decodes exactly this float.
 -spec exact_float(float()) -> value().
 exact_float(F) when is_float(F) -> {float, float_to_binary(F, [short])}.
 

@@ -69,10 +69,17 @@ from .tour_calls import (
 from .tour_edges import EDGES
 
 
+def _us(ms: float) -> float:
+    """``ms`` to the nearest whole us, as the stores count: at a real date a float ms keeps
+    a quarter of a us (1 767 225 600 000.001 is ...000.0009765625), so a successor's 0.001 ms
+    is read as 0.001, not as float noise."""
+    return round(ms * 1000) / 1000
+
+
 def _rel(at: float, now: int) -> float:
     """``at`` relative to now, 0 once now reached it (the rules ask only ``now >= at``); in
-    whole us, as the stores count (a successor's 0.001 ms is no float noise)."""
-    return max(round(at - now, 6), 0)
+    whole us (:func:`_us`)."""
+    return max(_us(at - now), 0)
 
 
 @attrs.frozen(eq=False)
@@ -254,7 +261,7 @@ def _task(agg: Agg | None, now: int) -> Hashable:
     # How far the last update stands past now decides committed_at, and so a retry's
     # retry_at: kept while a retry can still be scheduled.
     scheduling = task.status not in spec.TERMINAL and snap.retry_count < len(POLICY)
-    still = max(round(task.last_updated_at - now, 6), -1) if scheduling else None
+    still = max(_us(task.last_updated_at - now), -1) if scheduling else None
     return (task.status, ttl, retry, snap.retry_count, tuple(sorted(task.input_requests)),
             tuple(sorted(snap.input_history)), still, claim)
 

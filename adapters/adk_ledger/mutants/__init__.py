@@ -19,7 +19,7 @@ import attrs
 
 from fencepost.adapters.adk_ledger.core import LedgerCore
 from fencepost.adapters.mutants import flaky as _flaky
-from fencepost.adapters.mutants.base import Mutant, lossy_json, round_trip
+from fencepost.adapters.mutants.base import Mutant, int32, lossy_json, round_trip
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
 
@@ -145,6 +145,20 @@ class ClaimKeepsOutcome(LedgerCore):
     def _claimed(self, row: StoredInvocation, owner: str, token: spec.Token, now: int,
                  lease_ms: int) -> StoredInvocation:
         return attrs.evolve(super()._claimed(row, owner, token, now, lease_ms), outcome=row.outcome)
+
+
+class LeaseUntilAsI32(LedgerCore):
+    """Keeps lease_until in a 32-bit signed integer: now + lease_ms at a real date wraps, and
+    the lease it stores has ended long ago, or never ends."""
+
+    def _claimed(self, row: StoredInvocation, owner: str, token: spec.Token, now: int,
+                 lease_ms: int) -> StoredInvocation:
+        claimed = super()._claimed(row, owner, token, now, lease_ms)
+        return attrs.evolve(claimed, lease_until=int32(claimed.lease_until))
+
+    def _renewed(self, row: StoredInvocation, now: int, lease_ms: int) -> StoredInvocation:
+        renewed = super()._renewed(row, now, lease_ms)
+        return attrs.evolve(renewed, lease_until=int32(renewed.lease_until))
 
 
 class IgnoresDeadOwners(LedgerCore):
@@ -577,6 +591,8 @@ MUTANTS = (
            "ADK-CLAIM-005", ClaimBoundaryOffByOne),
     Mutant("claim_keeps_outcome", "claim does not clear the previous outcome",
            "ADK-CLAIM-006", ClaimKeepsOutcome),
+    Mutant("lease_until_as_i32", "lease_until is kept in a 32-bit signed integer: at a real "
+           "date it wraps", "ADK-CLAIM-006", LeaseUntilAsI32),
     Mutant("ignores_dead_owners", "declares owner_liveness but claim ignores dead owners",
            "ADK-CLAIM-007", IgnoresDeadOwners),
     Mutant("claim_select_then_update", "claim reads and decides in one transaction, writes in "

@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 import attrs
 
 from fencepost.adapters.mutants import flaky as _flaky
-from fencepost.adapters.mutants.base import Mutant, round_trip
+from fencepost.adapters.mutants.base import Mutant, int32, round_trip
 from fencepost.adapters.snodo_tasks import validation
 from fencepost.adapters.snodo_tasks.core import TasksCore
 from fencepost.adapters.snodo_tasks.records import Access, Aggregate, Claim, Lease, Txn
@@ -301,11 +301,24 @@ class TtlAsI32(TasksCore):
     def _insert_task(self, txn: Txn, task: spec.Task, work: spec.Work,
                      scope: str | None) -> spec.Snapshot:
         ttl = task.ttl_ms
-        if isinstance(ttl, int) and ttl >= 2**31:
-            super()._insert_task(txn, attrs.evolve(task, ttl_ms=(ttl + 2**31) % 2**32 - 2**31),
-                                 work, scope)
+        if int32(ttl) != ttl:
+            super()._insert_task(txn, attrs.evolve(task, ttl_ms=int32(ttl)), work, scope)
             return spec.Snapshot(task, work, 0, 0, None, None, {}, {})
         return super()._insert_task(txn, task, work, scope)
+
+
+class ClaimExpiryAsI32(TasksCore):
+    """Keeps a claim's expiry (ms) in a 32-bit signed integer: a real date's wraps, and the
+    claim it grants has expired, or lives on, whatever its lease_ms said."""
+
+    def _grant(self, txn: Txn, aggregate: Aggregate, owner_id: str, lease_ms: int,
+               now: int) -> spec.Claimed:
+        claimed = super()._grant(txn, aggregate, owner_id, lease_ms, now)
+        claim = aggregate.claim
+        if claim is not None and int32(claim.expires_at) != claim.expires_at:
+            aggregate.claim = attrs.evolve(claim, expires_at=int32(claim.expires_at))
+            txn.save(aggregate)
+        return claimed
 
 
 class RetryDelayAsI32(TasksCore):
@@ -315,9 +328,11 @@ class RetryDelayAsI32(TasksCore):
     def _reduce(self, snapshot: spec.Snapshot, event: spec.Event, committed_at: float) -> Reduced:
         reduced, effects = super()._reduce(snapshot, event, committed_at)
         retry = effects.get("retry") if isinstance(effects, dict) else None
-        delay_ms = retry.get("delay_ms") if isinstance(retry, dict) else None
-        if reduced is not None and isinstance(delay_ms, int) and delay_ms >= 2**31:
-            delay = delay_ms - 2**32
+        if not isinstance(retry, dict):
+            return reduced, effects
+        delay_ms = retry.get("delay_ms")
+        if reduced is not None and isinstance(delay_ms, int) and int32(delay_ms) != delay_ms:
+            delay = int32(delay_ms)
             reduced = attrs.evolve(reduced, retry_at=committed_at + delay)
             effects = {"retry": {**retry, "retry_at": committed_at + delay, "delay_ms": delay}}
         return reduced, effects
@@ -837,6 +852,8 @@ MUTANTS = (
        "SNODO-RED-003", PartialResponsesResumeWork),
     _m("ttl_as_i32", "ttl_ms is kept in a 32-bit signed integer: a TTL of 30 days is "
        "negative, the task expired at once", "SNODO-CREATE-001", TtlAsI32),
+    _m("claim_expiry_as_i32", "a claim's expiry is kept in a 32-bit signed integer: at a "
+       "real date it has expired at once", "SNODO-CLAIM-004", ClaimExpiryAsI32),
     _m("retry_delay_as_i32", "retry delays are kept in 32-bit signed integers: the longest, "
        "4 294 967 295 ms, is -1", "SNODO-RED-004", RetryDelayAsI32),
     _m("retry_uses_last_delay", "retry uses the last delay of the list, not the next",
