@@ -5,12 +5,13 @@ Example (what ``fencepost check`` prints under "replay as code")::
     from fencepost.replay import Replay
     from fencepost.spec.adk_ledger import *
 
-    r = Replay("adk-ledger", "my_ledger:make_ledger", start_ms=1000000)
+    r = Replay("adk-ledger", "my_ledger:make_ledger", start_ms=1767225600000)
     r.apply("client", Create(invocation_id="a", metadata={}, checkpoint={}))
-    r.apply("c1", Claim(invocation_id="a", owner="c1", owner_token="t1", now_ms=1000000,
+    r.apply("c1", Claim(invocation_id="a", owner="c1", owner_token="t1",
+                        now_ms=1767225600000, lease_ms=10))
+    r.set_time(1767225600010)
+    r.apply("c1", Renew(invocation_id="a", owner_token="t1", now_ms=1767225600010,
                         lease_ms=10))
-    r.set_time(1000010)
-    r.apply("c1", Renew(invocation_id="a", owner_token="t1", now_ms=1000010, lease_ms=10))
 
 Each ``apply`` runs the op on a fresh store and on the model and raises
 :class:`~fencepost.scenarios.harness.ClauseViolation` at the first difference.
@@ -22,7 +23,13 @@ import uuid
 from typing import Any
 
 from fencepost.scenarios.harness import Harness
-from fencepost.scenarios.runner import close_factory, drop_live, new_world, open_checked
+from fencepost.scenarios.runner import (
+    CLOCK_START,
+    close_factory,
+    drop_live,
+    new_world,
+    open_checked,
+)
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
 
@@ -38,7 +45,7 @@ class Replay:
         contract: str,
         adapter: Any,
         *,
-        start_ms: int = 1_000_000,
+        start_ms: int = CLOCK_START,
         options: dict[str, str] | None = None,
     ) -> None:
         suite = contract_named(contract).suite

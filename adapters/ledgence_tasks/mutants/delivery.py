@@ -18,7 +18,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
-from fencepost.adapters.mutants.base import Mutant, round_trip
+from fencepost.adapters.mutants.base import Mutant, int32, round_trip
 from fencepost.spec import ledgence_tasks as spec
 
 # -- acquisition ----------------------------------------------------------------------------------
@@ -358,8 +358,19 @@ class UnknownIntentIsKeepAlive(LedgenceCore):
         return super().renew(command)
 
 
+class LeaseExpiryAsI32(LedgenceCore):
+    """Keeps a lease's expires_at (ms) in a 32-bit signed integer: at a real date it wraps,
+    and the lease it grants or renews has ended long ago."""
+
+    def _lease_expiry(self, now: int, authority_deadline: int,
+                      session: spec.WorkerSession) -> int:
+        expiry: int = int32(super()._lease_expiry(now, authority_deadline, session))
+        return expiry
+
 
 MUTANTS: tuple[Mutant, ...] = (
+    Mutant("lease_expiry_as_i32", "a lease's expires_at is kept in a 32-bit signed integer: at "
+           "a real date it wraps", "LDG-ACQ-002", LeaseExpiryAsI32),
     Mutant("claims_in_submission_order", "claims ignore available_at: a retry goes before a "
            "newer task available sooner", "LDG-ACQ-001", ClaimsInSubmissionOrder),
     Mutant("retry_claimed_during_backoff", "a retry is claimed before its available_at",

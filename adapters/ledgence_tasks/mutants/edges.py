@@ -23,7 +23,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     StoredAttempt,
     Txn,
 )
-from fencepost.adapters.mutants.base import Mutant, int32
+from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
 
 
@@ -223,16 +223,6 @@ def as_i64(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and 2**63 <= value < 2**64:
         return value - 2**64
     return value
-
-
-class LeaseExpiryAsI32(LedgenceCore):
-    """Keeps a lease's expires_at (ms) in a 32-bit signed integer: at a real date it wraps,
-    and the lease it grants or renews has ended long ago."""
-
-    def _lease_expiry(self, now: int, authority_deadline: int,
-                      session: spec.WorkerSession) -> int:
-        expiry: int = int32(super()._lease_expiry(now, authority_deadline, session))
-        return expiry
 
 
 class AfterSequenceAsI64(LedgenceCore):
@@ -577,8 +567,6 @@ MUTANTS = (
            "not_found", "LDG-READ-003", EmptyAttemptIdNotFound),
     Mutant("history_after_true_is_one", "history(after_sequence=True) pages after event 1",
            "LDG-HISTORY-001", HistoryAfterTrueIsOne),
-    Mutant("lease_expiry_as_i32", "a lease's expires_at is kept in a 32-bit signed integer: at "
-           "a real date it wraps", "LDG-ACQ-002", LeaseExpiryAsI32),
     Mutant("after_sequence_as_i64", "history casts after_sequence to an i64: after 2^63 and "
            "more it pages from the first event", "LDG-HISTORY-001", AfterSequenceAsI64),
     Mutant("sequence_as_i64", "acquire and claim order a sequence as an i64: 2^63 and more "
