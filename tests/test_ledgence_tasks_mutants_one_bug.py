@@ -320,11 +320,18 @@ def replayed_lease_after(ms: int) -> Script:
 
 
 def histories_after(*afters: int) -> Script:
-    """The sequences of a cancelled task's history (three events) after each of ``afters``."""
+    """The sequences of a cancelled task's history (three events) after each of ``afters``
+    (or the code of the refusal)."""
     def script(store: Any, clock: Clock) -> list[Any]:
         task = submit(store).task_id
         store.cancel(SCOPE, task)
-        return [[r.sequence for r in store.history(SCOPE, task, after)] for after in afters]
+        pages = []
+        for after in afters:
+            try:
+                pages.append([r.sequence for r in store.history(SCOPE, task, after)])
+            except ContractError as e:
+                pages.append(e.code)
+        return pages
     script.__name__ = f"histories_after{afters}"
     return script
 
@@ -407,6 +414,14 @@ def submissions_naming(*sizes: tuple[int, bool]) -> Script:
         return answers
     script.__name__ = f"submissions_naming{sizes}"
     return script
+
+
+def owners_past_u32(store: Any, clock: Clock) -> list[Any]:
+    """settle by the owner with its generation, then its consumer id, at 2^32."""
+    _, assignment = claimed(store)
+    owner = assignment.lease.owner
+    return [_try(lambda c=c: store.settle(success(assignment, attrs.evolve(owner, **c))))
+            for c in ({"generation": 2**32}, {"consumer_id": 2**32})]
 
 
 CASES: list[tuple[str, Script, list[Script]]] = [
@@ -494,6 +509,10 @@ def test_a_mutant_differs_from_the_correct_store_in_its_bug_alone(
 
 
 AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
+    # a number past the seed's type is taken as any other: ordered, compared, paged
+    ("after_past_u64_accepted", histories_after(2**64, 2**70), [[], []]),
+    ("sequence_past_u64_ordered", acquires_after_the_first_at(2**64), ["out_of_order"]),
+    ("owner_numbers_past_u32_compared", owners_past_u32, ["ownership_lost"] * 2),
     # accepted, and found, where the seed refuses both
     ("key_length_in_characters", keys_of((256, True)), [("ok", "ok")]),
     ("id_length_in_characters", submissions_naming((129, True)), ["ok"] * 3),

@@ -20,11 +20,13 @@ from .records import ACTIVE, DISPATCH, StoredAttempt, TaskRecord, status_of
 from .storage import Txn
 
 
-def require_count(value: Any, what: str, minimum: int) -> int:
-    """``value`` when it is an integer (not a bool) of at least ``minimum``, else
-    invalid_input naming ``what``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise spec.InvalidInput(f"{what} must be an integer >= {minimum}, not {value!r}")
+def require_count(value: Any, what: str, minimum: int, maximum: int) -> int:
+    """``value`` when it is an integer (not a bool) in ``minimum..=maximum`` (the largest
+    value of the seed's type for it), else invalid_input naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            minimum <= value <= maximum):
+        raise spec.InvalidInput(
+            f"{what} must be an integer in {minimum}..={maximum}, not {value!r}")
     return value
 
 

@@ -58,7 +58,7 @@ class Reads(LedgenceBase):
         spec.validate_text(attempt_id, "attempt_id")
 
     def _check_after(self, after_sequence: int) -> None:
-        require_count(after_sequence, "after_sequence", 0)
+        require_count(after_sequence, "after_sequence", 0, spec.U64_MAX)
 
     def _inspected_attempt(self, txn: Txn, task: TaskRecord,
                            attempt_id: str) -> StoredAttempt | None:

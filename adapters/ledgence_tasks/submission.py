@@ -21,7 +21,7 @@ class Submission(LedgenceBase):
     def open_session(self, scope: spec.Scope, queue: str, concurrency: int) -> spec.WorkerSession:
         spec.validate_scope(scope)
         spec.validate_text(queue, "queue")
-        require_count(concurrency, "concurrency", 1)
+        require_count(concurrency, "concurrency", 1, spec.U32_MAX)
         with self._transaction() as txn:
             now = self.env.clock()
             session = spec.WorkerSession(self._new_id("ws"), scope, queue, concurrency,

@@ -151,6 +151,8 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
         return _attempt_clause(expected, actual)
     if not isinstance(op, spec.History) or not isinstance(actual, Ok):
         return None
+    if not isinstance(expected, Ok):
+        return None  # a page where the model refuses: the refusal's own rule was broken
     records = actual.value if isinstance(actual.value, list) else []
     if len(records) > 100:
         return "LDG-HISTORY-001"  # a page holds at most 100 events

@@ -63,9 +63,9 @@ def _open_session(state: State, op: spec.OpenSession, ctx: Ctx) -> Step:
     def check() -> None:
         spec.validate_scope(op.scope)
         spec.validate_text(op.queue, "queue")
-        if isinstance(op.concurrency, bool) or not isinstance(op.concurrency, int) or (
-                op.concurrency < 1):
-            raise spec.InvalidInput("concurrency must be at least 1")
+        if isinstance(op.concurrency, bool) or not isinstance(op.concurrency, int) or not (
+                1 <= op.concurrency <= spec.U32_MAX):
+            raise spec.InvalidInput("concurrency must be a u32 of at least 1")
 
     check_under("LDG-SESSION-002", check)
     d = Draft(state)
@@ -174,8 +174,8 @@ def _history(state: State, op: spec.History, ctx: Ctx) -> Step:
     check_under("LDG-READ-001", lambda: (spec.validate_scope(op.scope),
                                     spec.validate_text(op.task_id, "task_id")))
     after = op.after_sequence
-    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-        raise refused_with(spec.InvalidInput("after_sequence must be >= 0"), "LDG-HISTORY-001")
+    if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after <= spec.U64_MAX:
+        raise refused_with(spec.InvalidInput("after_sequence must be a u64"), "LDG-HISTORY-001")
     rec = find_task(state, op.scope, op.task_id)
     page = list(_recorded(rec.history)[after:after + 100])
     # A page that agrees shows every transition wrote its events: HISTORY-002 held too.

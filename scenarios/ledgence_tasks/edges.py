@@ -1,14 +1,14 @@
 """Every argument of ledgence-tasks sent at its edges: empty strings, zero, negative numbers, a
 bool or a string where an integer belongs, None where an id belongs.
 
-The seed's commands are Rust types, so a negative number, a non-integer or an unknown
-vocabulary word cannot reach its store at all (the kit refuses it: invalid_input); every other
-edge gets the answer the seed's code gives it, often not invalid_input: an empty lease id in a
-settle matches no owner (ownership_lost), an empty task id finds no task (not_found), an empty
-digest in a report conflicts, retry_delay_ms 0 and a failure message "" are accepted,
-submitted_until 0 keeps nothing. Each scenario ends with the valid call the refusals must have
-left possible (nothing they refused wrote anything). The mutants of
-``adapters/ledgence_tasks/mutants/edges.py`` are each caught here.
+The seed's commands are Rust types, so a negative number, one past its type (2^32 for a u32,
+2^64 for a u64), a non-integer or an unknown vocabulary word cannot reach its store at all (the
+kit refuses it: invalid_input); every other edge gets the answer the seed's code gives it,
+often not invalid_input: an empty lease id in a settle matches no owner (ownership_lost), an
+empty task id finds no task (not_found), an empty digest in a report conflicts, retry_delay_ms
+0 and a failure message "" are accepted, submitted_until 0 keeps nothing. Each scenario ends
+with the valid call the refusals must have left possible (nothing they refused wrote anything).
+The mutants of ``adapters/ledgence_tasks/mutants/edges.py`` are each caught here.
 """
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ scenario = on_own_store(SCENARIOS)
 
 @scenario()
 def edges_of_sessions_and_submissions(h: Harness, p: str) -> None:
-    """Concurrency -1 and "2", an empty namespace, a None session id; an empty key looked up
-    and submitted; an empty program id and version, 0 and -1 attempts, a delay of -1 (0 is
-    valid), timeouts 0 and -1, an archive of size 0 and -1 and an empty digest, data holding
-    2^64 or -2^63 - 1, data 65 deep or over 1 MiB, 1001 attempts, a delay or a timeout past
-    a day, a correlation key of 513 bytes, a queue holding a noncharacter: all refused,
-    nothing bound."""
-    for concurrency in (-1, "2"):
+    """Concurrency -1, "2" and 2^32 (past the seed's u32), an empty namespace, a None session
+    id; an empty key looked up and submitted; an empty program id and version, 0 and -1
+    attempts, a delay of -1 (0 is valid), timeouts 0 and -1, an archive of size 0 and -1 and
+    an empty digest, data holding 2^64 or -2^63 - 1, data 65 deep or over 1 MiB, 1001
+    attempts, a delay or a timeout past a day, a correlation key of 513 bytes, a queue
+    holding a noncharacter: all refused, nothing bound."""
+    for concurrency in (-1, "2", spec.U32_MAX + 1):
         h.apply("worker", spec.OpenSession(SCOPE, QUEUE, concurrency))  # type: ignore[arg-type]
     h.apply("worker", spec.OpenSession(NO_NAMESPACE, QUEUE, 1))
     h.apply("worker", spec.ExtendSession(None))
@@ -141,7 +141,8 @@ def edges_of_reads(h: Harness, p: str) -> None:
     """An empty task id for every read, history and cancel, an empty namespace, an empty
     attempt id; history after True and -1 (refused), after 0, and after the last i64 and the
     first and last u64 past it (the seed's after_sequence is a u64, compared as one: nothing
-    after them; ``storage.rs`` history at 2b1bcd2, ``sequence > ($2::text)::ldg_u64``)."""
+    after them; ``storage.rs`` history at 2b1bcd2, ``sequence > ($2::text)::ldg_u64``), and
+    after 2^64, which no u64 holds (refused)."""
     t = submit_task(h, f"{p}-a")
     h.apply("client", spec.Cancel(SCOPE, Ref(t)))  # three events: after 1 is not after 0
     for read in (spec.Status, spec.Result, spec.Inspect, spec.Cancel):
@@ -149,15 +150,17 @@ def edges_of_reads(h: Harness, p: str) -> None:
     h.apply("client", spec.Status(NO_NAMESPACE, Ref(t)))
     h.apply("client", spec.History(SCOPE, "", 0))
     h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), ""))
-    for after in (True, -1, 0, 2**63 - 1, 2**63, 2**64 - 1):
+    for after in (True, -1, 0, 2**63 - 1, 2**63, 2**64 - 1, spec.U64_MAX + 1):
         history(h, t, after)
 
 
 @scenario()
 def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
-    """Consumer -1, sequence -1, an empty session id and queue, deadlines 0 and -1 (the passed
+    """Consumer -1 and 2^32, sequence -1 and 2^64 (past the seed's u32 and u64), an empty
+    session id and queue, deadlines 0 and -1 (the passed
     deadline first, with an empty queue too); claims (of
-    the routed queue's task) at generation -1, of an empty task id and at sequence -1: all
+    the routed queue's task) at generation -1, of an empty task id and at sequence -1 and
+    2^64: all
     refused, no cursor moved, so the well-formed acquire that follows claims the first task."""
     ws = open_ws(h, concurrency=2)
     routed = open_ws(h, concurrency=2, queue=spec.ROUTED_QUEUE)
@@ -165,7 +168,9 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     u = submit_task(h, f"{p}-b", queue=spec.ROUTED_QUEUE)
     h.advance(1_000)  # deadline 0 is before now
     acquire(h, ws, -1, 1)
+    acquire(h, ws, spec.U32_MAX + 1, 1)
     acquire(h, ws, 0, -1)
+    acquire(h, ws, 0, spec.U64_MAX + 1)
     h.apply(f"{ws}/0", spec.Acquire(spec.AcquireCommand(SCOPE, QUEUE, "", 0, 1)))
     h.apply(f"{ws}/0", spec.Acquire(command(ws, 0, 1, queue="")))
     for deadline in (0, -1):
@@ -175,6 +180,7 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     claim(h, routed, 1, 1, u, -1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)
+    claim(h, routed, 1, spec.U64_MAX + 1, u, 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, 1, u, 1, queue=spec.ROUTED_QUEUE)  # the well-formed claim: claimed
     acquire(h, ws, 0, 1)
     reads(h, t, last_attempt(h))
@@ -217,12 +223,12 @@ def edges_of_sequences(h: Harness, p: str) -> None:
 
 @scenario()
 def edges_of_owner_calls(h: Harness, p: str) -> None:
-    """Owners with an empty lease, session, task or attempt id, generation 0 and -1, consumer
-    -1 and an empty namespace, for settle, confirm_quiescence and renew; failure reports with
-    an empty phase or kind, a report with an empty process id or elapsed_ms -1, quiescence "",
-    operation id "", an output nested 65 deep, an empty digest, task or attempt id in the
-    report; intent "". Then the renewal and the settlement (with a failure message "") those
-    left possible."""
+    """Owners with an empty lease, session, task or attempt id, generation 0, -1 and 2^32,
+    consumer -1 and 2^32 and an empty namespace, for settle, confirm_quiescence and renew;
+    failure reports with an empty phase or kind, a report with an empty process id or
+    elapsed_ms -1 or 2^64, quiescence "", operation id "", an output nested 65 deep, an empty
+    digest, task or attempt id in the report; intent "", a renewal sequence of 2^64. Then the
+    renewal and the settlement (with a failure message "") those left possible."""
     ws = open_ws(h)
     t = submit_task(h, f"{p}-a", retry_policy=spec.RetryPolicy(1, 0))
     acquire(h, ws, 0, 1)
@@ -230,13 +236,15 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     ok = success(h, a)
     forged = ({"lease_id": ""}, {"worker_session_id": ""}, {"generation": 0},
               {"task_id": ""}, {"attempt_id": ""}, {"consumer_id": -1}, {"generation": -1},
-              {"scope": NO_NAMESPACE})
+              {"scope": NO_NAMESPACE}, {"generation": spec.U32_MAX + 1},
+              {"consumer_id": spec.U32_MAX + 1})
     for changes in forged:
         settle(h, a, ok, who=owner(h, a, **changes))
     settle(h, a, attrs.evolve(failure(h, a), phase=""))
     settle(h, a, attrs.evolve(failure(h, a), kind=""))
     settle(h, a, attrs.evolve(ok, process_id=""))
     settle(h, a, attrs.evolve(ok, elapsed_ms=-1))
+    settle(h, a, attrs.evolve(ok, elapsed_ms=spec.U64_MAX + 1))
     settle(h, a, ok, quiescence="")
     settle(h, a, ok, operation_id="")
     deep: list[object] = []
@@ -250,6 +258,7 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
     for changes in forged:
         renew(h, a, 1, who=owner(h, a, **changes))
     renew(h, a, 1, "")
+    renew(h, a, spec.U64_MAX + 1)
     renew(h, a, 1)  # nothing before was a renewal: this is the first
     quiet = spec.ExecutionFailure(context(h, a), "integrity", "", "execution", True)
     settle(h, a, quiet)  # an empty message is a message

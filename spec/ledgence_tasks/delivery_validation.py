@@ -28,6 +28,8 @@ from .errors import Conflict, InvalidInput
 from .submission import (
     MAX_DATA_DEPTH,
     SETTLEMENT_MAX_BYTES,
+    U32_MAX,
+    U64_MAX,
     Program,
     ProgramDescriptor,
     canonical_json,
@@ -38,17 +40,19 @@ from .submission import (
 
 # --- validation of the delivery commands (before any storage is touched) -----------------------
 #
-# The seed's commands are Rust types: a negative number, a non-integer, an unknown intent,
-# quiescence, failure kind or phase cannot be decoded at all, so the kit refuses them first
-# (invalid_input). Values those types can hold are checked where the seed checks them: an
-# owner's ids only by lookup and comparison (crates/ledgence-orchestration-api/src/delivery.rs
-# LeaseOwner 124-132 at 1c9ece5 has no validation of its own), an operation id after the owner
-# is found (crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee).
+# The seed's commands are Rust types: a negative number, one past its type's largest (a u32's
+# 2^32 - 1, a u64's 2^64 - 1), a non-integer, an unknown intent, quiescence, failure kind or
+# phase cannot be decoded at all, so the kit refuses them first (invalid_input). Values those
+# types can hold are checked where the seed checks them: an owner's ids only by lookup and
+# comparison (crates/ledgence-orchestration-api/src/delivery.rs LeaseOwner 124-132 at 1c9ece5
+# has no validation of its own), an operation id after the owner is found
+# (crates/ledgence-orchestration-core/src/lifecycle.rs:80-81, 283-306 at 3abb9ee).
 
 
-def _count(value: Any, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidInput(f"{what} must be an integer >= {minimum}")
+def _count(value: Any, what: str, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            minimum <= value <= maximum):
+        raise InvalidInput(f"{what} must be an integer in {minimum}..={maximum}")
     return value
 
 
@@ -66,8 +70,8 @@ def validate_owner(owner: Any) -> LeaseOwner:
     for what in ("task_id", "attempt_id", "lease_id", "worker_session_id"):
         if not isinstance(getattr(owner, what), str):
             raise InvalidInput(f"owner.{what} must be a string")
-    _count(owner.generation, "generation", 0)
-    _count(owner.consumer_id, "consumer_id", 0)
+    _count(owner.generation, "generation", 0, U32_MAX)
+    _count(owner.consumer_id, "consumer_id", 0, U32_MAX)
     return owner
 
 
@@ -83,8 +87,8 @@ def validate_acquire_types(command: Any) -> AcquireCommand:
     for what in ("queue", "worker_session_id"):
         if not isinstance(getattr(command, what), str):
             raise InvalidInput(f"{what} must be a string")
-    _count(command.consumer_id, "consumer_id", 0)
-    _count(command.sequence, "sequence", 0)
+    _count(command.consumer_id, "consumer_id", 0, U32_MAX)
+    _count(command.sequence, "sequence", 0, U64_MAX)
     return command
 
 
@@ -108,7 +112,7 @@ def validate_renew(command: Any) -> RenewCommand:
         raise InvalidInput("command must be a RenewCommand")
     validate_owner(command.owner)
     validate_text(command.owner.worker_session_id, "worker_session_id")
-    _count(command.sequence, "sequence", 0)
+    _count(command.sequence, "sequence", 0, U64_MAX)
     if command.intent not in (KEEP_ALIVE, DISPATCH):
         raise InvalidInput("intent must be keep_alive or dispatch")
     return command
@@ -143,7 +147,7 @@ def _validate_report(report: Any) -> None:
         validate_text(report.process_id, "process_id")
         if not isinstance(report.reused_process, bool):
             raise InvalidInput("reused_process must be a bool")
-        _count(report.elapsed_ms, "elapsed_ms", 0)
+        _count(report.elapsed_ms, "elapsed_ms", 0, U64_MAX)
         outcome = report.outcome
         if not isinstance(outcome, Mapping):
             raise InvalidInput("outcome must be a mapping")

@@ -41,6 +41,10 @@ MAX_IDEMPOTENCY_KEY_BYTES = 255
 MAX_CORRELATION_KEY_BYTES = 512
 MAX_DATA_DEPTH = 64
 MAX_DATA_BYTES = 1024 * 1024
+U32_MAX = 2 ** 32 - 1
+"""The largest value of the seed's u32 fields (consumer_id, generation, concurrency)."""
+U64_MAX = 2 ** 64 - 1
+"""The largest value of the seed's u64 fields (sequences, after_sequence, elapsed_ms)."""
 JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
 """The integers the seed's JSON holds: i64 or u64 (a larger token is refused, never rounded:
 crates/ledgence-orchestration-api/src/submission.rs:28-31, 114-119 at 99136b5;

@@ -31,6 +31,11 @@ def _negative(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value < 0
 
 
+def _past(value: Any, maximum: int) -> bool:
+    """An integer past ``maximum``, the largest value of the seed's type for it."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > maximum
+
+
 def is_zero(value: Any) -> bool:
     """An integer 0: not False, not 0.0 (each equal to 0, and refused by the correct store)."""
     return isinstance(value, int) and not isinstance(value, bool) and value == 0
@@ -234,6 +239,14 @@ class AfterSequenceAsI64(LedgenceCore):
         return super()._history_page(txn, task_id, max(as_i64(after_sequence), 0))
 
 
+class AfterPastU64Accepted(LedgenceCore):
+    """history takes any integer after_sequence >= 0 (Python's int has no top): after 2^64 it
+    answers an empty page where the seed cannot decode the request."""
+
+    def _check_after(self, after_sequence: Any) -> None:
+        super()._check_after(0 if _past(after_sequence, spec.U64_MAX) else after_sequence)
+
+
 class HistoryAfterTrueIsOne(LedgenceCore):
     """after_sequence checked with isinstance(after, int), which True passes (as 1)."""
 
@@ -260,6 +273,16 @@ class NegativeSequenceOrdered(LedgenceCore):
     def _check_acquire(self, command: Any) -> None:
         if _negative(getattr(command, "sequence", None)):
             command = attrs.evolve(command, sequence=0)
+        super()._check_acquire(command)
+
+
+class SequencePastU64Ordered(LedgenceCore):
+    """An acquisition sequence past the u64s is ordered against the cursor like any other
+    (out_of_order) instead of refused."""
+
+    def _check_acquire(self, command: Any) -> None:
+        if _past(getattr(command, "sequence", None), spec.U64_MAX):
+            command = attrs.evolve(command, sequence=1)
         super()._check_acquire(command)
 
 
@@ -366,6 +389,19 @@ class NegativeOwnerNumbersCompared(LedgenceCore):
         owner: Any = getattr(command, "owner", None)
         stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
                     if _negative(getattr(owner, what, None))}
+        if stand_in:
+            command = attrs.evolve(command, owner=attrs.evolve(owner, **stand_in))
+        super()._check_settle(command)
+
+
+class OwnerNumbersPastU32Compared(LedgenceCore):
+    """settle compares a generation or consumer id past the u32s with the attempt's owner
+    (ownership_lost) instead of refusing it."""
+
+    def _check_settle(self, command: Any) -> None:
+        owner: Any = getattr(command, "owner", None)
+        stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
+                    if _past(getattr(owner, what, None), spec.U32_MAX)}
         if stand_in:
             command = attrs.evolve(command, owner=attrs.evolve(owner, **stand_in))
         super()._check_settle(command)
@@ -565,6 +601,8 @@ MUTANTS = (
            "not_found", "LDG-READ-001", EmptyTaskIdNotFound),
     Mutant("empty_attempt_id_not_found", "inspect_attempt of an empty attempt id answers "
            "not_found", "LDG-READ-003", EmptyAttemptIdNotFound),
+    Mutant("after_past_u64_accepted", "history after 2^64 answers an empty page",
+           "LDG-HISTORY-001", AfterPastU64Accepted),
     Mutant("history_after_true_is_one", "history(after_sequence=True) pages after event 1",
            "LDG-HISTORY-001", HistoryAfterTrueIsOne),
     Mutant("after_sequence_as_i64", "history casts after_sequence to an i64: after 2^63 and "
@@ -575,6 +613,8 @@ MUTANTS = (
            "LDG-ACQ-005", NegativeConsumerAccepted),
     Mutant("negative_sequence_ordered", "a negative acquisition sequence answers out_of_order "
            "or obsolete_operation", "LDG-ACQ-005", NegativeSequenceOrdered),
+    Mutant("sequence_past_u64_ordered", "an acquisition sequence of 2^64 answers out_of_order",
+           "LDG-ACQ-005", SequencePastU64Ordered),
     Mutant("empty_session_id_looked_up", "acquire with an empty session id answers "
            "unknown_session", "LDG-ACQ-005", EmptySessionIdLookedUp),
     Mutant("zero_deadline_is_no_deadline", "probe_acquisition with deadline 0 claims as if no "
@@ -595,6 +635,8 @@ MUTANTS = (
            "unknown_session", "LDG-OWNER-001", RenewSessionIdLookedUp),
     Mutant("negative_owner_numbers_compared", "settle with consumer id -1 answers "
            "ownership_lost", "LDG-OWNER-001", NegativeOwnerNumbersCompared),
+    Mutant("owner_numbers_past_u32_compared", "settle with generation or consumer id 2^32 "
+           "answers ownership_lost", "LDG-OWNER-001", OwnerNumbersPastU32Compared),
     Mutant("owner_checked_as_text", "settle refuses an owner with an empty lease id or "
            "generation 0 as malformed, where the seed answers ownership_lost",
            "LDG-SETTLE-002", OwnerCheckedAsText),
