@@ -129,10 +129,12 @@ def test_open_session_mints_a_ws_id_that_expires_a_day_later(store: LedgenceCore
     assert store.open_session(SCOPE, "emails", 1).id != session.id
 
 
-@pytest.mark.parametrize("concurrency", [0, -1, True, 1.0, "2", None])
+@pytest.mark.parametrize("concurrency", [0, -1, True, 1.0, "2", None, 2**32])
 def test_open_session_needs_an_integer_concurrency_of_at_least_one(
         store: LedgenceCore, concurrency: Any) -> None:
-    with pytest.raises(spec.InvalidInput, match="concurrency must be an integer >= 1"):
+    """A u32 of at least 1: 2^32 is past the seed's type."""
+    with pytest.raises(spec.InvalidInput,
+                       match=f"concurrency must be an integer in 1..={2**32 - 1}, not"):
         store.open_session(SCOPE, "emails", concurrency)
 
 
@@ -369,11 +371,13 @@ def test_reads_and_cancel_validate_scope_and_task_id(
 # --- history ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("after", [-1, True, 1.0, "0", None])
+@pytest.mark.parametrize("after", [-1, True, 1.0, "0", None, 2**64])
 def test_history_needs_an_integer_after_sequence_of_at_least_zero(
         store: LedgenceCore, after: Any) -> None:
+    """A u64: 2^64 is past the seed's type."""
     snap = submit(store)
-    with pytest.raises(spec.InvalidInput, match="after_sequence must be an integer >= 0"):
+    with pytest.raises(spec.InvalidInput,
+                       match=f"after_sequence must be an integer in 0..={2**64 - 1}, not"):
         store.history(SCOPE, snap.task_id, after)
 
 
