@@ -300,11 +300,9 @@ class TtlAsI32(TasksCore):
 
     def _insert_task(self, txn: Txn, task: spec.Task, work: spec.Work,
                      scope: str | None) -> spec.Snapshot:
-        ttl = task.ttl_ms
-        if int32(ttl) != ttl:
-            super()._insert_task(txn, attrs.evolve(task, ttl_ms=int32(ttl)), work, scope)
-            return spec.Snapshot(task, work, 0, 0, None, None, {}, {})
-        return super()._insert_task(txn, task, work, scope)
+        stored = super()._insert_task(txn, attrs.evolve(task, ttl_ms=int32(task.ttl_ms)), work,
+                                      scope)
+        return attrs.evolve(stored, task=task)
 
 
 class ClaimExpiryAsI32(TasksCore):
