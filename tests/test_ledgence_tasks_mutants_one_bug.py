@@ -370,12 +370,15 @@ def renewals_after_the_first_at(*sequences: int) -> Script:
 
 
 def elapsed_read_back(elapsed_ms: int) -> Script:
-    """The elapsed_ms inspect_attempt reads back of a success reported with ``elapsed_ms``."""
+    """The elapsed_ms inspect_attempt reads back of a success reported with ``elapsed_ms`` (or
+    the code of the settlement's refusal)."""
     def script(store: Any, clock: Clock) -> list[Any]:
         _, assignment = claimed(store)
         command = success(assignment)
-        store.settle(attrs.evolve(command, report=attrs.evolve(command.report,
-                                                               elapsed_ms=elapsed_ms)))
+        settled = _try(lambda: store.settle(attrs.evolve(
+            command, report=attrs.evolve(command.report, elapsed_ms=elapsed_ms))))
+        if settled != "ok":
+            return [settled]
         snapshot = store.inspect_attempt(SCOPE, assignment.event.task_id,
                                          assignment.event.attempt_id)
         return [snapshot.settlement.report.elapsed_ms]
@@ -416,12 +419,51 @@ def submissions_naming(*sizes: tuple[int, bool]) -> Script:
     return script
 
 
-def owners_past_u32(store: Any, clock: Clock) -> list[Any]:
-    """settle by the owner with its generation, then its consumer id, at 2^32."""
-    _, assignment = claimed(store)
-    owner = assignment.lease.owner
-    return [_try(lambda c=c: store.settle(success(assignment, attrs.evolve(owner, **c))))
-            for c in ({"generation": 2**32}, {"consumer_id": 2**32})]
+def owners_past_u32(call: str) -> Script:
+    """``call`` (settle, confirm or renew) by the owner with its generation, then its consumer
+    id, at 2^32."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        _, assignment = claimed(store)
+        made = {"settle": lambda who: store.settle(success(assignment, who)),
+                "confirm": store.confirm_quiescence,
+                "renew": lambda who: store.renew(spec.RenewCommand(who, 1, spec.KEEP_ALIVE))}
+        owner = assignment.lease.owner
+        return [_try(lambda c=c: made[call](attrs.evolve(owner, **c)))
+                for c in ({"generation": 2**32}, {"consumer_id": 2**32})]
+    script.__name__ = f"owners_past_u32({call!r})"
+    return script
+
+
+def sessions_on_queues(*sizes: tuple[int, bool]) -> Script:
+    """open_session on a queue of each (size in bytes, wide)."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        queues = [_sized(size, wide) for size, wide in sizes]
+        return [_try(lambda q=q: store.open_session(SCOPE, q, 1)) for q in queues]
+    script.__name__ = f"sessions_on_queues{sizes}"
+    return script
+
+
+def correlation_keys_of(*sizes: tuple[int, bool]) -> Script:
+    """Submissions with a correlation key of each (size in bytes, wide)."""
+    return submissions_with(*({"correlation_key": _sized(size, wide)} for size, wide in sizes))
+
+
+def filtered_by(*texts: tuple[str, int, bool]) -> Script:
+    """A page filtered by each (filter, size in bytes, wide): a queue or correlation key."""
+    return pages_with(*(spec.TaskFilters(**{what: _sized(size, wide)})
+                        for what, size, wide in texts))
+
+
+def acquires_by_consumers(*consumers: int) -> Script:
+    """An acquire at sequence 1 by each consumer of a session of one, a task queued."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", 1)
+        submit(store)
+        return [_try(lambda c=c: store.acquire(attrs.evolve(acquisition(session.id, 1),
+                                                            consumer_id=c)))
+                for c in consumers]
+    script.__name__ = f"acquires_by_consumers{consumers}"
+    return script
 
 
 CASES: list[tuple[str, Script, list[Script]]] = [
@@ -432,6 +474,37 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("id_length_in_characters", submissions_naming((129, True)),
      [submissions_naming((128, False), (129, False), (128, True), (258, True)),
       keys_of((256, True))]),
+    ("session_queue_length_in_characters", sessions_on_queues((129, True)),
+     [sessions_on_queues((128, False), (129, False), (128, True), (258, True)),
+      submissions_naming((129, True))]),
+    ("correlation_key_length_in_characters", correlation_keys_of((513, True)),
+     [correlation_keys_of((512, False), (513, False), (512, True), (1026, True)),
+      submissions_naming((129, True))]),
+    ("filter_lengths_in_characters",
+     filtered_by(("queue", 129, True), ("correlation_key", 513, True)),
+     [filtered_by(("queue", 128, False), ("queue", 129, False), ("queue", 128, True),
+                  ("queue", 258, True), ("correlation_key", 512, False),
+                  ("correlation_key", 513, False), ("correlation_key", 512, True),
+                  ("correlation_key", 1026, True))]),
+    ("filter_text_unchecked", pages_with(spec.TaskFilters(correlation_key="order\x07")),
+     [pages_with(spec.TaskFilters(queue=""), spec.TaskFilters(queue="emails"),
+                 spec.TaskFilters(correlation_key=""), spec.TaskFilters(correlation_key="k\ufffe"),
+                 spec.TaskFilters(queue=5))]),
+    # past the seed's type alone: 2^32 (a u32), 2^64 (a u64)
+    ("concurrency_past_u32_accepted", open_session_with(2**32),
+     [open_session_with(2**32 - 1, -1, 0, "2")]),
+    ("consumer_as_u32", acquires_by_consumers(2**32),
+     [acquires_by_consumers(2**32 - 1, 1, -1, 0)]),
+    ("claim_sequence_past_u64_ordered", claims_after_the_first_at(2**64),
+     [claims_after_the_first_at(0, 1, 2, 3, 2**64 - 1, -1)]),
+    ("renew_sequence_past_u64_ordered", renewals_after_the_first_at(2**64),
+     [renewals_after_the_first_at(0, 1, 2, 4, 2**64 - 1, -1)]),
+    ("elapsed_past_u64_accepted", elapsed_read_back(2**64),
+     [elapsed_read_back(2**64 - 1), elapsed_read_back(0)]),
+    ("confirm_owner_past_u32_compared", owners_past_u32("confirm"),
+     [owners_past_u32("settle"), owners_past_u32("renew")]),
+    ("renew_owner_past_u32_compared", owners_past_u32("renew"),
+     [owners_past_u32("settle"), owners_past_u32("confirm")]),
     # from 2^63 to 2^64 - 1 alone (a u64 past the i64s): below the cursor or the last renewal,
     # or kept negative
     ("sequence_as_i64", acquires_after_the_first_at(2**63, 2**64 - 1),
@@ -512,10 +585,27 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     # a number past the seed's type is taken as any other: ordered, compared, paged
     ("after_past_u64_accepted", histories_after(2**64, 2**70), [[], []]),
     ("sequence_past_u64_ordered", acquires_after_the_first_at(2**64), ["out_of_order"]),
-    ("owner_numbers_past_u32_compared", owners_past_u32, ["ownership_lost"] * 2),
+    ("owner_numbers_past_u32_compared", owners_past_u32("settle"), ["ownership_lost"] * 2),
+    ("confirm_owner_past_u32_compared", owners_past_u32("confirm"), ["ownership_lost"] * 2),
+    ("renew_owner_past_u32_compared", owners_past_u32("renew"), ["ownership_lost"] * 2),
+    ("claim_sequence_past_u64_ordered", claims_after_the_first_at(2**64), ["out_of_order"]),
+    ("renew_sequence_past_u64_ordered", renewals_after_the_first_at(2**64), ["out_of_order"]),
+    ("concurrency_past_u32_accepted", open_session_with(2**32), ["ok"]),
+    ("elapsed_past_u64_accepted", elapsed_read_back(2**64), [2**64]),
+    # a u32 kept by wrapping: consumer 2^32 is consumer 0
+    ("consumer_as_u32", acquires_by_consumers(2**32, 0), ["ok", "ok"]),
     # accepted, and found, where the seed refuses both
     ("key_length_in_characters", keys_of((256, True)), [("ok", "ok")]),
     ("id_length_in_characters", submissions_naming((129, True)), ["ok"] * 3),
+    ("session_queue_length_in_characters", sessions_on_queues((129, True)), ["ok"]),
+    ("filter_lengths_in_characters",
+     filtered_by(("queue", 129, True), ("correlation_key", 513, True)), [0, 0]),
+    ("filter_text_unchecked", pages_with(spec.TaskFilters(queue="q" * 129),
+                                         spec.TaskFilters(queue="emails\ufdd0"),
+                                         spec.TaskFilters(correlation_key="k" * 513),
+                                         spec.TaskFilters(correlation_key="order\x07")),
+     [0, 0, 0, 0]),
+    ("correlation_key_length_in_characters", correlation_keys_of((513, True)), ["ok"]),
     # a u64 past the i64s wraps below the cursor or the last renewal, or is kept negative
     ("sequence_as_i64", acquires_after_the_first_at(2**63, 2**64 - 1), ["obsolete_operation"] * 2),
     ("sequence_as_i64", claims_after_the_first_at(2**63, 2**64 - 1), ["obsolete_operation"] * 2),

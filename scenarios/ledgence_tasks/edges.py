@@ -113,7 +113,9 @@ def edges_of_lengths(h: Harness, p: str) -> None:
     bytes, an identifier of 128 and a correlation key of 512 are accepted, one byte more is
     refused, also when it is written in two-byte characters, fewer than the limit (a store
     counting characters, as a VARCHAR(255) column or a JavaScript string's length does,
-    accepts those)."""
+    accepts those). The list filters count the same (the queue's 128 and the correlation
+    key's 512: ``TaskFilters::validate`` in ``discovery.rs:24-33`` at 9f0c292): a page
+    filtered by one byte more is refused; one at the limit lists the tasks that have it."""
     for wide in (False, True):
         at = f"{p}-{int(wide)}"
         submit(h, sized(at, spec.MAX_IDEMPOTENCY_KEY_BYTES + 1, wide), task_input())
@@ -134,6 +136,9 @@ def edges_of_lengths(h: Harness, p: str) -> None:
         for size in (spec.MAX_CORRELATION_KEY_BYTES + 1, spec.MAX_CORRELATION_KEY_BYTES):
             submit(h, f"{at}-correlation-{size}",
                    task_input(correlation_key=sized("c", size, wide)))
+            page(h, correlation_key=sized("c", size, wide))
+        for size in (spec.MAX_ID_BYTES + 1, spec.MAX_ID_BYTES):
+            page(h, queue=sized("q", size, wide))
 
 
 @scenario()
@@ -267,8 +272,10 @@ def edges_of_owner_calls(h: Harness, p: str) -> None:
 
 @scenario()
 def edges_of_listing_and_recovery(h: Harness, p: str) -> None:
-    """Page limits -1, an empty cursor, an empty state filter, submitted_from -1 (refused);
-    submitted_until 0 (an empty page) and submitted_from 0 (every task); expire_batch(-1) and
+    """Page limits -1, an empty cursor, an empty state filter, submitted_from -1, a queue
+    filter holding a noncharacter, a correlation key filter holding a control character
+    (refused: ``TaskFilters::validate`` in ``discovery.rs:24-33`` at 9f0c292); submitted_until
+    0 (an empty page) and submitted_from 0 (every task); expire_batch(-1) and
     expire_batch(True) (refused)."""
     for k in range(2):
         submit_task(h, f"{p}-{k}")
@@ -276,6 +283,8 @@ def edges_of_listing_and_recovery(h: Harness, p: str) -> None:
     page(h, -1)
     page(h, 2, "")
     page(h, state="")
+    page(h, queue="emails\ufdd0")
+    page(h, correlation_key="order\x07")
     page(h, submitted_from=-1)
     page(h, submitted_until=0)
     page(h, submitted_from=0)

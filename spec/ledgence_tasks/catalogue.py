@@ -398,9 +398,11 @@ CLAUSES = Catalogue(_situated([
        "correlation_key \"\" matches only tasks whose key is exactly \"\", not those without "
        "one.", M, "scenario:pagination_filters"),
     _c("LDG-LIST-004", "list queries are validated",
-       "A bad scope or filter (a state that is not a task state, \"\" included; an empty "
-       "queue; a negative submission bound), submitted_from >= submitted_until, or a limit "
-       "outside 1..100 (-1 included) answers invalid_input.", M, "scenario:pagination_filters",
+       "A bad scope or filter (a state that is not a task state, \"\" included; a queue "
+       "that is no valid identifier: empty, past 128 UTF-8 bytes, holding a noncharacter; a "
+       "correlation key past 512 bytes or holding a control character; a negative submission "
+       "bound), submitted_from >= submitted_until, or a limit outside 1..100 (-1 included) "
+       "answers invalid_input.", M, "scenario:pagination_filters",
        f"{E}listing_and_recovery"),
     _c("LDG-LIST-005", "a next cursor only when more rows existed",
        "next_cursor is present exactly when tasks beyond the page's last item matched; an "

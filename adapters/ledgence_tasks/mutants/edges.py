@@ -13,6 +13,7 @@ for the edge value and then carry on with the value itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -36,6 +37,10 @@ def _past(value: Any, maximum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > maximum
 
 
+def _past_u32(value: Any) -> bool:
+    return _past(value, spec.U32_MAX)
+
+
 def is_zero(value: Any) -> bool:
     """An integer 0: not False, not 0.0 (each equal to 0, and refused by the correct store)."""
     return isinstance(value, int) and not isinstance(value, bool) and value == 0
@@ -44,16 +49,41 @@ def is_zero(value: Any) -> bool:
 # --- sessions and submission -------------------------------------------------------------------
 
 
-class NegativeConcurrencyAccepted(LedgenceCore):
+class _OpensAsGiven(LedgenceCore):
+    """A store whose open_session checks stand-ins for some values and keeps the values
+    given."""
+
+    def _open_as_given(self, scope: Any, queue: Any, concurrency: Any, *,
+                       checked_queue: Any = None,
+                       checked_concurrency: Any = None) -> spec.WorkerSession:
+        """The session open_session makes of the checked queue or concurrency (by default the
+        one given), stored with ``queue`` and ``concurrency``."""
+        session = attrs.evolve(super().open_session(
+            scope, queue if checked_queue is None else checked_queue,
+            concurrency if checked_concurrency is None else checked_concurrency),
+            queue=queue, concurrency=concurrency)
+        with self._transaction() as txn:
+            txn.save_session(session)
+        return session
+
+
+class NegativeConcurrencyAccepted(_OpensAsGiven):
     """Refuses concurrency 0 only, the seed's check ported without its u32."""
 
     def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
         if not _negative(concurrency):
             return super().open_session(scope, queue, concurrency)
-        session = attrs.evolve(super().open_session(scope, queue, 1), concurrency=concurrency)
-        with self._transaction() as txn:
-            txn.save_session(session)
-        return session
+        return self._open_as_given(scope, queue, concurrency, checked_concurrency=1)
+
+
+class ConcurrencyPastU32Accepted(_OpensAsGiven):
+    """Takes any concurrency >= 1 (a JavaScript number, Python's int): 2^32, past the seed's
+    u32, opens a session."""
+
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
+        if not _past_u32(concurrency):
+            return super().open_session(scope, queue, concurrency)
+        return self._open_as_given(scope, queue, concurrency, checked_concurrency=1)
 
 
 class NumericStringConcurrency(LedgenceCore):
@@ -138,6 +168,29 @@ class IdLengthInCharacters(LedgenceCore):
             if isinstance(descriptor, spec.ProgramDescriptor) and (
                     descriptor.program == task.program):
                 descriptor = attrs.evolve(descriptor, program=program)
+        super()._check_submission(command, descriptor)
+
+
+class SessionQueueLengthInCharacters(_OpensAsGiven):
+    """open_session counts the queue's 128 in characters: a longer queue in two-byte
+    characters opens a session."""
+
+    def open_session(self, scope: Any, queue: str, concurrency: Any) -> spec.WorkerSession:
+        counted = _counted_in_characters(queue, spec.MAX_ID_BYTES)
+        if counted is queue:
+            return super().open_session(scope, queue, concurrency)
+        return self._open_as_given(scope, queue, concurrency, checked_queue=counted)
+
+
+class CorrelationKeyLengthInCharacters(LedgenceCore):
+    """Counts a correlation key's 512 in characters: a longer key in two-byte characters is
+    accepted."""
+
+    def _check_submission(self, command: Any, descriptor: Any) -> None:
+        task = getattr(command, "input", None)
+        if isinstance(task, spec.TaskInput):
+            command = _submission_standing_in(command, correlation_key=_counted_in_characters(
+                task.correlation_key, spec.MAX_CORRELATION_KEY_BYTES))
         super()._check_submission(command, descriptor)
 
 
@@ -267,6 +320,17 @@ class NegativeConsumerAccepted(LedgenceCore):
         super()._check_acquire(command)
 
 
+class ConsumerAsU32(LedgenceCore):
+    """Keeps a consumer id in a u32 by wrapping it (Go's ``uint32(x)``, a cast into a 32-bit
+    column): consumer 2^32, which the seed cannot decode, acquires as consumer 0."""
+
+    def acquire(self, command: Any) -> Any:
+        consumer: Any = getattr(command, "consumer_id", None)
+        if _past_u32(consumer):
+            command = attrs.evolve(command, consumer_id=consumer % 2**32)
+        return super().acquire(command)
+
+
 class NegativeSequenceOrdered(LedgenceCore):
     """A negative acquisition sequence is ordered against the cursor like any other."""
 
@@ -341,6 +405,17 @@ class NegativeClaimSequenceOrdered(LedgenceCore):
         super()._check_claim(command)
 
 
+class ClaimSequencePastU64Ordered(LedgenceCore):
+    """A claim's acquisition sequence past the u64s is ordered against the cursor like any
+    other (out_of_order) instead of refused."""
+
+    def _check_claim(self, command: Any) -> None:
+        acquisition: Any = getattr(command, "acquisition", None)
+        if _past(getattr(acquisition, "sequence", None), spec.U64_MAX):
+            command = attrs.evolve(command, acquisition=attrs.evolve(acquisition, sequence=1))
+        super()._check_claim(command)
+
+
 class SequenceAsI64(LedgenceCore):
     """Orders an acquisition's or a claim's sequence against the cursor as an i64: from 2^63
     on it wraps negative, below the cursor (obsolete_operation where the seed answers
@@ -381,16 +456,51 @@ class RenewSessionIdLookedUp(LedgenceCore):
         super()._check_renew(command)
 
 
+class RenewSequencePastU64Ordered(LedgenceCore):
+    """A renewal's sequence past the u64s is ordered against the last renewal like any other
+    instead of refused."""
+
+    def _check_renew(self, command: Any) -> None:
+        if _past(getattr(command, "sequence", None), spec.U64_MAX):
+            command = attrs.evolve(command, sequence=1)
+        super()._check_renew(command)
+
+
+def _owner_standing_in(owner: Any, past: Callable[[Any], bool]) -> Any:
+    """``owner`` with its generation and consumer id that ``past`` picks replaced by valid
+    ones (1 and 0): a stand-in that passes the checks."""
+    stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
+                if past(getattr(owner, what, None))}
+    return attrs.evolve(owner, **stand_in) if stand_in else owner
+
+
+class ConfirmOwnerPastU32Compared(LedgenceCore):
+    """confirm_quiescence compares a generation or consumer id past the u32s with the
+    attempt's owner (ownership_lost) instead of refusing it."""
+
+    def _check_owner(self, owner: Any) -> None:
+        super()._check_owner(_owner_standing_in(owner, _past_u32))
+
+
+class RenewOwnerPastU32Compared(LedgenceCore):
+    """renew compares a generation or consumer id past the u32s with the attempt's owner
+    (ownership_lost) instead of refusing it."""
+
+    def _check_renew(self, command: Any) -> None:
+        owner: Any = getattr(command, "owner", None)
+        if isinstance(owner, spec.LeaseOwner):
+            command = attrs.evolve(command, owner=_owner_standing_in(owner, _past_u32))
+        super()._check_renew(command)
+
+
 class NegativeOwnerNumbersCompared(LedgenceCore):
     """settle compares a negative generation or consumer id with the attempt's owner
     (ownership_lost) instead of refusing it."""
 
     def _check_settle(self, command: Any) -> None:
         owner: Any = getattr(command, "owner", None)
-        stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
-                    if _negative(getattr(owner, what, None))}
-        if stand_in:
-            command = attrs.evolve(command, owner=attrs.evolve(owner, **stand_in))
+        if isinstance(owner, spec.LeaseOwner):
+            command = attrs.evolve(command, owner=_owner_standing_in(owner, _negative))
         super()._check_settle(command)
 
 
@@ -400,10 +510,8 @@ class OwnerNumbersPastU32Compared(LedgenceCore):
 
     def _check_settle(self, command: Any) -> None:
         owner: Any = getattr(command, "owner", None)
-        stand_in = {what: number for what, number in (("generation", 1), ("consumer_id", 0))
-                    if _past(getattr(owner, what, None), spec.U32_MAX)}
-        if stand_in:
-            command = attrs.evolve(command, owner=attrs.evolve(owner, **stand_in))
+        if isinstance(owner, spec.LeaseOwner):
+            command = attrs.evolve(command, owner=_owner_standing_in(owner, _past_u32))
         super()._check_settle(command)
 
 
@@ -476,6 +584,23 @@ class NegativeElapsedAccepted(LedgenceCore):
         super()._check_settle(command)
 
 
+class ElapsedPastU64Accepted(LedgenceCore):
+    """A report's elapsed_ms is stored as given, 2^64 (past the seed's u64) included: checked
+    as >= 0, and left out of the size it measures."""
+
+    @staticmethod
+    def _standing_in(command: Any) -> Any:
+        if _past(getattr(getattr(command, "report", None), "elapsed_ms", None), spec.U64_MAX):
+            return _report_standing_in(command, elapsed_ms=0)
+        return command
+
+    def _check_settle(self, command: Any) -> None:
+        super()._check_settle(self._standing_in(command))
+
+    def _check_size(self, command: Any) -> None:
+        super()._check_size(self._standing_in(command))
+
+
 class EmptyOperationIdAccepted(LedgenceCore):
     """A settlement's operation id is stored as given, "" included."""
 
@@ -508,6 +633,39 @@ class NegativePageLimitAccepted(LedgenceCore):
         if _negative(getattr(query, "limit", None)):
             query = attrs.evolve(query, limit=1)
         super()._check_list_query(scope, query)
+
+
+def _filter_texts_standing_in(query: Any, stand_in: Any) -> Any:
+    """``query`` with its queue and correlation key filters replaced by ``stand_in`` of each
+    (a value that passes the checks)."""
+    f: Any = getattr(query, "filters", None)
+    if not isinstance(f, spec.TaskFilters):
+        return query
+    return _query_standing_in(query, queue=stand_in(f.queue, "q"),
+                              correlation_key=stand_in(f.correlation_key, ""))
+
+
+class FilterTextUnchecked(LedgenceCore):
+    """The queue and correlation key filters are matched as given, checked only for a queue
+    filter that is empty: one holding a noncharacter or a control character, or a byte past
+    its limit, lists the tasks that have it (none) where the seed refuses it."""
+
+    def _check_list_query(self, scope: Any, query: Any) -> None:
+        def unchecked(value: Any, valid: str) -> Any:
+            return valid if isinstance(value, str) and value != "" else value
+        super()._check_list_query(scope, _filter_texts_standing_in(query, unchecked))
+
+
+class FilterLengthsInCharacters(LedgenceCore):
+    """Counts the queue filter's 128 and the correlation key filter's 512 in characters: a
+    longer filter in two-byte characters lists the tasks that have it (none)."""
+
+    def _check_list_query(self, scope: Any, query: Any) -> None:
+        limits = {"q": spec.MAX_ID_BYTES, "": spec.MAX_CORRELATION_KEY_BYTES}
+
+        def counted(value: Any, valid: str) -> Any:
+            return _counted_in_characters(value, limits[valid])
+        super()._check_list_query(scope, _filter_texts_standing_in(query, counted))
 
 
 class EmptyCursorIsTheFirstPage(LedgenceCore):
@@ -571,6 +729,11 @@ class DeepOutputAccepted(LedgenceCore):
 MUTANTS = (
     Mutant("negative_concurrency_accepted", "open_session refuses concurrency 0 only, so -1 "
            "opens a session", "LDG-SESSION-002", NegativeConcurrencyAccepted),
+    Mutant("concurrency_past_u32_accepted", "open_session with concurrency 2^32 opens a "
+           "session", "LDG-SESSION-002", ConcurrencyPastU32Accepted),
+    Mutant("session_queue_length_in_characters", "open_session counts a queue's 128 in "
+           "characters: a longer queue in two-byte characters opens a session",
+           "LDG-SESSION-002", SessionQueueLengthInCharacters),
     Mutant("numeric_string_concurrency", 'open_session coerces concurrency with int(): "2" '
            "opens a session of two", "LDG-SESSION-002", NumericStringConcurrency),
     Mutant("session_id_type_unchecked", "extend_session of a non-string id answers "
@@ -585,6 +748,9 @@ MUTANTS = (
     Mutant("id_length_in_characters", "a submission's identifiers' 128 are counted in "
            "characters: a longer queue, tenant or program id in two-byte characters is "
            "accepted", "LDG-SUBMIT-004", IdLengthInCharacters),
+    Mutant("correlation_key_length_in_characters", "a correlation key's 512 are counted in "
+           "characters: a longer key in two-byte characters is accepted", "LDG-SUBMIT-004",
+           CorrelationKeyLengthInCharacters),
     Mutant("empty_program_part_accepted", "an empty program id or version is accepted",
            "LDG-SUBMIT-004", EmptyProgramPartAccepted),
     Mutant("zero_max_attempts_accepted", "a retry policy of 0 attempts is accepted (a task no "
@@ -611,6 +777,8 @@ MUTANTS = (
            "past the cursor answer obsolete_operation", "LDG-ACQ-008", SequenceAsI64),
     Mutant("negative_consumer_accepted", "acquire by consumer -1 claims a task",
            "LDG-ACQ-005", NegativeConsumerAccepted),
+    Mutant("consumer_as_u32", "acquire wraps a consumer id to a u32: consumer 2^32 claims a "
+           "task as consumer 0", "LDG-ACQ-005", ConsumerAsU32),
     Mutant("negative_sequence_ordered", "a negative acquisition sequence answers out_of_order "
            "or obsolete_operation", "LDG-ACQ-005", NegativeSequenceOrdered),
     Mutant("sequence_past_u64_ordered", "an acquisition sequence of 2^64 answers out_of_order",
@@ -627,12 +795,21 @@ MUTANTS = (
            "LDG-DISPATCH-007", EmptyDispatchTaskLookedUp),
     Mutant("negative_claim_sequence_ordered", "a claim at a negative sequence answers "
            "out_of_order", "LDG-DISPATCH-007", NegativeClaimSequenceOrdered),
+    Mutant("claim_sequence_past_u64_ordered", "a claim at sequence 2^64 answers "
+           "out_of_order", "LDG-DISPATCH-007", ClaimSequencePastU64Ordered),
     Mutant("empty_intent_is_keep_alive", 'a renewal with intent "" is a keep-alive',
            "LDG-RENEW-008", EmptyIntentIsKeepAlive),
     Mutant("renew_sequence_as_i64", "renew orders its sequence as an i64: 2^63 and more past "
            "the last renewal answer obsolete_operation", "LDG-RENEW-004", RenewSequenceAsI64),
     Mutant("renew_session_id_looked_up", "renew with an owner's empty session id answers "
            "unknown_session", "LDG-OWNER-001", RenewSessionIdLookedUp),
+    Mutant("renew_sequence_past_u64_ordered", "a renewal at sequence 2^64 is ordered "
+           "against the last renewal", "LDG-RENEW-008", RenewSequencePastU64Ordered),
+    Mutant("confirm_owner_past_u32_compared", "confirm_quiescence with generation or "
+           "consumer id 2^32 answers ownership_lost", "LDG-OWNER-001",
+           ConfirmOwnerPastU32Compared),
+    Mutant("renew_owner_past_u32_compared", "renew with generation or consumer id 2^32 "
+           "answers ownership_lost", "LDG-OWNER-001", RenewOwnerPastU32Compared),
     Mutant("negative_owner_numbers_compared", "settle with consumer id -1 answers "
            "ownership_lost", "LDG-OWNER-001", NegativeOwnerNumbersCompared),
     Mutant("owner_numbers_past_u32_compared", "settle with generation or consumer id 2^32 "
@@ -650,6 +827,8 @@ MUTANTS = (
            "LDG-SETTLE-006", EmptyProcessIdAccepted),
     Mutant("negative_elapsed_accepted", "a report with a negative elapsed_ms is accepted",
            "LDG-SETTLE-006", NegativeElapsedAccepted),
+    Mutant("elapsed_past_u64_accepted", "a report with elapsed_ms 2^64 is accepted",
+           "LDG-SETTLE-006", ElapsedPastU64Accepted),
     Mutant("deep_output_accepted", "a success output nested 65 deep is accepted",
            "LDG-SETTLE-006", DeepOutputAccepted),
     Mutant("empty_operation_id_accepted", "a settlement with an empty operation id is "
@@ -659,6 +838,12 @@ MUTANTS = (
            ReportContextCheckedAsText),
     Mutant("negative_page_limit_accepted", "list_tasks with limit -1 answers an empty page",
            "LDG-LIST-004", NegativePageLimitAccepted),
+    Mutant("filter_text_unchecked", "a list filter's queue or correlation key is matched "
+           "unchecked: one a byte too long or holding a control character lists nothing",
+           "LDG-LIST-004", FilterTextUnchecked),
+    Mutant("filter_lengths_in_characters", "a list filter's queue and correlation key limits "
+           "are counted in characters: a longer one in two-byte characters lists nothing",
+           "LDG-LIST-004", FilterLengthsInCharacters),
     Mutant("empty_cursor_is_the_first_page", 'list_tasks with cursor "" answers the first '
            "page", "LDG-LIST-007", EmptyCursorIsTheFirstPage),
     Mutant("empty_state_filter_is_none", 'a state filter "" lists every state',
