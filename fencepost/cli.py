@@ -220,7 +220,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     table = [
         (r.name + "".join(f"\n  {k}={v}" for k, v in sorted(r.options.items())), r.bug,
          r.expected_clause + ("" if r.expected == "fail" else f" ({r.expected})"),
-         "yes" if r.caught else "NO",
+         "yes" if r.caught else "NO (it crashed)" if r.crashed and r.caught_by else "NO",
          ", ".join(r.caught_by) or "-", r.steps, f"{r.seconds:.2f}")
         for r in rows
     ]

@@ -17,6 +17,7 @@ import attrs
 from fencepost.adapters.mutants.base import Expected, Mutant
 from fencepost.reports.verdict import UNKNOWN, RunReport
 from fencepost.scenarios.said import Progress, Said, quiet
+from fencepost.spec.outcome import Crash
 
 from .adapter_spec import TempSqliteFactory
 from .api import check
@@ -51,6 +52,11 @@ class MutantRow:
     steps: int
     seconds: float
     expected: str = "fail"
+    crashed: bool = False
+    """The counterexample shown holds an answer the store raised that is no contract error
+    (:class:`~fencepost.spec.outcome.Crash`). Unless the mutant's bug is such a raise
+    (``Mutant.crashes``), it broke on its way and is not ``caught``: the catch would not show
+    the kit telling its bug from the rule."""
 
 
 def mutant_factory(contract: Contract, mutant: Any, base: str) -> Callable[[AdapterEnv], Any]:
@@ -131,33 +137,38 @@ def run_mutants(
     rows = []
     for k, mutant in enumerate(mutants, 1):
         progress(Said("mutant", f"mutant {k}/{len(mutants)}: {mutant.name}"))
-        started = time.perf_counter()
-        expected = mutant.expected_clause
-        report = check(
-            contract_name,
-            mutant_factory(contract, mutant, base),
-            profile=profile,
-            seed=seed,
-            options=dict(mutant.options),
-            stop_when=_judged(mutant),
-            first=contract.clauses[expected].checks,
-        )
-        failed = report.failed()
-        by_id = {v.clause.id: v for v in failed}
-        shown = by_id.get(mutant.expected_clause) or (failed[0] if failed else None)
-        steps = len(shown.failure.trace) if shown is not None and shown.failure else 0
-        found, caught_by = caught(mutant, report)
-        rows.append(
-            MutantRow(
-                name=mutant.name,
-                bug=mutant.bug,
-                expected_clause=mutant.expected_clause,
-                options=dict(mutant.options),
-                caught=found,
-                caught_by=caught_by,
-                steps=steps,
-                seconds=round(time.perf_counter() - started, 2),
-                expected=str(mutant.expected),
-            )
-        )
+        rows.append(run_mutant(contract, mutant, base=base, profile=profile, seed=seed))
     return rows
+
+
+def run_mutant(contract: Contract, mutant: Mutant, *, base: str, profile: str,
+               seed: int) -> MutantRow:
+    """Run the kit against ``mutant`` built on ``base``, until its clause is judged."""
+    started = time.perf_counter()
+    report = check(
+        contract.name,
+        mutant_factory(contract, mutant, base),
+        profile=profile,
+        seed=seed,
+        options=dict(mutant.options),
+        stop_when=_judged(mutant),
+        first=contract.clauses[mutant.expected_clause].checks,
+    )
+    failed = report.failed()
+    by_id = {v.clause.id: v for v in failed}
+    shown = by_id.get(mutant.expected_clause) or (failed[0] if failed else None)
+    trace = shown.failure.trace if shown is not None and shown.failure else ()
+    found, caught_by = caught(mutant, report)
+    crashed = any(isinstance(step.actual, Crash) for step in trace)
+    return MutantRow(
+        name=mutant.name,
+        bug=mutant.bug,
+        expected_clause=mutant.expected_clause,
+        options=dict(mutant.options),
+        caught=found and (mutant.crashes or not crashed),
+        caught_by=caught_by,
+        steps=len(trace),
+        seconds=round(time.perf_counter() - started, 2),
+        expected=str(mutant.expected),
+        crashed=crashed,
+    )

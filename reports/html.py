@@ -75,6 +75,8 @@ def mutants_html(contract: str, rows: Sequence[Any], meta: Mapping[str, str]) ->
                 "" if row.expected == "fail" else f" ({row.expected})"), 100),
             "options": clean_line(options, 600) or "-",
             "caught": row.caught, "status": "caught" if row.caught else "escaped",
+            "verdict": "caught" if row.caught else (
+                "ESCAPED (it crashed)" if row.crashed and row.caught_by else "ESCAPED"),
             "caught_by": clean_line(", ".join(row.caught_by), 600) or "-",
             "steps": row.steps, "seconds": f"{row.seconds:g}",
             "command": clean_line(

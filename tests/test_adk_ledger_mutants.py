@@ -5,16 +5,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import attrs
 import pytest
 
 from fencepost.adapter_spec import resolve_adapter
 from fencepost.adapters.adk_ledger.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.env import AdapterEnv
-from fencepost.mutants import run_mutants
+from fencepost.mutants import run_mutant, run_mutants
+from fencepost.registry import contract_named
 from fencepost.spec.adk_ledger import CLAUSES
 from fencepost.spec.errors import ContractError
 
+CRASHES = {m.name: m.crashes for m in MUTANTS}
 RACY = [m.name for m in MUTANTS if any(c.startswith("race:") for c in
                                        CLAUSES[m.expected_clause].checks)]
 
@@ -24,7 +27,21 @@ def test_mutant_is_caught_on_memory(name: str) -> None:
     [row] = run_mutants("adk-ledger", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
     assert row.expected_clause in row.caught_by
+    assert row.crashed == CRASHES[name]  # a crash is its bug, or no part of its catch
     assert row.steps > 0 or row.expected == "unknown"  # an unknown has no counterexample
+
+
+def test_a_mutant_that_crashes_where_its_bug_is_no_crash_is_not_caught() -> None:
+    """A mutant whose counterexample shows the store raising what the contract has no word
+    for broke on its way: unless its bug is that raise, the catch does not count (a typo in a
+    mutant must not pass for the kit catching its bug)."""
+    contract = contract_named("adk-ledger")
+    [declared] = [m for m in MUTANTS if m.name == "create_requires_every_key"]
+    row = run_mutant(contract, declared, base="memory", profile="quick", seed=1)
+    assert (row.caught, row.crashed, row.caught_by) == (True, True, ["ADK-CREATE-002"])
+    row = run_mutant(contract, attrs.evolve(declared, crashes=False), base="memory",
+                     profile="quick", seed=1)
+    assert (row.caught, row.crashed, row.caught_by) == (False, True, ["ADK-CREATE-002"])
 
 
 @pytest.mark.parametrize("name", RACY)

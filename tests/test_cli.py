@@ -151,8 +151,8 @@ def test_mutants_table_and_json(tmp_path: Path) -> None:
     assert sorted(r["name"] for r in rows) == ["claim_select_then_update", "zombie_checkpoint"]
     rows.sort(key=lambda r: r["name"], reverse=True)
     assert set(rows[0]) == {"name", "bug", "expected_clause", "options", "caught", "caught_by",
-                            "steps", "seconds", "expected"}
-    assert rows[0]["expected"] == "fail"
+                            "steps", "seconds", "expected", "crashed"}
+    assert rows[0]["expected"] == "fail" and rows[0]["crashed"] is False
     assert rows[0]["caught"] is True and rows[0]["caught_by"][0] == "ADK-FENCE-001"
 
 

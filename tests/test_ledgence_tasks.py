@@ -47,10 +47,14 @@ def test_renew_lookup_is_the_one_choice_and_defaults_to_the_seeds_order() -> Non
         "renew_missing_task_is_lost": {"renew_lookup": "task_first"}}
 
 
+CRASHES = {m.name: m.crashes for m in MUTANTS}
+
+
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
 def test_mutant_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("ledgence-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+    assert row.crashed == CRASHES[name]  # a crash is its bug, or no part of its catch
 
 
 def _needs_sqlite(clause: str) -> bool:

@@ -50,10 +50,14 @@ def test_postgresql_store_passes_every_clause(pg_url: str) -> None:
     assert_all_pass(pg_url)
 
 
+CRASHES = {m.name: m.crashes for m in MUTANTS}
+
+
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS if "memory" in m.bases])
 def test_mutant_is_caught_by_its_clause(name: str) -> None:
     [row] = run_mutants("snodo-tasks", base="memory", only=[name])
     assert row.caught, f"{name} escaped; failed clauses: {row.caught_by}"
+    assert row.crashed == CRASHES[name]  # a crash is its bug, or no part of its catch
 
 
 class _Clock:

@@ -31,7 +31,9 @@ class Mutant:
     unknown for its faults); ``mixin`` overrides one piece of the correct store and is
     combined with each base (``memory``, ``sqlite``...) it makes sense on. ``options`` are the
     contract options it is run under: a bug that breaks a rule only one reading of a named
-    option holds is caught under that reading.
+    option holds is caught under that reading. ``crashes``: the bug is a raise the contract
+    has no word for (a ``KeyError`` on an absent key); any other mutant whose counterexample
+    shows the store raising one broke on its way, and its catch does not count.
     """
 
     name: str
@@ -41,6 +43,7 @@ class Mutant:
     bases: tuple[str, ...] = ("memory", "sqlite")
     options: Mapping[str, str] = attrs.field(factory=dict)
     expected: Expected = Expected.FAIL
+    crashes: bool = False
 
     def store_class(self, base: type) -> type:
         return type(f"{self.mixin.__name__}On{base.__name__}", (self.mixin, base), {})

@@ -538,7 +538,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-CANCEL-004", CancelOfExpiredOnlyRequests),
     # recovery
     Mutant("recovery_assumes_no_report", "a recovery scan fails on an expired attempt that has "
-           "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport),
+           "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport,
+           crashes=True),
     Mutant("limit_has_no_upper_bound", "expire_batch(101) is accepted", "LDG-RECOVER-002",
            LimitHasNoUpperBound),
     Mutant("limit_checked_against_backlog", "expire_batch refuses a limit below the number of "
