@@ -474,6 +474,14 @@ def _owner_standing_in(owner: Any, past: Callable[[Any], bool]) -> Any:
     return attrs.evolve(owner, **stand_in) if stand_in else owner
 
 
+def _owner_of_standing_in(command: Any, past: Callable[[Any], bool]) -> Any:
+    """``command`` (a settle or a renew) with its owner's numbers ``past`` picks stood in."""
+    owner: Any = getattr(command, "owner", None)
+    if not isinstance(owner, spec.LeaseOwner):
+        return command
+    return attrs.evolve(command, owner=_owner_standing_in(owner, past))
+
+
 class ConfirmOwnerPastU32Compared(LedgenceCore):
     """confirm_quiescence compares a generation or consumer id past the u32s with the
     attempt's owner (ownership_lost) instead of refusing it."""
@@ -487,10 +495,7 @@ class RenewOwnerPastU32Compared(LedgenceCore):
     (ownership_lost) instead of refusing it."""
 
     def _check_renew(self, command: Any) -> None:
-        owner: Any = getattr(command, "owner", None)
-        if isinstance(owner, spec.LeaseOwner):
-            command = attrs.evolve(command, owner=_owner_standing_in(owner, _past_u32))
-        super()._check_renew(command)
+        super()._check_renew(_owner_of_standing_in(command, _past_u32))
 
 
 class NegativeOwnerNumbersCompared(LedgenceCore):
@@ -498,10 +503,7 @@ class NegativeOwnerNumbersCompared(LedgenceCore):
     (ownership_lost) instead of refusing it."""
 
     def _check_settle(self, command: Any) -> None:
-        owner: Any = getattr(command, "owner", None)
-        if isinstance(owner, spec.LeaseOwner):
-            command = attrs.evolve(command, owner=_owner_standing_in(owner, _negative))
-        super()._check_settle(command)
+        super()._check_settle(_owner_of_standing_in(command, _negative))
 
 
 class OwnerNumbersPastU32Compared(LedgenceCore):
@@ -509,10 +511,7 @@ class OwnerNumbersPastU32Compared(LedgenceCore):
     (ownership_lost) instead of refusing it."""
 
     def _check_settle(self, command: Any) -> None:
-        owner: Any = getattr(command, "owner", None)
-        if isinstance(owner, spec.LeaseOwner):
-            command = attrs.evolve(command, owner=_owner_standing_in(owner, _past_u32))
-        super()._check_settle(command)
+        super()._check_settle(_owner_of_standing_in(command, _past_u32))
 
 
 class OwnerCheckedAsText(LedgenceCore):
