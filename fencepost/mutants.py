@@ -54,8 +54,8 @@ class MutantRow:
     expected: str = "fail"
     crashed: bool = False
     """The counterexample shown holds an answer the store raised that is no contract error
-    (:class:`~fencepost.spec.outcome.Crash`). Unless the mutant's bug is such a raise
-    (``Mutant.crashes``), it broke on its way and is not ``caught``: the catch would not show
+    (:class:`~fencepost.spec.outcome.Crash`). Unless the mutant's bug is such a raise on its
+    base (``Mutant.crashes``), it broke on its way and is not ``caught``: the catch would not show
     the kit telling its bug from the rule."""
 
 
@@ -165,7 +165,7 @@ def run_mutant(contract: Contract, mutant: Mutant, *, base: str, profile: str,
         bug=mutant.bug,
         expected_clause=mutant.expected_clause,
         options=dict(mutant.options),
-        caught=found and (mutant.crashes or not crashed),
+        caught=found and (mutant.crashes_on(base) or not crashed),
         caught_by=caught_by,
         steps=len(trace),
         seconds=round(time.perf_counter() - started, 2),

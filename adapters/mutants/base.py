@@ -31,9 +31,10 @@ class Mutant:
     unknown for its faults); ``mixin`` overrides one piece of the correct store and is
     combined with each base (``memory``, ``sqlite``...) it makes sense on. ``options`` are the
     contract options it is run under: a bug that breaks a rule only one reading of a named
-    option holds is caught under that reading. ``crashes``: the bug is a raise the contract
-    has no word for (a ``KeyError`` on an absent key); any other mutant whose counterexample
-    shows the store raising one broke on its way, and its catch does not count.
+    option holds is caught under that reading. ``crashes``: the bases on which the bug is a
+    raise the contract has no word for (a ``KeyError`` on an absent key, a unique index's
+    refusal answered as it is); a mutant whose counterexample shows the store raising one
+    elsewhere broke on its way, and its catch does not count.
     """
 
     name: str
@@ -43,7 +44,11 @@ class Mutant:
     bases: tuple[str, ...] = ("memory", "sqlite")
     options: Mapping[str, str] = attrs.field(factory=dict)
     expected: Expected = Expected.FAIL
-    crashes: bool = False
+    crashes: tuple[str, ...] = ()
+
+    def crashes_on(self, base: str) -> bool:
+        """Is the bug a raise on ``base`` (``exec``: the memory store served)?"""
+        return (base if base != "exec" else "memory") in self.crashes
 
     def store_class(self, base: type) -> type:
         return type(f"{self.mixin.__name__}On{base.__name__}", (self.mixin, base), {})

@@ -640,7 +640,7 @@ MUTANTS = (
            options={"finish_outcome": "as_given"}),
     Mutant("create_requires_every_key", "create fails on an absent metadata key where the run "
            "allows absent keys", "ADK-CREATE-002", CreateRequiresEveryKey,
-           options={"metadata_keys": "optional"}, crashes=True),
+           options={"metadata_keys": "optional"}, crashes=("memory", "sqlite")),
     Mutant("paused_is_final", "a paused invocation cannot be resumed", "ADK-FINISH-003",
            PausedIsFinal),
     Mutant("renew_keeps_revision", "renew does not bump the revision", "ADK-REV-001",

@@ -386,7 +386,8 @@ _SLICE = (
     Mutant("keys_across_scopes", "idempotency keys are global, not per scope", "LDG-SUBMIT-005",
            KeysAcrossScopes),
     Mutant("submission_check_then_insert", "the key is looked up and inserted in two "
-           "transactions", "LDG-SUBMIT-006", SubmissionCheckThenInsert),
+           "transactions", "LDG-SUBMIT-006", SubmissionCheckThenInsert,
+           crashes=("sqlite",)),
     Mutant("lookup_only_queued", "lookup_submission finds only queued tasks", "LDG-LOOKUP-001",
            LookupOnlyQueued),
     Mutant("result_hides_cancellation", "result of a cancelled task has no outcome",

@@ -539,7 +539,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # recovery
     Mutant("recovery_assumes_no_report", "a recovery scan fails on an expired attempt that has "
            "an accepted report", "LDG-RECOVER-001", RecoveryAssumesNoReport,
-           crashes=True),
+           crashes=("memory", "sqlite")),
     Mutant("limit_has_no_upper_bound", "expire_batch(101) is accepted", "LDG-RECOVER-002",
            LimitHasNoUpperBound),
     Mutant("limit_checked_against_backlog", "expire_batch refuses a limit below the number of "
