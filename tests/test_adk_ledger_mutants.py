@@ -100,6 +100,11 @@ Calls = list[tuple[str, tuple[Any, ...]]]
 @pytest.mark.parametrize(("name", "alike", "bug"), [
     ("claim_accepts_empty_token", [[CREATE, ("claim", ("a", "c1", bytes(range(32)), 10, 100))]],
      [CREATE, ("claim", ("a", "c1", "", 10, 100))]),
+    ("one_byte_token_refused", [[CREATE, ("claim", ("a", "c1", "tt", 10, 100))],
+                                [CREATE, ("claim", ("a", "c1", b"xy", 10, 100))],
+                                [CREATE, ("claim", ("a", "c1", "", 10, 100))],
+                                [CREATE, CLAIM, ("renew", ("a", "t", 20, 100))]],
+     [CREATE, ("claim", ("a", "c1", b"\xff", 10, 100))]),
     ("lease_of_zero_taken", [[CREATE, ("claim", ("a", "c1", "t", 10, True))],
                              [CREATE, ("claim", ("a", "c1", "t", 10, False))]],
      [CREATE, ("claim", ("a", "c1", "t", 10, 0))]),

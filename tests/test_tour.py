@@ -60,6 +60,9 @@ OUTSIDE_ADK = {
     "create_accepts_empty_id": "the create of the empty id: no walk's prefix can own it, so it "
                                "runs on a store of its own (scripted arguments_at_their_edges)",
     "negative_time_refused": ABSOLUTE_TIME,
+    "one_byte_token_refused": "a token of one byte: the tour's tokens are 32 bytes, as the "
+                              "seed's caller makes them (scripted arguments_at_their_edges "
+                              "sends the shortest)",
     "lease_until_zero_is_unowned": ABSOLUTE_TIME,
     "commit_failure_ignored": INJECTED,
     "db_error_is_not_found": INJECTED,

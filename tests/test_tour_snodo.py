@@ -60,6 +60,8 @@ OUTSIDE = {
     "claim_hides_expired_tasks": TTL,
     "reap_leaves_seen_events": TTL,
     "ttl_as_i32": TTL,
+    "timing_of_one_refused": "a ttl or poll interval of 1 ms: the named scopes' tasks have "
+                             "none and the kit's poll interval (scripted edges send 1)",
     "retry_delay_as_i32": "a retry delay past 2^31 ms: the named scopes' policy has short "
                           "delays (the scripted retry checks send the longest)",
     "requests_see_the_ttls_last_ms": TTL,

@@ -84,6 +84,9 @@ def _arguments(op: Op, edges: tuple[str, ...], options: Mapping[str, str],
     token = getattr(op, "owner_token", None)
     if isinstance(token, str | bytes) and len(token) == 0:
         yield clause, "an empty token"
+    if isinstance(op, spec.Claim) and isinstance(token, str | bytes) and len(
+            token.encode() if isinstance(token, str) else token) == 1:
+        yield clause, "a token of one byte"
     now = getattr(op, "now_ms", None)
     if isinstance(now, int) and integer(now) and now <= 0:
         yield clause, "a now_ms of 0 or below"

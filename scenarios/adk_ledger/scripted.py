@@ -109,6 +109,7 @@ def _arguments_at_their_edges(h: Harness, p: str) -> None:
     h.apply("c1", spec.Finish(inv, token("t1"), "paused", None, {"step": 1}, h.now))
     refused("c2")
     _times_at_and_below_zero(h, f"{p}-b")
+    _tokens_of_one_byte(h, f"{p}-d")
     if options.get("empty_strings") == "accepted":
         _empty_strings_taken(h, f"{p}-c")
 
@@ -128,6 +129,18 @@ def _times_at_and_below_zero(h: Harness, inv: str) -> None:
     h.apply("c2", spec.Finish(inv, token("t2"), "paused", None, {"step": 2}, 0))
     h.apply("c1", spec.Claim(inv, "c1", token("t3"), -20, 5))
     h.apply("c1", spec.Finish(inv, token("t3"), "completed", "done", {}, -16))
+
+
+def _tokens_of_one_byte(h: Harness, inv: str) -> None:
+    """The shortest token a claim takes in every reading: one byte, as text and as bytes
+    (mnesia.erl:98, ``byte_size(OwnerToken) > 0``); each holds the record like any other."""
+    h.apply("client", spec.Create(inv, META, {}))
+    _claimed(h, inv, "c1", "t", 10)
+    h.apply("c1", spec.Renew(inv, "t", h.now, 10))
+    h.apply("c1", spec.Finish(inv, "t", "paused", None, {"step": 1}, h.now))
+    _claimed(h, inv, "c2", b"\xff", 10)
+    h.apply("c1", spec.Checkpoint(inv, "t", {"step": 2}, h.now, 10))
+    h.apply("c2", spec.Finish(inv, b"\xff", "completed", None, {}, h.now))
 
 
 def _empty_strings_taken(h: Harness, inv: str) -> None:

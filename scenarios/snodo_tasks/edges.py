@@ -185,7 +185,9 @@ def _events(r: Harness, t: str) -> None:
 
 def _values_the_seed_takes(r: Harness, p: str) -> None:
     """The empty tenant (a scope of its own, not no tenant's), a retry delay of 0 (due at
-    once) and a task created completed."""
+    once), a task created completed, and 1, the least positive integer, for every lease_ms,
+    ttl_ms and poll_interval_ms (the seed's ``pos_integer()``: a claim or renewal of 1 ms
+    ends 1 ms on, a task of ttl 1 is hidden 1 ms on)."""
     none, empty, zero, done = (f"{p}-{x}" for x in ("none", "empty", "zero", "done"))
     created(r, none, tenant=None)
     r.apply("client", spec.Get(none, authorized(r, "get", none, "")))
@@ -205,3 +207,19 @@ def _values_the_seed_takes(r: Harness, p: str) -> None:
     finished = attrs.evolve(new_task(r, done), status=spec.COMPLETED, result={"pages": 0})
     r.apply("client", spec.Create(finished, work(done), authorized(r, "create", done)))
     r.apply("w1", spec.Claim(done, "w1", 30_000))
+    _ones(r, p)
+
+
+def _ones(r: Harness, p: str) -> None:
+    one, brief, polled = (f"{p}-{x}" for x in ("one", "brief", "polled"))
+    created(r, brief, ttl_ms=1)
+    r.apply("client", spec.Get(brief, Ref(f"obs:{brief}")))
+    observed(r, polled)
+    quick = attrs.evolve(new_task(r, polled), poll_interval_ms=1)
+    r.apply("client", spec.Create(quick, work(polled), authorized(r, "create", polled)))
+    created(r, one)
+    r.apply("w1", spec.Claim(one, "w1", 1), bind="l1")
+    r.apply("w1", spec.Renew(Ref("l1"), 1), bind="l1")
+    r.advance(1)  # the ttl and the lease of 1 ms are over
+    r.apply("client", spec.Get(brief, Ref(f"obs:{brief}")))
+    r.apply("w2", spec.ClaimNext("w2", 1))

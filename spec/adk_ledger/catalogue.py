@@ -233,13 +233,15 @@ CLAUSES = Catalogue(
            "(an Erlang binary is either), a now_ms that is no integer, or "
            "a lease_ms that is no positive integer (0, negative, a float) answers "
            "invalid_claim_arguments before the record is read (a missing id too) and changes "
-           "nothing; so does an empty token under empty_strings=refused (the seed). No other "
+           "nothing; so does an empty token under empty_strings=refused (the seed), and no "
+           "longer one: a token of one byte is taken (byte_size(OwnerToken) > 0). No other "
            "argument is refused: an empty id is missing (not_found), and any integer is a "
            "time, so a claim at 0 or below follows the same rules (its lease may end at 0 or "
            "below).",
            M, ARGS, choice="empty_strings",
-           situations=(*_EDGES, "an owner that is no string", "an empty token", "an empty id",
-                       "a now_ms of 0 or below", "for a missing id")),
+           situations=(*_EDGES, "an owner that is no string", "an empty token",
+                       "a token of one byte", "an empty id", "a now_ms of 0 or below",
+                       "for a missing id")),
         _c("ADK-ARG-004", "renew and checkpoint refuse what their guards exclude, first",
            "renew and checkpoint with an id that is no string, a token that is no binary (text "
            "or bytes), a now_ms that is no integer, a lease_ms that is no positive integer, "

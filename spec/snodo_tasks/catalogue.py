@@ -325,12 +325,14 @@ CLAUSES = Catalogue([
        "Of N concurrent claims of one task exactly one succeeds; the rest answer unavailable.",
        "race:racing_claimers", requires=("concurrency",),
        situations=("a fresh task", "an expired claim", "a released task", "a retry just due")),
-    _c("SNODO-LEASE-001", "every claim raises the generation and fences earlier leases",
+    _c("SNODO-LEASE-001", "every claim fences the earlier leases",
        "After a re-claim, every lease of an earlier claim is stale_lease for renew, release, "
        "worker_snapshot and worker transitions. A worker transition of such a lease with a "
        "request kind is stale_lease under transition_check_order=row_first (default) and "
        "unauthorized_action under authority_first (the kind is checked before the claim); on "
-       "a missing task it is not_found under row_first.", M, "scenario:old_lease_is_stale",
+       "a missing task it is not_found under row_first. (The seed fences by the claim's "
+       "generation, which its lease carries; the kit sees a lease only whole, so how a store "
+       "fences is its own.)", M, "scenario:old_lease_is_stale",
        "scenario:authority_checked_against_row", choice="transition_check_order",
        situations=(*_each("{} by a fenced lease", "renew", "release", "a worker event"),
                    "the same owner's older lease",

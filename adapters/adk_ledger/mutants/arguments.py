@@ -52,6 +52,16 @@ class ClaimAcceptsEmptyToken(LedgerCore):
         return isinstance(token, str | bytes)
 
 
+class OneByteTokenRefused(LedgerCore):
+    """Checks a claim's token as longer than one byte (``> 1`` for the seed's ``> 0``, a
+    check written against a minimum length): a token of one byte is refused."""
+
+    def _valid_token(self, token: Any, claiming: bool = False) -> bool:
+        size = len(token.encode() if isinstance(token, str) else token) if isinstance(
+            token, str | bytes) else None
+        return super()._valid_token(token, claiming) and not (claiming and size == 1)
+
+
 class NegativeTimeRefused(LedgerCore):
     """Takes a time below 0 for a caller's mistake: NowMs is any integer in the seed."""
 
@@ -134,6 +144,8 @@ ADK_LEDGER = (
            "ADK-ARG-003", LeaseOfZeroTaken),
     Mutant("claim_accepts_empty_token", "claim stores the empty token", "ADK-ARG-003",
            ClaimAcceptsEmptyToken),
+    Mutant("one_byte_token_refused", "claim refuses a token of one byte", "ADK-ARG-003",
+           OneByteTokenRefused),
     Mutant("negative_time_refused", "a now_ms below 0 refused as a caller's mistake",
            "ADK-ARG-003", NegativeTimeRefused),
     Mutant("float_time_taken", "a now_ms of 2.5 taken as a time", "ADK-ARG-003",

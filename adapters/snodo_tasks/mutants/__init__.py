@@ -644,6 +644,14 @@ class LeaseMsOfAnyNumber(TasksCore):
         return isinstance(lease_ms, int | float) and lease_ms > 0
 
 
+class LeaseOfOneRefused(TasksCore):
+    """claim's and claim_next's lease_ms checked with > 1 (a minimum written one too high):
+    a lease of 1 ms is refused."""
+
+    def _lease_ms_ok(self, lease_ms: Any) -> bool:
+        return super()._lease_ms_ok(lease_ms) and lease_ms != 1
+
+
 class EmptyOwnerClaims(TasksCore):
     def _owner_ok(self, owner_id: Any) -> bool:
         return isinstance(owner_id, str)
@@ -655,6 +663,13 @@ class RenewByZero(TasksCore):
 
     def _renewal_ms_ok(self, lease_ms: Any) -> bool:
         return validation.whole(lease_ms)
+
+
+class RenewalOfOneRefused(TasksCore):
+    """renew's lease_ms checked with > 1: a renewal of 1 ms is refused."""
+
+    def _renewal_ms_ok(self, lease_ms: Any) -> bool:
+        return super()._renewal_ms_ok(lease_ms) and lease_ms != 1
 
 
 class NegativeRevisionConflicts(TasksCore):
@@ -702,6 +717,17 @@ class ZeroTtlStored(TasksCore):
     def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
         if validation.whole(task.ttl_ms) and task.ttl_ms <= 0:  # a bool is no ttl
             task = attrs.evolve(task, ttl_ms=1)
+        return super()._task_problem(task, work)
+
+
+class TimingOfOneRefused(TasksCore):
+    """ttl_ms and poll_interval_ms checked with > 1: a task of ttl or poll interval 1 ms is
+    refused as invalid."""
+
+    def _task_problem(self, task: spec.Task, work: spec.Work) -> str | None:
+        if any(validation.whole(ms) and ms == 1 for ms in (task.ttl_ms,
+                                                          task.poll_interval_ms)):
+            return "ttl_ms and poll_interval_ms must be greater than 1"
         return super()._task_problem(task, work)
 
 
@@ -904,8 +930,12 @@ MUTANTS = (
        "the claim is expired as it is granted", "SNODO-ARG-001", ZeroLeaseClaims),
     _m("lease_ms_of_any_number", "a lease_ms of 1.5 or True is taken (a number, not an "
        "integer)", "SNODO-ARG-001", LeaseMsOfAnyNumber),
+    _m("lease_of_one_refused", "claim and claim_next refuse a lease_ms of 1 (> 1 for > 0)",
+       "SNODO-ARG-001", LeaseOfOneRefused),
     _m("empty_owner_claims", "claim and claim_next take the empty owner id", "SNODO-ARG-001",
        EmptyOwnerClaims),
+    _m("renewal_of_one_refused", "renew refuses a lease_ms of 1 (> 1 for > 0)",
+       "SNODO-ARG-002", RenewalOfOneRefused),
     _m("renew_by_zero", "renew takes a lease_ms of 0: the live claim expires at once",
        "SNODO-ARG-002", RenewByZero),
     _m("negative_revision_conflicts", "transition compares an expected_revision of -1 "
@@ -920,6 +950,8 @@ MUTANTS = (
        "not_found)", "SNODO-GET-002", EmptyIdReadRefused),
     _m("zero_ttl_stored", "create stores a task with a ttl_ms of 0 or less (expired at once)",
        "SNODO-ARG-005", ZeroTtlStored),
+    _m("timing_of_one_refused", "create refuses a ttl_ms or poll_interval_ms of 1 (> 1 for "
+       "> 0)", "SNODO-ARG-005", TimingOfOneRefused),
     _m("empty_work_type_stored", "create stores work with an empty type or idempotency key",
        "SNODO-ARG-005", EmptyWorkTypeStored),
     _m("work_none_stored", "create stores a task without work (never claimable)",
