@@ -222,4 +222,6 @@ def _ones(r: Harness, p: str) -> None:
     r.apply("w1", spec.Renew(Ref("l1"), 1), bind="l1")
     r.advance(1)  # the ttl and the lease of 1 ms are over
     r.apply("client", spec.Get(brief, Ref(f"obs:{brief}")))
+    r.apply("w2", spec.Claim(one, "w2", 1))  # free again
+    r.apply("w1", spec.Renew(Ref("l1"), 1))  # fenced by that claim
     r.apply("w2", spec.ClaimNext("w2", 1))
