@@ -67,6 +67,14 @@ class Replay:
     def reopen(self) -> None:
         self.h.reopen()
 
+    def open_beside(self) -> None:
+        """Open another store beside the open one: the calls go to it until
+        :meth:`close_beside`."""
+        self.h.open_beside()
+
+    def close_beside(self) -> None:
+        self.h.close_beside()
+
     def close(self) -> None:
         """Drop the replay's data and close the adapter's factory."""
         drop_live(self.world)

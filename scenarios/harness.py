@@ -164,6 +164,19 @@ class Harness:
         return (last is None or last[0] is not self.state or last[1] != self.now
                 or last[2] != self.world.dead)
 
+    def open_beside(self) -> None:
+        """Open another store beside the open one (:meth:`World.open_beside`): the calls go
+        to it until :meth:`close_beside`."""
+        self.note("world", "another store opened beside the open one (calls go to it)",
+                  "open_beside")
+        self.world.open_beside()
+
+    def close_beside(self) -> None:
+        """Close the store opened beside; the calls go to the first again."""
+        self.note("world", "the store opened beside closed (calls go to the first again)",
+                  "close_beside")
+        self.world.close_beside()
+
     def reopen(self) -> None:
         """Close and reopen the store; every record touched so far must read back the same
         (after what the model's ``reopen`` says a reopen changes, and the calls it asks for)."""

@@ -25,7 +25,7 @@ class TraceStep:
     note: str = ""
     expected: Outcome | None = None
     actual: Outcome | None = None
-    event: str = ""  # for world events: "clock", "kill", "reopen"
+    event: str = ""  # for world events: "clock", "kill", "reopen", "open_beside"...
     subject: str = ""  # the owner killed
     bind: str = ""  # the name the answer's opaque value was bound to
 
@@ -59,8 +59,8 @@ class TraceStep:
             return f"r.set_time({self.at})"
         if self.event == "kill":
             return f"r.kill({self.subject!r})"
-        if self.event == "reopen":
-            return "r.reopen()"
+        if self.event in ("reopen", "open_beside", "close_beside"):
+            return f"r.{self.event}()"
         return f"# {self.note}"
 
     def to_json(self) -> dict[str, Any]:
@@ -107,6 +107,7 @@ def trace_to_code(
     module = contract.replace("-", "_")
     lines = [
         "from fencepost.replay import Replay",
+        "from fencepost.spec.opaque import Forged, Ref",
         f"from fencepost.spec.{module} import *",
         "",
         f"r = Replay({contract!r}, {adapter!r}, start_ms={start})",

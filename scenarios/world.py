@@ -153,6 +153,8 @@ class World:
     """The check running now (the clauses at stake if the run stops)."""
     env: AdapterEnv = attrs.field(init=False)
     _dropping: threading.Lock = attrs.field(init=False, factory=threading.Lock)
+    _first: Any = attrs.field(init=False, default=None)
+    """While a store is open beside the first (:meth:`open_beside`): the first."""
     _dropped: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
@@ -180,7 +182,33 @@ class World:
                 raise AdapterFault(f"the adapter factory raised {exception_said(e)}", ()) from e
         return self.store
 
+    def open_beside(self) -> Any:
+        """Open another store from the factory beside the open one, on the same env (another
+        connection to the same data, as a pool opens one): calls go to it until
+        :meth:`close_beside`."""
+        if self._first is not None:
+            raise RuntimeError("a store is already open beside the first")
+        first = self.open()
+        self.store = None
+        try:
+            beside = self.open()
+        except BaseException:
+            self.store = first
+            raise
+        self._first = first
+        return beside
+
+    def close_beside(self) -> None:
+        """Close the store :meth:`open_beside` opened; calls go to the first again."""
+        first, self._first = self._first, None
+        try:
+            self.close()
+        finally:
+            self.store = first
+
     def close(self) -> None:
+        if self._first is not None:
+            self.close_beside()
         if self.store is not None:
             store, self.store = self.store, None
             try:

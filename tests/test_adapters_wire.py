@@ -362,8 +362,10 @@ class _Gate:
         return None
 
 
-def _serve(store: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``requests`` (after hello and open) through a :class:`Server` of ``store``, fed one
+def _serve(store: Any, requests: list[dict[str, Any]],
+           factory: Any = None) -> list[dict[str, Any]]:
+    """``requests`` (after hello and open) through a :class:`Server` of ``store`` (or of the
+    stores ``factory`` makes), fed one
     at a time as each earlier reply arrives (lock-step) unless it says ``"pipelined"``;
     their replies in the order written (the server's calls in flight end before it does)."""
     from fencepost.adapters.wire.client import PROTOCOL
@@ -383,8 +385,8 @@ def _serve(store: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         def flush(self) -> None:
             pass
 
-    server = Server("adk-ledger", lambda env: store, operations("adk-ledger"), frozenset(),
-                    Out())  # type: ignore[arg-type]
+    server = Server("adk-ledger", factory or (lambda env: store), operations("adk-ledger"),
+                    frozenset(), Out())  # type: ignore[arg-type]
     with os.fdopen(read_fd) as lines, os.fdopen(write_fd, "w") as feed:
         thread = threading.Thread(target=server.serve, args=(lines,), daemon=True)
         thread.start()
@@ -407,6 +409,31 @@ def _serve(store: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _get(invocation_id: str, **more: Any) -> dict[str, Any]:
     return {"type": "call", "namespace": "n", "op": "get", "now": 0,
             "args": {"invocation_id": invocation_id}, **more}
+
+
+def test_an_open_beside_an_open_store_is_a_connection_of_its_own_until_its_close() -> None:
+    """Each open makes a store; the calls go to the last one opened still open; a close
+    closes that one, and the namespace is closed with the first."""
+    made: list[Any] = []
+
+    class Numbered:
+        def __init__(self) -> None:
+            self.number, self.closed = len(made) + 1, False
+            made.append(self)
+
+        def get(self, invocation_id: str) -> int:
+            return self.number
+
+        def close(self) -> None:
+            self.closed = True
+
+    opened, closed = ({"type": kind, "namespace": "n"} for kind in ("open", "close"))
+    replies = _serve(None, [_get("a"), opened, _get("a"), opened, _get("a"), closed, _get("a"),
+                            closed, _get("a"), closed, _get("a")],
+                     factory=lambda env: Numbered())
+    assert [r.get("ok", r.get("fault")) for r in replies] == [
+        1, None, 2, None, 3, None, 2, None, 1, None, "namespace 'n' is not open"]
+    assert [s.closed for s in made] == [True, True, True]
 
 
 def test_a_call_that_waits_for_a_later_one_is_not_stuck_behind_it() -> None:

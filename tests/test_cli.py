@@ -83,6 +83,30 @@ def test_buggy_adapter_exits_1_with_counterexample_in_report(tmp_path: Path) -> 
                     "checkpoint answered ok; the contract requires error stale_owner"), last
 
 
+def test_the_replay_as_code_opens_and_closes_a_store_beside_as_the_check_did(
+        tmp_path: Path) -> None:
+    """A counterexample with a second connection replays it: r.open_beside() and
+    r.close_beside() where the check opened and closed one, and the failure at its step (the
+    script imports Ref: a snodo counterexample names the accesses and leases it uses by it).
+    The replay blames the step's own clause, not the scenario's."""
+    result = fencepost("check", "snodo-tasks", "--adapter", "mutant:boot_ends_at_first_close",
+                       "--report", "R", "--seed", "1", "--quiet", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((tmp_path / "R" / "report.json").read_text())
+    durable = next(c for c in report["clauses"] if c["id"] == "SNODO-DURABLE-001")
+    code = durable["counterexample"]["code"]
+    assert [line for line in code.splitlines() if "beside" in line] == [
+        "r.open_beside()", "r.close_beside()", "r.open_beside()"]
+    script = tmp_path / "replay.py"
+    script.write_text(code)
+    replayed = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    last = replayed.stderr.strip().splitlines()[-1]
+    assert last.startswith("fencepost.scenarios.world.Violation_SNODO_GET_001: SNODO-GET-001: "
+                           "get answered error not_found; the contract requires ok("), last
+
+
 def test_external_adapter_passes_with_unsupported_capabilities(tmp_path: Path) -> None:
     result = fencepost("check", "adk-ledger", "--adapter", "my_ledger:make_ledger", "--seed", "3",
                        "--quiet", cwd=tmp_path, pythonpath=EXTERNAL)

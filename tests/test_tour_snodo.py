@@ -67,7 +67,9 @@ OUTSIDE = {
     "requests_see_the_ttls_last_ms": TTL,
     "accepts_other_stores_accesses": "a value another store minted: the tour walks one store",
     "values_per_connection": "a second connection beside an open one: the tour walks one "
-                             "connection (the concurrent run opens one per worker)",
+                             "connection (stores_open_together_share_values opens three)",
+    "boot_ends_at_first_close": "a second connection beside an open one: the tour walks one "
+                                "connection (stores_open_together_share_values opens three)",
     "lease_names_the_task": "a lease presented for another existing task: the named scopes "
                             "have one (SnodoScope(second=True) has the bystander: ten times "
                             "the graph)",

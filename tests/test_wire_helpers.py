@@ -174,6 +174,22 @@ def test_a_namespace_keeps_its_data_across_close_and_loses_it_at_discard() -> No
         '{"id":11,"ok":[1,1,"token_stored",null]}']
 
 
+def test_an_open_beside_an_open_store_is_a_connection_of_its_own_until_its_close() -> None:
+    def get(ident: int) -> dict[str, object]:
+        return {"id": ident, "type": "call", "namespace": "n", "op": "get",
+                "args": {"invocation_id": "i"}, "now": 1, "dead": []}
+
+    def kind(ident: int, type_: str) -> dict[str, object]:
+        return {"id": ident, "type": type_, "namespace": "n"}
+
+    # each store answers the openings made before it: the second is the one opened beside
+    got = replies(TALLY, [HELLO, kind(2, "open"), get(3), kind(4, "open"), get(5),
+                          kind(6, "close"), get(7), kind(8, "close"), get(9)])
+    answers = [json.loads(line) for line in got[1:]]
+    assert [a["ok"][:2] if isinstance(a.get("ok"), list) else a.get("ok", "fault")
+            for a in answers] == [None, [1, 1], None, [2, 2], None, [3, 1], None, "fault"]
+
+
 def test_options_are_checked_against_the_readings_the_adapter_declares() -> None:
     def hello(ident: int, **options: str) -> dict[str, object]:
         return {**HELLO, "id": ident, "options": options}

@@ -130,6 +130,24 @@ def test_a_call_gets_the_adapters_error_and_options_are_checked_against_its_choi
     ]
 
 
+def test_an_open_beside_an_open_namespace_is_another_connection_until_its_close(
+        tiny: str) -> None:
+    hello = {"type": "hello", "protocol": "fencepost-wire/1", "contract": "snodo-tasks"}
+    call = {"type": "call", "namespace": "n", "op": "release",
+            "args": {"lease": {"__opaque__": "l1"}}, "now": 5, "dead": []}
+    opened, closed = ({"type": kind, "namespace": "n"} for kind in ("open", "close"))
+    requests = [hello, opened, opened, call, closed, call, closed, call,
+                {"type": "shutdown"}]
+    done = subprocess.run(tiny.split(), input="".join(
+        json.dumps({"id": k, **r}) + "\n" for k, r in enumerate(requests, 1)),
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("error", {}).get("code") or a.get("fault") or a.get("ok")
+            for a in answers[1:]] == [
+        None, None, "stale_lease", None, "stale_lease", None, "namespace 'n' is closed", None]
+
+
 def test_the_example_escript_starts_without_a_compiler_warning(tmp_path: Path) -> None:
     require_program("escript", "Erlang")
     done = subprocess.run([str(ROOT / "examples" / "erlang" / "adk_ledger.escript")],

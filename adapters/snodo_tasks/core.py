@@ -58,13 +58,14 @@ def _booted(storage: str) -> str:
         return str(entry[0])
 
 
-def _shut(storage: str, store_id: str) -> None:
-    """An instance of ``storage`` of the boot ``store_id`` names closed."""
+def _shut(storage: str, store_id: str, last: bool = False) -> None:
+    """An instance of ``storage`` of the boot ``store_id`` names closed (``last``: taken
+    for the last one open)."""
     with _BOOTS_LOCK:
         entry = _BOOTS.get(storage)
         if entry is not None and store_id.endswith(f"#{entry[0]}"):
             entry[1] -= 1
-            if entry[1] <= 0:
+            if entry[1] <= 0 or last:
                 del _BOOTS[storage]
 
 
@@ -105,9 +106,14 @@ class TasksCore:
         instance is closed, the next one opened is a new boot."""
         if self._open:
             self._open = False
-            _shut(self._storage, self.store_id)
+            _shut(self._storage, self.store_id, self._closes_the_boot())
 
     # -- predicates and helpers the mutants bend ----------------------------------------
+
+    def _closes_the_boot(self) -> bool:
+        """Does closing this instance end its boot whatever else is open (never: the boot
+        ends with the last instance open, see the ``durable`` capability)?"""
+        return False
 
     def _genuine_access(self, access: object) -> TypeGuard[Access]:
         return type(access) is Access and access.store_id == self.store_id

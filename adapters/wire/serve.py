@@ -124,6 +124,7 @@ class Server:
         self._write = threading.Lock()
         self._stores: dict[str, Any] = {}
         self._envs: dict[str, AdapterEnv] = {}
+        self._below: dict[str, list[Any]] = {}  # the stores open under each namespace's last
         self._handles = _Handles()
         self._standby = threading.Lock()  # held by the one thread standing by for the reading
         self._state = threading.Lock()  # guards _reader and _since
@@ -265,6 +266,13 @@ class Server:
             options = request.get("options", {})
             if not isinstance(options, dict):
                 raise _Fault("open: options is an object")
+            if namespace in self._stores and self._envs[namespace].options == options:
+                # another connection to the same store: a store of its own from the factory,
+                # which the calls go to until it is closed
+                store = self.factory(self._envs[namespace])
+                self._below.setdefault(namespace, []).append(self._stores[namespace])
+                self._stores[namespace] = store
+                return None
             env = AdapterEnv(clock=_clock, namespace=namespace,
                              is_alive=lambda owner: owner not in _dead(), dead_owners=_dead,
                              options=options)
@@ -272,8 +280,13 @@ class Server:
             self._envs[namespace] = env
             self._stores[namespace] = self.factory(env)
             return None
-        if kind == "close":
-            self._close(namespace)
+        if kind == "close":  # the last store opened; the namespace closes with its first
+            below = self._below.get(namespace)
+            if below:
+                self._close_one(self._stores[namespace])
+                self._stores[namespace] = below.pop()
+            else:
+                self._close(namespace)
             return None
         if kind == "discard":
             self._close(namespace)
@@ -285,7 +298,13 @@ class Server:
         raise _Fault(f"unknown request type {kind!r}")
 
     def _close(self, namespace: str) -> None:
-        store = self._stores.pop(namespace, None)
+        """Close every store open on ``namespace``, the last opened first."""
+        for store in [self._stores.pop(namespace, None), *reversed(
+                self._below.pop(namespace, []))]:
+            self._close_one(store)
+
+    @staticmethod
+    def _close_one(store: Any) -> None:
         close = getattr(store, "close", None)
         if close is not None:
             close()

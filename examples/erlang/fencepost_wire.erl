@@ -28,8 +28,10 @@
 %%     unexpected request, with the texts the protocol asks for;
 %%   - namespaces: one process per namespace holds the adapter's data for it and runs its
 %%     calls one after another, so each call is atomic, while calls on different namespaces
-%%     run in parallel (answers may come out of order). `close` keeps the process and its data
-%%     (durable for the life of the OS process); `discard` ends it;
+%%     run in parallel (answers may come out of order). An `open` while the namespace is open
+%%     is another connection to the same data; `close` ends the last one opened, and with the
+%%     last connection the namespace is closed: the process and its data stay (durable for
+%%     the life of the OS process); `discard` ends it;
 %%   - one writer process, the only one to write to stdout: one whole line per reply;
 %%   - shutdown and end of input: every namespace answers what it was sent, the writer writes
 %%     it all, the node exits with status 0.
@@ -372,23 +374,23 @@ open_namespace(Id, Req, #{module := M, spaces := Spaces, hello := Hello} = S) ->
         {_, {fault, Why}} -> fault(S, Id, "~ts", [Why]);
         {{ok, Name}, {ok, Options}} ->
             Opts = effective(Options, M),
-            Pid = case Spaces of
-                      #{Name := {Existing, _}} -> Existing;
-                      _ ->
-                          Space = #{module => M, name => Name, data => new,
-                                    writer => maps:get(writer, S), options => Opts},
-                          spawn_link(fun() -> space(Space) end)
-                  end,
+            {Pid, Open} = case Spaces of
+                              #{Name := Existing} -> Existing;
+                              _ ->
+                                  Space = #{module => M, name => Name, data => new,
+                                            writer => maps:get(writer, S), options => Opts},
+                                  {spawn_link(fun() -> space(Space) end), 0}
+                          end,
             Pid ! {open, Id, Opts},
-            S#{spaces := Spaces#{Name => {Pid, open}}}
+            S#{spaces := Spaces#{Name => {Pid, Open + 1}}}
     end.
 
 close_namespace(Id, Req, #{spaces := Spaces} = S) ->
     case namespace(Req) of
         {ok, Name} when is_map_key(Name, Spaces) ->
-            {Pid, _} = maps:get(Name, Spaces),
+            {Pid, Open} = maps:get(Name, Spaces),
             Pid ! {close, Id},
-            S#{spaces := Spaces#{Name := {Pid, closed}}};
+            S#{spaces := Spaces#{Name := {Pid, max(Open - 1, 0)}}};
         {ok, Name} -> fault(S, Id, "unknown namespace '~ts' (never opened)", [show(Name)]);
         error -> fault(S, Id, "close without a namespace (a string)", [])
     end.
@@ -482,8 +484,8 @@ call_namespace(Id, Req, #{spaces := Spaces} = S) ->
         error -> fault(S, Id, "call without a namespace (a string)", []);
         {ok, Name} ->
             case Spaces of
-                #{Name := {Pid, open}} -> forward_call(Id, Pid, Req, S);
-                #{Name := {_, closed}} -> fault(S, Id, "namespace '~ts' is closed", [show(Name)]);
+                #{Name := {_, 0}} -> fault(S, Id, "namespace '~ts' is closed", [show(Name)]);
+                #{Name := {Pid, _}} -> forward_call(Id, Pid, Req, S);
                 _ -> fault(S, Id, "unknown namespace '~ts' (never opened)", [show(Name)])
             end
     end.

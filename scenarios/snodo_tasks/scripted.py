@@ -492,6 +492,31 @@ def reopen_fences_the_last_boot(h: Harness, p: str) -> None:
         worker(h, "w4", t, 2, DONE, Ref("l4"))
 
 
+@scenario("durable")
+def stores_open_together_share_values(h: Harness, p: str) -> None:
+    """A store opened while another is open is another connection to the same store (the
+    ``durable`` capability; a pool opens and closes them): each honours the accesses and
+    leases the other issued, also once a third has closed. Only a reopen, every store closed
+    first, is a restart."""
+    t = f"{p}-a"
+    created(h, t)
+    update = authorized(h, "update", t)
+    h.apply("w1", spec.Claim(t, "w1", 1_000), bind="l1")
+    h.open_beside()
+    with blamed_on(h, "SNODO-DURABLE-001"):
+        h.apply("w1", spec.Renew(Ref("l1"), 2_000), bind="l1")
+        asked = authorized(h, "update", t, name="asked")
+        h.close_beside()
+        h.open_beside()  # after one closed, beside the first: no restart
+        h.apply("client", spec.Get(t, update))
+        worker(h, "w1", t, 0, ASK, Ref("l1"))
+        h.reached("SNODO-DURABLE-001", "a value honoured after another store closed")
+        h.close_beside()
+        request(h, t, 1, event("answer", "input_responses_accepted",
+                               responses={"k": {"n": 1}}), asked)
+        h.apply("w1", spec.Renew(Ref("l1"), 2_000))
+
+
 # --- the points where the seed's stores disagree (spec.CHOICES): one scenario each ----------
 
 

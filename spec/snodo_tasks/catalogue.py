@@ -453,10 +453,14 @@ CLAUSES = Catalogue([
        "void (get answers not_found, create unauthorized_action, a worker call stale_lease). "
        "A claim made before stays live until its deadline (reopen_claims=kept, the SQL "
        "stores') or is released, its task claimable at once at the next generation "
-       "(reopen_claims=released, the DETS store's boot epoch).", M,
-       "scenario:reopen_fences_the_last_boot", requires=("durable",), choice="reopen_claims",
+       "(reopen_claims=released, the DETS store's boot epoch). A store opened while another "
+       "is open is no restart: another connection to the same store, it honours the accesses "
+       "and leases the other issued, and they its, also once a third has closed.", M,
+       "scenario:reopen_fences_the_last_boot", "scenario:stores_open_together_share_values",
+       requires=("durable",), choice="reopen_claims",
        situations=("an access of the last boot refused", "a lease of the last boot fenced",
-                   "a claim of the last boot met")),
+                   "a claim of the last boot met",
+                   "a value honoured after another store closed")),
     _c("SNODO-FAULT-001", "a database failure surfaces as backend_unavailable",
        "When a statement of an operation fails, or its connection drops before COMMIT or after "
        "COMMIT was sent, the operation answers backend_unavailable, never an answer it would "

@@ -380,6 +380,14 @@ class ReopenKeepsValues(TasksCore):
         return storage
 
 
+class BootEndsAtFirstClose(TasksCore):
+    """Ends its boot when any instance closes (a restart hook on a pool's connection close):
+    the instances opened next are a new boot and refuse what the ones still open issued."""
+
+    def _closes_the_boot(self) -> bool:
+        return True
+
+
 class ValuesPerConnection(TasksCore):
     """Each instance opened is a boot of its own, also beside an open one: a worker's
     connection refuses the accesses and leases another connection issued."""
@@ -916,8 +924,11 @@ MUTANTS = (
        ReopenReleasesClaims),
     _m("reopen_keeps_values", "a reopened store still honours the accesses and leases it "
        "issued before", "SNODO-DURABLE-001", ReopenKeepsValues),
+    _m("boot_ends_at_first_close", "closing one connection of several restarts the store: "
+       "the connection opened next refuses the accesses and leases of those still open",
+       "SNODO-DURABLE-001", BootEndsAtFirstClose),
     _m("values_per_connection", "every connection opened is a restart: a second connection "
-       "refuses the leases and accesses the first issued", "SNODO-LIN-001",
+       "refuses the leases and accesses the first issued", "SNODO-DURABLE-001",
        ValuesPerConnection),
     _m("max_tasks_off_by_one", "a store holding exactly max_tasks takes one more (> for >=)",
        "SNODO-CAP-001", MaxTasksOffByOne),

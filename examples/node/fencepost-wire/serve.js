@@ -156,20 +156,32 @@ class Server {
     const options = given === undefined || given === null ? this.runOptions : readOptions(given, this.spec);
     let space = this.spaces.get(namespace);
     if (space === undefined) {
-      space = { namespace, data: this.spec.create(namespace), openings: 0, store: null, open: false };
+      space = { namespace, data: this.spec.create(namespace), openings: 0, store: null, open: false, below: [] };
       this.spaces.set(namespace, space);
     }
     space.openings += 1;
+    // An open while the namespace is open is another connection to the same store: a store of
+    // its own, which the calls go to until it is closed (the one under it then again).
+    const beside = space.open ? space.store : null;
     space.options = storeOptions(options, this.spec);
-    return after(this.spec.open(space), (store) => { space.store = store; space.open = true; return null; });
+    return after(this.spec.open(space), (store) => {
+      if (beside !== null) space.below.push(beside);
+      space.store = store;
+      space.open = true;
+      return null;
+    });
   }
 
   close(msg) {
     const space = this.spaces.get(msg.get('namespace'));
     if (space === undefined) throw new Fault(`unknown namespace ${JSON.stringify(String(msg.get('namespace')))}`);
     const { store } = space;
-    space.open = false;
-    space.store = null;
+    if (space.below.length > 0) {
+      space.store = space.below.pop(); // the last store opened closes; the one under it is used
+    } else {
+      space.open = false;
+      space.store = null;
+    }
     return after(store !== null && this.spec.close ? this.spec.close(store, space) : null, () => null);
   }
 
