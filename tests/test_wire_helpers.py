@@ -156,14 +156,18 @@ def replies(script: str, requests: list[dict[str, object]]) -> list[str]:
     return run.stdout.splitlines()
 
 
+def get(ident: int) -> dict[str, object]:
+    """A call of get on namespace "n"."""
+    return {"id": ident, "type": "call", "namespace": "n", "op": "get",
+            "args": {"invocation_id": "i"}, "now": 1, "dead": []}
+
+
+def kind(ident: int, type_: str) -> dict[str, object]:
+    """An open, close or discard of namespace "n"."""
+    return {"id": ident, "type": type_, "namespace": "n"}
+
+
 def test_a_namespace_keeps_its_data_across_close_and_loses_it_at_discard() -> None:
-    def get(ident: int) -> dict[str, object]:
-        return {"id": ident, "type": "call", "namespace": "n", "op": "get",
-                "args": {"invocation_id": "i"}, "now": 1, "dead": []}
-
-    def kind(ident: int, type_: str) -> dict[str, object]:
-        return {"id": ident, "type": type_, "namespace": "n"}
-
     got = replies(TALLY, [HELLO, kind(2, "open"), get(3), get(4), kind(5, "close"), get(6),
                           kind(7, "open"), get(8), kind(9, "discard"), kind(10, "open"), get(11)])
     assert got[1:] == [
@@ -175,13 +179,6 @@ def test_a_namespace_keeps_its_data_across_close_and_loses_it_at_discard() -> No
 
 
 def test_an_open_beside_an_open_store_is_a_connection_of_its_own_until_its_close() -> None:
-    def get(ident: int) -> dict[str, object]:
-        return {"id": ident, "type": "call", "namespace": "n", "op": "get",
-                "args": {"invocation_id": "i"}, "now": 1, "dead": []}
-
-    def kind(ident: int, type_: str) -> dict[str, object]:
-        return {"id": ident, "type": type_, "namespace": "n"}
-
     # each store answers the openings made before it: the second is the one opened beside
     got = replies(TALLY, [HELLO, kind(2, "open"), get(3), kind(4, "open"), get(5),
                           kind(6, "close"), get(7), kind(8, "close"), get(9)])
