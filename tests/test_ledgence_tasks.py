@@ -15,6 +15,7 @@ import pytest
 from fencepost.adapters.ledgence_tasks.mutants import MUTANTS
 from fencepost.api import check
 from fencepost.mutants import run_mutants
+from fencepost.registry import contract_named
 from fencepost.spec import ledgence_tasks as spec
 
 ALL = {c.id for c in spec.CLAUSES}
@@ -266,3 +267,32 @@ def test_each_new_situation_is_named_by_its_clause() -> None:
     assert names.DEEP_OUTPUT in situations["LDG-SETTLE-006"]
     assert set(names.OUTCOME_READ_BACKS) <= situations["LDG-READ-001"]
     assert {f"task input: {case}" for case in names.EXACT_VALUES} <= situations["LDG-READ-005"]
+
+
+def test_a_store_taking_the_concurrency_the_workload_sends_to_be_refused_is_judged() -> None:
+    """The concurrent workload sends open_session(0) and (-1) to be refused; a store that
+    takes them gets a session of no consumers, which the kit once crashed on (an internal
+    error, exit 4). It is judged instead: the refusal's rule and the concurrent run fail."""
+    report = check("ledgence-tasks", "mutant:zero_concurrency_accepted", seed=1)
+    assert {v.clause.id for v in report.failed()} == {"LDG-SESSION-002", "LDG-LIN-001"}
+
+
+def test_a_store_answering_no_snapshot_to_a_submission_is_judged_by_the_walk() -> None:
+    """The pagination walk submits its tasks straight on the store and once read the task id
+    off whatever it answered: a store answering None crashed the kit. The walk's rule fails,
+    saying what the store answered."""
+    base = contract_named("ledgence-tasks").store_class("memory")
+
+    class NoneForNew(base):  # type: ignore[misc, valid-type]
+        def _look_up_then_insert(self, look_up: Any, insert: Any) -> Any:
+            with self._transaction() as txn:
+                found = look_up(txn)
+                return found if found is None else insert(txn)
+
+    factory = contract_named("ledgence-tasks").memory_factory(NoneForNew)
+    report = check("ledgence-tasks", factory, seed=1)
+    walk = next(v for v in report.failed() if v.clause.id == "LDG-LIST-009")
+    assert walk.failure is not None
+    assert walk.failure.message == (
+        "submitting the tasks before the walk: ValueError: accept_resolved_submission answered "
+        "a NoneType, not a TaskSnapshot with a text task_id")

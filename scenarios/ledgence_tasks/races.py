@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
-from fencepost.spec.errors import BackendUnavailable
+from fencepost.spec.errors import BackendUnavailable, told
 from fencepost.spec.opaque import Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees
@@ -262,9 +262,18 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
     def submit(key: str) -> str:
         snapshot = store.accept_resolved_submission(
             spec.SubmitCommand(key, task_input(scope)), DESCRIPTOR)
-        return str(snapshot.task_id)
+        if type(snapshot) is not spec.TaskSnapshot or type(snapshot.task_id) is not str:
+            raise ValueError(f"accept_resolved_submission answered a {type(snapshot).__name__}"
+                             ", not a TaskSnapshot with a text task_id")
+        return snapshot.task_id
 
-    before = frozenset(submit(f"{prefix}-seed{k}") for k in range(initial))
+    try:
+        before = frozenset(submit(f"{prefix}-seed{k}") for k in range(initial))
+    except BackendUnavailable:
+        raise
+    except Exception as e:  # noqa: BLE001 - the store's answer, reported as a broken walk
+        return Walk(0, (), frozenset(), 0,
+                    (f"submitting the tasks before the walk: {type(e).__name__}: {told(e)}",))
     start = threading.Barrier(writers + 1)
     errors: list[str] = []
     written = threading.Condition()
@@ -279,7 +288,7 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
                     progress["done"] += 1
                     written.notify_all()
         except Exception as e:  # noqa: BLE001 - reported as a broken walk
-            errors.append(f"writer {w}: {type(e).__name__}: {e}")
+            errors.append(f"writer {w}: {type(e).__name__}: {told(e)}")
         except RunStopped:
             pass  # the run was stopped: the reader's next call says so, this thread just ends
         finally:
@@ -309,7 +318,11 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
         try:
             page = store.list_tasks(scope, query)
         except Exception as e:  # noqa: BLE001 - a refused page breaks the walk
-            problems.append(f"page {pages + 1} raised {type(e).__name__}: {e}")
+            problems.append(f"page {pages + 1} raised {type(e).__name__}: {told(e)}")
+            break
+        if not _plain_page(page):
+            problems.append(f"page {pages + 1} is a {type(page).__name__}, not a TaskPage of "
+                            "TaskStatus items with text ids, integer times and Scopes")
             break
         pages += 1
         if len(page.items) > limit:
@@ -332,6 +345,15 @@ def walk_under_writers(store: Any, scope: spec.Scope, prefix: str, writers: int 
     problems += [f"{t} returned {n} times" for t, n in seen.items() if n > 1]
     problems += [f"{t} existed before the walk and was skipped" for t in sorted(before - set(seen))]
     return Walk(pages, tuple(ids), before, len(before) + writers * per_writer, tuple(problems))
+
+
+def _plain_page(page: Any) -> bool:
+    """Is ``page`` a TaskPage whose items hold what the walk reads as plain values (never
+    an object of the store's whose comparisons could lie or raise)?"""
+    return type(page) is spec.TaskPage and type(page.items) in (tuple, list) and all(
+        type(s) is spec.TaskStatus and type(s.task_id) is str and type(s.submitted_at) is int
+        and type(s.scope) is spec.Scope and type(s.scope.tenant_id) is str
+        and type(s.scope.namespace) is str for s in page.items)
 
 
 @race

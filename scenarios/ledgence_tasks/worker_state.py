@@ -70,7 +70,9 @@ class WorkerState:
             self._drop_all()
             self.session = outcome.value
             self.shared.session_opened(outcome.value, now)
-            self.consumers = [Consumer() for _ in range(op.concurrency)]
+            # one consumer at least: a store may accept the 0 or -1 the worker sends to be refused
+            # (its answer is the model's to judge; the workload goes on)
+            self.consumers = [Consumer() for _ in range(max(op.concurrency, 1))]
         elif isinstance(op, spec.ExtendSession) and isinstance(outcome, Ok):
             self.session = outcome.value
         elif isinstance(op, spec.Acquire | spec.ProbeAcquisition):
