@@ -143,8 +143,10 @@ def edges_of_lengths(h: Harness, p: str) -> None:
 
 @scenario()
 def edges_of_reads(h: Harness, p: str) -> None:
-    """An empty task id for every read, history and cancel, an empty namespace, an empty
-    attempt id; history after True and -1 (refused), after 0, and after the last i64 and the
+    """An empty task id for every read, history and cancel, an empty namespace (for
+    inspect_attempt too: ``storage.rs`` inspect_attempt at 2b1bcd2 checks the scope and the
+    task id before it reads), an empty attempt id; history after True and -1 (refused), after
+    0, and after the last i64 and the
     first and last u64 past it (the seed's after_sequence is a u64, compared as one: nothing
     after them; ``storage.rs`` history at 2b1bcd2, ``sequence > ($2::text)::ldg_u64``), and
     after 2^64, which no u64 holds (refused)."""
@@ -155,6 +157,8 @@ def edges_of_reads(h: Harness, p: str) -> None:
     h.apply("client", spec.Status(NO_NAMESPACE, Ref(t)))
     h.apply("client", spec.History(SCOPE, "", 0))
     h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), ""))
+    h.apply("client", spec.InspectAttempt(NO_NAMESPACE, Ref(t), "a"))  # the scope comes first
+    h.apply("client", spec.InspectAttempt(SCOPE, "", "a"))
     for after in (True, -1, 0, 2**63 - 1, 2**63, 2**64 - 1, spec.U64_MAX + 1):
         history(h, t, after)
 
@@ -162,11 +166,12 @@ def edges_of_reads(h: Harness, p: str) -> None:
 @scenario()
 def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     """Consumer -1 and 2^32, sequence -1 and 2^64 (past the seed's u32 and u64), an empty
-    session id and queue, deadlines 0 and -1 (the passed
-    deadline first, with an empty queue too); claims (of
-    the routed queue's task) at generation -1, of an empty task id and at sequence -1 and
-    2^64: all
-    refused, no cursor moved, so the well-formed acquire that follows claims the first task."""
+    session id and queue, deadlines 0 and -1 (the passed deadline first, with an empty queue
+    too); claims (of the routed queue's task) at generation -1, of an empty task id, at
+    sequence -1 and 2^64, and naming the task in another queue than its own (conflict:
+    ``classify_dispatch`` in ``crates/ledgence-orchestration-core/src/dispatch.rs:18-23`` at
+    cf91d0d): all refused, no cursor moved, so the well-formed acquire that follows claims
+    the first task."""
     ws = open_ws(h, concurrency=2)
     routed = open_ws(h, concurrency=2, queue=spec.ROUTED_QUEUE)
     t = submit_task(h, f"{p}-a")
@@ -186,6 +191,7 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
     claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, spec.U64_MAX + 1, u, 1, queue=spec.ROUTED_QUEUE)
+    claim(h, ws, 1, 1, u, 1)  # the routed task named in another queue: conflict
     claim(h, routed, 1, 1, u, 1, queue=spec.ROUTED_QUEUE)  # the well-formed claim: claimed
     acquire(h, ws, 0, 1)
     reads(h, t, last_attempt(h))

@@ -220,6 +220,17 @@ class NeverIssuedGenerationAccepted(LedgenceCore):
         return True
 
 
+class ClaimOfAnotherQueueTaken(LedgenceCore):
+    """The claimed task is looked up by scope and id, its queue checked for being routed but
+    not for being the one the claim names: a consumer of another queue takes the routed
+    task."""
+
+    def _dispatch_task(self, txn: Txn, dispatch: spec.DispatchRef) -> TaskRecord:
+        found = self._require(txn, dispatch.scope, dispatch.task_id)
+        return super()._dispatch_task(txn, attrs.evolve(
+            dispatch, queue=found.snapshot.input.queue))
+
+
 class NextGenerationConflicts(LedgenceCore):
     """A claim at the next generation of an active task answers conflict (the kit's old
     reading), where the seed answers invalid_input: that generation was never issued."""
@@ -324,6 +335,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ClaimSequenceGapsAccepted),
     Mutant("never_issued_generation_accepted", "a claim at a generation never issued is "
            "answered", "LDG-DISPATCH-007", NeverIssuedGenerationAccepted),
+    Mutant("claim_of_another_queue_taken", "a claim naming a routed task in another queue "
+           "takes it", "LDG-DISPATCH-007", ClaimOfAnotherQueueTaken),
     Mutant("next_generation_conflicts", "a claim at the next generation of an active task "
            "answers conflict", "LDG-DISPATCH-007", NextGenerationConflicts),
     Mutant("fallback_queue_scan", "without targeted dispatch, a claim acquires from the queue",

@@ -267,6 +267,21 @@ class EmptyTaskIdNotFound(LedgenceCore):
         spec.validate_scope(scope)
 
 
+class InspectAttemptRefsUnchecked(LedgenceCore):
+    """inspect_attempt checks the attempt id only and looks the task up as named: a bad scope
+    or an empty task id is not_found."""
+
+    def inspect_attempt(self, scope: Any, task_id: Any, attempt_id: Any) -> Any:
+        if isinstance(task_id, str) and isinstance(scope, spec.Scope):
+            try:
+                spec.validate_scope(scope)
+                spec.validate_text(task_id, "task_id")
+            except spec.InvalidInput:
+                self._check_attempt_ref(attempt_id)
+                raise spec.NotFound(f"no task {task_id!r}") from None
+        return super().inspect_attempt(scope, task_id, attempt_id)
+
+
 class EmptyAttemptIdNotFound(LedgenceCore):
     """inspect_attempt looks an empty attempt id up: not_found."""
 
@@ -764,6 +779,8 @@ MUTANTS = (
            "LDG-SUBMIT-004", EmptyDigestAccepted),
     Mutant("empty_task_id_not_found", "a read, history or cancel of an empty task id answers "
            "not_found", "LDG-READ-001", EmptyTaskIdNotFound),
+    Mutant("inspect_attempt_refs_unchecked", "inspect_attempt of an empty namespace or task "
+           "id answers not_found", "LDG-READ-001", InspectAttemptRefsUnchecked),
     Mutant("empty_attempt_id_not_found", "inspect_attempt of an empty attempt id answers "
            "not_found", "LDG-READ-003", EmptyAttemptIdNotFound),
     Mutant("after_past_u64_accepted", "history after 2^64 answers an empty page",
