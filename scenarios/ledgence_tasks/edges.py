@@ -13,6 +13,8 @@ The mutants of ``adapters/ledgence_tasks/mutants/edges.py`` are each caught here
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
@@ -187,6 +189,17 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
         probe(h, ws, 0, 1, finish_empty=True, deadline=deadline)
     # A passed deadline comes before the command's values: unavailable, not invalid_input.
     h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1, queue=""), True, 0))
+    # A deadline to come: the command's values are checked (an empty session id, consumer
+    # -1), and a deadline or finish_empty of another type is refused (a float, a bool, 1).
+    later = h.now + spec.CONTROL_REQUEST_TIMEOUT_MS
+    h.apply(f"{ws}/0", spec.ProbeAcquisition(spec.AcquireCommand(SCOPE, QUEUE, "", 0, 1), True,
+                                             later))
+    h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, -1, 1), True, later))
+    odd: tuple[Any, ...] = (float(later), True)
+    for at in odd:
+        h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1), True, at))
+    one: Any = 1
+    h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1), one, later))
     claim(h, routed, 1, 1, u, -1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)

@@ -13,6 +13,7 @@ for the edge value and then carry on with the value itself.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -372,6 +373,36 @@ class EmptySessionIdLookedUp(LedgenceCore):
         if getattr(command, "worker_session_id", None) == "":
             command = attrs.evolve(command, worker_session_id="ws")
         super()._check_acquire(command)
+
+
+class ProbeChecksTypesOnly(LedgenceCore):
+    """probe_acquisition decodes the command's types but skips the checks of its values
+    acquire makes: an empty session id is looked up (unknown_session)."""
+
+    _probing = threading.local()
+
+    def probe_acquisition(self, command: Any, finish_empty: bool, deadline_ms: int) -> Any:
+        self._probing.on = True
+        try:
+            return super().probe_acquisition(command, finish_empty, deadline_ms)
+        finally:
+            self._probing.on = False
+
+    def _check_acquire(self, command: Any) -> None:
+        if not getattr(self._probing, "on", False):
+            super()._check_acquire(command)
+
+
+class ProbeArgumentsCoerced(LedgenceCore):
+    """probe_acquisition reads its deadline with int() and finish_empty with bool(): a float
+    or a True deadline, finish_empty 1, are taken."""
+
+    def probe_acquisition(self, command: Any, finish_empty: Any, deadline_ms: Any) -> Any:
+        if isinstance(deadline_ms, float | bool):
+            deadline_ms = int(deadline_ms)
+        if isinstance(finish_empty, int) and not isinstance(finish_empty, bool):
+            finish_empty = bool(finish_empty)
+        return super().probe_acquisition(command, finish_empty, deadline_ms)
 
 
 class ZeroDeadlineIsNoDeadline(LedgenceCore):
@@ -801,6 +832,10 @@ MUTANTS = (
            "LDG-ACQ-005", SequencePastU64Ordered),
     Mutant("empty_session_id_looked_up", "acquire with an empty session id answers "
            "unknown_session", "LDG-ACQ-005", EmptySessionIdLookedUp),
+    Mutant("probe_checks_types_only", "probe_acquisition with an empty session id and a "
+           "deadline to come answers unknown_session", "LDG-ACQ-005", ProbeChecksTypesOnly),
+    Mutant("probe_arguments_coerced", "probe_acquisition takes a float or True deadline and "
+           "finish_empty 1", "LDG-ACQ-005", ProbeArgumentsCoerced),
     Mutant("zero_deadline_is_no_deadline", "probe_acquisition with deadline 0 claims as if no "
            "deadline were given", "LDG-ACQ-015", ZeroDeadlineIsNoDeadline),
     Mutant("values_checked_before_deadline", "probe_acquisition with a passed deadline and an "
