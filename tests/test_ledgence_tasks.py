@@ -264,6 +264,7 @@ def test_each_new_situation_is_named_by_its_clause() -> None:
     assert names.EXTENSION_READ_BACK in situations["LDG-SESSION-004"]
     assert set(names.DISPATCH_AT_DEADLINE) <= situations["LDG-RENEW-007"]
     assert set(names.UNISSUED_POSITIONS) <= situations["LDG-LIST-007"]
+    assert set(names.MALFORMED_CURSORS) <= situations["LDG-LIST-007"]
     assert names.DEEP_OUTPUT in situations["LDG-SETTLE-006"]
     assert set(names.OUTCOME_READ_BACKS) <= situations["LDG-READ-001"]
     assert {f"task input: {case}" for case in names.EXACT_VALUES} <= situations["LDG-READ-005"]

@@ -9,6 +9,7 @@ runs short scripts on a fresh correct store (``memory``) and on a fresh mutant: 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from conftest import Clock
 
 from fencepost.adapter_spec import resolve_adapter
 from fencepost.env import AdapterEnv
+from fencepost.scenarios.ledgence_tasks import pagination as cursors
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 
@@ -466,6 +468,47 @@ def acquires_by_consumers(*consumers: int) -> Script:
     return script
 
 
+
+CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
+    "issued": cursors.unchanged, "time -1": cursors.at_time(-1),
+    "version 2": cursors.with_key("version", 2), "a key more": cursors.with_key("after", None),
+    "float time": cursors.time_as_float, "empty task id": cursors.with_task_id(""),
+    "NUL task id": cursors.with_task_id("task\x00"), "third part": cursors.third_part,
+    "no task id": cursors.no_task_id,
+}
+
+
+def pages_after_cursors(*edits: str, upper: bool = False) -> Script:
+    """Three tasks submitted in one ms, a first page of one, and a page after its cursor as
+    changed by each of :data:`CURSOR_EDITS` (written back as canonical JSON, in uppercase
+    hex when ``upper``): how many tasks it lists, or the error's code."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        for k in range(3):
+            submit(store, f"key-{k}")
+        issued = store.list_tasks(SCOPE, spec.TaskListQuery(spec.TaskFilters(), 1)).next_cursor
+        answers: list[Any] = []
+        for edit in edits:
+            document = CURSOR_EDITS[edit](json.loads(bytes.fromhex(issued)))
+            cursor = spec.canonical_json(document).encode("utf-8").hex()
+            cursor = cursor.upper() if upper else cursor
+            answers.append(_try_page(store, spec.TaskListQuery(spec.TaskFilters(), 50, cursor)))
+        return answers
+    script.__name__ = f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"
+    return script
+
+
+def all_but(*edits: str) -> Script:
+    """:func:`pages_after_cursors` of every edit but ``edits``, in lowercase hex."""
+    return pages_after_cursors(*(e for e in CURSOR_EDITS if e not in edits))
+
+
+def _try_page(store: Any, query: spec.TaskListQuery) -> Any:
+    try:
+        return len(store.list_tasks(SCOPE, query).items)
+    except ContractError as e:
+        return e.code
+
+
 CASES: list[tuple[str, Script, list[Script]]] = [
     # a length in bytes past the limit written in fewer characters than the limit
     ("key_length_in_characters", keys_of((256, True)),
@@ -517,6 +560,15 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     # from 2^63 to 2^64 - 1 alone (a u64 past the i64s): the first page
     ("after_sequence_as_i64", histories_after(2**63, 2**64 - 1),
      [histories_after(0, 1, 2**63 - 1, 2**64, 2**70)]),
+    # a check of the page cursor left out: the cursor changed so, and that alone, is read
+    ("cursor_hex_case_ignored", pages_after_cursors("issued", upper=True), [all_but()]),
+    ("cursor_unknown_keys_ignored", pages_after_cursors("a key more"),
+     [all_but("a key more"), pages_after_cursors("version 2", upper=True)]),
+    ("cursor_version_unchecked", pages_after_cursors("version 2"), [all_but("version 2")]),
+    ("cursor_time_of_any_number", pages_after_cursors("float time"), [all_but("float time")]),
+    ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"),
+     [all_but("empty task id", "NUL task id")]),
+    ("cursor_position_truncated", pages_after_cursors("third part"), [all_but("third part")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -612,6 +664,13 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("renew_sequence_as_i64", renewals_after_the_first_at(2**63, 2**64 - 1),
      ["obsolete_operation"] * 2),
     ("elapsed_as_i64", elapsed_read_back(2**64 - 1), [-1]),
+    # a check of the page cursor left out: the walk goes on after the changed cursor
+    ("cursor_hex_case_ignored", pages_after_cursors("issued", upper=True), [2]),
+    ("cursor_unknown_keys_ignored", pages_after_cursors("a key more"), [2]),
+    ("cursor_version_unchecked", pages_after_cursors("version 2"), [2]),
+    ("cursor_time_of_any_number", pages_after_cursors("float time"), [2]),
+    ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"), [0, 0]),
+    ("cursor_position_truncated", pages_after_cursors("third part"), [2]),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was
     # written into the descriptor too: ok)
     ("empty_program_part_accepted",

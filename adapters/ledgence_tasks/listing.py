@@ -101,34 +101,54 @@ class Listing(LedgenceBase):
         if not isinstance(value, str):
             raise spec.InvalidInput("a page cursor is a str this store issued as next_cursor")
         try:
-            raw = bytes.fromhex(value)
-            text = raw.decode("utf-8")
+            text = self._cursor_bytes(value).decode("utf-8")
             document = json.loads(text)
             canonical = spec.canonical_json(document)
         except (ValueError, RecursionError, spec.InvalidInput):  # incl. UnicodeDecodeError
             raise spec.InvalidInput("the page cursor does not decode") from None
-        if raw.hex() != value or canonical != text:
+        if canonical != text:
             raise spec.InvalidInput("the page cursor is not one this store issued")
         return self._cursor_from_document(document)
+
+    def _cursor_bytes(self, value: str) -> bytes:
+        """LDG-LIST-007: the bytes of lowercase hex digits, two per byte (the seed's
+        ``decode_cursor`` takes no other digit); else ValueError."""
+        raw = bytes.fromhex(value)
+        if raw.hex() != value:  # fromhex also takes uppercase and spaces
+            raise ValueError("a cursor is lowercase hex")
+        return raw
+
+    def _cursor_keys_admitted(self, keys: set[str]) -> bool:
+        """LDG-LIST-007: a cursor's JSON holds its four keys and no other (the seed's
+        ``Cursor`` denies unknown fields)."""
+        return keys == {"version", "scope", "filters", "position"}
+
+    def _cursor_version_admitted(self, version: Any) -> bool:
+        """LDG-LIST-007: the one cursor version there is."""
+        return type(version) is int and version == CURSOR_VERSION
+
+    def _cursor_position_parts(self, position: Any) -> tuple[Any, ...] | None:
+        """LDG-LIST-007: a position of exactly two parts, else ``None``."""
+        return tuple(position) if isinstance(position, list) and len(position) == 2 else None
 
     def _cursor_from_document(self, document: Any) -> PageCursor:
         """A decoded cursor's JSON checked field by field (else invalid_input)."""
         def refuse() -> spec.InvalidInput:
             return spec.InvalidInput("the page cursor is not one this store issued")
 
-        if not isinstance(document, dict) or set(document) != {"version", "scope", "filters",
-                                                               "position"}:
+        if not isinstance(document, dict) or not self._cursor_keys_admitted(set(document)):
             raise refuse()
-        version, scope, filters, position = (document["version"], document["scope"],
-                                             document["filters"], document["position"])
-        if type(version) is not int or version != CURSOR_VERSION:
+        version, scope, filters = (document["version"], document["scope"],
+                                   document["filters"])
+        position = self._cursor_position_parts(document["position"])
+        if not self._cursor_version_admitted(version):
             raise refuse()
         if (not isinstance(scope, list) or len(scope) != 2
                 or not isinstance(filters, dict) or set(filters) != set(FILTER_FIELDS)):
             raise refuse()
-        if not isinstance(position, list) or len(position) != 2:
+        if position is None:
             raise refuse()
-        decoded = PageCursor(spec.Scope(*scope), spec.TaskFilters(**filters), tuple(position))
+        decoded = PageCursor(spec.Scope(*scope), spec.TaskFilters(**filters), position)
         try:
             spec.validate_list_query(decoded.scope, spec.TaskListQuery(decoded.filters))
         except spec.InvalidInput:

@@ -61,13 +61,12 @@ class PagePosition:
 
 
 @attrs.frozen
-class UnissuedPosition:
-    """What a forged cursor stands for: the issued cursor's own encoding with its position
-    replaced by one no page could end at (``case`` names which), so that it is well-formed and
-    still refused (LDG-LIST-007)."""
+class UnissuedCursor:
+    """What a forged cursor stands for: an issued cursor's own encoding changed so that no
+    page could have issued it (``case`` names how: a position no page ends at, a key, a
+    version or a value of the wrong kind, uppercase hex), and still refused (LDG-LIST-007)."""
 
     case: str
-    submitted_at: int
 
 
 @attrs.frozen

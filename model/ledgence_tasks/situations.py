@@ -24,7 +24,7 @@ from fencepost.spec.ops import Op
 
 from ..base import Ctx, Step
 from .attempts import expired_candidates
-from .records import State, TaskRec, UnissuedPosition, is_live, status_of
+from .records import State, TaskRec, UnissuedCursor, is_live, status_of
 from .steps import page_key
 from .worker_situations import (
     acquisition,
@@ -375,7 +375,7 @@ def _list_tasks(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Foun
         return
     if clause == "LDG-LIST-007":
         cursor = query.cursor
-        if isinstance(cursor, UnissuedPosition):
+        if isinstance(cursor, UnissuedCursor):
             yield clause, cursor.case
             return
         yield clause, ("a value no page issued" if not hasattr(cursor, "scope")

@@ -5,9 +5,10 @@ writes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from fencepost.model.ledgence_tasks.records import UnissuedPosition
+from fencepost.model.ledgence_tasks.records import UnissuedCursor
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ledgence_tasks import situations as names
 from fencepost.spec.opaque import Forged, Minted, Ref
@@ -44,7 +45,16 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, Ref("c1"), scope=OTHER)  # another scope: refused
     page(h, 3, "not-a-cursor")
     page(h, 3, Forged("cursor"))
-    page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], -1))
+    page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], at_time(-1)))
+    upper, key, version, float_time, empty_id, nul_id, third, short = names.MALFORMED_CURSORS
+    page(h, 3, forge_cursor(h, "c1", upper, unchanged, upper=True))
+    page(h, 3, forge_cursor(h, "c1", key, with_key("after", None)))
+    page(h, 3, forge_cursor(h, "c1", version, with_key("version", 2)))
+    page(h, 3, forge_cursor(h, "c1", float_time, time_as_float))
+    page(h, 3, forge_cursor(h, "c1", empty_id, with_task_id("")))
+    page(h, 3, forge_cursor(h, "c1", nul_id, with_task_id("task\x00")))
+    page(h, 3, forge_cursor(h, "c1", third, third_part))
+    page(h, 3, forge_cursor(h, "c1", short, no_task_id))
     page(h, 7)
     page(h, 6, bind="c3")
     page(h, 1, Ref("c3"))
@@ -78,10 +88,9 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, submitted_from=start + 5, submitted_until=start + 5)
     page(h, 1, bind="ranged", submitted_from=start + 100, submitted_until=start + 201)
     before_from, at_until = names.UNISSUED_POSITIONS[1:]
-    page(h, 1, forge_cursor(h, "ranged", before_from, start + 99), submitted_from=start + 100,
-         submitted_until=start + 201)
-    page(h, 1, forge_cursor(h, "ranged", at_until, start + 201), submitted_from=start + 100,
-         submitted_until=start + 201)
+    bounds: dict[str, Any] = {"submitted_from": start + 100, "submitted_until": start + 201}
+    page(h, 1, forge_cursor(h, "ranged", before_from, at_time(start + 99)), **bounds)
+    page(h, 1, forge_cursor(h, "ranged", at_until, at_time(start + 201)), **bounds)
     page(h, state="paused")
     page(h, queue="")
     page(h, correlation_key="x" * (spec.MAX_CORRELATION_KEY_BYTES + 1))
@@ -107,38 +116,114 @@ def pagination_under_writes(h: Harness, p: str) -> None:
     page(h, 4, Ref("c3"))
 
 
-def forge_cursor(h: Harness, issued: str, case: str, submitted_at: int) -> Ref:
-    """The cursor bound as ``issued`` with its position's timestamp set to ``submitted_at``,
-    bound as a new name meaning :class:`UnissuedPosition`: well-formed, never issued.
+def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
+                 upper: bool = False) -> Ref:
+    """The cursor bound as ``issued`` with its decoded document changed by ``edit`` (and its
+    hex uppercased when ``upper``), bound as a new name meaning :class:`UnissuedCursor`: no
+    page issued it, and the seed refuses it.
 
     The seed's cursor is lowercase hex of its JSON (``Cursor``: version, scope, filters,
     position {submitted_at, task_id}); the kit's stores write the same fields canonically, the
-    position as [submitted_at, task_id]. A cursor that does not decode so is replaced by one
-    in the seed's own encoding, which the store never issued either."""
+    position as [submitted_at, task_id]. The change is written back as the store wrote its
+    cursor (canonical JSON stays canonical). A cursor that does not decode so, or that
+    ``edit`` cannot change, is replaced by one in the seed's own encoding, changed, which the
+    store never issued either."""
     meaning, real = h.bindings[issued]
     text = real.text if isinstance(real, Minted) else real
-    forged = _with_timestamp(text, submitted_at, meaning)
-    name = f"{issued}@{submitted_at}"
-    h.bind(name, UnissuedPosition(case, submitted_at),
-           Minted(forged) if isinstance(real, Minted) else forged)
+    forged = _edited(text, edit, meaning)
+    if upper:
+        forged = forged.upper()
+    name = f"{issued}@{len(h.bindings)}"
+    h.bind(name, UnissuedCursor(case), Minted(forged) if isinstance(real, Minted) else forged)
     return Ref(name)
 
 
-def _with_timestamp(text: Any, submitted_at: int, meaning: Any) -> str:
+def _edited(text: Any, edit: Callable[[Any], Any], meaning: Any) -> str:
     try:
-        document = json.loads(bytes.fromhex(text).decode("utf-8"))
-        position = document["position"]
-        if isinstance(position, list):
-            position[0] = submitted_at
-        else:
-            position["submitted_at"] = submitted_at
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        written = bytes.fromhex(text).decode("utf-8")
+        document = json.loads(written)
+        canonical = written == spec.canonical_json(document)
+        changed = edit(document)
+        return (spec.canonical_json(changed) if canonical else _compact(changed)).encode(
+            "utf-8").hex()
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, spec.InvalidInput):
         scope, filters = meaning.scope, meaning.filters
         document = {
             "version": 1,
             "scope": {"tenant_id": scope.tenant_id, "namespace": scope.namespace},
             "filters": {name: getattr(filters, name) for name in (
                 "state", "queue", "submitted_from", "submitted_until", "correlation_key")},
-            "position": {"submitted_at": submitted_at, "task_id": str(meaning.task_id)},
+            "position": {"submitted_at": meaning.submitted_at, "task_id": str(meaning.task_id)},
         }
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8").hex()
+        return _compact(edit(document)).encode("utf-8").hex()
+
+
+def _compact(document: Any) -> str:
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def at_time(submitted_at: Any) -> Callable[[Any], Any]:
+    """An edit of a cursor document: its position's timestamp set to ``submitted_at``."""
+    return _position_edit(lambda position, time_at, _: position.__setitem__(time_at,
+                                                                          submitted_at))
+
+
+def time_as_float(document: Any) -> Any:
+    """An edit of a cursor document: its position's timestamp written as a float."""
+    def change(position: Any, time_at: Any, _: Any) -> None:
+        position[time_at] = float(position[time_at])
+    return _position_edit(change)(document)
+
+
+def unchanged(document: Any) -> Any:
+    """No edit: the cursor as issued (to be uppercased)."""
+    return document
+
+
+def with_task_id(task_id: str) -> Callable[[Any], Any]:
+    """An edit of a cursor document: its position's task id set to ``task_id``."""
+    return _position_edit(lambda position, _, id_at: position.__setitem__(id_at, task_id))
+
+
+def with_key(key: str, value: Any) -> Callable[[Any], Any]:
+    """An edit of a cursor document: its top-level ``key`` set to ``value``."""
+    def edit(document: Any) -> Any:
+        if not isinstance(document, dict) or "position" not in document:
+            raise KeyError(key)
+        document[key] = value
+        return document
+    return edit
+
+
+def third_part(document: Any) -> Any:
+    """An edit of a cursor document: a third part after the position's two."""
+    def add(position: Any, _: Any, __: Any) -> None:
+        if isinstance(position, list):
+            position.append("x")
+        else:
+            position["x"] = "x"
+    return _position_edit(add)(document)
+
+
+def no_task_id(document: Any) -> Any:
+    """An edit of a cursor document: the position without its task id."""
+    def drop(position: Any, _: Any, id_at: Any) -> None:
+        del position[id_at]
+    return _position_edit(drop)(document)
+
+
+def _position_edit(change: Callable[[Any, Any, Any], None]) -> Callable[[Any], Any]:
+    """An edit of the document's position, a [submitted_at, task_id] list or an object of
+    those keys: ``change(position, where the time is, where the task id is)``."""
+    def edit(document: Any) -> Any:
+        position = document["position"]
+        if isinstance(position, list):
+            if len(position) != 2:
+                raise IndexError("position")
+            change(position, 0, 1)
+        else:
+            if set(position) != {"submitted_at", "task_id"}:
+                raise KeyError("position")
+            change(position, "submitted_at", "task_id")
+        return document
+    return edit

@@ -414,7 +414,10 @@ CLAUSES = Catalogue(_situated([
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
        "included), answers invalid_input; so does a well-formed cursor whose position no page "
        "could end at: a timestamp below 0 or past MAX_TIMESTAMP_MS, one outside the filters' "
-       "submission bounds, a task id that is not valid text.", M,
+       "submission bounds, a task id that is not valid text; and so does an issued cursor "
+       "changed in its form where the seed's is refused: its hex in uppercase, a key or a "
+       "position part no cursor has, a part missing, another version, a time that is no "
+       "integer.", M,
        "scenario:pagination_ties_and_cursors", "scenario:pagination_filters",
        f"{E}listing_and_recovery"),
     _c("LDG-LIST-008", "each page is its own snapshot",

@@ -24,6 +24,15 @@ DISPATCH_AT_DEADLINE = ("a first dispatch 1 ms before the deadline",
 UNISSUED_POSITIONS = ("a well-formed cursor at timestamp -1",
                       "a well-formed cursor before submitted_from",
                       "a well-formed cursor at submitted_until")
+MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cursor has",
+                     "a cursor of version 2", "a cursor whose time is a float",
+                     "a cursor whose task id is empty", "a cursor whose task id holds NUL",
+                     "a cursor whose position has a third part",
+                     "a cursor whose position lacks its task id")
+"""Issued cursors changed in a way the seed's ``decode_cursor`` refuses
+(``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
+``deny_unknown_fields``, version 1, a ``Timestamp`` integer, a task id its ``validate_text``
+takes, ``lib.rs`` at 06e3b0e: not empty, no control character)."""
 EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
                 "non-ASCII, empty and NUL strings", "64 nested containers")
 DEEP_OUTPUT = "a success output nested 65 deep"
@@ -156,7 +165,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-LIST-005": ("an exact last page", "one row beyond the page"),
     "LDG-LIST-006": ("ties across the cursor", "a new limit"),
     "LDG-LIST-007": ("another scope", "other filters", "a value no page issued",
-                     *UNISSUED_POSITIONS),
+                     *UNISSUED_POSITIONS, *MALFORMED_CURSORS),
     # targeted dispatch
     "LDG-DISPATCH-003": tuple(situation(s, "dispatch") for s in (
         "a terminal task", "a cancel-requested task", "an older generation")),

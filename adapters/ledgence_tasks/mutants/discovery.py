@@ -296,6 +296,57 @@ class CursorOutsideFiltersAccepted(LedgenceCore):
             filters.state, filters.queue, None, None, filters.correlation_key))
 
 
+
+class CursorHexCaseIgnored(LedgenceCore):
+    """The cursor's hex is decoded by ``bytes.fromhex`` alone: an issued cursor in uppercase
+    continues the walk (the seed takes lowercase digits only)."""
+
+    def _cursor_bytes(self, value: str) -> bytes:
+        return bytes.fromhex(value)
+
+
+class CursorUnknownKeysIgnored(LedgenceCore):
+    """A cursor's JSON is read for its four keys, any others ignored."""
+
+    def _cursor_keys_admitted(self, keys: set[str]) -> bool:
+        return keys >= {"version", "scope", "filters", "position"}
+
+
+class CursorVersionUnchecked(LedgenceCore):
+    """The cursor's version is never looked at: a version 2 cursor is read as version 1."""
+
+    def _cursor_version_admitted(self, version: Any) -> bool:
+        return True
+
+
+class CursorTimeOfAnyNumber(LedgenceCore):
+    """A cursor's timestamp may be any number: a float is walked from."""
+
+    def _position_admitted(self, position: tuple[Any, ...],
+                           filters: spec.TaskFilters) -> bool:
+        submitted_at, task_id = position
+        if isinstance(submitted_at, float) and submitted_at.is_integer():
+            submitted_at = int(submitted_at)
+        return super()._position_admitted((submitted_at, task_id), filters)
+
+
+class CursorTaskIdUnchecked(LedgenceCore):
+    """A cursor's task id need only be a str: an empty one, or one holding NUL, is walked
+    from."""
+
+    def _position_admitted(self, position: tuple[Any, ...],
+                           filters: spec.TaskFilters) -> bool:
+        return super()._position_admitted((position[0], "t"), filters) and isinstance(
+            position[1], str)
+
+
+class CursorPositionTruncated(LedgenceCore):
+    """A cursor's position is its first two parts: one of three parts is walked from."""
+
+    def _cursor_position_parts(self, position: Any) -> tuple[Any, ...] | None:
+        return tuple(position[:2]) if isinstance(position, list) and len(position) >= 2 else None
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
            "LDG-LIST-009", OffsetPagination),
@@ -309,6 +360,18 @@ MUTANTS: tuple[Mutant, ...] = (
            "-1) answers an empty page", "LDG-LIST-007", UnissuedCursorIsAPosition),
     Mutant("cursor_outside_filters_accepted", "a cursor whose position lies outside the "
            "submission bounds is walked from", "LDG-LIST-007", CursorOutsideFiltersAccepted),
+    Mutant("cursor_hex_case_ignored", "an issued cursor in uppercase continues the walk",
+           "LDG-LIST-007", CursorHexCaseIgnored),
+    Mutant("cursor_unknown_keys_ignored", "a cursor with a key no cursor has continues the "
+           "walk", "LDG-LIST-007", CursorUnknownKeysIgnored),
+    Mutant("cursor_version_unchecked", "a cursor of version 2 continues the walk",
+           "LDG-LIST-007", CursorVersionUnchecked),
+    Mutant("cursor_time_of_any_number", "a cursor whose time is a float continues the walk",
+           "LDG-LIST-007", CursorTimeOfAnyNumber),
+    Mutant("cursor_task_id_unchecked", "a cursor whose task id is empty or holds NUL "
+           "continues the walk", "LDG-LIST-007", CursorTaskIdUnchecked),
+    Mutant("cursor_position_truncated", "a cursor whose position has a third part continues "
+           "the walk", "LDG-LIST-007", CursorPositionTruncated),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
