@@ -294,6 +294,31 @@ def probes_finishing_empty(*flags: Any) -> Script:
     return script
 
 
+def probes_of(deadline: int, **changes: Any) -> Script:
+    """probe_acquisition at ``deadline`` (1 000 is now: passed) with the command's or
+    finish_empty's value changed by each change (a dict), on a session of one."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", 1)
+        answers = []
+        for given in changes.values():
+            change = dict(given)
+            flag = change.pop("finish_empty", True)
+            command = attrs.evolve(acquisition(session.id, 1), **change)
+            answers.append(_try(lambda c=command, f=flag: store.probe_acquisition(c, f,
+                                                                                  deadline)))
+        return answers
+    script.__name__ = f"probes_of({deadline}, {changes!r})"
+    return script
+
+
+UNTYPED_PROBES: dict[str, dict[str, Any]] = {
+    "consumer -1": {"consumer_id": -1}, "consumer 2^32": {"consumer_id": 2**32},
+    "sequence -1": {"sequence": -1}, "sequence 2^64": {"sequence": 2**64},
+    "no session id": {"worker_session_id": None}, "finish_empty 1": {"finish_empty": 1},
+}
+"""Probe values the seed's types cannot hold."""
+
+
 def replayed_lease_near_the_session_expiry(ms_left: int) -> Script:
     """The lease a replay answers, less the session's expiry: claimed 50 s before the session
     expires (its lease capped by that expiry), replayed ``ms_left`` ms before it."""
@@ -616,6 +641,9 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("unknown_intent_is_keep_alive", renewals_with("bogus"), [renewals_with(None, 1, b"dispatch")]),
     ("probe_drops_finish_empty", probes_finishing_empty(True),
      [probes_finishing_empty("yes", None, 1)]),
+    ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES),
+     [probes_of(10**9, **UNTYPED_PROBES), probes_of(1_000, empty_queue={"queue": ""},
+                                                    well_formed={})]),
     ("replay_extends_lease", replayed_lease_after(10_000),
      [replayed_lease_near_the_session_expiry(40_000)]),
 ]
@@ -671,6 +699,8 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_time_of_any_number", pages_after_cursors("float time"), [2]),
     ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"), [0, 0]),
     ("cursor_position_truncated", pages_after_cursors("third part"), [2]),
+    # a passed deadline answered before the seed's types are decoded
+    ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was
     # written into the descriptor too: ok)
     ("empty_program_part_accepted",

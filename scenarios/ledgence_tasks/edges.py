@@ -189,6 +189,13 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
         probe(h, ws, 0, 1, finish_empty=True, deadline=deadline)
     # A passed deadline comes before the command's values: unavailable, not invalid_input.
     h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1, queue=""), True, 0))
+    # But not before the seed's types, which decode before any call runs: a value they cannot
+    # hold is invalid_input even with the deadline passed.
+    untyped: tuple[Any, ...] = (command(ws, -1, 1), command(ws, spec.U32_MAX + 1, 1),
+                                command(ws, 0, -1), command(ws, 0, spec.U64_MAX + 1),
+                                spec.AcquireCommand(SCOPE, QUEUE, None, 0, 1))  # type: ignore[arg-type]
+    for bad in untyped:
+        h.apply(f"{ws}/0", spec.ProbeAcquisition(bad, True, 0))
     # A deadline to come: the command's values are checked (an empty session id, consumer
     # -1), and a deadline or finish_empty of another type is refused (a float, a bool, 1).
     later = h.now + spec.CONTROL_REQUEST_TIMEOUT_MS
@@ -200,6 +207,7 @@ def edges_of_acquisition_and_dispatch(h: Harness, p: str) -> None:
         h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1), True, at))
     one: Any = 1
     h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1), one, later))
+    h.apply(f"{ws}/0", spec.ProbeAcquisition(command(ws, 0, 1), one, 0))
     claim(h, routed, 1, 1, u, -1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, 1, "", 1, queue=spec.ROUTED_QUEUE)
     claim(h, routed, 1, -1, u, 1, queue=spec.ROUTED_QUEUE)

@@ -421,6 +421,18 @@ class ValuesCheckedBeforeDeadline(LedgenceCore):
         return super().probe_acquisition(command, finish_empty, deadline_ms)
 
 
+class DeadlineBeforeTypes(LedgenceCore):
+    """probe_acquisition looks at its deadline first: a command the seed's types cannot hold
+    (consumer -1 or 2^32, sequence -1 or 2^64, a session id that is no string), or
+    finish_empty 1, sent with a passed deadline answers unavailable."""
+
+    def probe_acquisition(self, command: Any, finish_empty: Any, deadline_ms: Any) -> Any:
+        if (type(deadline_ms) is int
+                and self._deadline_passed(deadline_ms, self.env.clock())):
+            raise spec.Unavailable(f"the acquisition deadline {deadline_ms} has passed")
+        return super().probe_acquisition(command, finish_empty, deadline_ms)
+
+
 class NegativeGenerationAccepted(LedgenceCore):
     """A claim's generation checked as != 0 and <= 1000: -1 is an older generation."""
 
@@ -840,6 +852,8 @@ MUTANTS = (
            "deadline were given", "LDG-ACQ-015", ZeroDeadlineIsNoDeadline),
     Mutant("values_checked_before_deadline", "probe_acquisition with a passed deadline and an "
            "empty queue answers invalid_input", "LDG-ACQ-015", ValuesCheckedBeforeDeadline),
+    Mutant("deadline_before_types", "probe_acquisition with a passed deadline and a consumer "
+           "of -1 answers unavailable", "LDG-ACQ-005", DeadlineBeforeTypes),
     Mutant("negative_generation_accepted", "a claim at generation -1 answers a disposition",
            "LDG-DISPATCH-007", NegativeGenerationAccepted),
     Mutant("empty_dispatch_task_looked_up", "a claim of an empty task id answers not_found",
