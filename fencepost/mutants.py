@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from fencepost.adapters.mutants.base import Expected, Mutant
+from fencepost.reports.render import UNAVAILABLE
 from fencepost.reports.verdict import UNKNOWN, RunReport
 from fencepost.scenarios.said import Progress, Said, quiet
 from fencepost.spec.outcome import Crash
@@ -86,24 +87,40 @@ def runs_on(mutant: Any, base: str) -> bool:
     return base in mutant.bases or (base == "exec" and "memory" in mutant.bases)
 
 
-def _judged(mutant: Mutant) -> Callable[[Evidence], bool]:
+def expected_on(mutant: Mutant, base: str) -> Expected:
+    """What ``mutant``'s clause must be on ``base``: its own expectation, except that over the
+    wire a bug that is a raise (``Mutant.crashes``) is a fault the kit cannot tell from a
+    backend that failed, so its clause is expected unknown (the store unavailable), never a
+    pass."""
+    if base == "exec" and mutant.expected == Expected.FAIL and mutant.crashes_on(base):
+        return Expected.UNKNOWN
+    return mutant.expected
+
+
+def _judged(mutant: Mutant, base: str) -> Callable[[Evidence], bool]:
     """Has the mutant's clause got its expected verdict yet (the point at which its run may
     stop): failed, or for an expected unknown, failed or lost."""
     clause = mutant.expected_clause
-    if mutant.expected == Expected.UNKNOWN:
+    if expected_on(mutant, base) == Expected.UNKNOWN:
         return lambda evidence: clause in evidence.failures or clause in evidence.unknown
     return lambda evidence: clause in evidence.failures
 
 
-def caught(mutant: Mutant, report: RunReport) -> tuple[bool, list[str]]:
-    """Was ``mutant`` caught in ``report``, and by which clauses. A bug is caught when its
-    clause failed. A store expected ``unknown`` (its backend faults, see
+def caught(mutant: Mutant, report: RunReport, base: str = "memory") -> tuple[bool, list[str]]:
+    """Was ``mutant`` caught in ``report`` on ``base``, and by which clauses. A bug is caught
+    when its clause failed. A store expected ``unknown`` (its backend faults, see
     :class:`~fencepost.adapters.mutants.base.Expected`) is caught when its clause is unknown
     because more of the concurrent run's calls faulted than the profile allows, and no clause
-    failed (it is otherwise correct: a failure would be the kit crying wolf)."""
+    failed (it is otherwise correct: a failure would be the kit crying wolf). A bug that is a
+    raise, over the wire (:func:`expected_on`), is caught when its clause failed or is
+    unknown because the store was unavailable."""
     failed = [v.clause.id for v in report.failed()]
-    if mutant.expected == Expected.FAIL:
+    if expected_on(mutant, base) == Expected.FAIL:
         return mutant.expected_clause in failed, failed
+    if mutant.expected == Expected.FAIL:  # a raise, over the wire
+        lost = [v.clause.id for v in report.verdicts
+                if v.status == UNKNOWN and UNAVAILABLE in v.reason]
+        return mutant.expected_clause in failed + lost, failed + lost
     faulted = [v.clause.id for v in report.verdicts
                if v.status == UNKNOWN and v.concurrent is not None and v.concurrent.exceeded]
     return mutant.expected_clause in faulted and not failed, failed + faulted
@@ -151,14 +168,14 @@ def run_mutant(contract: Contract, mutant: Mutant, *, base: str, profile: str,
         profile=profile,
         seed=seed,
         options=dict(mutant.options),
-        stop_when=_judged(mutant),
+        stop_when=_judged(mutant, base),
         first=contract.clauses[mutant.expected_clause].checks,
     )
     failed = report.failed()
     by_id = {v.clause.id: v for v in failed}
     shown = by_id.get(mutant.expected_clause) or (failed[0] if failed else None)
     trace = shown.failure.trace if shown is not None and shown.failure else ()
-    found, caught_by = caught(mutant, report)
+    found, caught_by = caught(mutant, report, base)
     crashed = any(isinstance(step.actual, Crash) for step in trace)
     return MutantRow(
         name=mutant.name,
@@ -169,6 +186,6 @@ def run_mutant(contract: Contract, mutant: Mutant, *, base: str, profile: str,
         caught_by=caught_by,
         steps=len(trace),
         seconds=round(time.perf_counter() - started, 2),
-        expected=str(mutant.expected),
+        expected=str(expected_on(mutant, base)),
         crashed=crashed,
     )

@@ -16,6 +16,10 @@ def _nobody_dead() -> frozenset[str]:
     return frozenset()
 
 
+def _nothing_else_to_run() -> None:
+    return None
+
+
 @attrs.frozen
 class AdapterEnv:
     """The world an adapter is built in.
@@ -26,7 +30,11 @@ class AdapterEnv:
       (what the wire protocol sends with each call);
     - ``namespace``: a string unique to the run, for naming tables and keys so that a run never
       touches anything else;
-    - ``options``: contract options (documented choices, capacity limits...), all strings.
+    - ``options``: contract options (documented choices, capacity limits...), all strings;
+    - ``waiting()``: a store about to wait on something outside the process (a round trip to
+      its database) may call it first, so that a server running many calls on its behalf
+      (``fencepost serve``) reads and runs the calls in flight meanwhile, as a threaded
+      server does; in process it does nothing (the kit's workers are threads already).
 
     Calling a factory twice with the same env must reopen the same data when the store declares
     the capability ``durable``.
@@ -43,3 +51,4 @@ class AdapterEnv:
     is_alive: Callable[[str], bool] = _always_alive
     dead_owners: Callable[[], frozenset[str]] = _nobody_dead
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    waiting: Callable[[], None] = _nothing_else_to_run

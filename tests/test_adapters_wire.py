@@ -460,6 +460,41 @@ def test_calls_in_lock_step_run_on_the_thread_that_read_them(
     assert len(set(store.threads)) == 1
 
 
+class _Waiting(_Gate):
+    """A :class:`_Gate` that says, before each call, that it is about to wait outside the
+    process (``env.waiting()``)."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__()
+        self.env = env
+
+    def get(self, invocation_id: str) -> Any:
+        self.env.waiting()
+        return super().get(invocation_id)
+
+    def delete(self, invocation_id: str) -> Any:
+        self.env.waiting()
+        return super().delete(invocation_id)
+
+
+def test_a_call_that_says_it_waits_gives_the_reading_over_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a minute before the timed take-over: the delete is read and run only because the get
+    # said it waits (else the get's gate gives up after its guard and answers "timed out")
+    from fencepost.adapters.wire import serve
+
+    monkeypatch.setattr(serve, "HANDOFF_S", 60.0)
+    made: list[_Waiting] = []
+    replies = _serve(None, [_get("wait", pipelined=True),
+                            {"type": "call", "namespace": "n", "op": "delete", "now": 0,
+                             "args": {"invocation_id": "open"}},
+                            *[_get(f"x{k}") for k in range(20)]],
+                     factory=lambda env: made.append(_Waiting(env)) or made[-1])
+    assert [(r["id"], r.get("ok")) for r in replies[:2]] == [(3, None), (2, "wait")]
+    assert [r.get("ok") for r in replies[2:]] == [f"x{k}" for k in range(20)]
+    assert len(set(made[0].threads[:2])) == 2
+
+
 LATE = """
 import json, sys, time
 for line in sys.stdin:

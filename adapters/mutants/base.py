@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from fencepost.spec.env import AdapterEnv
+
 
 class Expected(StrEnum):
     """What the kit must conclude on a mutant's expected clause (a ``str``: it is
@@ -57,14 +59,14 @@ class Mutant:
 ROUND_TRIP_S = 0.0005
 
 
-def round_trip() -> None:
+def round_trip(env: AdapterEnv) -> None:
     """Stand-in for the network round trip (0.5 ms, a LAN) between the two statements of a
     non-atomic adapter: other clients act between its read and its write, as they would
-    against a real server. This latency is part of the bug being modelled, not a sleep in a
-    test."""
+    against a real server (``env.waiting()`` first: a server running the store takes the other
+    calls in flight meanwhile). This latency is part of the bug being modelled, not a sleep
+    in a test."""
+    env.waiting()
     time.sleep(ROUND_TRIP_S)
-
-
 
 
 def int32(value: Any) -> Any:

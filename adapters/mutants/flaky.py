@@ -67,7 +67,7 @@ def flaky_mixin(methods: Iterable[str]) -> type:
                 if fails == "before":
                     raise BackendUnavailable("the backend shed the call: another was in flight")
                 if outermost:
-                    round_trip()  # to the backend: calls made together overlap there
+                    round_trip(self.env)  # to the backend: calls made together overlap there
                 answer = getattr(super(mixin, self), name)(*args, **kwargs)
                 if fails == "after":
                     raise ConnectionError("the connection dropped before the answer came back")

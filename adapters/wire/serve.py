@@ -8,10 +8,11 @@ the thread that reads a ``call`` runs it at once and then reads on: a call alone
 no hand-off between threads. Another thread stands by; when the reader's call has run for
 :data:`HANDOFF_S`, it takes the reading over, so requests in flight overlap as they do on a
 store that declares ``concurrency`` (a call that waits for a later one is not stuck behind it).
-The store reads the call's ``now`` and ``dead`` through its env, exactly where
-an in-process store reads the kit's clock and oracle. Requests on a pipe are read as they come
-(:func:`paced_lines`): one not there yet is waited for awake while requests have been coming
-that fast, as the kit waits for replies.
+A store that says it is about to wait outside the process (``env.waiting()``, a round trip to
+its database) gives the reading over at once. The store reads the call's ``now`` and ``dead``
+through its env, exactly where an in-process store reads the kit's clock and oracle.
+Requests on a pipe are read as they come (:func:`paced_lines`): one not there yet is waited
+for awake while requests have been coming that fast, as the kit waits for replies.
 
 Values the store mints (an access, a lease: anything the codec does not know) are sent as
 ``{"__opaque__": "h<N>"}`` and looked up again when they come back; an opaque text this server
@@ -131,6 +132,7 @@ class Server:
         self._reader: threading.Thread | None = None  # the one thread reading requests
         self._since: float | None = None  # when the reader began the call it is running
         self._ended = threading.Event()  # the input ended: the threads standing by go
+        self._nudge = threading.Event()  # look again now: the reader waits, or the input ended
         self._stopped = False
         self.said_hello = False
 
@@ -195,8 +197,19 @@ class Server:
                     pause, idle = idle, min(idle * 2, IDLE_LOOK_S)
                 else:
                     pause, idle = since + HANDOFF_S - now, HANDOFF_S
-                self._ended.wait(pause)
+                self._nudge.wait(pause)
+                self._nudge.clear()  # the state above is what is read: no nudge is lost
             return False
+
+    def _waiting(self) -> None:
+        """The store is about to wait outside the process (``env.waiting()``): if the thread
+        running it is the reader, the thread standing by takes the reading over now, not
+        :data:`HANDOFF_S` later, so the calls in flight run meanwhile."""
+        with self._state:
+            if self._reader is not threading.current_thread() or self._since is None:
+                return
+            self._since = float("-inf")
+        self._nudge.set()
 
     def _next_call(self, lines: Iterator[str]) -> tuple[int, Mapping[str, Any]] | None:
         """Read (answering what is not a call) until a call; None when the input ended or
@@ -213,6 +226,7 @@ class Server:
                 if call is not None:
                     return call
         self._ended.set()
+        self._nudge.set()
         return None
 
     def handle(self, line: str) -> tuple[int, Mapping[str, Any]] | None:
@@ -275,7 +289,7 @@ class Server:
                 return None
             env = AdapterEnv(clock=_clock, namespace=namespace,
                              is_alive=lambda owner: owner not in _dead(), dead_owners=_dead,
-                             options=options)
+                             options=options, waiting=self._waiting)
             self._close(namespace)
             self._envs[namespace] = env
             self._stores[namespace] = self.factory(env)

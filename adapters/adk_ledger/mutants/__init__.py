@@ -22,6 +22,7 @@ from fencepost.adapters.mutants import flaky as _flaky
 from fencepost.adapters.mutants.base import Mutant, int32, lossy_json, round_trip
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.adk_ledger import StoredInvocation
+from fencepost.spec.env import AdapterEnv
 
 from . import arguments as _arguments
 from . import db_failures as _faults
@@ -70,7 +71,7 @@ class CreateCheckThenInsert(LedgerCore):
             exists = slot.row is not None
         if exists:
             raise spec.AlreadyExists(invocation_id)
-        round_trip()
+        round_trip(self.env)
         with self._locked(invocation_id) as slot:
             if slot.row is not None:
                 slot.remove()
@@ -199,22 +200,27 @@ class _Traffic:
                 self._calls[namespace] -= 1
                 self._release_if_all_parked(namespace)
 
-    def settle(self, namespace: str) -> None:
-        """Park until no call has begun on ``namespace`` for a round trip: every call made
-        meanwhile (a whole burst of a concurrent run, a race's parties) has read by then."""
+    def settle(self, env: AdapterEnv) -> None:
+        """Park until no call has begun on the env's namespace for a round trip: every call
+        made meanwhile (a whole burst of a concurrent run, a race's parties) has read by
+        then."""
+        namespace = env.namespace
         deadline = time.monotonic() + self.WAIT_S
         while True:
             with self._changed:
                 seen = self._arrivals[namespace]
-            self.park(namespace)
-            round_trip()
+            self.park(env)
+            round_trip(env)
             with self._changed:
                 if self._arrivals[namespace] == seen or time.monotonic() > deadline:
                     return
 
-    def park(self, namespace: str) -> None:
-        """Wait until every other call in flight on ``namespace`` has finished or is parked
-        here too (at once for a call made alone)."""
+    def park(self, env: AdapterEnv) -> None:
+        """Wait until every other call in flight on the env's namespace has finished or is
+        parked here too (at once for a call made alone). The wait is for other calls, so the
+        env hears of it first (``env.waiting()``)."""
+        namespace = env.namespace
+        env.waiting()
         with self._changed:
             round_ = self._round[namespace]
             self._parked[namespace] += 1
@@ -284,8 +290,8 @@ class ClaimSelectThenUpdate(LedgerCore):
             self._check_claim(invocation_id, owner, owner_token, now_ms, lease_ms)
             with self._locked(invocation_id) as slot:
                 self._check_claimable(self._require(slot), owner_token, now_ms)
-            round_trip()
-            self._traffic.settle(self.env.namespace)
+            round_trip(self.env)
+            self._traffic.settle(self.env)
             with self._locked(invocation_id) as slot:
                 return self._grant(slot, self._require(slot), owner, owner_token, now_ms,
                                    lease_ms)
@@ -300,7 +306,7 @@ class RenewReadThenWrite(LedgerCore):
         self._check_renew(invocation_id, owner_token, now_ms, lease_ms)
         with self._locked(invocation_id) as slot:
             self._check_writer(self._require(slot), owner_token, now_ms)
-        round_trip()
+        round_trip(self.env)
         with self._locked(invocation_id) as slot:
             row = self._renewed(self._require(slot), now_ms, lease_ms)
             slot.update(attrs.evolve(row, token=owner_token, phase=spec.RUNNING))

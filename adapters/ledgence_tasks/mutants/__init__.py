@@ -233,7 +233,7 @@ class SubmissionCheckThenInsert(LedgenceCore):
             found = look_up(txn)
         if found is not None:
             return found
-        round_trip()  # a second submission of the key can look up here too
+        round_trip(self.env)  # a second submission of the key can look up here too
         with self._transaction() as txn:
             return insert(txn)
 

@@ -212,7 +212,7 @@ class ClaimReadThenWrite(LedgenceCore):
         with self._transaction() as txn:
             query = self._candidate_query(command, self.env.clock())
             self._stale.candidate = super()._pick_candidate(txn, query)
-        round_trip()
+        round_trip(self.env)
         return super()._acquire(command, finish_empty)
 
     def _pick_candidate(self, txn: Txn, query: CandidateQuery) -> TaskRecord | None:

@@ -390,7 +390,7 @@ class RescuerRechecksLeaseOnly(LedgenceCore):
     attempt current is not re-checked, so an attempt finalized meanwhile is finalized again."""
 
     def _expire_one(self, candidate: spec.AttemptRef) -> bool:
-        round_trip()
+        round_trip(self.env)
         return bool(super()._expire_one(candidate))
 
     def _still_expired(self, task: TaskRecord, attempt: StoredAttempt | None,
@@ -414,7 +414,7 @@ class RecheckThenWrite(LedgenceCore):
         with self._transaction() as txn:
             if self._recheck(txn, candidate) is None:
                 return False
-        round_trip()
+        round_trip(self.env)
         with self._transaction() as txn:
             now = self.env.clock()
             task = txn.load_task(candidate.task_id)

@@ -85,7 +85,7 @@ class ClaimSelectThenUpdate(TasksCore):
         self._check_claim_call(task_id, owner_id, lease_ms)
         with self._transaction() as txn:
             self._check_claimable(self._require(txn, task_id), self.env.clock())
-        round_trip()
+        round_trip(self.env)
         with self._transaction() as txn:
             aggregate = self._require(txn, task_id)
             return self._grant(txn, aggregate, owner_id, lease_ms,
@@ -108,7 +108,7 @@ class RevisionCheckedOutsideTheWrite(TasksCore):
         with self._transaction() as txn:
             found = txn.load(task_id)
         if found is not None and found.snapshot.revision == expected_revision:
-            round_trip()
+            round_trip(self.env)
             expected_revision = self._current_revision(task_id, expected_revision)
         return super().transition(task_id, expected_revision, event, authority)
 
@@ -234,7 +234,7 @@ class CapacityCheckedOutsideTheTransaction(TasksCore):
         scope = self._create_scope(task, work, access)
         with self._transaction() as txn:
             self._check_create(txn, task, work, scope)
-        round_trip()
+        round_trip(self.env)
         with self._transaction() as txn:
             if txn.load(task.id) is not None:
                 raise spec.AlreadyExists(task.id)
