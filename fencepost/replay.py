@@ -23,6 +23,7 @@ import uuid
 from typing import Any
 
 from fencepost.scenarios.harness import Harness
+from fencepost.scenarios.harness import blamed_on as blame
 from fencepost.scenarios.runner import (
     CLOCK_START,
     close_factory,
@@ -55,8 +56,16 @@ class Replay:
         open_checked(suite, self.world)  # protocol and capabilities, as the run that failed
         self.h = Harness(self.world)
 
-    def apply(self, actor: str, op: Op, bind: str | None = None) -> Outcome:
-        return self.h.apply(actor, op, bind)
+    def apply(self, actor: str, op: Op, bind: str | None = None, blamed_on: str | None = None,
+              fields: tuple[str, ...] | None = None) -> Outcome:
+        """Run ``op`` on the store and the model; a difference raises the violation of the
+        step's own clause, or of ``blamed_on`` (in ``fields`` only, if given) where the check
+        ran the step inside such a block (a reopen's read-back: what differs did not
+        survive)."""
+        if blamed_on is None:
+            return self.h.apply(actor, op, bind)
+        with blame(self.h, blamed_on, fields):
+            return self.h.apply(actor, op, bind)
 
     def set_time(self, ms: int) -> None:
         self.h.set_time(ms)

@@ -225,6 +225,9 @@ def _step_from_json(contract: str, data: Mapping[str, Any]) -> TraceStep:
             event=str(data.get("event", "")),
             subject=str(data.get("subject", "")),
             bind=str(data.get("bind", "")),
+            blamed_on=str(data.get("blamed_on", "")),
+            blamed_fields=(tuple(str(f) for f in data["blamed_fields"])
+                           if isinstance(data.get("blamed_fields"), list) else None),
         )
     except (ImportError, KeyError, TypeError, ValueError, AttributeError) as e:
         text = json.dumps(dict(data), ensure_ascii=False)

@@ -531,7 +531,12 @@ class Harness:
     def _record(
         self, actor: str, op: Op, expected: Outcome, actual: Outcome, bind: str = ""
     ) -> None:
-        self.trace.append(TraceStep(actor, self.now, op, "", expected, actual, bind=bind))
+        blame = self.blame
+        self.trace.append(TraceStep(
+            actor, self.now, op, "", expected, actual, bind=bind,
+            blamed_on=blame[0] if blame is not None else "",
+            blamed_fields=(tuple(sorted(blame[1])) if blame is not None and blame[1] is not None
+                           else None)))
         self.world.evidence.steps += 1
         key = op.key()
         if key is not None:

@@ -28,6 +28,10 @@ class TraceStep:
     event: str = ""  # for world events: "clock", "kill", "reopen", "open_beside"...
     subject: str = ""  # the owner killed
     bind: str = ""  # the name the answer's opaque value was bound to
+    # the clause a difference here breaks, by the check's blamed_on block (in these fields
+    # only, or None: any)
+    blamed_on: str = ""
+    blamed_fields: tuple[str, ...] | None = None
 
     def render(self, number: int) -> str:
         head = f"{number:>3}. [{self.at} ms] {self.actor}: "
@@ -54,6 +58,10 @@ class TraceStep:
             ):
                 comment += f"; store: {_short(self.actual)}"
             bind = f", bind={self.bind!r}" if self.bind else ""
+            if self.blamed_on:
+                bind += f", blamed_on={self.blamed_on!r}"
+                if self.blamed_fields is not None:
+                    bind += f", fields={self.blamed_fields!r}"
             return f"r.apply({self.actor!r}, {self.op!r}{bind}){comment}"
         if self.event == "clock":
             return f"r.set_time({self.at})"
@@ -73,6 +81,10 @@ class TraceStep:
             data["event"] = self.event
         if self.subject:
             data["subject"] = self.subject
+        if self.blamed_on:
+            data["blamed_on"] = self.blamed_on
+            if self.blamed_fields is not None:
+                data["blamed_fields"] = list(self.blamed_fields)
         if self.expected is not None:
             data["expected"] = outcome_to_json(self.expected)
         if self.actual is not None:

@@ -88,7 +88,9 @@ def test_the_replay_as_code_opens_and_closes_a_store_beside_as_the_check_did(
     """A counterexample with a second connection replays it: r.open_beside() and
     r.close_beside() where the check opened and closed one, and the failure at its step (the
     script imports Ref: a snodo counterexample names the accesses and leases it uses by it).
-    The replay blames the step's own clause, not the scenario's."""
+    The replay blames the clause the check blamed: the step ran inside the scenario's
+    blamed_on block, so what differs is what did not survive (SNODO-DURABLE-001), not the
+    get's own clause."""
     result = fencepost("check", "snodo-tasks", "--adapter", "mutant:boot_ends_at_first_close",
                        "--report", "R", "--seed", "1", "--quiet", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -103,8 +105,10 @@ def test_the_replay_as_code_opens_and_closes_a_store_beside_as_the_check_did(
                               text=True, timeout=120)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     last = replayed.stderr.strip().splitlines()[-1]
-    assert last.startswith("fencepost.scenarios.world.Violation_SNODO_GET_001: SNODO-GET-001: "
-                           "get answered error not_found; the contract requires ok("), last
+    assert last.startswith("fencepost.scenarios.world.Violation_SNODO_DURABLE_001: "
+                           "SNODO-DURABLE-001: get answered error not_found; the contract "
+                           "requires ok("), last
+    assert "blamed_on='SNODO-DURABLE-001'" in code
 
 
 def test_external_adapter_passes_with_unsupported_capabilities(tmp_path: Path) -> None:
