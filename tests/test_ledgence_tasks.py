@@ -297,3 +297,76 @@ def test_a_store_answering_no_snapshot_to_a_submission_is_judged_by_the_walk() -
     assert walk.failure.message == (
         "submitting the tasks before the walk: ValueError: accept_resolved_submission answered "
         "a NoneType, not a TaskSnapshot with a text task_id")
+
+
+class _Bindings:
+    """What :func:`forge_cursor` reads and writes of a harness: its bindings."""
+
+    def __init__(self, cursor: str) -> None:
+        from fencepost.model.ledgence_tasks.records import PagePosition
+
+        meaning = PagePosition(spec.Scope("t", "n"), spec.TaskFilters(), 1_000, "task_1")
+        self.bindings: dict[str, Any] = {"c": (meaning, cursor)}
+
+    def bind(self, name: str, meaning: Any, real: Any) -> None:
+        self.bindings[name] = (meaning, real)
+
+    def forged(self, case: str, edit: Any, upper: bool = False) -> Any:
+        from fencepost.scenarios.ledgence_tasks.pagination import forge_cursor
+
+        ref = forge_cursor(self, "c", case, edit, upper=upper)  # type: ignore[arg-type]
+        meaning, real = self.bindings[ref.name]
+        assert meaning.case == case
+        return real
+
+
+def _hex(text: str) -> str:
+    return text.encode("utf-8").hex()
+
+
+def test_a_forged_cursor_is_written_as_the_store_wrote_its_own() -> None:
+    """Canonical JSON stays canonical (sorted keys); the seed's struct order stays its order;
+    an edit the cursor's shape cannot take, or a cursor that is no hex of JSON, is replaced by
+    the seed's encoding of the position, edited."""
+    from fencepost.scenarios.ledgence_tasks import pagination as p
+
+    kit = _hex('{"filters":{},"position":[1000,"task_1"],"scope":["t","n"],"version":1}')
+    assert bytes.fromhex(_Bindings(kit).forged("k", p.with_key("after", None))).decode() == (
+        '{"after":null,"filters":{},"position":[1000,"task_1"],"scope":["t","n"],"version":1}')
+    assert bytes.fromhex(_Bindings(kit).forged("f", p.time_as_float)).decode() == (
+        '{"filters":{},"position":[1000.0,"task_1"],"scope":["t","n"],"version":1}')
+    assert bytes.fromhex(_Bindings(kit).forged("3", p.third_part)).decode() == (
+        '{"filters":{},"position":[1000,"task_1","x"],"scope":["t","n"],"version":1}')
+    seed = _hex('{"version":1,"scope":{},"filters":{},'
+                '"position":{"submitted_at":1000,"task_id":"task_1"}}')
+    assert bytes.fromhex(_Bindings(seed).forged("v", p.with_key("version", 2))).decode() == (
+        '{"version":2,"scope":{},"filters":{},'
+        '"position":{"submitted_at":1000,"task_id":"task_1"}}')
+    assert bytes.fromhex(_Bindings(seed).forged("s", p.no_task_id)).decode() == (
+        '{"version":1,"scope":{},"filters":{},"position":{"submitted_at":1000}}')
+    seed_of_the_position = json.loads(bytes.fromhex(
+        _Bindings("an opaque token").forged("e", p.with_task_id(""))))
+    assert seed_of_the_position == {
+        "version": 1, "scope": {"tenant_id": "t", "namespace": "n"},
+        "filters": {"state": None, "queue": None, "submitted_from": None,
+                    "submitted_until": None, "correlation_key": None},
+        "position": {"submitted_at": 1000, "task_id": ""}}
+
+
+@pytest.mark.parametrize(("issued", "same_cursor"), [
+    (_hex('{"position":[1000,"task_1"]}'), True),
+    (_hex('{"position":[1000,"task_1"]}').upper(), True),
+    ("0123456789", False), ("an opaque token", False)])
+def test_a_cursor_in_the_other_case_is_never_the_cursor_issued(issued: str,
+                                                               same_cursor: bool) -> None:
+    """A cursor of hex JSON in the other case (a store that writes uppercase gets its cursor
+    in lowercase); any other cursor (digits alone, no hex), the seed's encoding in
+    uppercase."""
+    from fencepost.scenarios.ledgence_tasks import pagination as p
+
+    forged = _Bindings(issued).forged("u", p.unchanged, upper=True)
+    assert forged != issued
+    if same_cursor:
+        assert forged.lower() == issued.lower()
+    else:
+        assert forged == forged.upper() and json.loads(bytes.fromhex(forged))["version"] == 1

@@ -132,7 +132,7 @@ def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
     text = real.text if isinstance(real, Minted) else real
     forged = _edited(text, edit, meaning)
     if upper:
-        forged = forged.upper()
+        forged = _in_other_case(forged.upper(), text, meaning)
     name = f"{issued}@{len(h.bindings)}"
     h.bind(name, UnissuedCursor(case), Minted(forged) if isinstance(real, Minted) else forged)
     return Ref(name)
@@ -156,6 +156,17 @@ def _edited(text: Any, edit: Callable[[Any], Any], meaning: Any) -> str:
             "position": {"submitted_at": meaning.submitted_at, "task_id": str(meaning.task_id)},
         }
         return _compact(edit(document)).encode("utf-8").hex()
+
+
+def _in_other_case(forged: str, issued: Any, meaning: Any) -> str:
+    """``forged``, unless it is the issued cursor itself (a store that writes uppercase): then
+    the issued cursor in lowercase, or, if that is the same text too, the seed's encoding of
+    the cursor in uppercase."""
+    if forged != issued:
+        return forged
+    if isinstance(issued, str) and issued.lower() != issued:
+        return issued.lower()
+    return _edited(None, unchanged, meaning).upper()
 
 
 def _compact(document: Any) -> str:
