@@ -14,7 +14,9 @@ Example (what ``fencepost check`` prints under "replay as code")::
                         lease_ms=10))
 
 Each ``apply`` runs the op on a fresh store and on the model and raises
-:class:`~fencepost.scenarios.harness.ClauseViolation` at the first difference.
+:class:`~fencepost.scenarios.harness.ClauseViolation` at the first difference: of the step's
+own clause, or of the clause the check ran it under (``blamed_on="..."``, as a scripted check
+blames what did not survive a reopen on its durability clause).
 """
 
 from __future__ import annotations
