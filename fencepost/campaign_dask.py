@@ -46,6 +46,11 @@ CONNECT_TIMEOUT_S = 10.0
 """How long connecting to the scheduler may take before the campaign stops (exit 2)."""
 WORKER_WAIT_S = 60.0
 """How long a campaign waits for the scheduler's first worker before it stops (exit 2)."""
+WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+"""The local cluster's workers run without Dask's sampling profiler: its
+``sys._current_frames()`` every 10 ms can deadlock CPython 3.11 before 3.11.9 (the runtime's
+head lock against the GIL, python/cpython#106883, dask/distributed#8616), and a seed's races
+run many threads. Seen here: a worker hung in a race for good, the campaign with it."""
 
 
 def _distributed(module: str = "") -> Any:
@@ -204,7 +209,7 @@ def local_cluster(workers: int, directory: str, *,
         with open(os.path.join(directory, log), "wb") as out:
             return subprocess.Popen([sys.executable, "-m", *argv], stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=started)
+                                    preexec_fn=started, env={**os.environ, **WORKER_ENV})
 
     os.makedirs(directory, exist_ok=True)
     file = os.path.join(directory, "scheduler.json")

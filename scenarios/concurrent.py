@@ -28,7 +28,7 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -39,6 +39,7 @@ from fencepost.model.linearizability import Verdict, check_history
 from fencepost.spec.errors import told
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Outcome
+from fencepost.spec.shapes import well_formed
 
 from .evidence import CONCURRENT
 from .guard import RunStopped
@@ -65,7 +66,12 @@ class Worker(Protocol):
 
 
 class Workload(Protocol):
-    """A contract's random concurrent work for one run (shared by its workers, thread-safe)."""
+    """A contract's random concurrent work for one run (shared by its workers, thread-safe).
+    ``answers``: what each protocol method answers (:func:`~fencepost.spec.shapes.
+    answer_hints`); a worker sees only answers of that shape (any other is the model's to
+    judge, never the workload's to read)."""
+
+    answers: Mapping[str, Any]
 
     def worker(self, index: int) -> Worker:
         """The worker ``index`` (0-based) of the run."""
@@ -147,7 +153,8 @@ def run_concurrent(
                     outcome = guard.call(stores[k], op)
                     recorded[k][-1] = Event(process, op, invoked, time.monotonic_ns(), outcome,
                                             now)
-                    workers[k].saw(op, outcome, now)
+                    if well_formed(workload.answers, op, outcome):
+                        workers[k].saw(op, outcome, now)
             except RunStopped:
                 return
             except BaseException as e:  # a bug in the workload, not the store: stop the run

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -133,6 +134,40 @@ class Foreign:
 
     def __repr__(self) -> str:
         return self.text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Sent to another process (a ``--jobs`` part's result) as it is, or, when the
+        store's object cannot be pickled (a generator, a lock), with its text in its place."""
+        return (Foreign, (_shippable(self.obj, self.text), self.text, self._hash))
+
+
+class Unshipped:
+    """A store's object that could not leave the process that held it (``Foreign.obj`` in a
+    result sent back by a ``--jobs`` part): its text, equal to nothing but itself."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_STAND_INS: dict[int, tuple[Any, Unshipped]] = {}
+"""id of an object that cannot be pickled -> (it, its stand-in): every Foreign of one object
+ships one stand-in, so they stay equal (pickle keeps one object once)."""
+
+
+def _shippable(obj: Any, text: str) -> Any:
+    try:
+        pickle.dumps(obj)
+        return obj
+    except BaseException:  # noqa: BLE001 - any failure: the object stays in this process
+        held = _STAND_INS.get(id(obj))
+        if held is None or held[0] is not obj:
+            held = _STAND_INS[id(obj)] = (obj, Unshipped(text))
+        return held[1]
 
 
 def _both_say_equal(a: Any, b: Any) -> bool:

@@ -243,6 +243,29 @@ def test_a_str_that_says_it_equals_anything_is_read_as_its_text(tmp_path: Path, 
     assert status == "fail" and shown in answered and shown not in required
 
 
+def test_an_answer_no_process_can_send_fails_its_clause_with_jobs(tmp_path: Path) -> None:
+    """A record that is a generator: with --jobs 2 the part's result still comes back (its
+    text in its place), and the clause fails as with one process."""
+    result, report = check(tmp_path, "adk-ledger", "generator_answer", "--jobs", "2")
+    assert result.returncode == 1, result.stdout + result.stderr
+    status, reason = verdicts(report)["ADK-CREATE-001"]
+    assert status == "fail" and "<generator object" in reason, reason
+
+
+@pytest.mark.parametrize("contract_name", sorted(MODULES))
+@pytest.mark.parametrize("behaviour", ["workers_get_none", "workers_get_fields_of_another_type",
+                                       "racers_get_fields_of_another_type"])
+def test_answers_of_another_shape_in_threads_fail_clauses_not_the_kit(
+        tmp_path: Path, contract_name: str, behaviour: str) -> None:
+    """The concurrent workload and the races read only answers of the declared shape (the
+    rest is the model's to judge): no crash of the kit (exit 4), and a clause of the threads
+    fails."""
+    result, report = check(tmp_path, contract_name, behaviour, "--jobs", "1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = {c for c, (s, _) in verdicts(report).items() if s == "fail"}
+    assert LIN[contract_name] in failed or behaviour.startswith("racers"), failed
+
+
 def test_an_answer_put_right_after_it_returned_is_judged_as_it_was(tmp_path: Path) -> None:
     """Only the concurrent run's answers are wrong (a revision 1000 too high), and the store
     puts each right in the same object 2 ms later: the history holds what was answered."""

@@ -17,6 +17,7 @@ from typing import Any
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
+from fencepost.spec.shapes import answer_hints
 
 from . import meta
 from .meta import FULL
@@ -37,6 +38,8 @@ WEIGHTS = {"create": 10, "get": 12, "claim": 30, "renew": 16, "checkpoint": 12, 
 
 class AdkWorkload:
     """The shared part of a run: which invocations exist, which lease ends were seen."""
+
+    answers = answer_hints(spec)
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix

@@ -19,6 +19,7 @@ from fencepost.spec.errors import BackendUnavailable, told
 from fencepost.spec.opaque import Ref
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome, agrees
+from fencepost.spec.shapes import holds
 
 from ..checks import Races
 from ..guard import Guarded, RunStopped
@@ -62,9 +63,16 @@ def concurrent_submissions(h: Harness, p: str, n: int, round_no: int) -> None:
     h.apply("client", spec.History(SCOPE, Ref(task), 0))
 
 
-def _claimed(outcome: Outcome) -> object:
+def _assigned(outcome: Outcome) -> spec.AcquireAssigned | None:
+    """The assignment an acquire answered, if the answer is one of the declared shape (any
+    other answer is the model's to judge, never read here)."""
     value = getattr(outcome, "value", None)
-    return getattr(getattr(getattr(value, "assignment", None), "event", None), "task_id", None)
+    return value if isinstance(outcome, Ok) and holds(spec.AcquireAssigned, value) else None
+
+
+def _claimed(outcome: Outcome) -> str | None:
+    assigned = _assigned(outcome)
+    return assigned.assignment.event.task_id if assigned is not None else None
 
 
 def _wave(h: Harness, clause: str, ops: list[Op], actors: list[str]) -> list[Outcome]:
@@ -128,8 +136,8 @@ def consumers_drain_a_queue(h: Harness, p: str, n: int, round_no: int) -> None:
 
 def _attempt_of(h: Harness, outcome: Outcome) -> str:
     """The model's number of the attempt an answer assigned."""
-    value = getattr(outcome, "value", None)
-    real = getattr(getattr(getattr(value, "assignment", None), "event", None), "attempt_id", "")
+    assigned = _assigned(outcome)
+    real = assigned.assignment.event.attempt_id if assigned is not None else ""
     for name, (_, bound) in h.bindings.items():
         if name.startswith("attempt#") and bound == real:
             return name.removeprefix("attempt#")
@@ -195,8 +203,8 @@ def _check_recovery(w: Harness, clause: str, scanners: list[Op], cancels: list[O
     by_scan = len(scanned)
     total = 0
     for outcome in scans:
-        progress = getattr(outcome, "value", None)
-        if not isinstance(progress, spec.RecoveryProgress) or not (
+        progress: Any = getattr(outcome, "value", None)
+        if not holds(spec.RecoveryProgress, progress) or not (
                 0 <= progress.expired <= progress.examined <= 100):
             raise violation(clause, f"a racing expire_batch answered {outcome}", tuple(w.trace))
         total += progress.expired
@@ -212,7 +220,9 @@ def _scanned_first(w: Harness, task: str) -> bool:
     """Does the store's history of ``task`` show a scan expiring its attempt (and scheduling
     the retry its cancel then found queued)?"""
     history = w.run(w.world.open(), spec.History(SCOPE, Ref(task), 0))
-    reasons = [r.event.reason for r in history.value] if isinstance(history, Ok) else []
+    events: Any = history.value if isinstance(history, Ok) else None
+    reasons = ([r.event.reason for r in events]
+               if holds(list[spec.RecordedHistoryEvent], events) else [])
     return reasons[2:4] == ["lease_expired", "retry_scheduled"]
 
 

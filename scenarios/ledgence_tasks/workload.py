@@ -48,6 +48,7 @@ from typing import Any
 import attrs
 
 from fencepost.spec import ledgence_tasks as spec
+from fencepost.spec.shapes import answer_hints
 
 from .calls import PROGRAM
 from .worker import LedgenceWorker
@@ -66,6 +67,8 @@ once a lease has ended since the last scan."""
 class LedgenceWorkload:
     """The shared part of a run: the tasks and attempts seen, the keys handed out, which kind
     of minting call is open now, the boundaries seen."""
+
+    answers = answer_hints(spec)
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix

@@ -32,6 +32,7 @@ from typing import Any
 from fencepost.spec import snodo_tasks as spec
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Err, Ok, Outcome
+from fencepost.spec.shapes import answer_hints, holds
 
 IN_PLAY = 6
 """Tasks the workers pick from: the last ``IN_PLAY`` created."""
@@ -58,6 +59,8 @@ HELD = 3
 
 class SnodoWorkload:
     """The shared part of a run: the task ids handed out and created, the boundaries seen."""
+
+    answers = answer_hints(spec)
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -391,8 +394,10 @@ class SnodoWorker:
         self.shared.saw_time(until)
 
     def _snapshot(self, value: Any) -> str | None:
-        """Learn the revision (and the retry and TTL times) a snapshot shows; its task id."""
-        if not isinstance(value, spec.Snapshot):
+        """Learn the revision (and the retry and TTL times) a snapshot shows; its task id
+        (None for anything that is no snapshot of the declared shape: a conflict's payload is
+        the store's, unchecked)."""
+        if not holds(spec.Snapshot, value):
             return None
         task = value.task
         task_id: str = task.id

@@ -208,7 +208,7 @@ AcquireReply = AcquireEmpty | AcquireAssigned | AcquireOwnershipLost
 class ProbeCompleted:
     """``kind``: replayed, claimed or finalized_empty."""
 
-    reply: Any
+    reply: AcquireReply
     kind: str
 
 

@@ -13,7 +13,13 @@ from typing import Any
 import attrs
 
 from ..values import value_class
-from .delivery import AcquireCommand, AttemptRef, TaskStatus
+from .delivery import (
+    AcquireAssigned,
+    AcquireCommand,
+    AcquireOwnershipLost,
+    AttemptRef,
+    TaskStatus,
+)
 from .delivery_validation import validate_acquire
 from .errors import InvalidInput
 from .submission import (
@@ -153,7 +159,7 @@ class ClaimCommand:
 @value_class
 @attrs.frozen
 class ClaimClaimed:
-    reply: Any  # AcquireAssigned, or AcquireOwnershipLost when replayed after it was lost
+    reply: AcquireAssigned | AcquireOwnershipLost  # the latter replayed after it was lost
 
 
 @value_class

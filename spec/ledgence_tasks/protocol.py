@@ -4,13 +4,16 @@ the seed's ``TaskStore`` and ``RecoveryStore`` traits (:class:`TaskStore`,
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .delivery import (
     AcquireCommand,
+    AcquireReply,
     AttemptSnapshot,
     Authority,
     LeaseOwner,
+    ProbeCompleted,
+    ProbePending,
     RecordedHistoryEvent,
     RecoveryProgress,
     RenewCommand,
@@ -76,9 +79,9 @@ class TaskStore(Protocol):
 
     def probe_acquisition(
         self, command: AcquireCommand, finish_empty: bool, deadline_ms: int
-    ) -> Any: ...
+    ) -> ProbeCompleted | ProbePending: ...
 
-    def acquire(self, command: AcquireCommand) -> Any: ...
+    def acquire(self, command: AcquireCommand) -> AcquireReply: ...
 
     def renew(self, command: RenewCommand) -> Authority: ...
 

@@ -38,6 +38,7 @@ Behaviours:
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import sys
@@ -333,7 +334,41 @@ class Endless(Mapping[int, int]):
         return itertools.count()
 
 
+def _on_threads(change: Callable[[Any], Any], only: Callable[[], bool]
+               ) -> Callable[[str, tuple[Any, ...], Any], Any]:
+    """An alteration of every answer but None, made on the threads ``only`` says."""
+    def alter(_method: str, _args: tuple[Any, ...], answer: Any) -> Any:
+        return change(answer) if answer is not None and only() else answer
+    return alter
+
+
+def _fields_of_another_type(answer: Any) -> Any:
+    """A copy of an attrs answer whose int and None fields hold a generator and whose str
+    fields an int (set past its class); the fields of its attrs fields too. Anything else as
+    it is."""
+    if not attrs.has(type(answer)):
+        return answer
+    changed = copy.copy(answer)
+    for field in attrs.fields(type(answer)):
+        value = getattr(answer, field.name)
+        if isinstance(value, bool):
+            continue
+        new = (_generator(value) if value is None or isinstance(value, int)
+               else 7 if isinstance(value, str) else _fields_of_another_type(value))
+        object.__setattr__(changed, field.name, new)
+    return changed
+
+
+def _generator(_answer: Any) -> Any:
+    return (x for x in ())
+
+
 ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
+    "generator_answer": _records(_generator),
+    "workers_get_none": _on_threads(lambda _a: None, _concurrent_worker),
+    "workers_get_fields_of_another_type": _on_threads(_fields_of_another_type,
+                                                      _concurrent_worker),
+    "racers_get_fields_of_another_type": _on_threads(_fields_of_another_type, _racer),
     "flaky_gets": _flaky_gets,
     "lying_phase": _records(_evolve(phase=lambda: Liar("bogus"))),
     "lying_id": _records(_evolve(invocation_id=lambda: Liar("not-the-id"))),
@@ -353,6 +388,12 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "lowers_recursion_limit": _lowers_recursion_limit,
 }
 """Behaviours that change what a correct store answered (adk-ledger records), by name:
+
+- ``generator_answer``: a record is a generator (which no process can send another);
+- ``workers_get_none``: every answer a concurrent worker gets is None (any contract);
+- ``workers_get_fields_of_another_type`` / ``racers_get_fields_of_another_type``: every answer
+  a concurrent worker / a racer or worker gets holds a generator where the contract has an
+  int or None, and an int where it has a str (any contract);
 
 - ``lying_phase`` / ``lying_id``: a record's phase / id is a ``str`` subclass equal to anything,
   holding the wrong text;
