@@ -265,6 +265,7 @@ def test_each_new_situation_is_named_by_its_clause() -> None:
     assert set(names.DISPATCH_AT_DEADLINE) <= situations["LDG-RENEW-007"]
     assert set(names.UNISSUED_POSITIONS) <= situations["LDG-LIST-007"]
     assert set(names.MALFORMED_CURSORS) <= situations["LDG-LIST-007"]
+    assert names.FORGED_AT_ZERO in situations["LDG-LIST-007"]
     assert names.DEEP_OUTPUT in situations["LDG-SETTLE-006"]
     assert set(names.OUTCOME_READ_BACKS) <= situations["LDG-READ-001"]
     assert {f"task input: {case}" for case in names.EXACT_VALUES} <= situations["LDG-READ-005"]
@@ -370,3 +371,19 @@ def test_a_cursor_in_the_other_case_is_never_the_cursor_issued(issued: str,
         assert forged.lower() == issued.lower()
     else:
         assert forged == forged.upper() and json.loads(bytes.fromhex(forged))["version"] == 1
+
+
+def test_a_store_that_refuses_a_cursor_it_never_issued_passes_too() -> None:
+    """A well-formed cursor at timestamp 0 no page issued: the seed reads it as its position,
+    a store that keeps the cursors it issued refuses it; both are the contract's."""
+    contract = contract_named("ledgence-tasks")
+
+    class RefusesUnissuedPositions(contract.store_class("memory")):  # type: ignore[misc]
+        def _position_admitted(self, position: tuple[Any, ...], filters: Any) -> bool:
+            return bool(position[0] != 0 and super()._position_admitted(position, filters))
+
+    report = check("ledgence-tasks", contract.memory_factory(RefusesUnissuedPositions),
+                   profile="quick", seed=1, strict=True)
+    verdicts = {v.clause.id: v.status for v in report.verdicts}
+    assert verdicts["LDG-LIST-006"] == verdicts["LDG-LIST-007"] == "pass"
+    assert report.failed() == []

@@ -495,7 +495,7 @@ def acquires_by_consumers(*consumers: int) -> Script:
 
 
 CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
-    "issued": cursors.unchanged, "time -1": cursors.at_time(-1),
+    "issued": cursors.unchanged, "time -1": cursors.at_time(-1), "time 0": cursors.at_time(0),
     "version 2": cursors.with_key("version", 2), "a key more": cursors.with_key("after", None),
     "float time": cursors.time_as_float, "empty task id": cursors.with_task_id(""),
     "NUL task id": cursors.with_task_id("task\x00"), "third part": cursors.third_part,
@@ -594,6 +594,7 @@ CASES: list[tuple[str, Script, list[Script]]] = [
     ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"),
      [all_but("empty task id", "NUL task id")]),
     ("cursor_position_truncated", pages_after_cursors("third part"), [all_but("third part")]),
+    ("cursor_at_zero_is_no_cursor", pages_after_cursors("time 0"), [all_but("time 0")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -699,6 +700,7 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_time_of_any_number", pages_after_cursors("float time"), [2]),
     ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"), [0, 0]),
     ("cursor_position_truncated", pages_after_cursors("third part"), [2]),
+    ("cursor_at_zero_is_no_cursor", pages_after_cursors("time 0"), [3]),  # the first page
     # a passed deadline answered before the seed's types are decoded
     ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was

@@ -61,6 +61,20 @@ class PagePosition:
 
 
 @attrs.frozen
+class ForgedPosition:
+    """What a forged cursor stands for when its position is one a page could have ended at
+    (``case`` names it): well-formed, never issued. The seed reads it as that position (its
+    cursor carries no proof of issue); a store that keeps the cursors it issued refuses it
+    (LDG-LIST-007). Either answer is the contract's."""
+
+    scope: spec.Scope
+    filters: spec.TaskFilters
+    submitted_at: int
+    task_id: str
+    case: str
+
+
+@attrs.frozen
 class UnissuedCursor:
     """What a forged cursor stands for: an issued cursor's own encoding changed so that no
     page could have issued it (``case`` names how: a position no page ends at, a key, a

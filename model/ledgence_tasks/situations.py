@@ -24,7 +24,7 @@ from fencepost.spec.ops import Op
 
 from ..base import Ctx, Step
 from .attempts import expired_candidates
-from .records import State, TaskRec, UnissuedCursor, is_live, status_of
+from .records import ForgedPosition, State, TaskRec, UnissuedCursor, is_live, status_of
 from .steps import page_key
 from .worker_situations import (
     acquisition,
@@ -364,6 +364,8 @@ def _nothing_due(before: State, now: int) -> Found:
 
 def _list_tasks(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Found:
     query, clause = op.query, step.clause
+    if isinstance(query.cursor, ForgedPosition):  # refused or read: either is the contract's
+        yield "LDG-LIST-007", query.cursor.case
     if clause == "LDG-LIST-004":
         limit = getattr(query, "limit", None)
         start = getattr(getattr(query, "filters", None), "submitted_from", None)

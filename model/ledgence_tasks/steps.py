@@ -40,6 +40,7 @@ from .blame import answer_clause
 from .records import (
     EMPTY,
     Draft,
+    ForgedPosition,
     PagePosition,
     Refused,
     State,
@@ -207,14 +208,29 @@ def page_key(status: spec.TaskStatus, ctx: Ctx) -> tuple[int, bytes]:
     return (status.submitted_at, str(real).encode("utf-8"))
 
 
-def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step:
+def _list_tasks(state: State, op: spec.ListTasks, ctx: Ctx) -> Step | OneOf:
     check_under("LDG-LIST-004", lambda: spec.validate_list_query(op.scope, op.query))
     query, filters = op.query, op.query.filters
     cursor = query.cursor
+    if (isinstance(cursor, ForgedPosition) and cursor.scope == op.scope
+            and cursor.filters == filters):
+        refused = err_step(state, spec.InvalidInput("a cursor no page issued"), "LDG-LIST-007")
+        # read, the page continues strictly after the position it names
+        read = attrs.evolve(_page(state, op, ctx, cursor), clause="LDG-LIST-006",
+                            effect_clause="LDG-LIST-006")
+        return OneOf((refused, read), "LDG-LIST-007",
+                     f"{cursor.case}: refused, or read as the position it names")
     if cursor is not None and not (isinstance(cursor, PagePosition) and cursor.scope == op.scope
                                    and cursor.filters == filters):
         raise refused_with(spec.InvalidInput("the cursor does not match this scope and these "
                                         "filters"), "LDG-LIST-007")
+    return _page(state, op, ctx, cursor)
+
+
+def _page(state: State, op: spec.ListTasks, ctx: Ctx,
+          cursor: PagePosition | ForgedPosition | None) -> Step:
+    """The page after ``cursor``'s position (the first page for None)."""
+    query, filters = op.query, op.query.filters
     rows = sorted((status_of(r) for r in state.tasks.values()
                    if r.snapshot.input.scope == op.scope),
                   key=lambda s: page_key(s, ctx), reverse=True)

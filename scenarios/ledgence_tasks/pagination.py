@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fencepost.model.ledgence_tasks.records import UnissuedCursor
+from fencepost.model.ledgence_tasks.records import ForgedPosition, UnissuedCursor
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ledgence_tasks import situations as names
 from fencepost.spec.opaque import Forged, Minted, Ref
@@ -55,6 +55,7 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, forge_cursor(h, "c1", nul_id, with_task_id("task\x00")))
     page(h, 3, forge_cursor(h, "c1", third, third_part))
     page(h, 3, forge_cursor(h, "c1", short, no_task_id))
+    page(h, 3, forge_position(h, "c1", names.FORGED_AT_ZERO, 0))
     page(h, 7)
     page(h, 6, bind="c3")
     page(h, 1, Ref("c3"))
@@ -116,11 +117,20 @@ def pagination_under_writes(h: Harness, p: str) -> None:
     page(h, 4, Ref("c3"))
 
 
+def forge_position(h: Harness, issued: str, case: str, submitted_at: int) -> Ref:
+    """The cursor bound as ``issued`` at another position a page could end at
+    (``submitted_at``, its task id kept), bound as a name meaning :class:`ForgedPosition`:
+    refused, or read as that position."""
+    meaning, _ = h.bindings[issued]
+    return forge_cursor(h, issued, case, at_time(submitted_at), meaning=ForgedPosition(
+        meaning.scope, meaning.filters, submitted_at, meaning.task_id, case))
+
+
 def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
-                 upper: bool = False) -> Ref:
+                 upper: bool = False, meaning: Any = None) -> Ref:
     """The cursor bound as ``issued`` with its decoded document changed by ``edit`` (and its
-    hex uppercased when ``upper``), bound as a new name meaning :class:`UnissuedCursor`: no
-    page issued it, and the seed refuses it.
+    hex uppercased when ``upper``), bound as a new name meaning :class:`UnissuedCursor` (or
+    ``meaning``): no page issued it, and the seed refuses it.
 
     The seed's cursor is lowercase hex of its JSON (``Cursor``: version, scope, filters,
     position {submitted_at, task_id}); the kit's stores write the same fields canonically, the
@@ -128,13 +138,14 @@ def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
     cursor (canonical JSON stays canonical). A cursor that does not decode so, or that
     ``edit`` cannot change, is replaced by one in the seed's own encoding, changed, which the
     store never issued either."""
-    meaning, real = h.bindings[issued]
+    position, real = h.bindings[issued]
     text = real.text if isinstance(real, Minted) else real
-    forged = _edited(text, edit, meaning)
+    forged = _edited(text, edit, position)
     if upper:
-        forged = _in_other_case(forged.upper(), text, meaning)
+        forged = _in_other_case(forged.upper(), text, position)
     name = f"{issued}@{len(h.bindings)}"
-    h.bind(name, UnissuedCursor(case), Minted(forged) if isinstance(real, Minted) else forged)
+    h.bind(name, UnissuedCursor(case) if meaning is None else meaning,
+           Minted(forged) if isinstance(real, Minted) else forged)
     return Ref(name)
 
 

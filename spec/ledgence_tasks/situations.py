@@ -33,6 +33,9 @@ MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cu
 (``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
 ``deny_unknown_fields``, version 1, a ``Timestamp`` integer, a task id its ``validate_text``
 takes, ``lib.rs`` at 06e3b0e: not empty, no control character)."""
+FORGED_AT_ZERO = "a well-formed cursor at timestamp 0, never issued"
+"""A position a page could end at, in the issued cursor's own encoding: the seed reads it as
+that position (``TaskPosition::validate`` takes 0), a store that keeps its cursors refuses it."""
 EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
                 "non-ASCII, empty and NUL strings", "64 nested containers")
 DEEP_OUTPUT = "a success output nested 65 deep"
@@ -165,7 +168,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-LIST-005": ("an exact last page", "one row beyond the page"),
     "LDG-LIST-006": ("ties across the cursor", "a new limit"),
     "LDG-LIST-007": ("another scope", "other filters", "a value no page issued",
-                     *UNISSUED_POSITIONS, *MALFORMED_CURSORS),
+                     *UNISSUED_POSITIONS, *MALFORMED_CURSORS, FORGED_AT_ZERO),
     # targeted dispatch
     "LDG-DISPATCH-003": tuple(situation(s, "dispatch") for s in (
         "a terminal task", "a cancel-requested task", "an older generation")),

@@ -347,6 +347,17 @@ class CursorPositionTruncated(LedgenceCore):
         return tuple(position[:2]) if isinstance(position, list) and len(position) >= 2 else None
 
 
+
+class CursorAtZeroIsNoCursor(LedgenceCore):
+    """The cursor's position is tested for truth (``if position[0]:``, a JavaScript habit): a
+    cursor at timestamp 0 starts the walk again from the first page."""
+
+    def _page_start(self, scope: spec.Scope, query: spec.TaskListQuery
+                    ) -> tuple[Any, ...] | None:
+        position = super()._page_start(scope, query)
+        return position if position is not None and position[0] else None
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
            "LDG-LIST-009", OffsetPagination),
@@ -372,6 +383,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "continues the walk", "LDG-LIST-007", CursorTaskIdUnchecked),
     Mutant("cursor_position_truncated", "a cursor whose position has a third part continues "
            "the walk", "LDG-LIST-007", CursorPositionTruncated),
+    Mutant("cursor_at_zero_is_no_cursor", "a cursor at timestamp 0 starts again from the "
+           "first page", "LDG-LIST-006", CursorAtZeroIsNoCursor),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
