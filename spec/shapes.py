@@ -8,7 +8,7 @@ until it has the declared shape, and one that does not is left for the model to 
 read (an ``AttributeError`` there would be the kit's crash, not the store's failure).
 
 The forms understood: ``Any`` (anything), ``None``, ``bool``, ``int`` (not a bool),
-``float`` (an ``int`` too), ``str``, ``bytes``, an attrs class (an instance of it whose fields
+``float`` (an ``int`` too, never NaN or infinite: JSON holds neither), ``str``, ``bytes``, an attrs class (an instance of it whose fields
 hold theirs), a union, a ``Literal``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``,
 ``Sequence[X]``, ``Mapping[K, V]``, ``dict[K, V]``, any other class (an instance of it). A
 form not in this list holds anything."""
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections.abc
 import functools
+import math
 import sys
 import types
 import typing
@@ -44,8 +45,9 @@ def holds(hint: Any, value: Any, depth: int = DEPTH) -> bool:
         return type(value) is bool
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:  # an int is a float too (PEP 484's numeric tower)
-        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is float:  # an int is a float too (PEP 484's numeric tower); never NaN or inf
+        return (isinstance(value, int) and not isinstance(value, bool)
+                or isinstance(value, float) and math.isfinite(value))
     if hint in (str, bytes):
         return isinstance(value, hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)

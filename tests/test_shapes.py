@@ -5,6 +5,7 @@ answer of a correct store of the declared shape, and a malformed one left unread
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -38,7 +39,8 @@ class _Outer:
 
 @pytest.mark.parametrize(("hint", "value", "held"), [
     (int, 3, True), (int, True, False), (int, 3.0, False), (bool, True, True), (bool, 1, False),
-    (float, 1.5, True), (float, 1, True), (float, False, False), (str, "x", True),
+    (float, 1.5, True), (float, 1, True), (float, False, False), (float, math.inf, False),
+    (float, math.nan, False), (float | None, -math.inf, False), (str, "x", True),
     (str, b"x", False), (bytes, b"x", True), (None, None, True), (None, 0, False),
     (int | None, None, True), (int | None, "1", False), (Literal["a", 1], 1, True),
     (Literal["a", 1], True, False), (tuple[int, ...], (1, 2), True),
@@ -114,9 +116,11 @@ def test_a_snodo_snapshot_of_another_shape_is_not_learned_from() -> None:
         snodo.Work("idem", "render", {}, ()), 1, 0, None, None, {}, {})
     broken = copy.copy(snap)
     object.__setattr__(broken, "retry_at", (x for x in ()))
+    infinite = attrs.evolve(snap, retry_at=math.inf)
     op = snodo.Get("x1", None)
     worker.saw(op, Err("conflict", "", broken), 5)
     worker.saw(op, Ok(broken), 5)
+    worker.saw(op, Ok(infinite), 5)
     assert workload.snapshot("x1") is None and list(workload.boundaries()) == []
     worker.saw(op, Ok(snap), 5)
     assert workload.snapshot("x1") == snap
