@@ -8,10 +8,11 @@ until it has the declared shape, and one that does not is left for the model to 
 read (an ``AttributeError`` there would be the kit's crash, not the store's failure).
 
 The forms understood: ``Any`` (anything), ``None``, ``bool``, ``int`` (not a bool),
-``float`` (an ``int`` too, never NaN or infinite: JSON holds neither), ``str``, ``bytes``, an attrs class (an instance of it whose fields
-hold theirs), a union, a ``Literal``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``,
-``Sequence[X]``, ``Mapping[K, V]``, ``dict[K, V]``, any other class (an instance of it). A
-form not in this list holds anything."""
+``float`` (an ``int`` too; never NaN or infinite: JSON holds neither), ``str``, ``bytes``, an
+attrs class (an instance of it whose fields hold theirs), a union, a ``Literal``,
+``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``, ``Sequence[X]``, ``Mapping[K, V]``,
+``dict[K, V]``, any other class (an instance of it). A form not in this list holds
+anything."""
 
 from __future__ import annotations
 
