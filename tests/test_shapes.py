@@ -124,3 +124,19 @@ def test_a_snodo_snapshot_of_another_shape_is_not_learned_from() -> None:
     assert workload.snapshot("x1") is None and list(workload.boundaries()) == []
     worker.saw(op, Ok(snap), 5)
     assert workload.snapshot("x1") == snap
+
+
+def test_the_blame_of_an_answer_of_another_shape_reads_none_of_its_fields() -> None:
+    """ledgence's attribution compares a recovery scan's counts at an expiry boundary; counts
+    that are no integers are not compared (that raised TypeError: the kit's crash), and the
+    step's own clause is broken."""
+    from fencepost.model.ledgence_tasks.blame import answer_clause
+
+    progress = ldg.RecoveryProgress(1, 1)
+    odd = copy.copy(progress)
+    object.__setattr__(odd, "expired", "one")
+    op = ldg.ExpireBatch(100)
+    assert answer_clause(op, "LDG-LIVE-001", Ok(progress), Ok(odd)) is None
+    # well formed: more expired than the model (the store judged the attempt not live)
+    assert answer_clause(op, "LDG-LIVE-001", Ok(progress), Ok(ldg.RecoveryProgress(2, 2))) == (
+        "LDG-RECOVER-001")

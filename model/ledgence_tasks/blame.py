@@ -18,6 +18,7 @@ from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.opaque import Opaque
 from fencepost.spec.ops import Op
 from fencepost.spec.outcome import Ok, Outcome
+from fencepost.spec.shapes import answer_hints, holds
 
 from ..base import field_diff
 
@@ -29,6 +30,9 @@ def _claimed_task(outcome: Outcome) -> Any:
     assignment = getattr(reply, "assignment", None)
     return getattr(getattr(assignment, "event", None), "task_id", None)
 
+
+_ANSWERS = answer_hints(spec)
+"""What each operation answers (the protocol's declared types)."""
 
 _FRESH_ACQUISITION = frozenset({"LDG-ACQ-002", "LDG-ACQ-003", "LDG-ACQ-013", "LDG-ACQ-014",
                                 "LDG-ACQ-016", "LDG-FINISH-007"})
@@ -130,7 +134,12 @@ def answer_clause(op: Op, clause: str, expected: Outcome, actual: Outcome) -> st
       `dispatch_authorized`: RENEW-007 (dispatch is authorized once); another repeated event:
       HISTORY-001; any other wrong history: HISTORY-002 (the events a transition writes).
     - An attempt read back wrong in its quiescence alone before any settlement: ACQ-002; in
-      an execution_may_have_started its accepted settlement owes: SETTLE-001."""
+      an execution_may_have_started its accepted settlement owes: SETTLE-001.
+
+    An answer not of the shape the protocol declares (``spec.shapes``) tells nothing more: its
+    fields are not read, and the step's own clause is broken."""
+    if isinstance(actual, Ok) and not holds(_ANSWERS.get(op.name, Any), actual.value):
+        return None  # an answer of another shape than declared: the step's own rule
     if isinstance(op, spec.ListTasks):
         return _page_clause(op, expected, actual)
     if clause == "LDG-LIVE-001" and not _judged_live(op, expected, actual):
