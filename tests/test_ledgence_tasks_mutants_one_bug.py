@@ -494,37 +494,47 @@ def acquires_by_consumers(*consumers: int) -> Script:
 
 
 
+UNFILTERED = spec.TaskFilters()
+"""A walk of every task."""
+
 CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
     "issued": cursors.unchanged, "time -1": cursors.at_time(-1), "time 0": cursors.at_time(0),
     "version 2": cursors.with_key("version", 2), "a key more": cursors.with_key("after", None),
     "float time": cursors.time_as_float, "empty task id": cursors.with_task_id(""),
     "NUL task id": cursors.with_task_id("task\x00"), "third part": cursors.third_part,
-    "no task id": cursors.no_task_id,
+    "no task id": cursors.no_task_id, "a filter key": cursors.with_filter("priority", None),
+    "scope of three": cursors.scope_of_three,
+    "float bound": cursors.with_filter("submitted_from", 1000.0),
 }
 
 
-def pages_after_cursors(*edits: str, upper: bool = False) -> Script:
+def pages_after_cursors(*edits: str, upper: bool = False,
+                        filters: spec.TaskFilters = UNFILTERED) -> Script:
     """Three tasks submitted in one ms, a first page of one, and a page after its cursor as
     changed by each of :data:`CURSOR_EDITS` (written back as canonical JSON, in uppercase
     hex when ``upper``): how many tasks it lists, or the error's code."""
     def script(store: Any, clock: Clock) -> list[Any]:
         for k in range(3):
             submit(store, f"key-{k}")
-        issued = store.list_tasks(SCOPE, spec.TaskListQuery(spec.TaskFilters(), 1)).next_cursor
+        issued = store.list_tasks(SCOPE, spec.TaskListQuery(filters, 1)).next_cursor
         answers: list[Any] = []
         for edit in edits:
             document = CURSOR_EDITS[edit](json.loads(bytes.fromhex(issued)))
             cursor = spec.canonical_json(document).encode("utf-8").hex()
             cursor = cursor.upper() if upper else cursor
-            answers.append(_try_page(store, spec.TaskListQuery(spec.TaskFilters(), 50, cursor)))
+            answers.append(_try_page(store, spec.TaskListQuery(filters, 50, cursor)))
         return answers
     script.__name__ = f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"
     return script
 
 
-def all_but(*edits: str) -> Script:
+def all_but(*edits: str, filters: spec.TaskFilters = UNFILTERED) -> Script:
     """:func:`pages_after_cursors` of every edit but ``edits``, in lowercase hex."""
-    return pages_after_cursors(*(e for e in CURSOR_EDITS if e not in edits))
+    return pages_after_cursors(*(e for e in CURSOR_EDITS if e not in edits), filters=filters)
+
+
+FROM_1000 = spec.TaskFilters(submitted_from=1000)
+"""A walk bounded from 1 000 (the scripts' tasks are submitted then)."""
 
 
 def _try_page(store: Any, query: spec.TaskListQuery) -> Any:
@@ -595,6 +605,12 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [all_but("empty task id", "NUL task id")]),
     ("cursor_position_truncated", pages_after_cursors("third part"), [all_but("third part")]),
     ("cursor_at_zero_is_no_cursor", pages_after_cursors("time 0"), [all_but("time 0")]),
+    ("cursor_filter_keys_ignored", pages_after_cursors("a filter key"),
+     [all_but("a filter key")]),
+    ("cursor_scope_truncated", pages_after_cursors("scope of three"),
+     [all_but("scope of three")]),
+    ("cursor_query_unchecked", pages_after_cursors("float bound", filters=FROM_1000),
+     [all_but("float bound"), all_but("float bound", "time 0", filters=FROM_1000)]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -701,6 +717,9 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_task_id_unchecked", pages_after_cursors("empty task id", "NUL task id"), [0, 0]),
     ("cursor_position_truncated", pages_after_cursors("third part"), [2]),
     ("cursor_at_zero_is_no_cursor", pages_after_cursors("time 0"), [3]),  # the first page
+    ("cursor_filter_keys_ignored", pages_after_cursors("a filter key"), [2]),
+    ("cursor_scope_truncated", pages_after_cursors("scope of three"), [2]),
+    ("cursor_query_unchecked", pages_after_cursors("float bound", filters=FROM_1000), [2]),
     # a passed deadline answered before the seed's types are decoded
     ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was

@@ -138,24 +138,41 @@ class Listing(LedgenceBase):
 
         if not isinstance(document, dict) or not self._cursor_keys_admitted(set(document)):
             raise refuse()
-        version, scope, filters = (document["version"], document["scope"],
-                                   document["filters"])
+        if not self._cursor_version_admitted(document["version"]):
+            raise refuse()
+        scope = self._cursor_scope(document["scope"])
+        filters = self._cursor_filters(document["filters"])
         position = self._cursor_position_parts(document["position"])
-        if not self._cursor_version_admitted(version):
+        if scope is None or filters is None or position is None:
             raise refuse()
-        if (not isinstance(scope, list) or len(scope) != 2
-                or not isinstance(filters, dict) or set(filters) != set(FILTER_FIELDS)):
+        decoded = PageCursor(scope, filters, position)
+        if not self._cursor_query_valid(decoded):
             raise refuse()
-        if position is None:
-            raise refuse()
-        decoded = PageCursor(spec.Scope(*scope), spec.TaskFilters(**filters), position)
-        try:
-            spec.validate_list_query(decoded.scope, spec.TaskListQuery(decoded.filters))
-        except spec.InvalidInput:
-            raise refuse() from None
         if not self._position_admitted(decoded.position, decoded.filters):
             raise refuse()
         return decoded
+
+    def _cursor_scope(self, scope: Any) -> spec.Scope | None:
+        """LDG-LIST-007: a scope of exactly its two parts (the seed's ``Scope``), else
+        ``None``."""
+        return spec.Scope(*scope) if isinstance(scope, list) and len(scope) == 2 else None
+
+    def _cursor_filters(self, filters: Any) -> spec.TaskFilters | None:
+        """LDG-LIST-007: filters of exactly the five keys (the seed's ``TaskFilters`` denies
+        unknown fields), else ``None``."""
+        if not isinstance(filters, dict) or set(filters) != set(FILTER_FIELDS):
+            return None
+        return spec.TaskFilters(**filters)
+
+    def _cursor_query_valid(self, cursor: PageCursor) -> bool:
+        """LDG-LIST-007: the decoded scope and filters are ones a query may have (a bound that
+        is no integer is refused: the seed's ``Timestamp``; Python would find 1000.0 equal to
+        the call's 1000)."""
+        try:
+            spec.validate_list_query(cursor.scope, spec.TaskListQuery(cursor.filters))
+        except spec.InvalidInput:
+            return False
+        return True
 
     def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
         """LDG-LIST-007: a position the seed's cursor admits (``TaskPosition::validate``): a

@@ -46,7 +46,8 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, "not-a-cursor")
     page(h, 3, Forged("cursor"))
     page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], at_time(-1)))
-    upper, key, version, float_time, empty_id, nul_id, third, short = names.MALFORMED_CURSORS
+    (upper, key, version, float_time, empty_id, nul_id, third, short, filter_key, long_scope,
+     _) = names.MALFORMED_CURSORS
     page(h, 3, forge_cursor(h, "c1", upper, unchanged, upper=True))
     page(h, 3, forge_cursor(h, "c1", key, with_key("after", None)))
     page(h, 3, forge_cursor(h, "c1", version, with_key("version", 2)))
@@ -56,6 +57,8 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, forge_cursor(h, "c1", third, third_part))
     page(h, 3, forge_cursor(h, "c1", short, no_task_id))
     page(h, 3, forge_position(h, "c1", names.FORGED_AT_ZERO, 0))
+    page(h, 3, forge_cursor(h, "c1", filter_key, with_filter("priority", None)))
+    page(h, 3, forge_cursor(h, "c1", long_scope, scope_of_three))
     page(h, 7)
     page(h, 6, bind="c3")
     page(h, 1, Ref("c3"))
@@ -92,6 +95,8 @@ def pagination_filters(h: Harness, p: str) -> None:
     bounds: dict[str, Any] = {"submitted_from": start + 100, "submitted_until": start + 201}
     page(h, 1, forge_cursor(h, "ranged", before_from, at_time(start + 99)), **bounds)
     page(h, 1, forge_cursor(h, "ranged", at_until, at_time(start + 201)), **bounds)
+    page(h, 1, forge_cursor(h, "ranged", names.MALFORMED_CURSORS[-1],
+                            with_filter("submitted_from", float(start + 100))), **bounds)
     page(h, state="paused")
     page(h, queue="")
     page(h, correlation_key="x" * (spec.MAX_CORRELATION_KEY_BYTES + 1))
@@ -215,6 +220,30 @@ def with_key(key: str, value: Any) -> Callable[[Any], Any]:
         document[key] = value
         return document
     return edit
+
+
+def with_filter(key: str, value: Any) -> Callable[[Any], Any]:
+    """An edit of a cursor document: its filter ``key`` set to ``value`` (a key no filters
+    have is added)."""
+    def edit(document: Any) -> Any:
+        filters = document["filters"]
+        if not isinstance(filters, dict):
+            raise TypeError("filters")
+        filters[key] = value
+        return document
+    return edit
+
+
+def scope_of_three(document: Any) -> Any:
+    """An edit of a cursor document: a third part after the scope's two."""
+    scope = document["scope"]
+    if isinstance(scope, list) and len(scope) == 2:
+        scope.append("x")
+    elif isinstance(scope, dict) and len(scope) == 2:
+        scope["x"] = "x"
+    else:
+        raise TypeError("scope")
+    return document
 
 
 def third_part(document: Any) -> Any:

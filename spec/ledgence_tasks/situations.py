@@ -28,11 +28,15 @@ MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cu
                      "a cursor of version 2", "a cursor whose time is a float",
                      "a cursor whose task id is empty", "a cursor whose task id holds NUL",
                      "a cursor whose position has a third part",
-                     "a cursor whose position lacks its task id")
+                     "a cursor whose position lacks its task id",
+                     "a cursor whose filters have a key no filters have",
+                     "a cursor whose scope has three parts",
+                     "a cursor whose filter bound is a float")
 """Issued cursors changed in a way the seed's ``decode_cursor`` refuses
 (``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
-``deny_unknown_fields``, version 1, a ``Timestamp`` integer, a task id its ``validate_text``
-takes, ``lib.rs`` at 06e3b0e: not empty, no control character)."""
+``deny_unknown_fields`` on the cursor, its filters and its position, a two-field ``Scope``,
+version 1, ``Timestamp`` integers, a task id its ``validate_text`` takes, ``lib.rs`` at
+06e3b0e: not empty, no control character)."""
 FORGED_AT_ZERO = "a well-formed cursor at timestamp 0, never issued"
 """A position a page could end at, in the issued cursor's own encoding: the seed reads it as
 that position (``TaskPosition::validate`` takes 0), a store that keeps its cursors refuses it."""

@@ -9,6 +9,7 @@ import attrs
 
 from fencepost.adapters.ledgence_tasks.core import (
     DISPATCH,
+    FILTER_FIELDS,
     QUEUED,
     Cursor,
     LedgenceCore,
@@ -358,6 +359,31 @@ class CursorAtZeroIsNoCursor(LedgenceCore):
         return position if position is not None and position[0] else None
 
 
+
+class CursorFilterKeysIgnored(LedgenceCore):
+    """A cursor's filters are read for the five known keys, any other ignored."""
+
+    def _cursor_filters(self, filters: Any) -> spec.TaskFilters | None:
+        if not isinstance(filters, dict):
+            return None
+        return spec.TaskFilters(**{name: filters.get(name) for name in FILTER_FIELDS})
+
+
+class CursorScopeTruncated(LedgenceCore):
+    """A cursor's scope is its first two parts: a scope of three parts is read."""
+
+    def _cursor_scope(self, scope: Any) -> spec.Scope | None:
+        return spec.Scope(*scope[:2]) if isinstance(scope, list) and len(scope) >= 2 else None
+
+
+class CursorQueryUnchecked(LedgenceCore):
+    """The filters a cursor decodes to are compared with the call's, never validated: a
+    bound written 1000.0 equals the call's 1000 and continues the walk."""
+
+    def _cursor_query_valid(self, cursor: PageCursor) -> bool:
+        return True
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
            "LDG-LIST-009", OffsetPagination),
@@ -385,6 +411,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "the walk", "LDG-LIST-007", CursorPositionTruncated),
     Mutant("cursor_at_zero_is_no_cursor", "a cursor at timestamp 0 starts again from the "
            "first page", "LDG-LIST-006", CursorAtZeroIsNoCursor),
+    Mutant("cursor_filter_keys_ignored", "a cursor whose filters have a key no filters have "
+           "continues the walk", "LDG-LIST-007", CursorFilterKeysIgnored),
+    Mutant("cursor_scope_truncated", "a cursor whose scope has three parts continues the "
+           "walk", "LDG-LIST-007", CursorScopeTruncated),
+    Mutant("cursor_query_unchecked", "a cursor whose filter bound is a float equal to the "
+           "call's continues the walk", "LDG-LIST-007", CursorQueryUnchecked),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
