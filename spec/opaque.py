@@ -137,7 +137,8 @@ class Foreign:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Sent to another process (a ``--jobs`` part's result) as it is, or, when the
-        store's object cannot be pickled (a generator, a lock), with its text in its place."""
+        store's object cannot be pickled and read back (a generator, a lock), with its text
+        in its place."""
         return (Foreign, (_shippable(self.obj, self.text), self.text, self._hash))
 
 
@@ -161,7 +162,7 @@ ships one stand-in, so they stay equal (pickle keeps one object once)."""
 
 def _shippable(obj: Any, text: str) -> Any:
     try:
-        pickle.dumps(obj)
+        pickle.loads(pickle.dumps(obj))  # what cannot be read back there is not sent either
         return obj
     except BaseException:  # noqa: BLE001 - any failure: the object stays in this process
         held = _STAND_INS.get(id(obj))

@@ -243,13 +243,18 @@ def test_a_str_that_says_it_equals_anything_is_read_as_its_text(tmp_path: Path, 
     assert status == "fail" and shown in answered and shown not in required
 
 
-def test_an_answer_no_process_can_send_fails_its_clause_with_jobs(tmp_path: Path) -> None:
-    """A record that is a generator: with --jobs 2 the part's result still comes back (its
-    text in its place), and the clause fails as with one process."""
-    result, report = check(tmp_path, "adk-ledger", "generator_answer", "--jobs", "2")
+@pytest.mark.parametrize(("behaviour", "shown"), [("generator_answer", "<generator object"),
+                                                  ("unreadable_pickle_answer",
+                                                   "UnreadablePickle()")])
+def test_an_answer_no_process_can_send_fails_its_clause_with_jobs(
+        tmp_path: Path, behaviour: str, shown: str) -> None:
+    """A record that is a generator, or that pickles and cannot be read back: with --jobs 2
+    the part's result still comes back (its text in its place), and the clause fails as with
+    one process."""
+    result, report = check(tmp_path, "adk-ledger", behaviour, "--jobs", "2")
     assert result.returncode == 1, result.stdout + result.stderr
     status, reason = verdicts(report)["ADK-CREATE-001"]
-    assert status == "fail" and "<generator object" in reason, reason
+    assert status == "fail" and shown in reason, reason
 
 
 @pytest.mark.parametrize("contract_name", sorted(MODULES))

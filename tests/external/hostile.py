@@ -363,8 +363,23 @@ def _generator(_answer: Any) -> Any:
     return (x for x in ())
 
 
+def _refuse_unpickling() -> None:
+    raise RuntimeError("a hostile object cannot be read back")
+
+
+class UnreadablePickle:
+    """An object that pickles, and raises when it is read back."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_refuse_unpickling, ())
+
+    def __repr__(self) -> str:
+        return "UnreadablePickle()"
+
+
 ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
     "generator_answer": _records(_generator),
+    "unreadable_pickle_answer": _records(lambda _a: UnreadablePickle()),
     "workers_get_none": _on_threads(lambda _a: None, _concurrent_worker),
     "workers_get_fields_of_another_type": _on_threads(_fields_of_another_type,
                                                       _concurrent_worker),
@@ -390,6 +405,7 @@ ALTERATIONS: dict[str, Callable[[str, tuple[Any, ...], Any], Any]] = {
 """Behaviours that change what a correct store answered (adk-ledger records), by name:
 
 - ``generator_answer``: a record is a generator (which no process can send another);
+  ``unreadable_pickle_answer``: a record is an object that pickles and cannot be read back;
 - ``workers_get_none``: every answer a concurrent worker gets is None (any contract);
 - ``workers_get_fields_of_another_type`` / ``racers_get_fields_of_another_type``: every answer
   a concurrent worker / a racer or worker gets holds a generator where the contract has an
