@@ -490,9 +490,12 @@ def test_a_call_that_says_it_waits_gives_the_reading_over_at_once(
                              "args": {"invocation_id": "open"}},
                             *[_get(f"x{k}") for k in range(20)]],
                      factory=lambda env: made.append(_Waiting(env)) or made[-1])
-    assert [(r["id"], r.get("ok")) for r in replies[:2]] == [(3, None), (2, "wait")]
-    assert [r.get("ok") for r in replies[2:]] == [f"x{k}" for k in range(20)]
-    assert len(set(made[0].threads[:2])) == 2
+    # the get's reply may come before or after the first lock-step get's: only what each
+    # answered is asserted
+    answered = {r["id"]: r.get("ok") for r in replies}
+    assert (answered[2], answered[3]) == ("wait", None)
+    assert [answered[k] for k in range(4, 24)] == [f"x{k}" for k in range(20)]
+    assert len(replies) == 22 and len(set(made[0].threads[:2])) == 2
 
 
 LATE = """
