@@ -48,7 +48,7 @@ WORKER_WAIT_S = 60.0
 """How long a campaign waits for the scheduler's first worker before it stops (exit 2)."""
 WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
 """The local cluster's workers run without Dask's sampling profiler: its
-``sys._current_frames()`` every 10 ms can deadlock CPython 3.11 before 3.11.9 (the runtime's
+``sys._current_frames()`` every 10 ms can deadlock CPython 3.11 (3.11.7 here; the runtime's
 head lock against the GIL, python/cpython#106883, dask/distributed#8616), and a seed's races
 run many threads. Seen here: a worker hung in a race for good, the campaign with it."""
 
