@@ -481,6 +481,37 @@ def filtered_by(*texts: tuple[str, int, bool]) -> Script:
                         for what, size, wide in texts))
 
 
+def claims_of_generations(*generations: int) -> Script:
+    """A routed task failed twice (two attempts, queued again, its retry due), then a claim of
+    each generation at the next sequences: each disposition's kind, or the error's code."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, ROUTED, 1)
+        task = submit(store, queue=ROUTED)
+        for sequence in (1, 2):
+            reply = store.claim_dispatch(attrs.evolve(
+                claim(session.id, task.task_id, sequence), dispatch=spec.DispatchRef(
+                    SCOPE, ROUTED, task.task_id, sequence)))
+            assignment = reply.disposition.reply.assignment
+            event = assignment.event
+            context = spec.ExecutionContext(event.task_id, event.attempt_id, PROGRAM, DIGEST)
+            store.settle(spec.SettleCommand(assignment.lease.owner, f"op-{sequence}",
+                                            spec.ExecutionFailure(context, "io", "io failed",
+                                                                  "execution", True),
+                                            spec.CONFIRMED))
+            clock.now += 5_000
+        answers: list[Any] = []
+        for k, generation in enumerate(generations, start=3):
+            command = attrs.evolve(claim(session.id, task.task_id, k), dispatch=spec.DispatchRef(
+                SCOPE, ROUTED, task.task_id, generation))
+            try:
+                answers.append(type(store.claim_dispatch(command).disposition).__name__)
+            except ContractError as e:
+                answers.append(e.code)
+        return answers
+    script.__name__ = f"claims_of_generations{generations}"
+    return script
+
+
 def acquires_by_consumers(*consumers: int) -> Script:
     """An acquire at sequence 1 by each consumer of a session of one, a task queued."""
     def script(store: Any, clock: Clock) -> list[Any]:
@@ -505,6 +536,7 @@ CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
     "no task id": cursors.no_task_id, "a filter key": cursors.with_filter("priority", None),
     "scope of three": cursors.scope_of_three,
     "float bound": cursors.with_filter("submitted_from", 1000.0),
+    "no version": cursors.without_key("version"),
 }
 
 
@@ -611,6 +643,12 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [all_but("scope of three")]),
     ("cursor_query_unchecked", pages_after_cursors("float bound", filters=FROM_1000),
      [all_but("float bound"), all_but("float bound", "time 0", filters=FROM_1000)]),
+    ("cursor_version_defaulted", pages_after_cursors("no version"), [all_but("no version")]),
+    # a cursor at the lower bound, issued by a page ending there: the walk goes on
+    ("cursor_at_from_bound_refused", pages_after_cursors("issued", filters=FROM_1000),
+     [pages_after_cursors("issued"), all_but("issued", filters=FROM_1000)]),
+    ("only_last_generation_superseded", claims_of_generations(1),
+     [claims_of_generations(2, 4, 3)]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -720,6 +758,11 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_filter_keys_ignored", pages_after_cursors("a filter key"), [2]),
     ("cursor_scope_truncated", pages_after_cursors("scope of three"), [2]),
     ("cursor_query_unchecked", pages_after_cursors("float bound", filters=FROM_1000), [2]),
+    ("cursor_version_defaulted", pages_after_cursors("no version"), [2]),
+    ("cursor_at_from_bound_refused", pages_after_cursors("issued", filters=FROM_1000),
+     ["invalid_input"]),
+    # a generation behind the last handed off taken for the next: claimed
+    ("only_last_generation_superseded", claims_of_generations(1), ["ClaimClaimed"]),
     # a passed deadline answered before the seed's types are decoded
     ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was

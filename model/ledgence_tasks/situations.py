@@ -415,6 +415,8 @@ def _page(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Found:
         yield "LDG-LIST-006", "a new limit"
         if any(s.submitted_at == cursor.submitted_at for s in mine if s.task_id != cursor.task_id):
             yield "LDG-LIST-006", "ties across the cursor"
+        if cursor.submitted_at == filters.submitted_from:
+            yield "LDG-LIST-006", "a cursor at submitted_from"
 
 
 def _matching(before: State, op: spec.ListTasks, ctx: Ctx) -> list[Any]:

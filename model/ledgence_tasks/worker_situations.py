@@ -438,6 +438,9 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
         yield clause, ("a terminal task" if snap.state in spec.TERMINAL_TASK_STATES
                        else "a cancel-requested task" if snap.cancel_requested_at is not None
                        else "an older generation")
+        if (snap.state == "queued" and snap.cancel_requested_at is None
+                and target.generation < snap.attempt_count):
+            yield clause, "a generation behind the last handed off"
     if code(step) == "ok" and clause == "LDG-DISPATCH-001":
         yield from _claimed(before, acq, session, ctx, step)
 

@@ -61,12 +61,17 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     claim(h, ws, 1, 4, first, 2, queue=ROUTED)  # not yet available: deferred
     h.advance(10_000)
     claim(h, ws, 2, 1, first, 2, queue=ROUTED)  # claimed
+    a = last_attempt(h)
+    settle(h, a, failure(h, a, "io"))  # two attempts, queued again
+    claim(h, ws, 2, 2, first, 1, queue=ROUTED)  # a generation behind the last: superseded
+    h.advance(10_000)
+    claim(h, ws, 2, 3, first, 3, queue=ROUTED)  # claimed
     h.apply("client", spec.Cancel(SCOPE, Ref(second)))
     claim(h, ws, 1, 5, second, 1, queue=ROUTED)  # cancel requested: superseded
     reads(h, first, last_attempt(h))
     done = last_attempt(h)
     settle(h, done, success(h, done))
-    claim(h, ws, 1, 6, first, 2, queue=ROUTED)  # succeeded: superseded
+    claim(h, ws, 1, 6, first, 3, queue=ROUTED)  # succeeded: superseded
 
 
 @scenario("dispatch")

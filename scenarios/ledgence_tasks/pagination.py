@@ -47,7 +47,7 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, Forged("cursor"))
     page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], at_time(-1)))
     (upper, key, version, float_time, empty_id, nul_id, third, short, filter_key, long_scope,
-     _) = names.MALFORMED_CURSORS
+     no_version, _) = names.MALFORMED_CURSORS
     page(h, 3, forge_cursor(h, "c1", upper, unchanged, upper=True))
     page(h, 3, forge_cursor(h, "c1", key, with_key("after", None)))
     page(h, 3, forge_cursor(h, "c1", version, with_key("version", 2)))
@@ -59,6 +59,7 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, forge_position(h, "c1", names.FORGED_AT_ZERO, 0))
     page(h, 3, forge_cursor(h, "c1", filter_key, with_filter("priority", None)))
     page(h, 3, forge_cursor(h, "c1", long_scope, scope_of_three))
+    page(h, 3, forge_cursor(h, "c1", no_version, without_key("version")))
     page(h, 7)
     page(h, 6, bind="c3")
     page(h, 1, Ref("c3"))
@@ -100,6 +101,12 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, state="paused")
     page(h, queue="")
     page(h, correlation_key="x" * (spec.MAX_CORRELATION_KEY_BYTES + 1))
+    h.advance(100)
+    tied = h.now
+    for k in "efg":
+        submit_task(h, f"{p}-{k}")
+    page(h, 1, bind="at_from", submitted_from=tied)  # one of the three, a cursor at the bound
+    page(h, 1, Ref("at_from"), submitted_from=tied)  # the walk goes on from there
 
 
 @scenario()
@@ -218,6 +225,14 @@ def with_key(key: str, value: Any) -> Callable[[Any], Any]:
         if not isinstance(document, dict) or "position" not in document:
             raise KeyError(key)
         document[key] = value
+        return document
+    return edit
+
+
+def without_key(key: str) -> Callable[[Any], Any]:
+    """An edit of a cursor document: its top-level ``key`` left out."""
+    def edit(document: Any) -> Any:
+        del document[key]
         return document
     return edit
 

@@ -409,7 +409,9 @@ CLAUSES = Catalogue(_situated([
        "exact last page has none.", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-006", "a cursor continues strictly after its position",
        "A page read with a cursor starts strictly after the cursor's (submitted_at, task_id), "
-       "ties included, whatever the new limit.", M, "scenario:pagination_ties_and_cursors"),
+       "ties included, whatever the new limit; a cursor at the submitted_from bound (it is "
+       "inclusive) continues like any other.", M, "scenario:pagination_ties_and_cursors",
+       "scenario:pagination_filters"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
        "included), answers invalid_input; so does a well-formed cursor whose position no page "
@@ -445,8 +447,9 @@ CLAUSES = Catalogue(_situated([
        "the current attempt, and claims nothing.", M, "scenario:dispatch_dispositions",
        requires=("dispatch",)),
     _c("LDG-DISPATCH-003", "older generations and finished tasks are superseded",
-       "A claim of a terminal or cancel-requested task, or at a generation below the current "
-       "one, answers terminal_or_superseded and claims nothing.", M,
+       "A claim of a terminal or cancel-requested task, or at any generation below the "
+       "current one (the last handed off or one further behind), answers "
+       "terminal_or_superseded and claims nothing.", M,
        "scenario:dispatch_dispositions", requires=("dispatch",)),
     _c("LDG-DISPATCH-004", "a task not yet available is deferred",
        "A claim of a queued task whose available_at is after now answers deferred with that "

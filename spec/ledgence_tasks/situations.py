@@ -31,12 +31,14 @@ MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cu
                      "a cursor whose position lacks its task id",
                      "a cursor whose filters have a key no filters have",
                      "a cursor whose scope has three parts",
+                     "a cursor lacking its version",
                      "a cursor whose filter bound is a float")
 """Issued cursors changed in a way the seed's ``decode_cursor`` refuses
 (``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
 ``deny_unknown_fields`` on the cursor, its filters and its position, a two-field ``Scope``,
-version 1, ``Timestamp`` integers, a task id its ``validate_text`` takes, ``lib.rs`` at
-06e3b0e: not empty, no control character)."""
+version 1, each of the cursor's four fields present (none is an ``Option``), ``Timestamp``
+integers, a task id its ``validate_text`` takes, ``lib.rs`` at 06e3b0e: not empty, no control
+character)."""
 FORGED_AT_ZERO = "a well-formed cursor at timestamp 0, never issued"
 """A position a page could end at, in the issued cursor's own encoding: the seed reads it as
 that position (``TaskPosition::validate`` takes 0), a store that keeps its cursors refuses it."""
@@ -170,12 +172,13 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-LIST-004": ("limit 0", "limit 101", "submitted_from >= submitted_until",
                      "a bad filter"),
     "LDG-LIST-005": ("an exact last page", "one row beyond the page"),
-    "LDG-LIST-006": ("ties across the cursor", "a new limit"),
+    "LDG-LIST-006": ("ties across the cursor", "a new limit", "a cursor at submitted_from"),
     "LDG-LIST-007": ("another scope", "other filters", "a value no page issued",
                      *UNISSUED_POSITIONS, *MALFORMED_CURSORS, FORGED_AT_ZERO),
     # targeted dispatch
     "LDG-DISPATCH-003": tuple(situation(s, "dispatch") for s in (
-        "a terminal task", "a cancel-requested task", "an older generation")),
+        "a terminal task", "a cancel-requested task", "an older generation",
+        "a generation behind the last handed off")),
     "LDG-DISPATCH-005": tuple(situation(s, "dispatch") for s in (
         "a live claim replayed", "a lost claim replayed", "another command at the sequence",
         "an acquire at a claimed sequence")),

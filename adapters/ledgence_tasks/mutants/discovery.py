@@ -187,6 +187,17 @@ class OldGenerationOfQueuedTask(LedgenceCore):
         return super()._disposition(task, generation, now)
 
 
+class OnlyLastGenerationSuperseded(LedgenceCore):
+    """A queued task supersedes only the generation it last handed off: one further behind
+    (generation 1 of a task retried twice) is taken for the next one."""
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        snap = task.snapshot
+        if snap.state == QUEUED and not self._superseded(task) and generation < snap.attempt_count:
+            generation = snap.attempt_count + 1
+        return super()._disposition(task, generation, now)
+
+
 class DeferredIsClaimed(LedgenceCore):
     """The claim does not compare available_at with now: a task in its retry backoff is
     claimed instead of deferred."""
@@ -376,6 +387,27 @@ class CursorScopeTruncated(LedgenceCore):
         return spec.Scope(*scope[:2]) if isinstance(scope, list) and len(scope) >= 2 else None
 
 
+class CursorVersionDefaulted(LedgenceCore):
+    """A cursor lacking its version is read as version 1 (the seed's ``Cursor`` has no default
+    for it: a missing field is refused)."""
+
+    def _cursor_from_document(self, document: Any) -> PageCursor:
+        if isinstance(document, dict) and "version" not in document:
+            document = {**document, "version": 1}
+        return super()._cursor_from_document(document)
+
+
+class CursorAtFromBoundRefused(LedgenceCore):
+    """A cursor's position must lie after submitted_from, not at it: the cursor a page ending
+    on a task submitted at the bound issued is refused."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        submitted_at = position[0]
+        if filters.submitted_from is not None and submitted_at == filters.submitted_from:
+            return False
+        return super()._position_admitted(position, filters)
+
+
 class CursorQueryUnchecked(LedgenceCore):
     """The filters a cursor decodes to are compared with the call's, never validated: a
     bound written 1000.0 equals the call's 1000 and continues the walk."""
@@ -417,6 +449,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "walk", "LDG-LIST-007", CursorScopeTruncated),
     Mutant("cursor_query_unchecked", "a cursor whose filter bound is a float equal to the "
            "call's continues the walk", "LDG-LIST-007", CursorQueryUnchecked),
+    Mutant("cursor_version_defaulted", "a cursor lacking its version continues the walk",
+           "LDG-LIST-007", CursorVersionDefaulted),
+    Mutant("cursor_at_from_bound_refused", "the cursor of a page ending at submitted_from is "
+           "refused", "LDG-LIST-006", CursorAtFromBoundRefused),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
@@ -435,6 +471,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "terminal_or_superseded", "LDG-DISPATCH-002", HandedOffIsSuperseded),
     Mutant("old_generation_of_queued_task", "an older generation of a retried task is deferred "
            "or claimed", "LDG-DISPATCH-003", OldGenerationOfQueuedTask),
+    Mutant("only_last_generation_superseded", "a generation further behind than the last "
+           "handed off is claimed", "LDG-DISPATCH-003", OnlyLastGenerationSuperseded),
     Mutant("deferred_is_claimed", "a task not yet available is claimed", "LDG-DISPATCH-004",
            DeferredIsClaimed),
     Mutant("receipt_ignores_command", "another claim at a claimed sequence replays the first",
