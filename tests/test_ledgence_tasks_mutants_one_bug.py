@@ -483,7 +483,8 @@ def filtered_by(*texts: tuple[str, int, bool]) -> Script:
 
 def claims_of_generations(*generations: int) -> Script:
     """A routed task failed twice (two attempts, queued again, its retry due), then a claim of
-    each generation at the next sequences: each disposition's kind, or the error's code."""
+    each generation, each by a session of its own: each disposition's kind, or the error's
+    code."""
     def script(store: Any, clock: Clock) -> list[Any]:
         session = store.open_session(SCOPE, ROUTED, 1)
         task = submit(store, queue=ROUTED)
@@ -500,8 +501,9 @@ def claims_of_generations(*generations: int) -> Script:
                                             spec.CONFIRMED))
             clock.now += 5_000
         answers: list[Any] = []
-        for k, generation in enumerate(generations, start=3):
-            command = attrs.evolve(claim(session.id, task.task_id, k), dispatch=spec.DispatchRef(
+        for generation in generations:  # each by a consumer of its own: none is busy
+            claimant = store.open_session(SCOPE, ROUTED, 1)
+            command = attrs.evolve(claim(claimant.id, task.task_id), dispatch=spec.DispatchRef(
                 SCOPE, ROUTED, task.task_id, generation))
             try:
                 answers.append(type(store.claim_dispatch(command).disposition).__name__)
@@ -567,6 +569,8 @@ def all_but(*edits: str, filters: spec.TaskFilters = UNFILTERED) -> Script:
 
 FROM_1000 = spec.TaskFilters(submitted_from=1000)
 """A walk bounded from 1 000 (the scripts' tasks are submitted then)."""
+UNTIL_1001 = spec.TaskFilters(submitted_until=1001)
+"""A walk bounded above just after the scripts' tasks."""
 
 
 def _try_page(store: Any, query: spec.TaskListQuery) -> Any:
@@ -649,6 +653,10 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [pages_after_cursors("issued"), all_but("issued", filters=FROM_1000)]),
     ("only_last_generation_superseded", claims_of_generations(1),
      [claims_of_generations(2, 4, 3)]),
+    ("cursor_below_until_refused", pages_after_cursors("issued", filters=UNTIL_1001),
+     [pages_after_cursors("issued"), all_but("issued", "time 0", filters=UNTIL_1001)]),
+    ("older_generation_handed_off", claims_of_generations(3, 1),
+     [claims_of_generations(3, 3), claims_of_generations(2)]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -763,6 +771,11 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
      ["invalid_input"]),
     # a generation behind the last handed off taken for the next: claimed
     ("only_last_generation_superseded", claims_of_generations(1), ["ClaimClaimed"]),
+    ("cursor_below_until_refused", pages_after_cursors("issued", filters=UNTIL_1001),
+     ["invalid_input"]),
+    # an older generation of an active task told of the current attempt
+    ("older_generation_handed_off", claims_of_generations(3, 1),
+     ["ClaimClaimed", "ClaimAlreadyHandedOff"]),
     # a passed deadline answered before the seed's types are decoded
     ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was

@@ -438,11 +438,16 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
         yield clause, ("a terminal task" if snap.state in spec.TERMINAL_TASK_STATES
                        else "a cancel-requested task" if snap.cancel_requested_at is not None
                        else "an older generation")
-        if (snap.state == "queued" and snap.cancel_requested_at is None
-                and target.generation < snap.attempt_count):
-            yield clause, "a generation behind the last handed off"
+        behind = _BEHIND.get(snap.state)
+        if behind and snap.cancel_requested_at is None and target.generation < snap.attempt_count:
+            yield clause, behind
     if code(step) == "ok" and clause == "LDG-DISPATCH-001":
         yield from _claimed(before, acq, session, ctx, step)
+
+
+_BEHIND = {"queued": "a generation behind the last handed off",
+           "active": "an older generation of an active task"}
+"""LDG-DISPATCH-003 at a generation below the task's attempt count, by the task's state."""
 
 
 def _invalid_claim(acq: Any, target: Any, rec: TaskRec | None, step: Step) -> str | None:

@@ -66,12 +66,13 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     claim(h, ws, 2, 2, first, 1, queue=ROUTED)  # a generation behind the last: superseded
     h.advance(10_000)
     claim(h, ws, 2, 3, first, 3, queue=ROUTED)  # claimed
+    claim(h, ws, 1, 5, first, 2, queue=ROUTED)  # active at 3: an older generation, superseded
     h.apply("client", spec.Cancel(SCOPE, Ref(second)))
-    claim(h, ws, 1, 5, second, 1, queue=ROUTED)  # cancel requested: superseded
+    claim(h, ws, 1, 6, second, 1, queue=ROUTED)  # cancel requested: superseded
     reads(h, first, last_attempt(h))
     done = last_attempt(h)
     settle(h, done, success(h, done))
-    claim(h, ws, 1, 6, first, 3, queue=ROUTED)  # succeeded: superseded
+    claim(h, ws, 1, 7, first, 3, queue=ROUTED)  # succeeded: superseded
 
 
 @scenario("dispatch")

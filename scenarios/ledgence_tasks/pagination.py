@@ -105,8 +105,9 @@ def pagination_filters(h: Harness, p: str) -> None:
     tied = h.now
     for k in "efg":
         submit_task(h, f"{p}-{k}")
-    page(h, 1, bind="at_from", submitted_from=tied)  # one of the three, a cursor at the bound
-    page(h, 1, Ref("at_from"), submitted_from=tied)  # the walk goes on from there
+    within: dict[str, Any] = {"submitted_from": tied, "submitted_until": tied + 1}
+    page(h, 1, bind="at_from", **within)  # one of the three, a cursor at the lower bound
+    page(h, 1, Ref("at_from"), **within)  # the walk goes on from there, below the upper one
 
 
 @scenario()

@@ -409,9 +409,9 @@ CLAUSES = Catalogue(_situated([
        "exact last page has none.", M, "scenario:pagination_ties_and_cursors"),
     _c("LDG-LIST-006", "a cursor continues strictly after its position",
        "A page read with a cursor starts strictly after the cursor's (submitted_at, task_id), "
-       "ties included, whatever the new limit; a cursor at the submitted_from bound (it is "
-       "inclusive) continues like any other.", M, "scenario:pagination_ties_and_cursors",
-       "scenario:pagination_filters"),
+       "ties included, whatever the new limit; a cursor within the submission bounds continues "
+       "like any other, one at submitted_from (inclusive) too.", M,
+       "scenario:pagination_ties_and_cursors", "scenario:pagination_filters"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
        "included), answers invalid_input; so does a well-formed cursor whose position no page "

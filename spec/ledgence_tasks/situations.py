@@ -178,7 +178,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     # targeted dispatch
     "LDG-DISPATCH-003": tuple(situation(s, "dispatch") for s in (
         "a terminal task", "a cancel-requested task", "an older generation",
-        "a generation behind the last handed off")),
+        "a generation behind the last handed off", "an older generation of an active task")),
     "LDG-DISPATCH-005": tuple(situation(s, "dispatch") for s in (
         "a live claim replayed", "a lost claim replayed", "another command at the sequence",
         "an acquire at a claimed sequence")),

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from fencepost.adapters.ledgence_tasks.core import (
+    ACTIVE,
     DISPATCH,
     FILTER_FIELDS,
     QUEUED,
@@ -195,6 +196,17 @@ class OnlyLastGenerationSuperseded(LedgenceCore):
         snap = task.snapshot
         if snap.state == QUEUED and not self._superseded(task) and generation < snap.attempt_count:
             generation = snap.attempt_count + 1
+        return super()._disposition(task, generation, now)
+
+
+class OlderGenerationHandedOff(LedgenceCore):
+    """An active task answers already_handed_off to any generation up to its current one:
+    an older generation is told of the current attempt instead of being superseded."""
+
+    def _disposition(self, task: TaskRecord, generation: int, now: int) -> Any:
+        snap = task.snapshot
+        if snap.state == ACTIVE and not self._superseded(task) and generation < snap.attempt_count:
+            generation = snap.attempt_count
         return super()._disposition(task, generation, now)
 
 
@@ -408,6 +420,17 @@ class CursorAtFromBoundRefused(LedgenceCore):
         return super()._position_admitted(position, filters)
 
 
+class CursorBelowUntilRefused(LedgenceCore):
+    """The upper bound is read the wrong way round for a cursor: a position below
+    submitted_until is refused, so no walk bounded above goes past its first page."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        until = filters.submitted_until
+        if until is not None and position[0] < until:
+            return False
+        return super()._position_admitted(position, filters)
+
+
 class CursorQueryUnchecked(LedgenceCore):
     """The filters a cursor decodes to are compared with the call's, never validated: a
     bound written 1000.0 equals the call's 1000 and continues the walk."""
@@ -453,6 +476,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-LIST-007", CursorVersionDefaulted),
     Mutant("cursor_at_from_bound_refused", "the cursor of a page ending at submitted_from is "
            "refused", "LDG-LIST-006", CursorAtFromBoundRefused),
+    Mutant("cursor_below_until_refused", "a cursor below submitted_until is refused",
+           "LDG-LIST-006", CursorBelowUntilRefused),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
@@ -473,6 +498,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "or claimed", "LDG-DISPATCH-003", OldGenerationOfQueuedTask),
     Mutant("only_last_generation_superseded", "a generation further behind than the last "
            "handed off is claimed", "LDG-DISPATCH-003", OnlyLastGenerationSuperseded),
+    Mutant("older_generation_handed_off", "an older generation of an active task answers "
+           "already_handed_off", "LDG-DISPATCH-003", OlderGenerationHandedOff),
     Mutant("deferred_is_claimed", "a task not yet available is claimed", "LDG-DISPATCH-004",
            DeferredIsClaimed),
     Mutant("receipt_ignores_command", "another claim at a claimed sequence replays the first",
