@@ -539,6 +539,7 @@ CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
     "scope of three": cursors.scope_of_three,
     "float bound": cursors.with_filter("submitted_from", 1000.0),
     "no version": cursors.without_key("version"),
+    "time 2000": cursors.at_time(2000),
 }
 
 
@@ -657,6 +658,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [pages_after_cursors("issued"), all_but("issued", "time 0", filters=UNTIL_1001)]),
     ("older_generation_handed_off", claims_of_generations(3, 1),
      [claims_of_generations(3, 3), claims_of_generations(2)]),
+    ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001),
+     [pages_after_cursors("issued", filters=UNTIL_1001), all_but("time 2000")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -773,6 +776,7 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("only_last_generation_superseded", claims_of_generations(1), ["ClaimClaimed"]),
     ("cursor_below_until_refused", pages_after_cursors("issued", filters=UNTIL_1001),
      ["invalid_input"]),
+    ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001), [3]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),
      ["ClaimClaimed", "ClaimAlreadyHandedOff"]),

@@ -161,6 +161,7 @@ def edges_of_reads(h: Harness, p: str) -> None:
     h.apply("client", spec.InspectAttempt(SCOPE, Ref(t), ""))
     h.apply("client", spec.InspectAttempt(NO_NAMESPACE, Ref(t), "a"))  # the scope comes first
     h.apply("client", spec.InspectAttempt(SCOPE, "", "a"))
+    h.apply("client", spec.InspectAttempt(SCOPE, "task_never_minted", "a"))  # no such task
     for after in (True, -1, 0, 2**63 - 1, 2**63, 2**64 - 1, spec.U64_MAX + 1):
         history(h, t, after)
 

@@ -92,10 +92,11 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, 101)
     page(h, submitted_from=start + 5, submitted_until=start + 5)
     page(h, 1, bind="ranged", submitted_from=start + 100, submitted_until=start + 201)
-    before_from, at_until = names.UNISSUED_POSITIONS[1:]
+    before_from, at_until, past_until = names.UNISSUED_POSITIONS[1:]
     bounds: dict[str, Any] = {"submitted_from": start + 100, "submitted_until": start + 201}
     page(h, 1, forge_cursor(h, "ranged", before_from, at_time(start + 99)), **bounds)
     page(h, 1, forge_cursor(h, "ranged", at_until, at_time(start + 201)), **bounds)
+    page(h, 1, forge_cursor(h, "ranged", past_until, at_time(start + 300)), **bounds)
     page(h, 1, forge_cursor(h, "ranged", names.MALFORMED_CURSORS[-1],
                             with_filter("submitted_from", float(start + 100))), **bounds)
     page(h, state="paused")

@@ -431,6 +431,17 @@ class CursorBelowUntilRefused(LedgenceCore):
         return super()._position_admitted(position, filters)
 
 
+class CursorPastUntilAccepted(LedgenceCore):
+    """Only a cursor at submitted_until itself is refused: one past the upper bound is
+    walked from (the seed refuses any position at or after it)."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        until = filters.submitted_until
+        if until is not None and type(position[0]) is int and position[0] > until:
+            filters = attrs.evolve(filters, submitted_until=None)
+        return super()._position_admitted(position, filters)
+
+
 class CursorQueryUnchecked(LedgenceCore):
     """The filters a cursor decodes to are compared with the call's, never validated: a
     bound written 1000.0 equals the call's 1000 and continues the walk."""
@@ -478,6 +489,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "refused", "LDG-LIST-006", CursorAtFromBoundRefused),
     Mutant("cursor_below_until_refused", "a cursor below submitted_until is refused",
            "LDG-LIST-006", CursorBelowUntilRefused),
+    Mutant("cursor_past_until_accepted", "a cursor past submitted_until is walked from",
+           "LDG-LIST-007", CursorPastUntilAccepted),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
