@@ -660,6 +660,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [claims_of_generations(3, 3), claims_of_generations(2)]),
     ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001),
      [pages_after_cursors("issued", filters=UNTIL_1001), all_but("time 2000")]),
+    ("zero_below_cursor_obsolete", acquires_after_the_first_at(0),
+     [acquires_after_the_first_at(1, 2, 3), acquires_by_consumers(0)]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -777,6 +779,7 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_below_until_refused", pages_after_cursors("issued", filters=UNTIL_1001),
      ["invalid_input"]),
     ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001), [3]),
+    ("zero_below_cursor_obsolete", acquires_after_the_first_at(0), ["obsolete_operation"]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),
      ["ClaimClaimed", "ClaimAlreadyHandedOff"]),

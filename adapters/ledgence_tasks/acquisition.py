@@ -76,8 +76,6 @@ class Acquisition(LedgenceBase):
             raise spec.InvalidInput(
                 "the command's scope, queue or consumer id does not fit the session "
                 f"{session.id!r} (consumers 0..{session.concurrency - 1})")
-        if command.sequence == 0:
-            raise spec.OutOfOrder("acquisition sequences start at 1")
         key = self._cursor_key(session, command)
         cursor = txn.lock_cursor(*key)
         if self._acquire_sequence(cursor, command.sequence):

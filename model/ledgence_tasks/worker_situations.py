@@ -118,7 +118,8 @@ def acquisition(before: State, op: Any, ctx: Ctx, step: Step) -> Found:
                        else "another queue than the session's"
                        if command.queue != session.queue else "a consumer id at the concurrency")
     elif clause == "LDG-ACQ-006":
-        yield clause, "sequence 0" if command.sequence == 0 else "a first sequence other than 1"
+        yield clause, ("a first sequence other than 1" if command.sequence
+                       else "sequence 0" if cursor is None else "sequence 0 beside a cursor")
     elif clause in ("LDG-ACQ-007", "LDG-ACQ-008") and cursor is not None:
         yield clause, names.EMPTY if cursor.attempt is None else names.ASSIGNED
     elif clause == "LDG-ACQ-009":

@@ -33,8 +33,9 @@ scenario = on_own_store(SCENARIOS)
 
 @scenario()
 def acquisition_sequences(h: Harness, p: str) -> None:
-    """Sequence 0 and first sequences other than 1 are out of order; an Empty replay stays
-    Empty when work arrives; old sequences are obsolete and gaps out of order."""
+    """Sequence 0 (before the consumer's cursor and beside it) and first sequences other than
+    1 are out of order; an Empty replay stays Empty when work arrives; old sequences are
+    obsolete and gaps out of order."""
     ws = open_ws(h)
     other = open_ws(h, scope=OTHER)
     acquire(h, ws, 0, 0)
@@ -50,6 +51,7 @@ def acquisition_sequences(h: Harness, p: str) -> None:
     acquire(h, ws, 0, 3)
     acquire(h, ws, 0, 2)  # claims t
     acquire(h, ws, 0, 1)
+    acquire(h, ws, 0, 0)  # 0 beside a cursor: out of order still, not obsolete
     acquire(h, ws, 0, 4)  # a gap after an assignment
     acquire(h, ws, 1, 2)  # a first sequence other than 1 beside consumer 0's cursor
     acquire(h, ws, 1, 1)  # Empty: t is taken

@@ -180,7 +180,8 @@ CLAUSES = Catalogue(_situated([
        "session's concurrency answers invalid_input.", M,
        "scenario:acquisition_sequences", f"{E}acquisition_and_dispatch"),
     _c("LDG-ACQ-006", "sequences start at 1",
-       "Sequence 0, or a first sequence other than 1, answers out_of_order.", M,
+       "Sequence 0 (whether or not the consumer has a cursor), or a first sequence other "
+       "than 1, answers out_of_order.", M,
        "scenario:acquisition_sequences"),
     _c("LDG-ACQ-007", "old sequences are obsolete",
        "A sequence below the consumer's cursor answers obsolete_operation.", M,

@@ -103,7 +103,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-ACQ-004": ("an unknown session", AT_SESSION, PAST_SESSION, "a replay refused"),
     "LDG-ACQ-005": ("another scope than the session's", "another queue than the session's",
                     "a consumer id at the concurrency"),
-    "LDG-ACQ-006": ("sequence 0", "a first sequence other than 1"),
+    "LDG-ACQ-006": ("sequence 0", "sequence 0 beside a cursor", "a first sequence other than 1"),
     "LDG-ACQ-007": (EMPTY, ASSIGNED),
     "LDG-ACQ-008": (EMPTY, ASSIGNED),
     "LDG-ACQ-009": ("work arrived since", "a probe without finish_empty"),

@@ -100,6 +100,17 @@ class AnyFirstSequence(LedgenceCore):
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
+class ZeroBelowCursorObsolete(LedgenceCore):
+    """Sequence 0 is out of order only before a consumer's first acquisition; beside a cursor
+    it is taken as below it: obsolete_operation (the seed refuses 0 before it reads the
+    cursor)."""
+
+    def _acquire_sequence(self, cursor: Cursor | None, sequence: int) -> bool:
+        if cursor is not None and sequence == 0:
+            raise spec.ObsoleteOperation(f"sequence 0 is below the cursor {cursor.sequence}")
+        return bool(super()._acquire_sequence(cursor, sequence))
+
+
 class ObsoleteSequenceReplays(LedgenceCore):
     """A sequence below the cursor is answered as a replay of the cursor's."""
 
@@ -387,6 +398,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-ACQ-005", ConsumerIdUnchecked),
     Mutant("any_first_sequence", "a consumer's first sequence may be other than 1",
            "LDG-ACQ-006", AnyFirstSequence),
+    Mutant("zero_below_cursor_obsolete", "sequence 0 beside a cursor answers "
+           "obsolete_operation", "LDG-ACQ-006", ZeroBelowCursorObsolete),
     Mutant("obsolete_sequence_replays", "a sequence below the cursor replays the cursor's answer",
            "LDG-ACQ-007", ObsoleteSequenceReplays),
     Mutant("sequence_gaps_accepted", "a sequence that skips past the cursor is accepted",
