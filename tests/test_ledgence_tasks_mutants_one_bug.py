@@ -481,6 +481,18 @@ def filtered_by(*texts: tuple[str, int, bool]) -> Script:
                         for what, size, wide in texts))
 
 
+def acquires_on_queues(*queues: str) -> Script:
+    """An acquire at sequence 1 on each queue, by its own consumer of a session on "emails"
+    of as many consumers."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        session = store.open_session(SCOPE, "emails", len(queues))
+        return [_try(lambda c=c, q=q: store.acquire(spec.AcquireCommand(SCOPE, q, session.id, c,
+                                                                        1)))
+                for c, q in enumerate(queues)]
+    script.__name__ = f"acquires_on_queues{queues}"
+    return script
+
+
 def claims_of_generations(*generations: int) -> Script:
     """A routed task failed twice (two attempts, queued again, its retry due), then a claim of
     each generation, each by a session of its own: each disposition's kind, or the error's
@@ -540,6 +552,7 @@ CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
     "float bound": cursors.with_filter("submitted_from", 1000.0),
     "no version": cursors.without_key("version"),
     "time 2000": cursors.at_time(2000),
+    "time past the last": cursors.at_time(spec.MAX_TIMESTAMP_MS + 1),
 }
 
 
@@ -662,6 +675,10 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [pages_after_cursors("issued", filters=UNTIL_1001), all_but("time 2000")]),
     ("zero_below_cursor_obsolete", acquires_after_the_first_at(0),
      [acquires_after_the_first_at(1, 2, 3), acquires_by_consumers(0)]),
+    ("session_queue_prefix_fits", acquires_on_queues("email", "e"),
+     [acquires_on_queues("emails", "emailsx", "reports", "mails")]),
+    ("cursor_past_max_timestamp", pages_after_cursors("time past the last"),
+     [all_but("time past the last")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -780,6 +797,8 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
      ["invalid_input"]),
     ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001), [3]),
     ("zero_below_cursor_obsolete", acquires_after_the_first_at(0), ["obsolete_operation"]),
+    ("session_queue_prefix_fits", acquires_on_queues("email", "e"), ["ok", "ok"]),
+    ("cursor_past_max_timestamp", pages_after_cursors("time past the last"), [3]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),
      ["ClaimClaimed", "ClaimAlreadyHandedOff"]),

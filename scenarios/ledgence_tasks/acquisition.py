@@ -11,6 +11,7 @@ from ..checks import Scenarios
 from ..harness import Harness
 from .calls import (
     OTHER,
+    QUEUE,
     SCOPE,
     acquire,
     failure,
@@ -43,6 +44,7 @@ def acquisition_sequences(h: Harness, p: str) -> None:
     acquire(h, ws, 2, 1)  # consumer >= concurrency
     acquire(h, ws, 0, 1, scope=OTHER)  # the session's scope is another
     acquire(h, ws, 0, 1, queue="reports")
+    acquire(h, ws, 0, 1, queue=QUEUE[:-1])  # a prefix of the session's queue is another
     acquire(h, other, 0, 1, scope=OTHER)
     acquire(h, ws, 0, 1)  # nothing queued: Empty, the cursor moves to 1
     t = submit_task(h, f"{p}-a")

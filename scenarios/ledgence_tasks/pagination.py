@@ -46,6 +46,8 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, "not-a-cursor")
     page(h, 3, Forged("cursor"))
     page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[0], at_time(-1)))
+    page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[-1],
+                            at_time(spec.MAX_TIMESTAMP_MS + 1)))
     (upper, key, version, float_time, empty_id, nul_id, third, short, filter_key, long_scope,
      no_version, _) = names.MALFORMED_CURSORS
     page(h, 3, forge_cursor(h, "c1", upper, unchanged, upper=True))
@@ -92,7 +94,7 @@ def pagination_filters(h: Harness, p: str) -> None:
     page(h, 101)
     page(h, submitted_from=start + 5, submitted_until=start + 5)
     page(h, 1, bind="ranged", submitted_from=start + 100, submitted_until=start + 201)
-    before_from, at_until, past_until = names.UNISSUED_POSITIONS[1:]
+    before_from, at_until, past_until = names.UNISSUED_POSITIONS[1:4]
     bounds: dict[str, Any] = {"submitted_from": start + 100, "submitted_until": start + 201}
     page(h, 1, forge_cursor(h, "ranged", before_from, at_time(start + 99)), **bounds)
     page(h, 1, forge_cursor(h, "ranged", at_until, at_time(start + 201)), **bounds)

@@ -24,7 +24,8 @@ DISPATCH_AT_DEADLINE = ("a first dispatch 1 ms before the deadline",
 UNISSUED_POSITIONS = ("a well-formed cursor at timestamp -1",
                       "a well-formed cursor before submitted_from",
                       "a well-formed cursor at submitted_until",
-                      "a well-formed cursor past submitted_until")
+                      "a well-formed cursor past submitted_until",
+                      "a well-formed cursor past MAX_TIMESTAMP_MS")
 MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cursor has",
                      "a cursor of version 2", "a cursor whose time is a float",
                      "a cursor whose task id is empty", "a cursor whose task id holds NUL",

@@ -111,6 +111,17 @@ class ZeroBelowCursorObsolete(LedgenceCore):
         return bool(super()._acquire_sequence(cursor, sequence))
 
 
+class SessionQueuePrefixFits(LedgenceCore):
+    """A command fits a session whose queue starts with the command's queue: "email" is
+    taken for "emails"."""
+
+    def _fits_session(self, session: spec.WorkerSession, command: spec.AcquireCommand) -> bool:
+        if isinstance(command.queue, str) and command.queue and isinstance(session.queue, str) \
+                and session.queue.startswith(command.queue):
+            command = attrs.evolve(command, queue=session.queue)
+        return bool(super()._fits_session(session, command))
+
+
 class ObsoleteSequenceReplays(LedgenceCore):
     """A sequence below the cursor is answered as a replay of the cursor's."""
 
@@ -400,6 +411,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-ACQ-006", AnyFirstSequence),
     Mutant("zero_below_cursor_obsolete", "sequence 0 beside a cursor answers "
            "obsolete_operation", "LDG-ACQ-006", ZeroBelowCursorObsolete),
+    Mutant("session_queue_prefix_fits", "a command whose queue is a prefix of its session's "
+           "queue fits the session", "LDG-ACQ-005", SessionQueuePrefixFits),
     Mutant("obsolete_sequence_replays", "a sequence below the cursor replays the cursor's answer",
            "LDG-ACQ-007", ObsoleteSequenceReplays),
     Mutant("sequence_gaps_accepted", "a sequence that skips past the cursor is accepted",

@@ -442,6 +442,16 @@ class CursorPastUntilAccepted(LedgenceCore):
         return super()._position_admitted(position, filters)
 
 
+class CursorPastMaxTimestamp(LedgenceCore):
+    """A cursor's timestamp is checked against 0 only: one past MAX_TIMESTAMP_MS is walked
+    from (the seed refuses it)."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        if type(position[0]) is int and position[0] > spec.MAX_TIMESTAMP_MS:
+            position = (spec.MAX_TIMESTAMP_MS, *position[1:])
+        return super()._position_admitted(position, filters)
+
+
 class CursorQueryUnchecked(LedgenceCore):
     """The filters a cursor decodes to are compared with the call's, never validated: a
     bound written 1000.0 equals the call's 1000 and continues the walk."""
@@ -491,6 +501,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "LDG-LIST-006", CursorBelowUntilRefused),
     Mutant("cursor_past_until_accepted", "a cursor past submitted_until is walked from",
            "LDG-LIST-007", CursorPastUntilAccepted),
+    Mutant("cursor_past_max_timestamp", "a cursor past MAX_TIMESTAMP_MS is walked from",
+           "LDG-LIST-007", CursorPastMaxTimestamp),
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
