@@ -639,8 +639,10 @@ class Liveness:
         try:
             with writing(engine) as conn:
                 self._table.create(conn, checkfirst=True)
-        except exc.DBAPIError:  # another process made it meanwhile
-            pass
+        except exc.DBAPIError:  # another process made it meanwhile, or none could be made:
+            with writing(engine) as conn:  # an unreachable database raises here, and the
+                if not sa.inspect(conn).has_table(REGISTRY):  # registry is never taken as
+                    raise  # made for this engine (the next open tries again)
 
     def _locked(self, statement: str, namespace: str) -> None:
         """``statement`` on the connection that holds the locks (made on first use)."""

@@ -499,3 +499,30 @@ def test_prepared_statements_are_kept_within_a_bound(monkeypatch: pytest.MonkeyP
     del first, statement
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.parametrize("contract", ["adk-ledger", "snodo-tasks", "ledgence-tasks"])
+def test_a_factory_whose_first_open_found_no_database_opens_once_there_is_one(
+        contract: str, tmp_path: Path) -> None:
+    """The database is unreachable at a factory's first open (its folder is missing): that
+    open answers backend_unavailable, and once the folder is there the same factory opens a
+    working store (it used to take the registry for made, and answered "no such table" for
+    good)."""
+    from fencepost.registry import contract_named
+    from fencepost.scenarios.clock import SimClock
+    from fencepost.spec.env import AdapterEnv
+    from fencepost.spec.errors import ContractError
+
+    missing = tmp_path / "not-yet"  # the CLI refuses such a path; a factory made in code not
+    factory = contract_named(contract).sql_factory(f"sqlite:///{missing}/fp.db")
+    env = AdapterEnv(clock=SimClock(1000).now, namespace=f"late_{os.getpid()}")
+    try:
+        with pytest.raises(ContractError) as refused:
+            factory(env)
+        assert refused.value.code == "backend_unavailable"
+        missing.mkdir()
+        store = factory(env)
+        _write_one(contract, store)
+        store.close()
+    finally:
+        factory.close()
