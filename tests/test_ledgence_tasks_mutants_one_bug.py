@@ -556,11 +556,12 @@ CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def pages_after_cursors(*edits: str, upper: bool = False,
+def pages_after_cursors(*edits: str, upper: bool = False, spaced: bool = False,
                         filters: spec.TaskFilters = UNFILTERED) -> Script:
     """Three tasks submitted in one ms, a first page of one, and a page after its cursor as
     changed by each of :data:`CURSOR_EDITS` (written back as canonical JSON, in uppercase
-    hex when ``upper``): how many tasks it lists, or the error's code."""
+    hex when ``upper``, a space after its first two digits when ``spaced``): how many tasks
+    it lists, or the error's code."""
     def script(store: Any, clock: Clock) -> list[Any]:
         for k in range(3):
             submit(store, f"key-{k}")
@@ -570,9 +571,11 @@ def pages_after_cursors(*edits: str, upper: bool = False,
             document = CURSOR_EDITS[edit](json.loads(bytes.fromhex(issued)))
             cursor = spec.canonical_json(document).encode("utf-8").hex()
             cursor = cursor.upper() if upper else cursor
+            cursor = f"{cursor[:2]} {cursor[2:]}" if spaced else cursor
             answers.append(_try_page(store, spec.TaskListQuery(filters, 50, cursor)))
         return answers
-    script.__name__ = f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"
+    script.__name__ = (f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"
+                       f"{' spaced' if spaced else ''}")
     return script
 
 
@@ -677,6 +680,10 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [acquires_after_the_first_at(1, 2, 3), acquires_by_consumers(0)]),
     ("session_queue_prefix_fits", acquires_on_queues("email", "e"),
      [acquires_on_queues("emails", "emailsx", "reports", "mails")]),
+    ("keep_alive_after_dispatch_replays", renewals_with(spec.DISPATCH, spec.KEEP_ALIVE),
+     [renewals_with(spec.KEEP_ALIVE, spec.DISPATCH), renewals_with(spec.DISPATCH, spec.DISPATCH)]),
+    ("cursor_spaces_ignored", pages_after_cursors("issued", spaced=True),
+     [all_but(), pages_after_cursors("issued", upper=True)]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"),
      [all_but("time past the last")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
@@ -798,6 +805,9 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001), [3]),
     ("zero_below_cursor_obsolete", acquires_after_the_first_at(0), ["obsolete_operation"]),
     ("session_queue_prefix_fits", acquires_on_queues("email", "e"), ["ok", "ok"]),
+    ("keep_alive_after_dispatch_replays", renewals_with(spec.DISPATCH, spec.KEEP_ALIVE),
+     ["ok", "ok"]),
+    ("cursor_spaces_ignored", pages_after_cursors("issued", spaced=True), [2]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"), [3]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),

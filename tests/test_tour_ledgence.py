@@ -82,6 +82,12 @@ OUTSIDE = {
     "history_page_unbounded": "more than 100 events on one task: two attempts write far fewer",
     "zero_concurrency_accepted": "a session opened with concurrency 0: the tour opens one with "
                                  "2 (the scripted edge checks send 0)",
+    "zero_below_cursor_obsolete": "sequence 0 beside a consumer's cursor: the tour acquires at "
+                                  "the next sequence and replays the last (the scripted "
+                                  "acquisition checks send 0)",
+    "session_queue_prefix_fits": "an acquire on a prefix of the session's queue: the tour "
+                                 "acquires on the session's own queue (the scripted "
+                                 "acquisition checks send others)",
     "input_through_lossy_json": VALUES,
     "output_through_lossy_json": VALUES,
     "elapsed_as_i64": VALUES,

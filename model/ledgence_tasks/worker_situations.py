@@ -251,6 +251,8 @@ def renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
     if clause == "LDG-RENEW-008":
         yield clause, ("a negative sequence" if isinstance(command.sequence, int)
                        and command.sequence < 0 else "another intent")
+    elif clause == "LDG-RENEW-006":
+        yield clause, RESENT_AS.get(command.intent, "")
     elif clause == "LDG-RENEW-003":
         yield from _session_refused(clause, before.sessions.get(owner.worker_session_id), now)
     elif clause == "LDG-RENEW-004":
@@ -444,6 +446,11 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
             yield clause, behind
     if code(step) == "ok" and clause == "LDG-DISPATCH-001":
         yield from _claimed(before, acq, session, ctx, step)
+
+
+RESENT_AS = {spec.DISPATCH: "a dispatch at a keep_alive's sequence",
+             spec.KEEP_ALIVE: "a keep_alive at a dispatch's sequence"}
+"""LDG-RENEW-006 by the intent the last renewal's sequence is sent again with."""
 
 
 _BEHIND = {"queued": "a generation behind the last handed off",

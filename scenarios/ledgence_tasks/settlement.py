@@ -69,6 +69,7 @@ def dispatch_renewal_authorizes_once(h: Harness, p: str) -> None:
     a = last_attempt(h)
     renew(h, a, 1, spec.DISPATCH)
     renew(h, a, 1, spec.DISPATCH)  # the replay
+    renew(h, a, 1)  # a keep_alive at the dispatch's sequence: conflict
     h.advance(20_000)
     renew(h, a, 2, spec.DISPATCH)
     renew(h, a, 3)

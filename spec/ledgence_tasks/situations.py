@@ -34,6 +34,7 @@ MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cu
                      "a cursor whose filters have a key no filters have",
                      "a cursor whose scope has three parts",
                      "a cursor lacking its version",
+                     "an issued cursor with a space in its hex",
                      "a cursor whose filter bound is a float")
 """Issued cursors changed in a way the seed's ``decode_cursor`` refuses
 (``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
@@ -133,6 +134,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-RENEW-003": ("an unknown session", AT_SESSION, PAST_SESSION),
     "LDG-RENEW-004": ("sequence 0", "a gap", "one below the last"),
     "LDG-RENEW-005": ("keep_alive", "dispatch"),
+    "LDG-RENEW-006": ("a dispatch at a keep_alive's sequence",
+                      "a keep_alive at a dispatch's sequence"),
     "LDG-RENEW-007": ("the first", "once already authorized", *DISPATCH_AT_DEADLINE,
                       "after a cancel request", "after a settlement"),
     "LDG-RENEW-008": ("another intent", "a negative sequence"),

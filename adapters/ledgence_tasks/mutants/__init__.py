@@ -2,8 +2,9 @@
 
 Sessions, submission, reads and history here; acquisition and renewal in
 :mod:`.delivery`; settlement, the finish rules, cancel and recovery in
-:mod:`.recovery`; listing and targeted dispatch in :mod:`.discovery`; the
-stores wrong only at an argument's edge in :mod:`.edges`. ``MUTANTS`` lists them all."""
+:mod:`.recovery`; listing and targeted dispatch in :mod:`.discovery` (the page cursor's
+checks in :mod:`.cursors`); the stores wrong only at an argument's edge in :mod:`.edges`.
+``MUTANTS`` lists them all."""
 
 from __future__ import annotations
 

@@ -352,6 +352,21 @@ class RenewalIntentUnbound(LedgenceCore):
         return self._authority(task, attempt, now)
 
 
+class KeepAliveAfterDispatchReplays(LedgenceCore):
+    """A renewal sequence binds its intent one way only: a dispatch at a keep_alive's
+    sequence conflicts, a keep_alive at a dispatch's is replayed (a keep_alive taken for the
+    lesser request)."""
+
+    def _renew_replay(self, txn: Txn, task: TaskRecord, attempt: StoredAttempt,
+                      session: spec.WorkerSession, command: spec.RenewCommand,
+                      now: int) -> spec.Authority:
+        last = attempt.snapshot.last_renewal
+        if last is not None and last.intent == spec.DISPATCH \
+                and command.intent == spec.KEEP_ALIVE:
+            return self._authority(task, attempt, now)
+        return super()._renew_replay(txn, task, attempt, session, command, now)
+
+
 class DispatchAuthorizedDespiteCancel(LedgenceCore):
     def _authorizes_dispatch(self, task: TaskRecord, attempt: StoredAttempt,
                              command: spec.RenewCommand, now: int) -> bool:
@@ -458,6 +473,8 @@ MUTANTS: tuple[Mutant, ...] = (
            RenewalReplayExtends),
     Mutant("renewal_intent_unbound", "a renewal sequence repeated with another intent is "
            "accepted", "LDG-RENEW-006", RenewalIntentUnbound),
+    Mutant("keep_alive_after_dispatch_replays", "a keep_alive at a dispatch renewal's "
+           "sequence is replayed", "LDG-RENEW-006", KeepAliveAfterDispatchReplays),
     Mutant("dispatch_authorized_despite_cancel", "a dispatch renewal after a cancel request "
            "authorizes dispatch", "LDG-RENEW-007", DispatchAuthorizedDespiteCancel),
     Mutant("dispatch_at_deadline_authorized", "a dispatch renewal at exactly the deadline "

@@ -10,7 +10,6 @@ import attrs
 from fencepost.adapters.ledgence_tasks.core import (
     ACTIVE,
     DISPATCH,
-    FILTER_FIELDS,
     QUEUED,
     Cursor,
     LedgenceCore,
@@ -19,6 +18,7 @@ from fencepost.adapters.ledgence_tasks.core import (
     TaskRecord,
     Txn,
 )
+from fencepost.adapters.ledgence_tasks.mutants.cursors import CURSOR_MUTANTS
 from fencepost.adapters.mutants.base import Mutant
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
@@ -302,164 +302,6 @@ class UnroutedTaskClaimed(LedgenceCore):
         return task
 
 
-class UnissuedCursorIsAPosition(LedgenceCore):
-    """A well-formed cursor is read as a position whatever it holds: a timestamp -1 starts
-    before every task (an empty page), a position outside the filters is walked from."""
-
-    def _position_admitted(self, position: tuple[Any, ...],
-                           filters: spec.TaskFilters) -> bool:
-        return type(position[0]) is int and isinstance(position[1], str)
-
-
-class CursorOutsideFiltersAccepted(LedgenceCore):
-    """The cursor's position is checked alone, not against the filters' submission bounds."""
-
-    def _position_admitted(self, position: tuple[Any, ...],
-                           filters: spec.TaskFilters) -> bool:
-        return super()._position_admitted(position, spec.TaskFilters(
-            filters.state, filters.queue, None, None, filters.correlation_key))
-
-
-
-class CursorHexCaseIgnored(LedgenceCore):
-    """The cursor's hex is decoded by ``bytes.fromhex`` alone: an issued cursor in uppercase
-    continues the walk (the seed takes lowercase digits only)."""
-
-    def _cursor_bytes(self, value: str) -> bytes:
-        return bytes.fromhex(value)
-
-
-class CursorUnknownKeysIgnored(LedgenceCore):
-    """A cursor's JSON is read for its four keys, any others ignored."""
-
-    def _cursor_keys_admitted(self, keys: set[str]) -> bool:
-        return keys >= {"version", "scope", "filters", "position"}
-
-
-class CursorVersionUnchecked(LedgenceCore):
-    """The cursor's version is never looked at: a version 2 cursor is read as version 1."""
-
-    def _cursor_version_admitted(self, version: Any) -> bool:
-        return True
-
-
-class CursorTimeOfAnyNumber(LedgenceCore):
-    """A cursor's timestamp may be any number: a float is walked from."""
-
-    def _position_admitted(self, position: tuple[Any, ...],
-                           filters: spec.TaskFilters) -> bool:
-        submitted_at, task_id = position
-        if isinstance(submitted_at, float) and submitted_at.is_integer():
-            submitted_at = int(submitted_at)
-        return super()._position_admitted((submitted_at, task_id), filters)
-
-
-class CursorTaskIdUnchecked(LedgenceCore):
-    """A cursor's task id need only be a str: an empty one, or one holding NUL, is walked
-    from."""
-
-    def _position_admitted(self, position: tuple[Any, ...],
-                           filters: spec.TaskFilters) -> bool:
-        return super()._position_admitted((position[0], "t"), filters) and isinstance(
-            position[1], str)
-
-
-class CursorPositionTruncated(LedgenceCore):
-    """A cursor's position is its first two parts: one of three parts is walked from."""
-
-    def _cursor_position_parts(self, position: Any) -> tuple[Any, ...] | None:
-        return tuple(position[:2]) if isinstance(position, list) and len(position) >= 2 else None
-
-
-
-class CursorAtZeroIsNoCursor(LedgenceCore):
-    """The cursor's position is tested for truth (``if position[0]:``, a JavaScript habit): a
-    cursor at timestamp 0 starts the walk again from the first page."""
-
-    def _page_start(self, scope: spec.Scope, query: spec.TaskListQuery
-                    ) -> tuple[Any, ...] | None:
-        position = super()._page_start(scope, query)
-        return position if position is not None and position[0] else None
-
-
-
-class CursorFilterKeysIgnored(LedgenceCore):
-    """A cursor's filters are read for the five known keys, any other ignored."""
-
-    def _cursor_filters(self, filters: Any) -> spec.TaskFilters | None:
-        if not isinstance(filters, dict):
-            return None
-        return spec.TaskFilters(**{name: filters.get(name) for name in FILTER_FIELDS})
-
-
-class CursorScopeTruncated(LedgenceCore):
-    """A cursor's scope is its first two parts: a scope of three parts is read."""
-
-    def _cursor_scope(self, scope: Any) -> spec.Scope | None:
-        return spec.Scope(*scope[:2]) if isinstance(scope, list) and len(scope) >= 2 else None
-
-
-class CursorVersionDefaulted(LedgenceCore):
-    """A cursor lacking its version is read as version 1 (the seed's ``Cursor`` has no default
-    for it: a missing field is refused)."""
-
-    def _cursor_from_document(self, document: Any) -> PageCursor:
-        if isinstance(document, dict) and "version" not in document:
-            document = {**document, "version": 1}
-        return super()._cursor_from_document(document)
-
-
-class CursorAtFromBoundRefused(LedgenceCore):
-    """A cursor's position must lie after submitted_from, not at it: the cursor a page ending
-    on a task submitted at the bound issued is refused."""
-
-    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
-        submitted_at = position[0]
-        if filters.submitted_from is not None and submitted_at == filters.submitted_from:
-            return False
-        return super()._position_admitted(position, filters)
-
-
-class CursorBelowUntilRefused(LedgenceCore):
-    """The upper bound is read the wrong way round for a cursor: a position below
-    submitted_until is refused, so no walk bounded above goes past its first page."""
-
-    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
-        until = filters.submitted_until
-        if until is not None and position[0] < until:
-            return False
-        return super()._position_admitted(position, filters)
-
-
-class CursorPastUntilAccepted(LedgenceCore):
-    """Only a cursor at submitted_until itself is refused: one past the upper bound is
-    walked from (the seed refuses any position at or after it)."""
-
-    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
-        until = filters.submitted_until
-        if until is not None and type(position[0]) is int and position[0] > until:
-            filters = attrs.evolve(filters, submitted_until=None)
-        return super()._position_admitted(position, filters)
-
-
-class CursorPastMaxTimestamp(LedgenceCore):
-    """A cursor's timestamp is checked against 0 only: one past MAX_TIMESTAMP_MS is walked
-    from (the seed refuses it)."""
-
-    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
-        if type(position[0]) is int and position[0] > spec.MAX_TIMESTAMP_MS:
-            position = (spec.MAX_TIMESTAMP_MS, *position[1:])
-        return super()._position_admitted(position, filters)
-
-
-class CursorQueryUnchecked(LedgenceCore):
-    """The filters a cursor decodes to are compared with the call's, never validated: a
-    bound written 1000.0 equals the call's 1000 and continues the walk."""
-
-    def _cursor_query_valid(self, cursor: PageCursor) -> bool:
-        return True
-
-
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("offset_pagination", "the cursor encodes an offset, not the keyset position",
            "LDG-LIST-009", OffsetPagination),
@@ -469,40 +311,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "order", "LDG-LIST-001", TieBreakerAscending),
     Mutant("cursor_ignores_filters", "a cursor issued for other filters is accepted",
            "LDG-LIST-007", CursorIgnoresFilters),
-    Mutant("unissued_cursor_is_a_position", "a well-formed cursor no page issued (timestamp "
-           "-1) answers an empty page", "LDG-LIST-007", UnissuedCursorIsAPosition),
-    Mutant("cursor_outside_filters_accepted", "a cursor whose position lies outside the "
-           "submission bounds is walked from", "LDG-LIST-007", CursorOutsideFiltersAccepted),
-    Mutant("cursor_hex_case_ignored", "an issued cursor in uppercase continues the walk",
-           "LDG-LIST-007", CursorHexCaseIgnored),
-    Mutant("cursor_unknown_keys_ignored", "a cursor with a key no cursor has continues the "
-           "walk", "LDG-LIST-007", CursorUnknownKeysIgnored),
-    Mutant("cursor_version_unchecked", "a cursor of version 2 continues the walk",
-           "LDG-LIST-007", CursorVersionUnchecked),
-    Mutant("cursor_time_of_any_number", "a cursor whose time is a float continues the walk",
-           "LDG-LIST-007", CursorTimeOfAnyNumber),
-    Mutant("cursor_task_id_unchecked", "a cursor whose task id is empty or holds NUL "
-           "continues the walk", "LDG-LIST-007", CursorTaskIdUnchecked),
-    Mutant("cursor_position_truncated", "a cursor whose position has a third part continues "
-           "the walk", "LDG-LIST-007", CursorPositionTruncated),
-    Mutant("cursor_at_zero_is_no_cursor", "a cursor at timestamp 0 starts again from the "
-           "first page", "LDG-LIST-006", CursorAtZeroIsNoCursor),
-    Mutant("cursor_filter_keys_ignored", "a cursor whose filters have a key no filters have "
-           "continues the walk", "LDG-LIST-007", CursorFilterKeysIgnored),
-    Mutant("cursor_scope_truncated", "a cursor whose scope has three parts continues the "
-           "walk", "LDG-LIST-007", CursorScopeTruncated),
-    Mutant("cursor_query_unchecked", "a cursor whose filter bound is a float equal to the "
-           "call's continues the walk", "LDG-LIST-007", CursorQueryUnchecked),
-    Mutant("cursor_version_defaulted", "a cursor lacking its version continues the walk",
-           "LDG-LIST-007", CursorVersionDefaulted),
-    Mutant("cursor_at_from_bound_refused", "the cursor of a page ending at submitted_from is "
-           "refused", "LDG-LIST-006", CursorAtFromBoundRefused),
-    Mutant("cursor_below_until_refused", "a cursor below submitted_until is refused",
-           "LDG-LIST-006", CursorBelowUntilRefused),
-    Mutant("cursor_past_until_accepted", "a cursor past submitted_until is walked from",
-           "LDG-LIST-007", CursorPastUntilAccepted),
-    Mutant("cursor_past_max_timestamp", "a cursor past MAX_TIMESTAMP_MS is walked from",
-           "LDG-LIST-007", CursorPastMaxTimestamp),
+    *CURSOR_MUTANTS,
     Mutant("page_across_scopes", "a page lists tasks of other scopes", "LDG-LIST-010",
            PageAcrossScopes),
     Mutant("cursor_on_exact_last_page", "an exact last page has a next_cursor", "LDG-LIST-005",
