@@ -557,11 +557,11 @@ CURSOR_EDITS: dict[str, Callable[[Any], Any]] = {
 
 
 def pages_after_cursors(*edits: str, upper: bool = False, spaced: bool = False,
-                        filters: spec.TaskFilters = UNFILTERED) -> Script:
+                        twice: bool = False, filters: spec.TaskFilters = UNFILTERED) -> Script:
     """Three tasks submitted in one ms, a first page of one, and a page after its cursor as
     changed by each of :data:`CURSOR_EDITS` (written back as canonical JSON, in uppercase
-    hex when ``upper``, a space after its first two digits when ``spaced``): how many tasks
-    it lists, or the error's code."""
+    hex when ``upper``, a space after its first two digits when ``spaced``, its version
+    written twice when ``twice``): how many tasks it lists, or the error's code."""
     def script(store: Any, clock: Clock) -> list[Any]:
         for k in range(3):
             submit(store, f"key-{k}")
@@ -569,13 +569,15 @@ def pages_after_cursors(*edits: str, upper: bool = False, spaced: bool = False,
         answers: list[Any] = []
         for edit in edits:
             document = CURSOR_EDITS[edit](json.loads(bytes.fromhex(issued)))
-            cursor = spec.canonical_json(document).encode("utf-8").hex()
+            text = spec.canonical_json(document)
+            text = text.replace("{", '{"version":1,', 1) if twice else text
+            cursor = text.encode("utf-8").hex()
             cursor = cursor.upper() if upper else cursor
             cursor = f"{cursor[:2]} {cursor[2:]}" if spaced else cursor
             answers.append(_try_page(store, spec.TaskListQuery(filters, 50, cursor)))
         return answers
     script.__name__ = (f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"
-                       f"{' spaced' if spaced else ''}")
+                       f"{' spaced' if spaced else ''}{' twice' if twice else ''}")
     return script
 
 
@@ -684,6 +686,8 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [renewals_with(spec.KEEP_ALIVE, spec.DISPATCH), renewals_with(spec.DISPATCH, spec.DISPATCH)]),
     ("cursor_spaces_ignored", pages_after_cursors("issued", spaced=True),
      [all_but(), pages_after_cursors("issued", upper=True)]),
+    ("cursor_duplicate_keys_read", pages_after_cursors("issued", twice=True),
+     [all_but(), pages_after_cursors("issued", spaced=True)]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"),
      [all_but("time past the last")]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
@@ -808,6 +812,7 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("keep_alive_after_dispatch_replays", renewals_with(spec.DISPATCH, spec.KEEP_ALIVE),
      ["ok", "ok"]),
     ("cursor_spaces_ignored", pages_after_cursors("issued", spaced=True), [2]),
+    ("cursor_duplicate_keys_read", pages_after_cursors("issued", twice=True), [2]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"), [3]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),

@@ -49,9 +49,10 @@ def pagination_ties_and_cursors(h: Harness, p: str) -> None:
     page(h, 3, forge_cursor(h, "c1", names.UNISSUED_POSITIONS[-1],
                             at_time(spec.MAX_TIMESTAMP_MS + 1)))
     (upper, key, version, float_time, empty_id, nul_id, third, short, filter_key, long_scope,
-     no_version, spaced, _) = names.MALFORMED_CURSORS
+     no_version, spaced, repeated, _) = names.MALFORMED_CURSORS
     page(h, 3, forge_cursor(h, "c1", upper, unchanged, upper=True))
     page(h, 3, forge_cursor(h, "c1", spaced, unchanged, spaced=True))
+    page(h, 3, forge_cursor(h, "c1", repeated, unchanged, twice=True))
     page(h, 3, forge_cursor(h, "c1", key, with_key("after", None)))
     page(h, 3, forge_cursor(h, "c1", version, with_key("version", 2)))
     page(h, 3, forge_cursor(h, "c1", float_time, time_as_float))
@@ -144,11 +145,12 @@ def forge_position(h: Harness, issued: str, case: str, submitted_at: int) -> Ref
 
 
 def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
-                 upper: bool = False, meaning: Any = None, spaced: bool = False) -> Ref:
+                 upper: bool = False, meaning: Any = None, spaced: bool = False,
+                 twice: bool = False) -> Ref:
     """The cursor bound as ``issued`` with its decoded document changed by ``edit`` (and its
     hex uppercased when ``upper``, a space put after its first two characters when
-    ``spaced``), bound as a new name meaning :class:`UnissuedCursor` (or ``meaning``): no page
-    issued it, and the seed refuses it.
+    ``spaced``, its version written twice when ``twice``), bound as a new name meaning
+    :class:`UnissuedCursor` (or ``meaning``): no page issued it, and the seed refuses it.
 
     The seed's cursor is lowercase hex of its JSON (``Cursor``: version, scope, filters,
     position {submitted_at, task_id}); the kit's stores write the same fields canonically, the
@@ -163,6 +165,9 @@ def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
         forged = _in_other_case(forged.upper(), text, position)
     if spaced:  # bytes.fromhex reads "ab cd" as "abcd"; the seed takes hex digits only
         forged = f"{forged[:2]} {forged[2:]}"
+    if twice:  # the seed refuses a repeated key (decode_unique_json); json.loads keeps the last
+        forged = bytes.fromhex(forged).decode("utf-8").replace(
+            "{", '{"version":1,', 1).encode("utf-8").hex()
     name = f"{issued}@{len(h.bindings)}"
     h.bind(name, UnissuedCursor(case) if meaning is None else meaning,
            Minted(forged) if isinstance(real, Minted) else forged)

@@ -419,9 +419,9 @@ CLAUSES = Catalogue(_situated([
        "could end at: a timestamp below 0 or past MAX_TIMESTAMP_MS, one outside the filters' "
        "submission bounds, a task id that is not valid text; and so does an issued cursor "
        "changed in its form where the seed's is refused: its hex in uppercase or spaced, a "
-       "key or a position part no cursor has, a part missing, another version, a time or a "
-       "filter bound that is no integer, a filter key no filters have, a scope of three "
-       "parts. A well-formed cursor no page issued at a position a page could end at "
+       "key or a position part no cursor has, a key twice, a part missing, another version, "
+       "a time or a filter bound that is no integer, a filter key no filters have, a scope of "
+       "three parts. A well-formed cursor no page issued at a position a page could end at "
        "(timestamp 0) may be refused, or read as that position (the seed reads it: its cursor "
        "carries no proof of issue).", M,
        "scenario:pagination_ties_and_cursors", "scenario:pagination_filters",

@@ -35,9 +35,11 @@ MALFORMED_CURSORS = ("an issued cursor in uppercase", "a cursor with a key no cu
                      "a cursor whose scope has three parts",
                      "a cursor lacking its version",
                      "an issued cursor with a space in its hex",
+                     "an issued cursor with its version twice",
                      "a cursor whose filter bound is a float")
 """Issued cursors changed in a way the seed's ``decode_cursor`` refuses
 (``crates/ledgence-orchestration-api/src/discovery.rs`` at 9f0c292: lowercase hex digits only,
+no key twice (its tests at 617473e),
 ``deny_unknown_fields`` on the cursor, its filters and its position, a two-field ``Scope``,
 version 1, each of the cursor's four fields present (none is an ``Option``), ``Timestamp``
 integers, a task id its ``validate_text`` takes, ``lib.rs`` at 06e3b0e: not empty, no control

@@ -5,6 +5,7 @@ with one bug, caught by its expected clause (listed among :mod:`.discovery`'s)."
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -47,6 +48,20 @@ class CursorSpacesIgnored(LedgenceCore):
 
     def _cursor_bytes(self, value: str) -> bytes:
         return super()._cursor_bytes("".join(value.split()))
+
+
+class CursorDuplicateKeysRead(LedgenceCore):
+    """A cursor's JSON is read by ``json.loads``, whose last repeated key wins, and written
+    back canonically before it is checked: a cursor that repeats its version continues the
+    walk (the seed refuses a repeated key)."""
+
+    def _decode_cursor(self, value: Any) -> PageCursor:
+        try:
+            document = json.loads(self._cursor_bytes(value).decode("utf-8"))
+            value = spec.canonical_json(document).encode("utf-8").hex()
+        except (TypeError, ValueError, RecursionError, spec.InvalidInput):
+            pass
+        return super()._decode_cursor(value)
 
 
 class CursorUnknownKeysIgnored(LedgenceCore):
@@ -189,6 +204,8 @@ CURSOR_MUTANTS: tuple[Mutant, ...] = (
            "LDG-LIST-007", CursorHexCaseIgnored),
     Mutant("cursor_spaces_ignored", "an issued cursor with a space in its hex continues the "
            "walk", "LDG-LIST-007", CursorSpacesIgnored),
+    Mutant("cursor_duplicate_keys_read", "an issued cursor with its version twice continues "
+           "the walk", "LDG-LIST-007", CursorDuplicateKeysRead),
     Mutant("cursor_unknown_keys_ignored", "a cursor with a key no cursor has continues the "
            "walk", "LDG-LIST-007", CursorUnknownKeysIgnored),
     Mutant("cursor_version_unchecked", "a cursor of version 2 continues the walk",
