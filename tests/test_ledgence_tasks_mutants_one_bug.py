@@ -569,11 +569,10 @@ def pages_after_cursors(*edits: str, upper: bool = False, spaced: bool = False,
         answers: list[Any] = []
         for edit in edits:
             document = CURSOR_EDITS[edit](json.loads(bytes.fromhex(issued)))
-            text = spec.canonical_json(document)
-            text = text.replace("{", '{"version":1,', 1) if twice else text
-            cursor = text.encode("utf-8").hex()
+            cursor = spec.canonical_json(document).encode("utf-8").hex()
+            cursor = cursors.version_twice(cursor) if twice else cursor
             cursor = cursor.upper() if upper else cursor
-            cursor = f"{cursor[:2]} {cursor[2:]}" if spaced else cursor
+            cursor = cursors.spaced_hex(cursor) if spaced else cursor
             answers.append(_try_page(store, spec.TaskListQuery(filters, 50, cursor)))
         return answers
     script.__name__ = (f"pages_after_cursors{edits!r}{' in uppercase' if upper else ''}"

@@ -252,7 +252,9 @@ def renew(before: State, op: spec.Renew, ctx: Ctx, step: Step) -> Found:
         yield clause, ("a negative sequence" if isinstance(command.sequence, int)
                        and command.sequence < 0 else "another intent")
     elif clause == "LDG-RENEW-006":
-        yield clause, RESENT_AS.get(command.intent, "")
+        resent = RESENT_AS.get(command.intent)
+        if resent is not None:
+            yield clause, resent
     elif clause == "LDG-RENEW-003":
         yield from _session_refused(clause, before.sessions.get(owner.worker_session_id), now)
     elif clause == "LDG-RENEW-004":

@@ -163,11 +163,10 @@ def forge_cursor(h: Harness, issued: str, case: str, edit: Callable[[Any], Any],
     forged = _edited(text, edit, position)
     if upper:
         forged = _in_other_case(forged.upper(), text, position)
-    if spaced:  # bytes.fromhex reads "ab cd" as "abcd"; the seed takes hex digits only
-        forged = f"{forged[:2]} {forged[2:]}"
-    if twice:  # the seed refuses a repeated key (decode_unique_json); json.loads keeps the last
-        forged = bytes.fromhex(forged).decode("utf-8").replace(
-            "{", '{"version":1,', 1).encode("utf-8").hex()
+    if spaced:
+        forged = spaced_hex(forged)
+    if twice:
+        forged = version_twice(forged)
     name = f"{issued}@{len(h.bindings)}"
     h.bind(name, UnissuedCursor(case) if meaning is None else meaning,
            Minted(forged) if isinstance(real, Minted) else forged)
@@ -192,6 +191,19 @@ def _edited(text: Any, edit: Callable[[Any], Any], meaning: Any) -> str:
             "position": {"submitted_at": meaning.submitted_at, "task_id": str(meaning.task_id)},
         }
         return _compact(edit(document)).encode("utf-8").hex()
+
+
+def spaced_hex(cursor: str) -> str:
+    """``cursor`` with a space after its first two characters: ``bytes.fromhex`` reads "ab cd"
+    as "abcd"; the seed takes hex digits only."""
+    return f"{cursor[:2]} {cursor[2:]}"
+
+
+def version_twice(cursor: str) -> str:
+    """The hex of JSON ``cursor`` with ``"version":1`` written again at its start: the seed
+    refuses a repeated key (``decode_unique_json``); ``json.loads`` keeps the last."""
+    text = bytes.fromhex(cursor).decode("utf-8")
+    return text.replace("{", '{"version":1,', 1).encode("utf-8").hex()
 
 
 def _in_other_case(forged: str, issued: Any, meaning: Any) -> str:

@@ -33,7 +33,6 @@ class CursorOutsideFiltersAccepted(LedgenceCore):
             filters.state, filters.queue, None, None, filters.correlation_key))
 
 
-
 class CursorHexCaseIgnored(LedgenceCore):
     """The cursor's hex is decoded by ``bytes.fromhex`` alone: an issued cursor in uppercase
     continues the walk (the seed takes lowercase digits only)."""
