@@ -624,3 +624,36 @@ def test_an_id_that_is_no_string_names_no_record() -> None:
     assert ledgence.Status(ledgence.Scope("acme", "main"), 7).key() is None
     assert ledgence.Status(ledgence.Scope("acme", "main"), Forged("task")).key() is None
     assert ledgence.Status(ledgence.Scope("acme", "main"), Ref("t")).key() == "t"
+
+
+# --- what counts as put to the test ----------------------------------------------------------
+
+
+def test_a_fields_clause_counts_only_when_an_agreed_answer_or_read_back_showed_the_field(
+        h: Harness) -> None:
+    """A pass must mean the rule was put to the test: a field's own clause (the model's
+    ``field_clauses``) counts once per step whose answer or read-back showed that field and
+    agreed, and never for a step that showed no record."""
+    field_clauses = set(ADK.suite.model.field_clauses.values())
+    h.apply("c1", adk.Get("a"))  # not_found: no record, no field shown
+    assert not field_clauses & set(h.world.evidence.exercised)
+    h.apply("c1", adk.Create("a", META, {"n": 1}))  # answers ok(None); its get shows them all
+    assert {c: h.world.evidence.exercised.get(c) for c in field_clauses} == dict.fromkeys(
+        field_clauses, 1)
+
+
+def test_the_situations_the_model_names_for_an_agreed_step_are_counted(h: Harness) -> None:
+    """Each (clause, situation) the model's ``situations`` names for a step the store agreed
+    with is counted once (a run that never counts one passes that clause only weakly)."""
+    model = ADK.suite.model
+    assert model.situations is not None
+    named: list[tuple[str, str]] = []
+    for op in (adk.Create("a", META, {"n": 1}), adk.Create("a", META, {"n": 2}),
+               adk.Claim("a", "node1", "t1", h.now, 100), adk.Get("a")):
+        named += model.situations(h.state, h.for_model(op), h.ctx(), h.expect_one(op))
+        h.apply("c1", op)
+    assert named == [("ADK-CREATE-003", "over a ready record"), ("ADK-REV-001", "claim"),
+                     ("ADK-GET-002", "a running record"), ("ADK-OWNER-001", "read after a claim")]
+    counted = {(c, s): n for c, reached in h.world.evidence.situations.items()
+               for s, n in reached.items()}
+    assert counted == dict.fromkeys(named, 1)
