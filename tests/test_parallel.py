@@ -18,6 +18,7 @@ import pytest
 
 from fencepost.api import check
 from fencepost.errors import ConfigurationError
+from fencepost.model.answers import Answers
 from fencepost.registry import contract_named
 from fencepost.reports.verdict import RunReport
 from fencepost.scenarios.evidence import Ending, Evidence, Failure, merged
@@ -25,6 +26,7 @@ from fencepost.scenarios.guard import Guard
 from fencepost.scenarios.kinds import parts_of
 from fencepost.scenarios.profiles import PROFILES
 from fencepost.scenarios.runner import close_factory_into, parts_in_order, run_suite
+from fencepost.scenarios.tour_coverage import TourCoverage
 from fencepost.scenarios.trace import TraceStep
 
 EXTERNAL = str(Path(__file__).parent / "external")
@@ -95,6 +97,25 @@ def test_evidence_is_merged_in_the_runs_order_first_failure_kept() -> None:
     assert {check: str(how) for check, how in whole.ended.items()} == {
         "scenario:a": "failed X-1", "machine": "failed X-1, X-2"}
     assert whole.ended["machine"] == Ending(failed=("X-1", "X-2"))
+
+
+def test_what_one_part_alone_holds_is_kept_in_the_merge() -> None:
+    """The concurrent run and the tour are each in one part: the merge keeps theirs, as it
+    keeps the checks each part ran, the first reason a part stopped and every fault."""
+    a, b, c = Evidence(), Evidence(), Evidence()
+    answers = Answers(calls=303, answered=300, faulted=3)
+    tour = TourCoverage("ci", "bound", states=4, edges=9, planned=9, run=9, sequences=2,
+                        steps=11, seconds=0.1)
+    a.checks_run, b.checks_run, c.checks_run = {"scenario:a"}, {"concurrent"}, {"tour"}
+    b.concurrent, c.tour = answers, tour
+    b.stopped, c.stopped = "a call never returned", "interrupted"
+    a.faults.append("close failed")
+    c.faults.append("discard failed")
+    whole = merged([a, b, c])
+    assert whole.concurrent is answers and whole.tour is tour
+    assert whole.checks_run == {"scenario:a", "concurrent", "tour"}
+    assert whole.stopped == "a call never returned"
+    assert whole.faults == ["close failed", "discard failed"]
 
 
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:

@@ -25,6 +25,7 @@ from fencepost.scenarios.harness import (
 )
 from fencepost.scenarios.machine import run_machine
 from fencepost.scenarios.runner import CLOCK_START, new_world, open_checked
+from fencepost.scenarios.world import NotRunnable
 from fencepost.spec import adk_ledger as adk
 from fencepost.spec import ledgence_tasks as ledgence
 from fencepost.spec import snodo_tasks as snodo
@@ -339,6 +340,38 @@ class _Disconnected(MemoryLedger):
         raise ConnectionError("reset by peer")
 
 
+class _AwayOnReopen(_Forgetful):
+    """A factory whose second open finds the backend away (``error``) or fails (``crash``)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+    def __call__(self, env: Any) -> Any:
+        self.opens += 1
+        if self.opens > 1:
+            raise self.error
+        return self.base(env)
+
+
+@pytest.mark.parametrize(("error", "lost"), [
+    (BackendUnavailable("backend away"), True), (ConnectionError("reset by peer"), True),
+    (RuntimeError("cannot reopen"), False)])
+def test_a_reopen_the_backend_refuses_loses_the_check_and_any_other_failure_breaks_durability(
+        error: BaseException, lost: bool) -> None:
+    h = Harness(_world(_AwayOnReopen(error)))
+    try:
+        h.apply("c1", adk.Create("a", META, {"n": 1}))
+        with pytest.raises(StoreLost if lost else ClauseViolation) as caught:
+            h.reopen()
+        assert isinstance(caught.value, ClauseViolation) is not lost
+        said = f"{type(error).__name__}: {error}"
+        assert str(caught.value) == (f"reopening the store: {said}" if lost else
+                                     f"ADK-DURABLE-001: reopening the store raised {said}")
+    finally:
+        h.world.discard()
+
+
 @pytest.mark.parametrize("store", [_Unavailable, _Disconnected])
 def test_a_store_that_is_away_loses_the_check_instead_of_failing_it(store: type) -> None:
     h = Harness(_world(ADK.memory_factory(store)))
@@ -425,6 +458,21 @@ def test_a_reopen_takes_what_the_model_says_it_changes_and_reads_back_through_ne
 def test_a_forged_value_reaches_the_store_as_one_nobody_issued(s: Harness) -> None:
     sent = s.real(snodo.Get("t1", Forged("guess"))).access
     assert isinstance(sent, ForgedValue) and sent.label == "guess"
+
+
+def test_a_reference_never_minted_makes_the_check_not_runnable_rather_than_failed(
+        s: Harness) -> None:
+    """A call the check needs was refused, as the run's options allow: the value it would
+    have minted is never bound, and the check ends not runnable (its clauses unknown)."""
+    with pytest.raises(NotRunnable) as caught:
+        s.apply("w", snodo.Get("a", Ref("never")))
+    assert not isinstance(caught.value, ClauseViolation)
+    options = ", ".join(f"{k}={v}" for k, v in sorted(s.world.options.items()))
+    assert "max_tasks=infinity" in options
+    assert str(caught.value) == (
+        "cannot go on: 'never' was never minted (a call the check needs was refused, as the "
+        f"contract allows under the run's options: {options})")
+    assert s.trace == []  # nothing reached the store
 
 
 def test_alias_and_bind_share_one_binding(s: Harness) -> None:
@@ -537,6 +585,22 @@ def test_a_difference_in_fields_alone_fails_its_clause_once_and_the_check_goes_o
     assert "differed in 1 later answer of this check" in failure.message
     assert h.masked == {"owner": "ADK-OWNER-001"}
     assert h.state["b"].phase == "paused"  # went on from the model's state
+
+
+def test_a_calls_own_answer_differing_in_fields_alone_goes_on_as_a_read_back_does() -> None:
+    h = _mutant("finish_keeps_owner")
+    h.world.check = "scenario:t"
+    h.go_on = True
+    h.apply("c1", adk.Create("a", META, {}))
+    h.apply("c1", adk.Claim("a", "node1", "t1", h.now, 100))
+    h.apply("c1", adk.Finish("a", "t1", "paused", None, {}, h.now))  # its read-back differs
+    before = len(h.trace)
+    answer = h.apply("c2", adk.Get("a"))  # and so does the call's own answer: in owner alone
+    assert isinstance(answer, Ok) and answer.value.owner is not None
+    assert h.trace[before].actual == answer
+    h.settle_repeats()
+    assert list(h.world.evidence.failures) == ["ADK-OWNER-001"]
+    assert h.world.evidence.failures["ADK-OWNER-001"].repeats == 1
 
 
 def test_without_go_on_the_first_difference_stops_the_check() -> None:
