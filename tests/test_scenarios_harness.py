@@ -174,6 +174,22 @@ def test_a_read_that_changed_nothing_is_not_asked_again_and_a_change_is_read_bac
         h.world.discard()
 
 
+def test_a_read_that_changed_nothing_is_not_asked_again_but_the_records_other_reads_are(
+) -> None:
+    """Of the reads that show a record (ledgence reads a task three ways), only the one the
+    step itself just made is left out."""
+    _CountedGets.gets = []
+    h = Harness(_world(ADK.memory_factory(_CountedGets)))
+    try:
+        h.model = attrs.evolve(h.model, observe=lambda key, _b, _s: (adk.Get(key), adk.Get("z")))
+        h.apply("c1", adk.Create("a", META, {"n": 1}))
+        assert _CountedGets.gets == ["a", "z"]
+        h.apply("c1", adk.Get("a"))
+        assert _CountedGets.gets == ["a", "z", "a", "z"]  # the get, then the other read
+    finally:
+        h.world.discard()
+
+
 def test_expect_answers_without_applying(h: Harness) -> None:
     step = h.expect_one(adk.Get("a"))
     assert step.outcome.code == "not_found"
