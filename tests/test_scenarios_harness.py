@@ -426,6 +426,18 @@ def test_blamed_on_renames_any_violation_inside_and_counts_a_clean_block(h: Harn
     assert h.world.evidence.exercised["ADK-REV-001"] == 1
 
 
+def test_blamed_on_blocks_nest_and_each_gives_the_blame_back_when_it_ends(h: Harness) -> None:
+    """Inside a block the blame is its clause; after it, the enclosing block's again (a read
+    after a reap must not take the blame that belonged to the reap)."""
+    with blamed_on(h, "ADK-DURABLE-001"):
+        with pytest.raises(ClauseViolation) as inner, blamed_on(h, "ADK-REV-001", ["revision"]):
+            assert h.blame == ("ADK-REV-001", frozenset({"revision"}))
+            raise violation("ADK-REV-001", "its own clause", ())
+        assert type(inner.value).__name__ == "Violation_ADK_REV_001"
+        assert h.blame == ("ADK-DURABLE-001", None)
+    assert h.blame is None
+
+
 # --- values the store mints ------------------------------------------------------------------
 
 
