@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections import OrderedDict
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import attrs
 import pytest
@@ -117,6 +119,16 @@ def test_mappings_agree_on_the_same_keys_and_agreeing_values() -> None:
     assert not agree({"a": 1}, [("a", 1)])
 
 
+def test_a_mapping_that_is_no_plain_dict_agrees_key_by_key_as_a_dict_does() -> None:
+    """The model may hold another mapping (an ordered or a read-only one): every key must
+    agree, not some."""
+    assert agree(OrderedDict(a=Opaque("m"), b=2), {"b": 2, "a": "minted"})
+    assert agree(MappingProxyType({"a": 1, "b": 2}), MappingProxyType({"b": 2, "a": 1}))
+    assert not agree(OrderedDict(a=1, b=2), OrderedDict(a=1, b=3))
+    assert not agree(MappingProxyType({"a": 1, "b": 2}), {"a": 2, "b": 2})
+    assert not agree(OrderedDict(a=1), {"a": 1, "b": 2})
+
+
 @given(st.recursive(
     st.none() | st.booleans() | st.integers() | st.text()
     | st.floats(allow_nan=False),
@@ -185,6 +197,26 @@ def test_known_fills_in_the_values_already_minted() -> None:
              {"k": Opaque("task#1")})
     assert known(value, minted.__getitem__) == (
         Lease("T1", Opaque("lease#1")), ["T1"], {"k": "T1"})
+
+
+class _Pair(NamedTuple):
+    left: Any
+    right: Any
+
+
+class _Items(list[Any]):
+    pass
+
+
+class _Fields(dict[str, Any]):
+    pass
+
+
+def test_known_fills_in_inside_tuples_lists_and_dicts_of_other_classes_too() -> None:
+    minted = {"task#1": "T1"}
+    filled = known((_Pair(Opaque("task#1"), 1), _Items([Opaque("task#1")]),
+                    _Fields(k=Opaque("task#1"))), minted.__getitem__)
+    assert filled == (("T1", 1), ["T1"], {"k": "T1"})
 
 
 def test_known_returns_the_same_object_when_nothing_is_minted() -> None:
