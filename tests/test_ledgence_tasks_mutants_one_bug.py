@@ -34,9 +34,10 @@ Script = Callable[[Any, Clock], list[Any]]
 
 
 def _answers(adapter: str, script: Script) -> list[Any]:
-    """What ``script`` reads off a fresh store of ``adapter`` whose clock starts at 1 000."""
+    """What ``script`` reads off a fresh store of ``adapter`` whose clock starts at 1 000 (or
+    at the script's ``start``)."""
     factory, _ = resolve_adapter("ledgence-tasks", adapter)
-    clock = Clock(1_000)
+    clock = Clock(getattr(script, "start", 1_000))
     env = AdapterEnv(clock=clock, namespace=f"m{uuid.uuid4().hex[:10]}")
     store = factory(env)
     try:
@@ -585,6 +586,19 @@ def all_but(*edits: str, filters: spec.TaskFilters = UNFILTERED) -> Script:
     return pages_after_cursors(*(e for e in CURSOR_EDITS if e not in edits), filters=filters)
 
 
+def walk_from(start: int) -> Script:
+    """Three tasks submitted at ``start``, where the store's clock begins, a first page of one,
+    and the page after the cursor it issued: how many tasks that lists, or the error's code."""
+    def script(store: Any, clock: Clock) -> list[Any]:
+        for k in range(3):
+            submit(store, f"key-{k}")
+        issued = store.list_tasks(SCOPE, spec.TaskListQuery(UNFILTERED, 1)).next_cursor
+        return [_try_page(store, spec.TaskListQuery(UNFILTERED, 50, issued))]
+    script.start = start  # type: ignore[attr-defined]
+    script.__name__ = f"walk_from({start})"
+    return script
+
+
 FROM_1000 = spec.TaskFilters(submitted_from=1000)
 """A walk bounded from 1 000 (the scripts' tasks are submitted then)."""
 UNTIL_1001 = spec.TaskFilters(submitted_until=1001)
@@ -689,6 +703,11 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [all_but(), pages_after_cursors("issued", spaced=True)]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"),
      [all_but("time past the last")]),
+    # the cursor a page issued at either end of the timestamps a position admits
+    ("cursor_at_zero_refused", walk_from(0),
+     [walk_from(spec.MAX_TIMESTAMP_MS), all_but("time 0")]),
+    ("cursor_at_max_timestamp_refused", walk_from(spec.MAX_TIMESTAMP_MS),
+     [walk_from(0), all_but()]),
     ("result_hides_cancellation", result_of_a_cancelled_task, [result_of_a_succeeded_task]),
     ("cancel_twice_restamps", cancel_twice, [cancel_of_malformed_references]),
     ("replay_before_session_check", replay_on_an_expired_session,
@@ -813,6 +832,9 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     ("cursor_spaces_ignored", pages_after_cursors("issued", spaced=True), [2]),
     ("cursor_duplicate_keys_read", pages_after_cursors("issued", twice=True), [2]),
     ("cursor_past_max_timestamp", pages_after_cursors("time past the last"), [3]),
+    ("cursor_at_zero_refused", walk_from(0), ["invalid_input"]),
+    ("cursor_at_zero_refused", pages_after_cursors("time 0"), ["invalid_input"]),  # forged
+    ("cursor_at_max_timestamp_refused", walk_from(spec.MAX_TIMESTAMP_MS), ["invalid_input"]),
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),
      ["ClaimClaimed", "ClaimAlreadyHandedOff"]),

@@ -417,6 +417,9 @@ def _page(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Found:
             yield "LDG-LIST-006", "ties across the cursor"
         if cursor.submitted_at == filters.submitted_from:
             yield "LDG-LIST-006", "a cursor at submitted_from"
+        ends = (0, spec.MAX_TIMESTAMP_MS)
+        if cursor.submitted_at in ends:
+            yield "LDG-LIST-006", names.ISSUED_AT_THE_ENDS[ends.index(cursor.submitted_at)]
 
 
 def _matching(before: State, op: spec.ListTasks, ctx: Ctx) -> list[Any]:

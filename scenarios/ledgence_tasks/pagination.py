@@ -14,6 +14,7 @@ from fencepost.spec.ledgence_tasks import situations as names
 from fencepost.spec.opaque import Forged, Minted, Ref
 
 from ..checks import Scenarios
+from ..clock import SimClock
 from ..harness import Harness
 from .calls import (
     OTHER,
@@ -113,6 +114,23 @@ def pagination_filters(h: Harness, p: str) -> None:
     within: dict[str, Any] = {"submitted_from": tied, "submitted_until": tied + 1}
     page(h, 1, bind="at_from", **within)  # one of the three, a cursor at the lower bound
     page(h, 1, Ref("at_from"), **within)  # the walk goes on from there, below the upper one
+
+
+@scenario()
+def pagination_at_the_ends_of_time(h: Harness, p: str) -> None:
+    """Walks whose cursors the store issued at timestamp 0 and at MAX_TIMESTAMP_MS, each on a
+    store of its own whose clock starts there (every other check runs in 2026): the seed's
+    position admits both ends, so each walk goes on past its first page."""
+    for k, start in enumerate((0, spec.MAX_TIMESTAMP_MS)):
+        world = h.world.fork(f"e{k}", clock=SimClock(start))
+        try:
+            at = h.on(world)
+            for n in range(3):
+                submit_task(at, f"{p}-{k}-{n}")
+            page(at, 1, bind="first")
+            page(at, 1, Ref("first"))  # the second of three: the walk goes on from there
+        finally:
+            world.discard()
 
 
 @scenario()

@@ -411,8 +411,10 @@ CLAUSES = Catalogue(_situated([
     _c("LDG-LIST-006", "a cursor continues strictly after its position",
        "A page read with a cursor starts strictly after the cursor's (submitted_at, task_id), "
        "ties included, whatever the new limit; a cursor within the submission bounds continues "
-       "like any other, one at submitted_from (inclusive) too.", M,
-       "scenario:pagination_ties_and_cursors", "scenario:pagination_filters"),
+       "like any other, one at submitted_from (inclusive) too, and so do cursors issued at "
+       "timestamp 0 and at MAX_TIMESTAMP_MS (a position admits both ends).", M,
+       "scenario:pagination_ties_and_cursors", "scenario:pagination_filters",
+       "scenario:pagination_at_the_ends_of_time"),
     _c("LDG-LIST-007", "a cursor is bound to its scope and filters",
        "A cursor used with another scope or other filters, or a value no page issued (\"\" "
        "included), answers invalid_input; so does a well-formed cursor whose position no page "

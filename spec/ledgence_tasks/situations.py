@@ -47,6 +47,9 @@ character)."""
 FORGED_AT_ZERO = "a well-formed cursor at timestamp 0, never issued"
 """A position a page could end at, in the issued cursor's own encoding: the seed reads it as
 that position (``TaskPosition::validate`` takes 0), a store that keeps its cursors refuses it."""
+ISSUED_AT_THE_ENDS = ("a cursor issued at timestamp 0", "a cursor issued at MAX_TIMESTAMP_MS")
+"""Walks on a store whose clock starts at either end of the timestamps a position admits (the
+seed's ``TaskPosition::validate``: 0 through MAX_TIMESTAMP_MS, both included)."""
 EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
                 "non-ASCII, empty and NUL strings", "64 nested containers")
 DEEP_OUTPUT = "a success output nested 65 deep"
@@ -179,7 +182,8 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
     "LDG-LIST-004": ("limit 0", "limit 101", "submitted_from >= submitted_until",
                      "a bad filter"),
     "LDG-LIST-005": ("an exact last page", "one row beyond the page"),
-    "LDG-LIST-006": ("ties across the cursor", "a new limit", "a cursor at submitted_from"),
+    "LDG-LIST-006": ("ties across the cursor", "a new limit", "a cursor at submitted_from",
+                     *ISSUED_AT_THE_ENDS),
     "LDG-LIST-007": ("another scope", "other filters", "a value no page issued",
                      *UNISSUED_POSITIONS, *MALFORMED_CURSORS, FORGED_AT_ZERO),
     # targeted dispatch

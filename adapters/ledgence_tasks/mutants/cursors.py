@@ -105,7 +105,6 @@ class CursorPositionTruncated(LedgenceCore):
         return tuple(position[:2]) if isinstance(position, list) and len(position) >= 2 else None
 
 
-
 class CursorAtZeroIsNoCursor(LedgenceCore):
     """The cursor's position is tested for truth (``if position[0]:``, a JavaScript habit): a
     cursor at timestamp 0 starts the walk again from the first page."""
@@ -114,7 +113,6 @@ class CursorAtZeroIsNoCursor(LedgenceCore):
                     ) -> tuple[Any, ...] | None:
         position = super()._page_start(scope, query)
         return position if position is not None and position[0] else None
-
 
 
 class CursorFilterKeysIgnored(LedgenceCore):
@@ -186,6 +184,23 @@ class CursorPastMaxTimestamp(LedgenceCore):
         return super()._position_admitted(position, filters)
 
 
+class CursorAtZeroRefused(LedgenceCore):
+    """A cursor's timestamp must lie above 0 (``0 <`` written for ``0 <=``): the cursor of a
+    page ending on a task submitted at timestamp 0 is refused, its own included."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        return position[0] != 0 and super()._position_admitted(position, filters)
+
+
+class CursorAtMaxTimestampRefused(LedgenceCore):
+    """A cursor's timestamp must lie below MAX_TIMESTAMP_MS (``<`` written for ``<=``): the
+    cursor of a page ending on a task submitted at MAX_TIMESTAMP_MS is refused."""
+
+    def _position_admitted(self, position: tuple[Any, ...], filters: spec.TaskFilters) -> bool:
+        return (position[0] != spec.MAX_TIMESTAMP_MS
+                and super()._position_admitted(position, filters))
+
+
 class CursorQueryUnchecked(LedgenceCore):
     """The filters a cursor decodes to are compared with the call's, never validated: a
     bound written 1000.0 equals the call's 1000 and continues the walk."""
@@ -233,4 +248,8 @@ CURSOR_MUTANTS: tuple[Mutant, ...] = (
            "LDG-LIST-007", CursorPastUntilAccepted),
     Mutant("cursor_past_max_timestamp", "a cursor past MAX_TIMESTAMP_MS is walked from",
            "LDG-LIST-007", CursorPastMaxTimestamp),
+    Mutant("cursor_at_zero_refused", "the cursor of a page ending at timestamp 0 is refused",
+           "LDG-LIST-006", CursorAtZeroRefused),
+    Mutant("cursor_at_max_timestamp_refused", "the cursor of a page ending at "
+           "MAX_TIMESTAMP_MS is refused", "LDG-LIST-006", CursorAtMaxTimestampRefused),
 )
