@@ -375,14 +375,22 @@ def test_a_cursor_in_the_other_case_is_never_the_cursor_issued(issued: str,
 
 def test_a_store_that_refuses_a_cursor_it_never_issued_passes_too() -> None:
     """A well-formed cursor at timestamp 0 no page issued: the seed reads it as its position,
-    a store that keeps the cursors it issued refuses it; both are the contract's."""
+    a store that keeps the cursors it issued refuses it; both are the contract's. (Its own
+    cursors it reads, one issued at timestamp 0 too.)"""
     contract = contract_named("ledgence-tasks")
+    issued: dict[str, set[str]] = {}  # namespace -> the cursors its pages issued
 
-    class RefusesUnissuedPositions(contract.store_class("memory")):  # type: ignore[misc]
-        def _position_admitted(self, position: tuple[Any, ...], filters: Any) -> bool:
-            return bool(position[0] != 0 and super()._position_admitted(position, filters))
+    class KeepsTheCursorsItIssued(contract.store_class("memory")):  # type: ignore[misc]
+        def list_tasks(self, scope: Any, query: Any) -> Any:
+            mine = issued.setdefault(self.env.namespace, set())
+            if isinstance(query.cursor, str) and query.cursor not in mine:
+                raise spec.InvalidInput("a cursor no page of this store issued")
+            page = super().list_tasks(scope, query)
+            if page.next_cursor is not None:
+                mine.add(page.next_cursor)
+            return page
 
-    report = check("ledgence-tasks", contract.memory_factory(RefusesUnissuedPositions),
+    report = check("ledgence-tasks", contract.memory_factory(KeepsTheCursorsItIssued),
                    profile="quick", seed=1, strict=True)
     verdicts = {v.clause.id: v.status for v in report.verdicts}
     assert verdicts["LDG-LIST-006"] == verdicts["LDG-LIST-007"] == "pass"

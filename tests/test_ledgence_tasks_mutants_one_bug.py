@@ -494,10 +494,10 @@ def acquires_on_queues(*queues: str) -> Script:
     return script
 
 
-def claims_of_generations(*generations: int) -> Script:
+def claims_of_generations(*generations: int, times: int = 1) -> Script:
     """A routed task failed twice (two attempts, queued again, its retry due), then a claim of
-    each generation, each by a session of its own: each disposition's kind, or the error's
-    code."""
+    each generation, each by a session of its own (and sent ``times`` times): each
+    disposition's kind, or the error's code."""
     def script(store: Any, clock: Clock) -> list[Any]:
         session = store.open_session(SCOPE, ROUTED, 1)
         task = submit(store, queue=ROUTED)
@@ -518,12 +518,13 @@ def claims_of_generations(*generations: int) -> Script:
             claimant = store.open_session(SCOPE, ROUTED, 1)
             command = attrs.evolve(claim(claimant.id, task.task_id), dispatch=spec.DispatchRef(
                 SCOPE, ROUTED, task.task_id, generation))
-            try:
-                answers.append(type(store.claim_dispatch(command).disposition).__name__)
-            except ContractError as e:
-                answers.append(e.code)
+            for _ in range(times):
+                try:
+                    answers.append(type(store.claim_dispatch(command).disposition).__name__)
+                except ContractError as e:
+                    answers.append(e.code)
         return answers
-    script.__name__ = f"claims_of_generations{generations}"
+    script.__name__ = f"claims_of_generations{generations}{' x' + str(times) if times > 1 else ''}"
     return script
 
 
@@ -689,6 +690,9 @@ CASES: list[tuple[str, Script, list[Script]]] = [
      [pages_after_cursors("issued"), all_but("issued", "time 0", filters=UNTIL_1001)]),
     ("older_generation_handed_off", claims_of_generations(3, 1),
      [claims_of_generations(3, 3), claims_of_generations(2)]),
+    # a handled claim sent again: no receipt, so a new command at a used sequence
+    ("handled_claims_keep_no_receipt", claims_of_generations(1, times=2),
+     [claims_of_generations(3, times=2), claims_of_generations(1, 2, 3)]),
     ("cursor_past_until_accepted", pages_after_cursors("time 2000", filters=UNTIL_1001),
      [pages_after_cursors("issued", filters=UNTIL_1001), all_but("time 2000")]),
     ("zero_below_cursor_obsolete", acquires_after_the_first_at(0),
@@ -838,6 +842,8 @@ AS_ITS_BUG_SAYS: list[tuple[str, Script, list[Any]]] = [
     # an older generation of an active task told of the current attempt
     ("older_generation_handed_off", claims_of_generations(3, 1),
      ["ClaimClaimed", "ClaimAlreadyHandedOff"]),
+    ("handled_claims_keep_no_receipt", claims_of_generations(1, times=2),
+     ["ClaimTerminalOrSuperseded", "conflict"]),
     # a passed deadline answered before the seed's types are decoded
     ("deadline_before_types", probes_of(1_000, **UNTYPED_PROBES), ["unavailable"] * 6),
     # the empty id is accepted, not a descriptor of another program (the old stand-in was

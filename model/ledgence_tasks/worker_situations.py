@@ -428,6 +428,12 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
             att = before.attempts[receipt.attempt]
             live = is_live(before.tasks[att.task_id], att, now)
             yield clause, "a live claim replayed" if live else "a lost claim replayed"
+        else:
+            handed, superseded, deferred = names.HANDLED_REPLAYS
+            disposition = receipt.disposition
+            yield clause, (handed if isinstance(disposition, spec.ClaimAlreadyHandedOff)
+                           else deferred if isinstance(disposition, spec.ClaimDeferred)
+                           else superseded)
     elif clause == "LDG-DISPATCH-006":
         yield clause, ("an unknown session" if session is None else "an expired session"
                        if now >= session.expires_at else "busy" if code(step) == "busy"

@@ -34,7 +34,8 @@ ROUTED = spec.ROUTED_QUEUE
 @scenario()
 def dispatch_dispositions(h: Harness, p: str) -> None:
     """On the routed queue: claimed whatever the queue order, already_handed_off,
-    terminal_or_superseded, deferred, and the refusals; a store without targeted dispatch
+    terminal_or_superseded, deferred (each sent again: its receipt replayed), and the
+    refusals; a store without targeted dispatch
     refuses every claim (and its queue of that name is a queue like another)."""
     ws = open_ws(h, concurrency=3, queue=ROUTED)
     first = submit_task(h, f"{p}-first", queue=ROUTED, retry_policy=spec.RetryPolicy(3, 10_000))
@@ -48,6 +49,7 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
         return
     claim(h, ws, 0, 1, second, 1, queue=ROUTED)  # the second, though the first is older
     claim(h, ws, 1, 1, second, 1, queue=ROUTED)  # already handed off
+    claim(h, ws, 1, 1, second, 1, queue=ROUTED)  # sent again: its receipt replayed
     claim(h, ws, 1, 2, second, 2, queue=ROUTED)  # the next generation while active: not issued
     claim(h, ws, 1, 2, second, 3, queue=ROUTED)  # never issued
     claim(h, ws, 1, 2, "task_never_minted", 1, queue=ROUTED)
@@ -58,7 +60,9 @@ def dispatch_dispositions(h: Harness, p: str) -> None:
     a = last_attempt(h)
     settle(h, a, failure(h, a, "io"))  # retry in 10 s
     claim(h, ws, 1, 3, first, 1, queue=ROUTED)  # the old generation: superseded
+    claim(h, ws, 1, 3, first, 1, queue=ROUTED)  # sent again: its receipt replayed
     claim(h, ws, 1, 4, first, 2, queue=ROUTED)  # not yet available: deferred
+    claim(h, ws, 1, 4, first, 2, queue=ROUTED)  # sent again: its receipt replayed
     h.advance(10_000)
     claim(h, ws, 2, 1, first, 2, queue=ROUTED)  # claimed
     a = last_attempt(h)

@@ -460,9 +460,10 @@ CLAUSES = Catalogue(_situated([
        requires=("dispatch",)),
     _c("LDG-DISPATCH-005", "claim receipts replay exactly",
        "The same command at the same (session, consumer, sequence) answers the first reply "
-       "again (a claimed assignment with authority now while live, else OwnershipLost); "
-       "another command at that sequence, or an acquire of it, answers conflict.", M,
-       "scenario:dispatch_receipts", requires=("dispatch",)),
+       "again (a claimed assignment with authority now while live, else OwnershipLost; a "
+       "handled one, already handed off, superseded or deferred, as it was); another command "
+       "at that sequence, or an acquire of it, answers conflict.", M,
+       "scenario:dispatch_receipts", "scenario:dispatch_dispositions", requires=("dispatch",)),
     _c("LDG-DISPATCH-006", "claims are sequenced with acquisition",
        "A claim shares its consumer's sequence with acquire and rechecks the session: "
        "unknown_session, session_expired, obsolete_operation, out_of_order and busy as for "

@@ -50,6 +50,9 @@ that position (``TaskPosition::validate`` takes 0), a store that keeps its curso
 ISSUED_AT_THE_ENDS = ("a cursor issued at timestamp 0", "a cursor issued at MAX_TIMESTAMP_MS")
 """Walks on a store whose clock starts at either end of the timestamps a position admits (the
 seed's ``TaskPosition::validate``: 0 through MAX_TIMESTAMP_MS, both included)."""
+HANDLED_REPLAYS = ("an already_handed_off claim replayed", "a superseded claim replayed",
+                   "a deferred claim replayed")
+"""A claim that claimed nothing keeps its receipt too: sent again, it is replayed."""
 EXACT_VALUES = ("1 and 1.0 apart", "-0.0 apart from 0.0", "integers at the i64 and u64 bounds",
                 "non-ASCII, empty and NUL strings", "64 nested containers")
 DEEP_OUTPUT = "a success output nested 65 deep"
@@ -192,7 +195,7 @@ SITUATIONS: dict[str, tuple[str | Situation, ...]] = {
         "a generation behind the last handed off", "an older generation of an active task")),
     "LDG-DISPATCH-005": tuple(situation(s, "dispatch") for s in (
         "a live claim replayed", "a lost claim replayed", "another command at the sequence",
-        "an acquire at a claimed sequence")),
+        "an acquire at a claimed sequence", *HANDLED_REPLAYS)),
     "LDG-DISPATCH-006": tuple(situation(s, "dispatch") for s in (
         "an unknown session", "an expired session", "out of order", "busy")),
     "LDG-DISPATCH-007": tuple(situation(s, "dispatch") for s in (

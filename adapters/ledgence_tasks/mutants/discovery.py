@@ -227,6 +227,16 @@ class ReceiptIgnoresCommand(LedgenceCore):
         return True
 
 
+class HandledClaimsKeepNoReceipt(LedgenceCore):
+    """Only a claim that claimed keeps its receipt: a handled claim (already handed off,
+    deferred, superseded) moves the consumer's cursor and keeps nothing, so sending it again
+    is a new command at a used sequence (a conflict), not its replay."""
+
+    def _store_receipt(self, txn: Txn, command: spec.ClaimCommand, disposition: Any) -> None:
+        if isinstance(disposition, spec.ClaimClaimed):
+            super()._store_receipt(txn, command, disposition)
+
+
 class ClaimSequenceGapsAccepted(LedgenceCore):
     """A claim checks only that its sequence is past the consumer's cursor: a first sequence
     other than 1, and gaps, are accepted."""
@@ -338,6 +348,8 @@ MUTANTS: tuple[Mutant, ...] = (
            DeferredIsClaimed),
     Mutant("receipt_ignores_command", "another claim at a claimed sequence replays the first",
            "LDG-DISPATCH-005", ReceiptIgnoresCommand),
+    Mutant("handled_claims_keep_no_receipt", "a handled claim sent again is a conflict, not "
+           "its replay", "LDG-DISPATCH-005", HandledClaimsKeepNoReceipt),
     Mutant("claim_sequence_gaps_accepted", "a claim may skip sequences", "LDG-DISPATCH-006",
            ClaimSequenceGapsAccepted),
     Mutant("never_issued_generation_accepted", "a claim at a generation never issued is "
