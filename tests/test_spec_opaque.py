@@ -119,6 +119,16 @@ def test_mappings_agree_on_the_same_keys_and_agreeing_values() -> None:
     assert not agree({"a": 1}, [("a", 1)])
 
 
+class _Count(int):
+    pass
+
+
+def test_a_number_of_another_class_agrees_only_with_one_of_its_class_and_text() -> None:
+    assert agree(_Count(1), _Count(1))
+    assert not agree(_Count(1), 1.0)
+    assert not agree(_Count(1), _Count(2))
+
+
 def test_a_mapping_that_is_no_plain_dict_agrees_key_by_key_as_a_dict_does() -> None:
     """The model may hold another mapping (an ordered or a read-only one): every key must
     agree, not some."""
