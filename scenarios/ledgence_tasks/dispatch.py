@@ -35,8 +35,8 @@ ROUTED = spec.ROUTED_QUEUE
 def dispatch_dispositions(h: Harness, p: str) -> None:
     """On the routed queue: claimed whatever the queue order, already_handed_off,
     terminal_or_superseded, deferred (each sent again: its receipt replayed), and the
-    refusals; a store without targeted dispatch
-    refuses every claim (and its queue of that name is a queue like another)."""
+    refusals; a store without targeted dispatch refuses every claim (and its queue of that
+    name is a queue like another)."""
     ws = open_ws(h, concurrency=3, queue=ROUTED)
     first = submit_task(h, f"{p}-first", queue=ROUTED, retry_policy=spec.RetryPolicy(3, 10_000))
     h.advance(1)  # first is the queue's head by submitted_at, not by a random id
