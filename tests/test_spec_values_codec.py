@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fencepost.spec.opaque import Forged, ForgedValue, Opaque, Ref
+from fencepost.spec.outcome import Crash, Err, Ok, outcome_from_json, outcome_to_json
 from fencepost.spec.values import Codec, decode, encode
 
 
@@ -214,3 +215,22 @@ def test_a_column_read_through_the_parsers_hook_decodes_as_the_walk_does(documen
             CODEC.loads(text)
         return
     assert exact(CODEC.loads(text), walked)
+
+
+@pytest.mark.parametrize("outcome", [Ok({"n": 1}), Ok(None), Err("not_found", "gone", {"k": 1}),
+                                     Crash("ValueError", "boom")])
+def test_an_outcome_comes_back_from_its_json_as_it_was(outcome: Any) -> None:
+    assert outcome_from_json(json.loads(json.dumps(outcome_to_json(outcome)))) == outcome
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ([], "an outcome is a JSON object, not []"),
+    ({"err": 5}, "error code 5 is not a string"),
+    ({"value": 1}, "an outcome has one of ok, err, crash: {'value': 1}"),
+])
+def test_json_that_no_outcome_writes_is_refused(data: Any, said: str) -> None:
+    """A saved history or report edited by hand (or by a hostile store's text) loads as the
+    outcome it holds, or not at all."""
+    with pytest.raises(ValueError) as refused:
+        outcome_from_json(data)
+    assert str(refused.value) == said
