@@ -357,7 +357,7 @@ class _Disconnected(MemoryLedger):
 
 
 class _AwayOnReopen(_Forgetful):
-    """A factory whose second open finds the backend away (``error``) or fails (``crash``)."""
+    """A factory whose second open raises ``error`` (the backend away, or another failure)."""
 
     def __init__(self, error: BaseException) -> None:
         super().__init__()

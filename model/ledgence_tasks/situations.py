@@ -40,6 +40,7 @@ from .worker_situations import (
 
 Found = Iterator[tuple[str, str]]
 BEFORE, AT, PAST = names.BEFORE, names.AT, names.PAST
+_ISSUED_AT_AN_END = dict(zip((0, spec.MAX_TIMESTAMP_MS), names.ISSUED_AT_THE_ENDS, strict=True))
 
 
 def situations(before: State, op: Op, ctx: Ctx, step: Step) -> Found:
@@ -417,9 +418,9 @@ def _page(before: State, op: spec.ListTasks, ctx: Ctx, step: Step) -> Found:
             yield "LDG-LIST-006", "ties across the cursor"
         if cursor.submitted_at == filters.submitted_from:
             yield "LDG-LIST-006", "a cursor at submitted_from"
-        ends = (0, spec.MAX_TIMESTAMP_MS)
-        if cursor.submitted_at in ends:
-            yield "LDG-LIST-006", names.ISSUED_AT_THE_ENDS[ends.index(cursor.submitted_at)]
+        end = _ISSUED_AT_AN_END.get(cursor.submitted_at)
+        if end is not None:
+            yield "LDG-LIST-006", end
 
 
 def _matching(before: State, op: spec.ListTasks, ctx: Ctx) -> list[Any]:
