@@ -62,7 +62,7 @@ class RunConfig:
         wrong, as the command's flag): the profile, the counts, the call timeout, the shrink
         budget, the jobs, the options (every one a choice or setting of the contract, with
         an allowed value) and the required capabilities (each one the contract knows)."""
-        from .registry import validate_capabilities, validate_options
+        from .registry import contract_named, validate_capabilities, validate_options
 
         if profile not in PROFILES:
             raise ConfigurationError(f"unknown profile {profile!r}; use {', '.join(PROFILES)}")
@@ -96,6 +96,9 @@ class RunConfig:
         if tour is not None:
             chosen = attrs.evolve(chosen, tour=_tour_scope(contract_name, tour))
         given = validate_options(contract_name, dict(options or {}))
+        if concurrent_ops is None:  # the profile's calls, as many as the contract's run needs
+            scale = contract_named(contract_name).suite.concurrent_scale
+            chosen = attrs.evolve(chosen, concurrent_ops=chosen.concurrent_ops * scale)
         try:
             needed = validate_capabilities(contract_name, require)
         except ConfigurationError as e:

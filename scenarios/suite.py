@@ -33,7 +33,10 @@ class Suite:
     - ``faults``: the cases checked under injected database faults (see
       :mod:`fencepost.scenarios.fault_checks`), for stores that expose their SQLAlchemy engine;
     - ``tours``: the transition tour's scopes by name (``ci``, ``full``; see
-      :mod:`fencepost.scenarios.tour`), none if the contract has no tour.
+      :mod:`fencepost.scenarios.tour`), none if the contract has no tour;
+    - ``concurrent_scale``: how many times the profile's concurrent calls the contract's run
+      makes (unless ``--ops`` names them): a workload that spreads its calls over many kinds
+      needs more of them for as many races of each kind.
     """
 
     model: ContractModel
@@ -48,6 +51,7 @@ class Suite:
     partition: Callable[[Op], Hashable | None] | None = None
     faults: Faults | None = None
     tours: Mapping[str, Any] = attrs.field(factory=dict)
+    concurrent_scale: int = 1
 
     @classmethod
     def of(

@@ -238,3 +238,14 @@ def test_a_reports_history_names_its_run(tmp_path: Path) -> None:
     bad = json.dumps({**header, "run": {"seed": [3]}})
     with pytest.raises(ValueError, match="^line 1: run must map names to strings or numbers$"):
         History.loads(bad + "\n")
+
+
+def test_ledgence_makes_twice_the_profiles_concurrent_calls_unless_ops_names_them() -> None:
+    from fencepost.run_config import RunConfig
+
+    def calls(contract: str, **given: Any) -> int:
+        return RunConfig.of(contract, seed=1, **given).profile.concurrent_ops
+
+    assert (calls("ledgence-tasks"), calls("ledgence-tasks", profile="standard")) == (600, 4000)
+    assert (calls("adk-ledger"), calls("snodo-tasks")) == (300, 300)
+    assert calls("ledgence-tasks", concurrent_ops=50) == 50
