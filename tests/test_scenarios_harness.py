@@ -631,6 +631,34 @@ def test_a_calls_own_answer_differing_in_fields_alone_goes_on_as_a_read_back_doe
     assert h.world.evidence.failures["ADK-OWNER-001"].repeats == 1
 
 
+class _KeepsOwnerThenKind(MemoryLedger):
+    """Keeps the owner after finish (``owner``: ADK-OWNER-001); once ``b`` is finished it also
+    shows a kind it was never given (``kind``: ADK-CREATE-002)."""
+
+    def _finished(self, row: Any, phase: str, outcome: Any, checkpoint: Any, now: int) -> Any:
+        return attrs.evolve(super()._finished(row, phase, outcome, checkpoint, now),
+                            owner=row.owner)
+
+    def _view(self, row: Any) -> Any:
+        view = super()._view(row)
+        if view.invocation_id == "b" and view.phase == "paused":
+            return attrs.evolve(view, kind="forgotten")
+        return view
+
+
+def test_a_new_field_beside_one_blamed_already_is_blamed_on_its_own_fields_clause() -> None:
+    """After ``owner`` was blamed on its clause, a later answer that differs in ``owner`` and in
+    a new field fails the new field's clause, not the step's (``finish``'s, ADK-FINISH-*);
+    and the new field is masked under it."""
+    h = Harness(_world(lambda env: _KeepsOwnerThenKind(env)))
+    h.world.check = "scenario:t"
+    h.go_on = True
+    _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-OWNER-001", "ADK-CREATE-002"]
+    assert h.masked == {"owner": "ADK-OWNER-001", "kind": "ADK-CREATE-002"}
+    h.world.discard()
+
+
 def test_without_go_on_the_first_difference_stops_the_check() -> None:
     h = _mutant("finish_keeps_owner")
     with pytest.raises(ClauseViolation) as stopped:
