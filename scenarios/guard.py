@@ -187,7 +187,8 @@ class Guard:
         self.abandoned = False
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        """Notified whenever a call ends or a wait begins (what :meth:`quiesce` waits for)."""
+        """Notified whenever a call ends (what :meth:`quiesce` waits for) or a wait begins
+        (what a caller that must stop the run only once it waits can wait for)."""
         self._inflight: dict[int, InFlight] = {}
         self._waiting: set[threading.Event] = set()
 
