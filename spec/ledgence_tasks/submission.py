@@ -133,6 +133,9 @@ def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
     """Non-empty (unless allowed), at most ``max_bytes`` UTF-8 bytes, and no character of
     ``refused`` (by default the control characters and the Unicode noncharacters); else
     :class:`InvalidInput` saying ``what`` contains ``refused_what``."""
+    if type(value) is str and refused is None and max_bytes >= MAX_ID_BYTES and (
+            value in _VALID_IDS):
+        return value
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string")
     if not value and not allow_empty:
@@ -141,7 +144,20 @@ def validate_text(value: Any, what: str, max_bytes: int = MAX_ID_BYTES,
         raise InvalidInput(f"{what} is longer than {max_bytes} bytes")
     if _holds_refused(value, refused or _REFUSED_CHARACTERS):
         raise InvalidInput(f"{what} contains {refused_what}")
+    if type(value) is str and refused is None and max_bytes == MAX_ID_BYTES and value:
+        if len(_VALID_IDS) >= _VALID_KEPT:
+            _VALID_IDS.clear()
+        _VALID_IDS.add(value)
     return value
+
+
+_VALID_IDS: set[str] = set()
+"""Texts :func:`validate_text` found valid as identifiers (non-empty, at most
+:data:`MAX_ID_BYTES` bytes, no character of the default set): valid again wherever at least as
+many bytes are allowed and the default set is refused. The same identifiers come back step after
+step, in model and store, and the checks cost more than a set's look-up. Only a ``str`` itself:
+a subclass's ``__eq__`` and ``__hash__`` are its own."""
+_VALID_KEPT = 4_096
 
 
 def _holds_refused(value: str, refused: re.Pattern[str]) -> bool:
