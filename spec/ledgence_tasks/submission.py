@@ -187,8 +187,13 @@ def _in_range(value: Any, what: str, bounds: tuple[int, int]) -> None:
         raise InvalidInput(f"{what} must be an integer in {bounds[0]}..={bounds[1]}")
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_depth(value: Any) -> int:
     """How many containers nest in the JSON ``value`` (a scalar: 0)."""
+    if type(value) in _SCALARS:  # most of what a walk meets, at the cost of one look-up
+        return 0
     if isinstance(value, Mapping):
         return 1 + max((json_depth(v) for v in value.values()), default=0)
     if isinstance(value, list | tuple):
@@ -252,6 +257,11 @@ without building an encoder each time)."""
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys that keeps number classes apart: ``1`` is not ``1.0``
     and ``-0.0`` is not ``0.0`` (floats are written with ``repr``)."""
+    kind = type(value)  # the classes JSON data is mostly made of, each as the tests below take it
+    if kind is str:
+        return _quoted(value)
+    if kind is dict or kind is list:
+        return _container_json(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -266,14 +276,19 @@ def canonical_json(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return _quoted(value)
+    if isinstance(value, Mapping | list | tuple):
+        return _container_json(value)
+    raise InvalidInput(f"data must be JSON, not {type(value).__name__}")
+
+
+def _container_json(value: Any) -> str:
+    """:func:`canonical_json` of a mapping, a list or a tuple."""
     if isinstance(value, Mapping):
         if not all(isinstance(k, str) for k in value):
             raise InvalidInput("JSON object keys must be strings")
         items = sorted(value.items())
         return "{" + ",".join(f"{_quoted(str(k))}:{canonical_json(v)}" for k, v in items) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(canonical_json(v) for v in value) + "]"
-    raise InvalidInput(f"data must be JSON, not {type(value).__name__}")
+    return "[" + ",".join(canonical_json(v) for v in value) + "]"
 
 
 def canonical(task: TaskInput) -> str:
