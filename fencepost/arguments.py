@@ -155,7 +155,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "concurrent run (default: the profile's, quick 4, standard 8)")
     p.add_argument("--ops", type=int, metavar="M",
                    help="calls in the concurrent run (default: the profile's, quick 300, "
-                        "standard 2000, thorough 6000; twice those for ledgence-tasks)")
+                        "standard 2000, thorough 6000; twice those for ledgence-tasks and "
+                        "snodo-tasks)")
     p.add_argument("--strict", action="store_true",
                    help="a clause that passed without reaching each of its situations is "
                         "unknown (exit 3) instead of a weak pass")

@@ -240,12 +240,14 @@ def test_a_reports_history_names_its_run(tmp_path: Path) -> None:
         History.loads(bad + "\n")
 
 
-def test_ledgence_makes_twice_the_profiles_concurrent_calls_unless_ops_names_them() -> None:
+def test_ledgence_and_snodo_make_twice_the_profiles_concurrent_calls_unless_ops_say() -> None:
     from fencepost.run_config import RunConfig
 
     def calls(contract: str, **given: Any) -> int:
         return RunConfig.of(contract, seed=1, **given).profile.concurrent_ops
 
     assert (calls("ledgence-tasks"), calls("ledgence-tasks", profile="standard")) == (600, 4000)
-    assert (calls("adk-ledger"), calls("snodo-tasks")) == (300, 300)
-    assert calls("ledgence-tasks", concurrent_ops=50) == 50
+    assert (calls("snodo-tasks"), calls("snodo-tasks", profile="standard")) == (600, 4000)
+    assert (calls("adk-ledger"), calls("adk-ledger", profile="standard")) == (300, 2000)
+    for contract in ("ledgence-tasks", "snodo-tasks"):
+        assert calls(contract, concurrent_ops=50) == 50
