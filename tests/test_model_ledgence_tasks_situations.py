@@ -13,6 +13,7 @@ from fencepost.scenarios.ledgence_tasks.scripted import DESCRIPTOR, SCOPE, task_
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.ledgence_tasks import situations as names
 
+DISPATCH = frozenset({"dispatch"})
 REAL = {"task#2": "task_z", "task#3": "task_m", "task#4": "task_a"}  # ids unlike submission
 
 
@@ -89,3 +90,38 @@ def test_a_history_page_at_and_past_100_events() -> None:
                     101: {"after inside the history", "101 events after"},
                     102: {"after inside the history", "exactly 100 events after"},
                     202: {"after the last event"}}
+
+
+def test_a_replayed_claim_that_claimed_nothing_is_named_by_its_disposition() -> None:
+    queue = spec.ROUTED_QUEUE
+
+    def run(state: State, op: Any, now: int, clause: str | None = None) -> State:
+        answer = step(state, op, Ctx(now=now, minted=REAL, capabilities=DISPATCH))
+        assert not isinstance(answer, OneOf)
+        assert clause is None or answer.clause == clause
+        return answer.state  # type: ignore[no-any-return]
+
+    def claim(consumer: int, task: str, generation: int) -> spec.ClaimDispatch:
+        return spec.ClaimDispatch(spec.ClaimCommand(
+            spec.AcquireCommand(SCOPE, queue, "ws#1", consumer, 1),
+            spec.DispatchRef(SCOPE, queue, task, generation)))
+
+    state = run(EMPTY, spec.OpenSession(SCOPE, queue, 4), 0)
+    for k in range(2):
+        command = spec.SubmitCommand(f"k{k}", task_input(queue=queue))
+        state = run(state, spec.AcceptResolvedSubmission(command, DESCRIPTOR), 1 + k)
+    state = run(state, claim(0, "task#2", 1), 10, "LDG-DISPATCH-001")
+    handed = claim(3, "task#2", 1)  # task#2 is active in its first attempt
+    state = run(state, handed, 11, "LDG-DISPATCH-002")
+    state = run(state, spec.Cancel(SCOPE, "task#3"), 12)
+    superseded = claim(2, "task#3", 1)  # task#3 is cancelled
+    state = run(state, superseded, 13, "LDG-DISPATCH-003")
+    later = 10 + spec.LEASE_MS + 1  # task#2's attempt expired: recovered, retried after a delay
+    state = run(state, spec.ExpireBatch(10), later)
+    deferred = claim(1, "task#2", 2)
+    state = run(state, deferred, later + 1, "LDG-DISPATCH-004")
+    for op, name in zip((handed, superseded, deferred), names.HANDLED_REPLAYS, strict=True):
+        ctx = Ctx(now=later + 2, minted=REAL, capabilities=DISPATCH)
+        answer = step(state, op, ctx)
+        assert not isinstance(answer, OneOf) and answer.clause == "LDG-DISPATCH-005"
+        assert of(set(situations(state, op, ctx, answer)), "LDG-DISPATCH-005") == {name}

@@ -414,6 +414,13 @@ def confirm(before: State, op: spec.ConfirmQuiescence, ctx: Ctx, step: Step) -> 
 # --- targeted dispatch -----------------------------------------------------------------------
 
 
+_HANDLED_REPLAY = dict(zip((spec.ClaimAlreadyHandedOff, spec.ClaimTerminalOrSuperseded,
+                            spec.ClaimDeferred), names.HANDLED_REPLAYS, strict=True))
+"""The situation of a replayed claim whose receipt holds no attempt, by its disposition's
+class: every disposition but Claimed is one of these three (a new one is a KeyError here, not
+a situation named after another)."""
+
+
 def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) -> Found:
     command, clause, now = op.command, step.clause, ctx.now
     acq, target = command.acquisition, command.dispatch
@@ -429,11 +436,7 @@ def claim_dispatch(before: State, op: spec.ClaimDispatch, ctx: Ctx, step: Step) 
             live = is_live(before.tasks[att.task_id], att, now)
             yield clause, "a live claim replayed" if live else "a lost claim replayed"
         else:
-            handed, superseded, deferred = names.HANDLED_REPLAYS
-            disposition = receipt.disposition
-            yield clause, (handed if isinstance(disposition, spec.ClaimAlreadyHandedOff)
-                           else deferred if isinstance(disposition, spec.ClaimDeferred)
-                           else superseded)
+            yield clause, _HANDLED_REPLAY[type(receipt.disposition)]
     elif clause == "LDG-DISPATCH-006":
         yield clause, ("an unknown session" if session is None else "an expired session"
                        if now >= session.expires_at else "busy" if code(step) == "busy"
