@@ -20,7 +20,14 @@ import attrs
 from fencepost.spec import ledgence_tasks as spec
 from fencepost.spec.errors import ContractError
 from fencepost.spec.ledgence_tasks import StoredAttempt as StoredAttempt  # the schema, shared
-from fencepost.spec.opaque import MISSING, ByIdentity, Opaque, evolve_fields, init_fields
+from fencepost.spec.opaque import (
+    MISSING,
+    ByIdentity,
+    Opaque,
+    evolve_fields,
+    evolved,
+    init_fields,
+)
 from fencepost.spec.outcome import Err, Ok
 
 from ..base import Step
@@ -121,15 +128,15 @@ class Draft:
     def record(self, task_id: str, reason: str, at: int, attempt: str | None = None) -> None:
         rec = self.tasks[task_id]
         event = spec.HistoryEvent(task_id, attempt, at, reason)
-        self.tasks[task_id] = attrs.evolve(rec, history=rec.history + (event,))
+        self.tasks[task_id] = evolved(rec, {"history": rec.history + (event,)})
 
     def evolve_task(self, task_id: str, **changes: Any) -> None:
         rec = self.tasks[task_id]
-        self.tasks[task_id] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
+        self.tasks[task_id] = evolved(rec, {"snapshot": evolved(rec.snapshot, changes)})
 
     def evolve_attempt(self, name: str, **changes: Any) -> None:
         rec = self.attempts[name]
-        self.attempts[name] = attrs.evolve(rec, snapshot=attrs.evolve(rec.snapshot, **changes))
+        self.attempts[name] = evolved(rec, {"snapshot": evolved(rec.snapshot, changes)})
 
 
 # --- answers -----------------------------------------------------------------------------------
