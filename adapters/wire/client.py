@@ -38,6 +38,7 @@ import attrs
 
 from fencepost.adapters.processes import descendants, signal_all
 from fencepost.spec.errors import BackendUnavailable
+from fencepost.spec.values import COMPACT_JSON
 
 PROTOCOL = "fencepost-wire/1"
 LINE_BYTES = 256 << 20
@@ -75,9 +76,6 @@ def _not_json(token: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
 """One decoder for every line (``json.loads`` with an argument makes a new one per call)."""
-ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-"""One encoder for every line, compact, refusing NaN and the infinities (``json.dumps`` with an
-argument makes a new one per call: about 1 µs of a call's few tens)."""
 
 
 class WireLost(BackendUnavailable):
@@ -155,7 +153,7 @@ class Child:
                 raise WireLost(self.lost)
             ident, self._next = self._next, self._next + 1
             self._waiting[ident] = waiting
-        line = ENCODER.encode({"id": ident, "type": kind, **fields}) + "\n"
+        line = COMPACT_JSON.encode({"id": ident, "type": kind, **fields}) + "\n"
         try:
             with self._write:
                 stdin = self.process.stdin

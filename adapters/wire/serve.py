@@ -35,18 +35,9 @@ from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ContractError, exception_said, told
 from fencepost.spec.opaque import ForgedValue
 from fencepost.spec.ops import Op
-from fencepost.spec.values import decode, encode
+from fencepost.spec.values import COMPACT_JSON, decode, encode
 
-from .client import (
-    ENCODER,
-    LINE_BYTES,
-    PROTOCOL,
-    SPIN_S,
-    Pace,
-    cores,
-    read_json,
-    read_paced,
-)
+from .client import LINE_BYTES, PROTOCOL, SPIN_S, Pace, cores, read_json, read_paced
 
 CALL_THREADS = 32
 """Calls in flight at once (more wait until one ends): more than the kit's workers ever send.
@@ -149,7 +140,7 @@ class Server:
         """Write one reply; one that cannot be written as JSON (a store's integer of more
         digits than Python writes, say) is a fault instead."""
         try:
-            line = ENCODER.encode({"id": ident, **answer})
+            line = COMPACT_JSON.encode({"id": ident, **answer})
         except (ValueError, TypeError, RecursionError) as e:
             line = json.dumps({"id": ident, "fault": "the store's answer cannot be written as "
                                f"JSON: {type(e).__name__}: {told(e)[:200]}"})
