@@ -313,11 +313,11 @@ def _snapshot(value: Any, depth: int) -> Any:
         if cls is tuple:
             return tuple([v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
                           else _snapshot(v, depth) for v in value])
-        names = _REGISTERED.get(cls, _UNSEEN)
-        if names is _UNSEEN:
-            names = _registered(cls)
-        if names is not None:
-            return _rebuilt(value, cls, names, depth)
+        rebuild = _REGISTERED.get(cls, _UNSEEN)
+        if rebuild is _UNSEEN:
+            rebuild = _registered(cls)
+        if rebuild is not None:
+            return _rebuilt(value, cls, rebuild, depth)
         return _converted(value, cls, depth)
     except NotAValue:
         raise
@@ -358,30 +358,50 @@ def _converted(value: Any, cls: type, depth: int) -> Any:
 
 
 _UNSEEN: Any = object()
-_REGISTERED: dict[type, tuple[str, ...]] = {}
-"""The registered value classes seen in answers, with what :func:`_registered` found."""
+_REGISTERED: dict[type, Callable[[Any, int], Any] | None] = {}
+"""The registered value classes seen in answers, each with its :func:`_rebuilder`."""
 
 
-def _registered(cls: type) -> tuple[str, ...] | None:
-    """``cls``'s init field names, in order, if it is a registered value class (``()``: one
-    that takes some by keyword only), else None. Only registered classes are remembered: a
-    store minting a class per answer must not grow the kit."""
+def _registered(cls: type) -> Callable[[Any, int], Any] | None:
+    """``cls``'s :func:`_rebuilder` if it is a registered value class, else None. Only
+    registered classes are remembered: a store minting a class per answer must not grow the
+    kit."""
     if _TYPES.get(cls.__name__) is not cls:
         return None
+    rebuild = _REGISTERED[cls] = _rebuilder(cls)
+    return rebuild
+
+
+def _rebuilder(cls: type) -> Callable[[Any, int], Any]:
+    """A function taking a snapshot of a value of the registered class ``cls`` (and the depth
+    it is at): each init field read once, a ``str`` no longer than :data:`CUT_BYTES`, a
+    float, bool, None or not too long ``int`` kept in line, anything else snapshot, and the
+    class built anew from them by position (by keyword for a class taking some by keyword
+    only), its validators run. Written out for the class once: every answer of every store is
+    snapshot, and a call per field was most of the snapshot's time."""
     fields = [f for f in attrs.fields(cls) if f.init]
-    names = () if any(f.kw_only for f in fields) else tuple(f.name for f in fields)
-    _REGISTERED[cls] = names
-    return names
+    lines = ["def rebuild(value, depth):"]
+    for i, f in enumerate(fields):
+        lines += [f"    f{i} = value.{f.name}",
+                  f"    t = type(f{i})",
+                  "    if t is str:",
+                  f"        if len(f{i}) > cut:",
+                  f"            f{i} = cut_of(f{i})",
+                  f"    elif not (t in small or t is int and -top < f{i} < top):",
+                  f"        f{i} = inner(f{i}, depth)"]
+    kw_only = any(f.kw_only for f in fields)
+    built = ", ".join(f"{f.alias}=f{i}" if kw_only else f"f{i}" for i, f in enumerate(fields))
+    lines.append(f"    return cls({built})")
+    scope: dict[str, Any] = {"cls": cls, "cut": CUT_BYTES, "cut_of": Cut.of, "small": _SMALL,
+                             "top": _INT_TOP, "inner": _snapshot}
+    exec("\n".join(lines), scope)  # noqa: S102 - the source above, from the class's fields
+    rebuild: Callable[[Any, int], Any] = scope["rebuild"]
+    return rebuild
 
 
-def _rebuilt(value: Any, cls: type, names: tuple[str, ...], depth: int) -> Any:
+def _rebuilt(value: Any, cls: type, rebuild: Callable[[Any, int], Any], depth: int) -> Any:
     try:
-        if names:
-            return cls(*[v if type(v) in _SMALL or type(v) is int and -_INT_TOP < v < _INT_TOP
-                         else _snapshot(v, depth)
-                         for v in map(value.__getattribute__, names)])
-        return cls(**{f.alias: _snapshot(getattr(value, f.name), depth)
-                      for f in attrs.fields(cls) if f.init})
+        return rebuild(value, depth)
     except NotAValue:
         raise
     except Exception as e:  # noqa: BLE001 - its validators refused what the store put in it

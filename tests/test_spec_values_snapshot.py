@@ -9,13 +9,24 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import attrs
 import pytest
 
 from fencepost.scenarios.guard import call
 from fencepost.spec import adk_ledger as spec
 from fencepost.spec.opaque import Foreign, NotAValue, agree
 from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok
-from fencepost.spec.values import MAX_DEPTH, MAX_ITEMS, encode, handed, snapshot
+from fencepost.spec.values import (
+    CUT_BYTES,
+    INT_BITS,
+    MAX_DEPTH,
+    MAX_ITEMS,
+    Cut,
+    encode,
+    handed,
+    snapshot,
+    value_class,
+)
 
 
 class Liar(str):
@@ -87,6 +98,47 @@ def test_plain_values_come_back_exactly_and_unshared() -> None:
     assert copy is not answer and copy.checkpoint is not answer.checkpoint
     answer.checkpoint["step"][1]["a"] = "changed later"
     assert copy.checkpoint == {"step": [1, {"a": (2, b"x")}]}
+
+
+def test_every_field_of_a_record_is_read_as_a_value_of_the_kits_own() -> None:
+    """Each kind of field a registered record holds: plain text, a number, a bool and None as
+    they are; a ``str`` or ``int`` subclass as its plain value; text and a number too long for
+    a report cut; anything else snapshot."""
+    huge_text, huge_number = "x" * (CUT_BYTES + 1), 1 << INT_BITS
+    answer = record(invocation_id=Liar("i9"), workflow_version=Number.THREE, kind=huge_text,
+                    revision=huge_number, outcome=2.5, owned=True, phase=Phase.READY)
+    copy = snapshot(answer)
+    assert type(copy) is spec.Invocation and copy.checkpoint is not answer.checkpoint
+    assert (type(copy.invocation_id), copy.invocation_id) == (str, "i9")
+    assert (type(copy.workflow_version), copy.workflow_version) == (int, 3)
+    assert (type(copy.phase), copy.phase) == (str, "ready")
+    assert copy.kind == Cut.of(huge_text) and copy.revision == Cut.of_int(huge_number)
+    assert (copy.outcome, copy.owned, copy.owner, copy.lease_until) == (2.5, True, None, 0)
+    assert copy.checkpoint == {"step": [1, {"a": (2, b"x")}]}
+    assert snapshot(record(revision=huge_number - 1)).revision == huge_number - 1
+    assert snapshot(record(kind=huge_text[1:])).kind == huge_text[1:]
+    assert snapshot(record(revision=-huge_number)).revision == Cut.of_int(-huge_number)
+
+
+@value_class
+@attrs.frozen
+class SnapshotByKeyword:
+    """A registered class taking its fields by keyword, one of them under another name."""
+
+    name: str
+    _items: Any = attrs.field(kw_only=True, alias="items",
+                              validator=attrs.validators.instance_of(tuple))
+
+
+def test_a_record_taking_keywords_is_rebuilt_by_keyword_and_its_validators_run() -> None:
+    answer = SnapshotByKeyword(Liar("n"), items=([1], Liar("t")))
+    copy = snapshot(answer)
+    assert type(copy) is SnapshotByKeyword and copy == SnapshotByKeyword("n", items=([1], "t"))
+    assert type(copy.name) is str and copy._items[0] is not answer._items[0]
+    object.__setattr__(answer, "_items", [1])  # a store that broke its own record
+    with pytest.raises(NotAValue, match="^a SnapshotByKeyword that does not rebuild "
+                                        r"\(TypeError\)$"):
+        snapshot(answer)
 
 
 @pytest.mark.parametrize(("value", "plain"), [
