@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 import attrs
 
-from fencepost.spec.opaque import evolve_fields, init_fields
+from fencepost.spec.opaque import fields_walk, init_fields
 from fencepost.spec.values import SNAPSHOT_TAKEN
 
 
@@ -74,7 +74,7 @@ def _detached(value: Any) -> Any:
     if names is None:
         return copy.deepcopy(value)
     if frozen:
-        return evolve_fields(value, names, _detached, _IMMUTABLE)
+        return fields_walk(kind, _IMMUTABLE)(value, _detached)  # type: ignore[misc]
     return attrs.evolve(value, **{name: _detached(getattr(value, name)) for name in names})
 
 

@@ -249,6 +249,61 @@ def _any(_f: Any) -> bool:
     return True
 
 
+def init_call(cls: type, values: list[str]) -> str:
+    """Source text building ``cls`` from ``values`` (the source of one value per init field,
+    in order): by position, or by keyword (each field's alias) where the class takes some by
+    keyword only. For the walks written out per class below."""
+    fields = [f for f in attrs.fields(cls) if f.init]
+    if any(f.kw_only for f in fields):
+        return f"cls({', '.join(f'{f.alias}={v}' for f, v in zip(fields, values, strict=True))})"
+    return f"cls({', '.join(values)})"
+
+
+def written(lines: list[str], scope: dict[str, Any]) -> Callable[..., Any]:
+    """The function whose source is ``lines`` (its first line ``def NAME(...):``), made with
+    the names of ``scope``: a walk written out once for one class (each field read by its own
+    attribute access, no loop over names and no call per field that needs none) runs on every
+    answer and operation the kit compares."""
+    name = lines[0].removeprefix("def ").partition("(")[0]
+    exec("\n".join(lines), scope)  # noqa: S102 - source the kit wrote from a class's fields
+    made: Callable[..., Any] = scope[name]
+    return made
+
+
+def fields_walk(cls: type, keep: frozenset[object], extra: int = 0
+                ) -> Callable[..., Any] | None:
+    """A function ``walk(value, rebuild, *extra)`` (``extra`` more arguments) giving a value of
+    the attrs class ``cls`` with ``rebuild(field, *extra)`` applied to each init field whose
+    type is not in ``keep``: ``value`` itself when no field changed (values are frozen: an
+    unchanged copy would be equal, only slower), else a new one built from the new fields.
+    Written out once per class, ``keep`` and ``extra`` (None: ``cls`` is not an attrs
+    class)."""
+    key = (cls, keep, extra)
+    try:
+        return _WALKS[key]
+    except KeyError:
+        pass
+    names = init_fields(cls)
+    if names is None:
+        _WALKS[key] = None
+        return None
+    more = "".join(f", x{i}" for i in range(extra))
+    lines = [f"def walk(value, rebuild{more}):"]
+    for i, name in enumerate(names):
+        lines += [f"    f{i} = value.{name}",
+                  f"    g{i} = f{i} if type(f{i}) in keep else rebuild(f{i}{more})"]
+    same = " and ".join(f"g{i} is f{i}" for i in range(len(names))) or "True"
+    built = init_call(cls, [f"g{i}" for i in range(len(names))])
+    lines.append(f"    return value if {same} else {built}")
+    walk = _WALKS[key] = written(lines, {"keep": keep, "cls": cls})
+    return walk
+
+
+_WALKS: dict[tuple[type, frozenset[object], int], Callable[..., Any] | None] = {}
+"""The :func:`fields_walk` functions made so far (the kit's own classes and frozensets: a
+handful)."""
+
+
 class ByIdentity:
     """What was worked out from frozen values, kept by each value's identity (the value kept
     too, so that its id is not reused while it is here), at most ``kept`` of them (then it
@@ -311,22 +366,11 @@ def agree(expected: Any, actual: Any) -> bool:
         return type(actual) is float and repr(expected) == repr(actual)
     if kind is Opaque:
         return actual is not None and not isinstance(actual, ForgedValue)
-    names = _field_names(kind, _EQ_FIELDS, _eq)
-    if names is not None:
-        if kind is not type(actual):
-            return False
-        for name in names:  # a str, None or int field compared inline, as above
-            field = getattr(expected, name)
-            if type(field) is str or field is None:
-                if not field == getattr(actual, name):
-                    return False
-            elif type(field) is int:
-                other = getattr(actual, name)
-                if type(other) is not int or field != other:
-                    return False
-            elif not agree(field, getattr(actual, name)):
-                return False
-        return True
+    same = _AGREERS.get(kind, MISSING)
+    if same is MISSING:
+        same = _AGREERS[kind] = _agreer(kind)
+    if same is not None:
+        return kind is type(actual) and bool(same(expected, actual))
     if kind is dict and type(actual) is dict:  # the plain case of the Mapping one below
         if len(expected) != len(actual):  # keys are unique: equal lengths and each key found
             return False                  # is the same set of keys
@@ -360,6 +404,35 @@ def agree(expected: Any, actual: Any) -> bool:
     if isinstance(expected, int | float) and isinstance(actual, int | float):
         return type(expected) is type(actual) and repr(expected) == repr(actual)
     return bool(expected == actual)
+
+
+def _agreer(cls: type) -> Callable[[Any, Any], bool] | None:
+    """:func:`agree` of two values of the attrs class ``cls``, field by eq field (None: not
+    an attrs class): a ``str``, None or ``int`` field compared in line, as :func:`agree`
+    compares them, anything else by :func:`agree`. Written out once per class."""
+    names = _field_names(cls, _EQ_FIELDS, _eq)
+    if names is None:
+        return None
+    lines = ["def same(expected, actual):"]
+    for name in names:
+        lines += [f"    field = expected.{name}",
+                  f"    other = actual.{name}",
+                  "    kind = type(field)",
+                  "    if kind is str or field is None:",
+                  "        if not field == other:",
+                  "            return False",
+                  "    elif kind is int:",
+                  "        if type(other) is not int or field != other:",
+                  "            return False",
+                  "    elif not agree(field, other):",
+                  "        return False"]
+    lines.append("    return True")
+    return written(lines, {"agree": agree})
+
+
+_AGREERS: dict[type, Callable[[Any, Any], bool] | None] = {}
+"""Each class :func:`agree` met, with its :func:`_agreer` (the kit's own classes: a model's
+answers; a store's are compared only against them)."""
 
 
 def harvest(expected: Any, actual: Any) -> list[tuple[Any, Any]]:
@@ -429,25 +502,6 @@ def evolved(value: Any, changes: Mapping[str, Any]) -> Any:
                   for name, alias in pairs})
 
 
-def evolve_fields(value: Any, names: tuple[str, ...], rebuild: Callable[[Any], Any],
-                  keep: frozenset[object] = frozenset()) -> Any:
-    """``value`` with ``rebuild`` applied to its fields ``names`` (a field whose type is in
-    ``keep`` is kept as it is, without a call); ``value`` itself when no field changed (values
-    are frozen: an unchanged copy would be equal, only slower). The walks below run on every
-    answer and operation the kit compares, and most fields are leaves."""
-    changes = None
-    for name in names:
-        old = getattr(value, name)
-        if type(old) in keep:
-            continue
-        new = rebuild(old)
-        if new is not old:
-            if changes is None:
-                changes = {}
-            changes[name] = new
-    return value if changes is None else evolved(value, changes)
-
-
 def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = None) -> Any:
     """Replace every :class:`Opaque` whose meaning is a name already minted (``minted(name)``
     returns the real value, or raises KeyError) by that real value: an identifier a store
@@ -470,14 +524,16 @@ def known(value: Any, minted: Callable[[str], Any], memo: ByIdentity | None = No
                     memo.misses += 1
                 return value
         return value
-    names = _field_names(kind, _INIT_FIELDS, _init)
-    if names is not None:
+    walk = _KNOWN_WALKS.get(kind, MISSING)
+    if walk is MISSING:
+        walk = _KNOWN_WALKS[kind] = fields_walk(kind, _LEAVES, 2)
+    if walk is not None:
         if memo is None:
-            return evolve_fields(value, names, lambda v: known(v, minted), _LEAVES)
+            return walk(value, known, minted, None)
         found = memo.get(value)
         if found is MISSING:
             misses = memo.misses
-            found = evolve_fields(value, names, lambda v: known(v, minted, memo), _LEAVES)
+            found = walk(value, known, minted, memo)
             if memo.misses == misses:
                 memo.put(value, found)
         return found
@@ -512,21 +568,11 @@ def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any
         return value
     if kind is Ref or kind is Forged:
         return replace(value)
-    names = _field_names(kind, _INIT_FIELDS, _init)
-    if names is not None:  # evolve_fields, with a reference field replaced inline
-        changes = None
-        for name in names:
-            old = getattr(value, name)
-            field = type(old)
-            if field in _LEAVES:
-                continue
-            new = replace(old) if field is Ref or field is Forged else resolve(old, replace,
-                                                                               copy)
-            if new is not old:
-                if changes is None:
-                    changes = {}
-                changes[name] = new
-        return value if changes is None else evolved(value, changes)
+    walk = _RESOLVE_WALKS.get(kind, MISSING)
+    if walk is MISSING:
+        walk = _RESOLVE_WALKS[kind] = fields_walk(kind, _LEAVES, 2)
+    if walk is not None:
+        return walk(value, resolve, replace, copy)
     if kind is tuple:
         items = tuple(v if type(v) in _LEAVES else resolve(v, replace, copy) for v in value)
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
@@ -543,3 +589,9 @@ def resolve(value: Any, replace: Callable[[Any], Any], copy: bool = True) -> Any
             return value
         return mapped
     return value
+
+
+_KNOWN_WALKS: dict[type, Callable[..., Any] | None] = {}
+_RESOLVE_WALKS: dict[type, Callable[..., Any] | None] = {}
+"""Each class :func:`known` and :func:`resolve` met, with its :func:`fields_walk` (None: not
+an attrs class): looked up by class alone on every value walked."""

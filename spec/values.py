@@ -41,8 +41,9 @@ from .opaque import (
     NotAValue,
     Opaque,
     Ref,
-    evolve_fields,
-    init_fields,
+    fields_walk,
+    init_call,
+    written,
 )
 
 _TYPES: dict[str, type] = {}
@@ -389,14 +390,9 @@ def _rebuilder(cls: type) -> Callable[[Any, int], Any]:
                   f"            f{i} = cut_of(f{i})",
                   f"    elif not (t in small or t is int and -top < f{i} < top):",
                   f"        f{i} = inner(f{i}, depth)"]
-    kw_only = any(f.kw_only for f in fields)
-    built = ", ".join(f"{f.alias}=f{i}" if kw_only else f"f{i}" for i, f in enumerate(fields))
-    lines.append(f"    return cls({built})")
-    scope: dict[str, Any] = {"cls": cls, "cut": CUT_BYTES, "cut_of": Cut.of, "small": _SMALL,
-                             "top": _INT_TOP, "inner": _snapshot}
-    exec("\n".join(lines), scope)  # noqa: S102 - the source above, from the class's fields
-    rebuild: Callable[[Any, int], Any] = scope["rebuild"]
-    return rebuild
+    lines.append(f"    return {init_call(cls, [f'f{i}' for i in range(len(fields))])}")
+    return written(lines, {"cls": cls, "cut": CUT_BYTES, "cut_of": Cut.of, "small": _SMALL,
+                           "top": _INT_TOP, "inner": _snapshot})
 
 
 def _rebuilt(value: Any, cls: type, rebuild: Callable[[Any, int], Any], depth: int) -> Any:
@@ -424,9 +420,9 @@ def handed(value: Any) -> Any:
         return [v if type(v) in _EXACT else handed(v) for v in value]
     if cls is tuple:
         return tuple([v if type(v) in _EXACT else handed(v) for v in value])
-    names = init_fields(cls)
-    if names is not None:  # an attrs value: rebuilt when a field was copied
-        return evolve_fields(value, names, handed, _EXACT)
+    walk = fields_walk(cls, _EXACT)
+    if walk is not None:  # an attrs value: rebuilt when a field was copied
+        return walk(value, handed)
     return value
 
 

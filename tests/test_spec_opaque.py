@@ -21,6 +21,7 @@ from fencepost.spec.opaque import (
     Ref,
     agree,
     evolved,
+    fields_walk,
     harvest,
     init_fields,
     known,
@@ -196,6 +197,44 @@ def test_evolved_is_attrs_evolve_by_position_or_by_keyword() -> None:
         assert evolved(value, changes) == attrs.evolve(
             value, **{k.lstrip("_"): v for k, v in changes.items()})
     assert evolved(Derived(1), {"base": 7}) == Derived(7)
+
+
+def test_a_fields_walk_rebuilds_only_what_changed_and_only_what_is_not_kept() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def rebuild(field: Any, *extra: Any) -> Any:
+        seen.append((field, *extra))
+        return field.upper() if isinstance(field, str) else field
+
+    walk = fields_walk(Lease, frozenset({int}), 2)
+    assert walk is not None and fields_walk(Lease, frozenset({int}), 2) is walk
+    same = Lease(1, 2, note=(3,))
+    assert walk(same, rebuild, "a", "b") is same and seen == [((3,), "a", "b")]
+    changed = walk(Lease("t", 2, note="n"), rebuild, "a", "b")
+    assert (changed.task, changed.token, changed.note) == ("T", 2, "N")
+    assert fields_walk(dict, frozenset()) is None and fields_walk(Lease, frozenset()) is not walk
+
+
+def test_a_fields_walk_builds_a_class_taking_keywords_by_keyword_and_skips_fields_outside_init(
+) -> None:
+    walk = fields_walk(Aliased, frozenset())
+    assert walk is not None
+    value = Aliased("p", "s", later="l")
+    built = walk(value, str.upper)
+    assert built == Aliased("P", "S", later="L") and built.derived == 2
+    walk = fields_walk(Derived, frozenset())
+    assert walk is not None and walk(Derived("b"), str.upper) == Derived("B")
+
+
+def test_a_class_taking_keywords_is_compared_filled_in_and_resolved_by_its_fields() -> None:
+    value = Aliased(Opaque("task#1"), Ref("task#1"), later=[Opaque("task#1")])
+    assert known(value, {"task#1": "T1"}.__getitem__) == Aliased("T1", Ref("task#1"),
+                                                                 later=["T1"])
+    assert resolve(value, lambda r: "R") == Aliased(Opaque("task#1"), "R",
+                                                    later=[Opaque("task#1")])
+    assert agree(value, Aliased("x", Ref("task#1"), later=["y"]))
+    assert not agree(value, Aliased("x", Ref("task#1"), later=["y", "z"]))
+    assert not agree(Aliased(1, 2, later=3), Aliased(1, 2, later=4))
 
 
 # --- known -----------------------------------------------------------------------------------
