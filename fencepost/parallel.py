@@ -341,7 +341,10 @@ def _merge(futures: list[Future[list[Done]]], started: float, *,
             results.append(value)
     if not results:
         raise ConfigurationError("no part of the run reported a result")
-    first = results[0]
+    opened = [r for r in results if r.unopened is None]
+    if not opened:  # the store would not open in any part: as a run on one process says
+        raise ConfigurationError(str(results[0].unopened))
+    first = opened[0]
     timings: dict[str, float] = {}
     for r in results:
         for key, seconds in r.timings.items():

@@ -68,6 +68,11 @@ class RunResult:
     steps: int
     examples: int
     history: History | None = None
+    unopened: str | None = None
+    """A part of a run on several processes whose store would not open (the message of the
+    ConfigurationError a run alone would raise there): its checks are unknown for the
+    factory's error, as they are in a run on one process when a later open fails; a run whose
+    every part is unopened could not open the store at all (see ``fencepost.parallel``)."""
 
 
 def new_world(
@@ -255,11 +260,18 @@ class _Run:
     parts: Collection[int] | None = None
     require: frozenset[str] = frozenset()
     current: World | None = None
+    unopened: str | None = None
 
     def checks(self) -> None:
         suite, root = self.suite, self.world
         try:
-            store = open_checked(suite, root)
+            try:
+                store = open_checked(suite, root)
+            except ConfigurationError as e:
+                if self.parts is None or not isinstance(e.__cause__, AdapterFault):
+                    raise
+                self._unopened(str(e), e.__cause__)
+                return
             required(store, self.require, root.capabilities)
             parts = parts_of(suite, self.profile)
             for k in parts_in_order(parts, self.first):
@@ -282,11 +294,23 @@ class _Run:
         finally:
             drop_live(root)
 
+    def _unopened(self, said: str, fault: AdapterFault) -> None:
+        """A part's store did not open (its factory raised): each of its checks is unknown
+        for that, as a check whose store would not open is in a run on one process."""
+        self.unopened = said
+        parts, evidence = parts_of(self.suite, self.profile), self.world.evidence
+        for k in sorted(self.parts or ()):
+            for check in parts[k]:
+                evidence.checks_run.add(check)
+                unknown_check(self.suite, evidence, check, str(fault))
+                evidence.ended.setdefault(check, Ending.unknown_for(fault))
+
     def result(self) -> RunResult:
         w = self.world
         self.timings["total"] = sum(self.timings.values())
         return RunResult(w.evidence, w.capabilities, w.options, dict(self.gated_off),
-                         dict(self.timings), w.evidence.steps, self.examples, self.history)
+                         dict(self.timings), w.evidence.steps, self.examples, self.history,
+                         self.unopened)
 
     @property
     def part(self) -> World:

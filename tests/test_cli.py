@@ -245,6 +245,7 @@ ADAPTER_MODULES = {
     "imp_wild_store": "class Wild:\n    def __getattr__(self, name):\n"
                       "        raise RuntimeError('no ' + name)\n"
                       "def make(env):\n    return Wild()\n",
+    "imp_cannot_open": "def make(env):\n    raise OSError('cannot open: disk on fire')\n",
 }
 
 
@@ -259,6 +260,7 @@ ADAPTER_MODULES = {
                          "attributes"),
     ("imp_wild_store:make", "reading the attributes of the Wild the adapter factory returned "
                             "raised RuntimeError: no create"),
+    ("imp_cannot_open:make", "the adapter factory failed: OSError: cannot open: disk on fire"),
     ("hostile:adk_ledger__capabilities_raise", "reading the attributes of the "
      "RaisingCapabilities the adapter factory returned raised RuntimeError: no capabilities "
      "today"),
@@ -266,8 +268,9 @@ ADAPTER_MODULES = {
 def test_an_adapter_module_that_misbehaves_is_one_line_exit_2(tmp_path: Path, adapter: str,
                                                              message: str) -> None:
     """A module that hangs as it is imported, raises what cannot be shown or spans lines with
-    control characters, exits, or answers attribute reads with exceptions, and a store whose
-    attributes raise: one line, exit 2 (a hang, or a traceback and exit 4, before)."""
+    control characters, exits, or answers attribute reads with exceptions, a factory that
+    cannot open its store, and a store whose attributes raise: one line, exit 2 (a hang, or a
+    traceback and exit 4, before)."""
     modules = tmp_path / "modules"
     modules.mkdir()
     for name, text in ADAPTER_MODULES.items():
@@ -281,4 +284,23 @@ def test_an_adapter_module_that_misbehaves_is_one_line_exit_2(tmp_path: Path, ad
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.strip().splitlines() == [f"fencepost: error: {message}"]
+    assert os.listdir(run) == []
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_store_that_never_opens_is_one_line_exit_2_on_any_number_of_processes(
+        tmp_path: Path, jobs: str) -> None:
+    """On two processes every part's open fails: the run says so as a run on one does (a part
+    whose open failed while another's worked leaves its checks unknown instead: test_hostile)."""
+    (tmp_path / "imp_cannot_open.py").write_text(ADAPTER_MODULES["imp_cannot_open"])
+    run = tmp_path / "run"
+    run.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), EXTERNAL]))
+    result = subprocess.run([sys.executable, "-m", "fencepost.cli", "check", "adk-ledger",
+                             "--adapter", "imp_cannot_open:make", "--jobs", jobs, "--quiet",
+                             "--report", "R"], cwd=run, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "fencepost: error: the adapter factory failed: OSError: cannot open: disk on fire"]
     assert os.listdir(run) == []

@@ -368,6 +368,25 @@ def test_a_factory_that_cannot_reopen_fails_durability(tmp_path: Path) -> None:
                                                          "unsupported"}
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_factory_that_cannot_open_new_namespaces_leaves_their_checks_unknown(
+        tmp_path: Path, jobs: str) -> None:
+    """Past its first namespaces the factory raises (in each process of the run): each check
+    whose store would not open is unknown for the factory's error, on one process or on two,
+    with a report (on two processes, a part whose first open failed ended the whole run with
+    exit 2 and no report before: the verdicts the other parts reached were lost)."""
+    result, report = check(tmp_path, "adk-ledger", "new_namespaces_raise", "--jobs", jobs)
+    assert result.returncode == 3, result.stdout + result.stderr
+    found = verdicts(report)
+    unknown = {clause: reason for clause, (status, reason) in found.items()
+               if status == "unknown"}
+    assert unknown and {s for s, _ in found.values()} <= {"pass", "unknown", "unsupported"}
+    for reason in unknown.values():
+        assert re.fullmatch(r"[\w:]+: the adapter factory raised OpenFailed: no room for \w+ "
+                            r"\(hostile store\)( \(and then .*\))?", reason), reason
+    assert found["ADK-LIN-001"][0] == "unknown"  # the concurrent run opens namespaces last
+
+
 # -- hangs: a verdict, never a hung kit ---------------------------------------------------------
 
 

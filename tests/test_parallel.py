@@ -118,6 +118,34 @@ def test_what_one_part_alone_holds_is_kept_in_the_merge() -> None:
     assert whole.faults == ["close failed", "discard failed"]
 
 
+def test_a_part_whose_store_would_not_open_merges_as_unknown_unless_every_part_is_such(
+) -> None:
+    """The run's capabilities and options are an opened part's; a run whose every part
+    failed to open is the configuration error a run on one process raises."""
+    from concurrent.futures import Future
+
+    from fencepost.parallel import _merge
+    from fencepost.scenarios.runner import RunResult
+
+    def ended(*parts: tuple[int, RunResult]) -> Future[list[Any]]:
+        future: Future[list[Any]] = Future()
+        future.set_result([(k, "ok", result) for k, result in parts])
+        return future
+
+    said = "the adapter factory failed: OSError: full"
+    shut, opened = Evidence(), Evidence()
+    shut.mark_unknown("X-1", "machine: the adapter factory raised OSError: full")
+    opened.exercised["X-2"] = 4
+    unopened = RunResult(shut, frozenset(), {}, {}, {}, 0, 0, unopened=said)
+    worked = RunResult(opened, frozenset({"durable"}), {"o": "v"}, {}, {}, 3, 1)
+    whole = _merge([ended((0, unopened)), ended((1, worked))], 0.0, interrupted=False)
+    assert whole.capabilities == frozenset({"durable"}) and whole.options == {"o": "v"}
+    assert whole.evidence.unknown == {"X-1": "machine: the adapter factory raised OSError: full"}
+    assert whole.evidence.exercised == {"X-2": 4} and whole.unopened is None
+    with pytest.raises(ConfigurationError, match=f"^{said}$"):
+        _merge([ended((0, unopened), (1, unopened))], 0.0, interrupted=False)
+
+
 def test_every_check_is_in_exactly_one_part_each_race_a_part_of_its_own() -> None:
     suite = contract_named("ledgence-tasks").suite
     kinds = [kind for part in parts_of(suite) for kind in part]

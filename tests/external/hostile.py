@@ -29,6 +29,9 @@ Behaviours:
 - ``close_raises`` / ``discard_raises``: the store's close / the factory's discard raise;
 - ``reopen_raises``: the factory raises (an exception class of its own) when it is asked for a
   namespace's store again (the store reopened);
+- ``new_namespaces_raise``: past its first :data:`OPENS_ALLOWED` namespaces, the factory raises
+  (an exception class of its own) for each namespace it has not opened before (a database
+  that filled up); it still reopens the ones it has;
 - ``discard_exits``: the factory's discard raises ``SystemExit(3)``;
 - ``factory_close_hangs``: the factory's close never returns;
 - ``leaves_thread``: the factory starts a thread that is not a daemon and never ends;
@@ -203,6 +206,10 @@ BEHAVIOURS: dict[str, Callable[[], Callable[[], None]]] = {
 
 class ReopenFailed(Exception):
     """A factory's own exception class (defined here, not in the kit)."""
+
+
+class OpenFailed(Exception):
+    """Another of the factory's own (``new_namespaces_raise``)."""
 
 
 class Liar(str):
@@ -483,6 +490,10 @@ class HostileFactory:
             if env.namespace in self.opened:
                 raise ReopenFailed(f"cannot reopen {env.namespace} (hostile store)")
             self.opened.add(env.namespace)
+        if self.behaviour == "new_namespaces_raise" and env.namespace not in self.opened:
+            if len(self.opened) >= OPENS_ALLOWED:
+                raise OpenFailed(f"no room for {env.namespace} (hostile store)")
+            self.opened.add(env.namespace)
         log = os.environ.get("HOSTILE_NAMESPACE_LOG")
         if log:  # the tests learn which namespaces a run made, to look for what it left
             with open(log, "a", encoding="utf-8") as f:
@@ -534,9 +545,12 @@ class RaisingCapabilities:
         return getattr(self._inner, name)
 
 
-FACTORY_BEHAVIOURS = ("close_raises", "reopen_raises", "discard_raises", "discard_exits",
-                      "factory_close_hangs", "leaves_thread", "capabilities_string",
-                      "capabilities_misspelt", "capabilities_raise")
+OPENS_ALLOWED = 2
+"""The namespaces ``new_namespaces_raise`` opens before it refuses new ones."""
+
+FACTORY_BEHAVIOURS = ("close_raises", "reopen_raises", "new_namespaces_raise", "discard_raises",
+                      "discard_exits", "factory_close_hangs", "leaves_thread",
+                      "capabilities_string", "capabilities_misspelt", "capabilities_raise")
 """Behaviours of the factory and the store's close (the module doc says each)."""
 
 
