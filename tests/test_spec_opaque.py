@@ -128,6 +128,16 @@ def test_a_number_of_another_class_agrees_only_with_one_of_its_class_and_text() 
     assert agree(_Count(1), _Count(1))
     assert not agree(_Count(1), 1.0)
     assert not agree(_Count(1), _Count(2))
+    assert not agree(_Count(1), True) and not agree(_Count(0), False)  # a bool is no number
+
+
+def test_a_sequence_never_agrees_with_a_mapping() -> None:
+    assert not agree([("a", 1)], {"a": 1}) and not agree({"a": 1}, [("a", 1)])
+
+
+def test_bytes_and_values_of_no_other_kind_agree_when_equal() -> None:
+    assert agree(b"x", b"x") and agree((b"x",), [b"x"])
+    assert not agree(b"x", b"y") and not agree(b"x", "x")
 
 
 def test_a_mapping_that_is_no_plain_dict_agrees_key_by_key_as_a_dict_does() -> None:
@@ -167,6 +177,27 @@ def test_harvest_finds_nothing_outside_opaque_places_or_across_classes() -> None
     assert harvest("abc", "abc") == []
     assert harvest(None, None) == []
     assert harvest({"a": Opaque("m")}, {"a": "x"}) == []  # mappings hold no minted values
+
+
+def test_harvest_of_answers_of_another_shape_pairs_only_what_both_hold() -> None:
+    """A read-back that went on past a difference still binds what it can: a sequence against
+    no sequence finds nothing, a shorter one pairs what is there (never an exception)."""
+    assert harvest([Opaque("a")], None) == [] and harvest((Opaque("a"),), "xy") == []
+    assert harvest([Opaque("a"), Opaque("b")], ["x"]) == [("a", "x")]
+    assert harvest((Lease(Opaque("t"), 1),), [Lease("T", 1), "extra"]) == [("t", "T")]
+
+
+@attrs.frozen
+class _NamedOpaque(Opaque):
+    """A subclass: the walks take it as an :class:`Opaque`."""
+
+
+def test_a_subclass_of_opaque_names_what_it_means() -> None:
+    memo = ByIdentity(8)
+    assert names_opaque(_NamedOpaque("task#1"), memo)
+    assert names_opaque(Lease(_NamedOpaque("task#1"), 1), memo)
+    assert not names_opaque(_NamedOpaque(("access", 1)), memo)
+    assert known(_NamedOpaque("task#1"), {"task#1": "T1"}.__getitem__) == "T1"
 
 
 def test_names_opaque_is_whether_a_harvest_can_find_a_name() -> None:
@@ -318,6 +349,16 @@ def test_resolve_copies_lists_and_dicts_but_keeps_frozen_values_unchanged() -> N
     assert out[0] is not items and out[1] is not mapping
     assert out[2] is frozen
     assert resolve(frozen, _replace) is frozen
+
+
+def test_resolve_for_the_model_passes_lists_and_dicts_with_nothing_to_replace_as_they_are(
+) -> None:
+    items, mapping = [1, (2,)], {"a": [1]}
+    assert resolve(items, _replace, copy=False) is items
+    assert resolve(mapping, _replace, copy=False) is mapping
+    assert resolve([1, Ref("task#1")], _replace, copy=False) == [1, _replace(Ref("task#1"))]
+    replaced = {"a": Ref("task#1")}
+    assert resolve(replaced, _replace, copy=False) == {"a": _replace(Ref("task#1"))}
 
 
 def test_resolve_skips_fields_outside_init() -> None:

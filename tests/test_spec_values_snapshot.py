@@ -191,6 +191,9 @@ def test_nesting_is_bounded() -> None:
     assert snapshot(value) == value
     with pytest.raises(NotAValue, match=f"^a value nested more than {MAX_DEPTH} deep$"):
         snapshot([value, [[value]]])
+    assert snapshot([value]) == [value]  # MAX_DEPTH containers: the last allowed
+    with pytest.raises(NotAValue, match=f"^a value nested more than {MAX_DEPTH} deep$"):
+        snapshot([[value]])
     for _ in range(10_000):
         value = [value]
     with pytest.raises(NotAValue, match="nested more than"):
@@ -225,10 +228,44 @@ class LongList(list[int]):
         return iter([0])
 
 
+class Listed(list[int]):
+    """A list subclass that tells the truth."""
+
+
+class Mapped(dict[int, int]):
+    """A dict subclass that tells the truth."""
+
+
+def test_text_and_numbers_too_long_are_cut_wherever_they_are() -> None:
+    """At the top, in a dict (key or value), a list or a tuple: text or bytes longer than
+    CUT_BYTES and an integer past INT_BITS are kept cut; at the limit they are kept whole."""
+    long, limit = "x" * (CUT_BYTES + 1), "x" * CUT_BYTES
+    big = 1 << INT_BITS
+    assert snapshot(long) == Cut.of(long) and snapshot(long.encode()) == Cut.of(long.encode())
+    assert snapshot(limit) is limit and snapshot(big - 1) == big - 1
+    assert snapshot({long: long}) == {Cut.of(long): Cut.of(long)}
+    assert snapshot([long, -big, big]) == [Cut.of(long), Cut.of_int(-big), Cut.of_int(big)]
+    assert snapshot((long, big, -big)) == (Cut.of(long), Cut.of_int(big), Cut.of_int(-big))
+    assert snapshot({big: big, -big: -big}) == {Cut.of_int(big): Cut.of_int(big),
+                                                Cut.of_int(-big): Cut.of_int(-big)}
+    assert snapshot({big - 1: (1 - big,)}) == {big - 1: (1 - big,)}
+
+
+def test_the_store_is_handed_copies_of_every_container_inside_an_argument() -> None:
+    inner = [1]
+    for argument, found in (({"a": inner}, lambda h: h["a"]), ([inner], lambda h: h[0]),
+                            ((inner,), lambda h: h[0]),
+                            (SnapshotByKeyword("n", items=(inner,)), lambda h: h._items[0])):
+        given = handed(argument)
+        assert given == argument and found(given) == inner and found(given) is not inner
+
+
 def test_a_container_holds_at_most_max_items() -> None:
     full = list(range(MAX_ITEMS))
     assert snapshot(full) == full and snapshot(tuple(full)) == tuple(full)
     assert snapshot(dict.fromkeys(full, 0)) == dict.fromkeys(full, 0)
+    assert snapshot(Listed(full)) == full and snapshot(Mapped.fromkeys(full, 0)) == dict.fromkeys(
+        full, 0)  # subclasses too, at the limit
     for kind, value in (("list", [*full, 0]), ("tuple", (*full, 0)),
                         ("dict", dict.fromkeys(range(MAX_ITEMS + 1), 0)),
                         ("LongList", LongList([*full, 0]))):
