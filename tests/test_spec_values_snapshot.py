@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import pickle
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 from fencepost.scenarios.guard import call
 from fencepost.spec import adk_ledger as spec
-from fencepost.spec.opaque import Foreign, NotAValue, agree
+from fencepost.spec.opaque import Foreign, NotAValue, Unshipped, agree
 from fencepost.spec.outcome import NOT_A_VALUE, Crash, Err, Ok
 from fencepost.spec.values import (
     CUT_BYTES,
@@ -165,6 +166,43 @@ def test_a_stores_own_object_is_wrapped_and_compared_both_ways() -> None:
     assert snapshot(OneWay("x")) != a  # the Token does not say it equals the OneWay
     assert a != "t" and "t" != a and encode(a) == {"__opaque__": "Token('t')"}
     assert handed({"k": [a]}) == {"k": [a.obj]} and handed({"k": [a]})["k"][0] is a.obj
+
+
+class Touchy:
+    """Equal to no stranger; against one of its kind its ``__eq__`` answers ``answer`` (the
+    default raises)."""
+
+    def __init__(self, answer: Any = RuntimeError) -> None:
+        self.answer = answer
+
+    def __eq__(self, other: object) -> Any:
+        if not isinstance(other, Touchy):
+            return False
+        if self.answer is RuntimeError:
+            raise RuntimeError("no comparing")
+        return self.answer
+
+    __hash__ = object.__hash__
+
+
+def test_store_objects_are_equal_only_when_each_says_true_itself() -> None:
+    assert snapshot(Touchy()) != snapshot(Touchy())  # its __eq__ raised: not equal
+    assert snapshot(Touchy(1)) != snapshot(Touchy(1))  # 1 is not True
+    assert snapshot(Touchy(True)) != snapshot(Touchy(1))  # True one way only
+    assert snapshot(Touchy(True)) == snapshot(Touchy(True))
+
+
+def test_a_store_object_that_cannot_leave_the_process_ships_one_stand_in() -> None:
+    """Two wraps of one generator, sent to another process (pickled), stay equal: both hold
+    the same stand-in, which shows the generator's text."""
+    made = (n for n in range(2))
+    first, second = snapshot(made), snapshot([made])[0]
+    assert first is not second
+    back = pickle.loads(pickle.dumps((first, second)))
+    assert type(back[0].obj) is Unshipped and back[0].obj is back[1].obj
+    assert back[0] == back[1] and repr(back[0]) == repr(first)
+    again = pickle.loads(pickle.dumps(first))
+    assert again.obj is not back[0].obj and repr(again.obj) == repr(first)
 
 
 def test_a_long_repr_is_cut_to_its_head_and_a_digest() -> None:
