@@ -133,6 +133,7 @@ def test_a_number_of_another_class_agrees_only_with_one_of_its_class_and_text() 
 
 def test_a_sequence_never_agrees_with_a_mapping() -> None:
     assert not agree([("a", 1)], {"a": 1}) and not agree({"a": 1}, [("a", 1)])
+    assert not agree({"a": 1}, ["a"]) and not agree({0: 1}, [1])
 
 
 def test_bytes_and_values_of_no_other_kind_agree_when_equal() -> None:
