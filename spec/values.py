@@ -43,6 +43,7 @@ from .opaque import (
     Ref,
     fields_walk,
     init_call,
+    init_fields,
     written,
 )
 
@@ -380,17 +381,17 @@ def _rebuilder(cls: type) -> Callable[[Any, int], Any]:
     class built anew from them by position (by keyword for a class taking some by keyword
     only), its validators run. Written out for the class once: every answer of every store is
     snapshot, and a call per field was most of the snapshot's time."""
-    fields = [f for f in attrs.fields(cls) if f.init]
+    names = init_fields(cls) or ()
     lines = ["def rebuild(value, depth):"]
-    for i, f in enumerate(fields):
-        lines += [f"    f{i} = value.{f.name}",
+    for i, name in enumerate(names):
+        lines += [f"    f{i} = value.{name}",
                   f"    t = type(f{i})",
                   "    if t is str:",
                   f"        if len(f{i}) > cut:",
                   f"            f{i} = cut_of(f{i})",
                   f"    elif not (t in small or t is int and -top < f{i} < top):",
                   f"        f{i} = inner(f{i}, depth)"]
-    lines.append(f"    return {init_call(cls, [f'f{i}' for i in range(len(fields))])}")
+    lines.append(f"    return {init_call(cls, [f'f{i}' for i in range(len(names))])}")
     return written(lines, {"cls": cls, "cut": CUT_BYTES, "cut_of": Cut.of, "small": _SMALL,
                            "top": _INT_TOP, "inner": _snapshot})
 
