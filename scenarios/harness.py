@@ -57,6 +57,7 @@ from .world import (
     StoreLost,
     World,
     backend_away,
+    unavailable,
     violation,
 )
 
@@ -544,9 +545,7 @@ class Harness:
         if isinstance(actual, Err) and actual.code == "backend_unavailable" or (
             isinstance(actual, Crash) and actual.kind in LOST_EXCEPTIONS
         ):
-            said = actual.detail if isinstance(actual, Err) else actual.message
-            why = f": {said}" if said and said != "backend_unavailable" else ""
-            raise StoreLost(f"{op.name}: store unavailable ({actual}{why})", tuple(self.trace))
+            raise StoreLost(unavailable(op.name, actual), tuple(self.trace))
 
 
 @contextmanager
@@ -601,5 +600,4 @@ def differing_fields(expected: Outcome, actual: Outcome) -> tuple[str, ...]:
         return ()
     if not attrs.has(type(left)) or type(left) is not type(right):
         return ()
-    fields = field_diff(left, right)
-    return () if not fields or "<value>" in fields else fields
+    return field_diff(left, right)  # of one attrs class: names its fields, never "<value>"

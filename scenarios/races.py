@@ -9,10 +9,11 @@ from typing import Any
 
 from fencepost.model.answers import faulted
 from fencepost.spec.ops import Op
-from fencepost.spec.outcome import Crash, Err, Outcome, agrees, answered
+from fencepost.spec.outcome import Crash, Outcome, agrees, answered
 
 from .guard import Guard, RunStopped, current_guard
 from .harness import Harness, StoreLost, violation
+from .world import unavailable
 
 SWITCH_INTERVAL_S = 1e-5
 """The interpreter's thread switch interval while racers run (the default is 5 ms)."""
@@ -42,9 +43,8 @@ def release_together(
         sys.setswitchinterval(switch)
     for op, outcome in zip(ops, outcomes, strict=True):
         if faulted(outcome):
-            said = outcome.detail if isinstance(outcome, Err) else ""
-            raise StoreLost(f"{op.name}: store unavailable ({outcome}{': ' + said if said else ''}"
-                            "): a racing call faulted, so the race shows nothing", ())
+            raise StoreLost(f"{unavailable(op.name, outcome)}: a racing call faulted, so the "
+                            "race shows nothing", ())
     return outcomes
 
 

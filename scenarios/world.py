@@ -19,6 +19,7 @@ import attrs
 from fencepost.model.base import ContractModel
 from fencepost.spec.env import AdapterEnv
 from fencepost.spec.errors import ConfigurationError, ContractError, exception_said, told
+from fencepost.spec.outcome import Err, Outcome
 
 from .clock import SimClock
 from .evidence import Evidence
@@ -284,6 +285,13 @@ class World:
             if not self._dropped:
                 discard(self.env)
                 self._dropped = True
+
+
+def unavailable(name: str, outcome: Outcome) -> str:
+    """``<name>: store unavailable (<outcome>)`` for a call the store could not answer, with an
+    error's detail when it says more than its code (a crash's message is in its words)."""
+    said = outcome.detail if isinstance(outcome, Err) and outcome.detail != outcome.code else ""
+    return f"{name}: store unavailable ({outcome}{': ' + said if said else ''})"
 
 
 def backend_away(e: BaseException) -> bool:

@@ -56,7 +56,7 @@ class Crash:
     def __str__(self) -> str:
         if self.kind == NOT_A_VALUE:
             return f"answered {self.message}"
-        return f"raised {self.kind}: {self.message}"
+        return f"raised {self.kind}: {self.message}" if self.message else f"raised {self.kind}"
 
 
 NOT_A_VALUE = "NotAValue"

@@ -135,7 +135,7 @@ def test_a_store_raising_an_exit_fails_its_clause_not_the_kit(tmp_path: Path, be
     assert result.returncode == 1, result.stdout + result.stderr
     failed = [r for s, r in verdicts(report).values() if s == "fail"]
     assert verdicts(report)["ADK-CREATE-001"] == (
-        "fail", f"create raised {kind}: {'0' if kind == 'SystemExit' else ''}; the contract "
+        "fail", f"create raised {kind}{': 0' if kind == 'SystemExit' else ''}; the contract "
         "requires ok")
     # only what its first calls (hostile.WARM_UP) answered before it began to raise passes
     assert failed and sorted(c for c, (s, _) in verdicts(report).items() if s == "pass") == [

@@ -13,7 +13,7 @@ from fencepost.model.adk_ledger import owner_node
 from fencepost.model.base import Step
 from fencepost.mutants import mutant_factory
 from fencepost.registry import contract_named
-from fencepost.scenarios.evidence import Ending
+from fencepost.scenarios.evidence import Ending, Failure
 from fencepost.scenarios.harness import (
     AdapterFault,
     ClauseViolation,
@@ -689,6 +689,116 @@ def test_blamed_on_with_fields_blames_only_those_fields() -> None:
     with blamed_on(h, "ADK-DURABLE-001"):
         _finished_twice(h)
     assert list(h.world.evidence.failures) == ["ADK-DURABLE-001"]
+
+
+class _FinishKeepsCheckpoint(MemoryLedger):
+    """Keeps a checkpoint finish was not given (``checkpoint``: a field without a clause of
+    its own)."""
+
+    def _finished(self, row: Any, phase: str, outcome: Any, checkpoint: Any, now: int) -> Any:
+        return attrs.evolve(super()._finished(row, phase, outcome, checkpoint, now),
+                            checkpoint={"kept": 1})
+
+
+def test_blamed_on_with_fields_goes_on_past_those_fields_alone() -> None:
+    """Inside ``blamed_on`` with fields, a difference in exactly those fields fails the block's
+    clause, even in a field without a clause of its own, and the check goes on; a difference in
+    a field of no clause outside them still stops it."""
+    h = _mutant("finish_keeps_owner")
+    h.go_on = True
+    with blamed_on(h, "ADK-VALUE-001", ("owner",)):
+        _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-VALUE-001"]
+    assert h.masked == {"owner": "ADK-VALUE-001"}
+    h.world.discard()
+    h = Harness(_world(ADK.memory_factory(_FinishKeepsCheckpoint)))
+    h.go_on = True
+    with blamed_on(h, "ADK-VALUE-001", ("checkpoint",)):
+        _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-VALUE-001"]
+    assert h.repeats == {"ADK-VALUE-001": 1}
+    h.world.discard()
+    h = Harness(_world(ADK.memory_factory(_FinishKeepsCheckpoint)))
+    h.go_on = True
+    with pytest.raises(ClauseViolation) as stopped, blamed_on(h, "ADK-VALUE-001", ("outcome",)):
+        _finished_twice(h)
+    assert (stopped.value.clause, h.world.evidence.failures) == ("ADK-VALUE-001", {})
+    h.world.discard()
+
+
+class _RevisionMovesOnReopen(MemoryLedger):
+    moved = 0
+
+    def _view(self, row: Any) -> Any:
+        view = super()._view(row)
+        return attrs.evolve(view, revision=view.revision + self.moved)
+
+
+class _MovedOnReopen(_Forgetful):
+    """A factory whose reopened store shows every revision one higher."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.base = ADK.memory_factory(_RevisionMovesOnReopen)
+
+    def __call__(self, env: Any) -> Any:
+        self.opens += 1
+        store = self.base(env)
+        store.moved = int(self.opens > 1)
+        return store
+
+
+def test_a_difference_read_back_after_a_reopen_fails_durability_though_its_field_has_a_clause(
+        ) -> None:
+    """What differs after a reopen is what did not survive it: going on, a revision that moved
+    across the reopen fails the durable clause, not the revision's own (ADK-REV-001)."""
+    h = Harness(_world(_MovedOnReopen()))
+    h.go_on = True
+    try:
+        h.apply("c1", adk.Create("a", META, {}))
+        h.reopen()
+        assert list(h.world.evidence.failures) == ["ADK-DURABLE-001"]
+        assert h.masked == {"revision": "ADK-DURABLE-001"}
+    finally:
+        h.world.discard()
+
+
+class _KeepsOwnerThenMore(_KeepsOwnerThenKind):
+    """As :class:`_KeepsOwnerThenKind`, and ``b`` also shows a revision it never reached
+    (``revision``: ADK-REV-001)."""
+
+    def _view(self, row: Any) -> Any:
+        view = super()._view(row)
+        return attrs.evolve(view, revision=view.revision + 5) if view.kind == "forgotten" else view
+
+
+def test_new_fields_of_several_clauses_beside_one_blamed_already_fail_the_steps_own_clause(
+        ) -> None:
+    """A later answer differing in a field blamed already and in two new fields of two
+    clauses is no one field's fault: it fails the clause of the step's effect (finish's), and
+    both new fields are masked under it."""
+    h = Harness(_world(ADK.memory_factory(_KeepsOwnerThenMore)))
+    h.go_on = True
+    _finished_twice(h)
+    assert list(h.world.evidence.failures) == ["ADK-OWNER-001", "ADK-FINISH-002"]
+    assert h.masked == {"owner": "ADK-OWNER-001", "kind": "ADK-FINISH-002",
+                        "revision": "ADK-FINISH-002"}
+    h.world.discard()
+
+
+def test_repeats_are_written_only_into_a_failure_this_check_found() -> None:
+    """The report keeps the shortest failure of a clause; when another check's is kept, this
+    check's repeats of that clause are not written into it."""
+    h = _mutant("finish_keeps_owner")
+    other = Failure("scenario:other", "the other check's", ())
+    h.world.evidence.failures["ADK-OWNER-001"] = other
+    h.world.check = "scenario:t"
+    h.go_on = True
+    _finished_twice(h)
+    assert h.repeats == {"ADK-OWNER-001": 1}
+    h.settle_repeats()
+    assert h.world.evidence.failures == {"ADK-OWNER-001": other}
+    h.world.discard()
 
 
 def test_a_fork_of_the_check_shares_what_it_failed() -> None:
