@@ -27,7 +27,8 @@ def release_together(
     """Run each op on its own thread, all released by one barrier; outcomes in op order.
     ``run`` makes the call (pass ``harness.run`` when the ops hold references; default: the
     run's guarded call). A racer that does not return within the run's call timeout stops the
-    run (:class:`~fencepost.scenarios.guard.CallTimedOut`): the race proves nothing. Nor does
+    run (:class:`~fencepost.scenarios.guard.CallTimedOut`): the race proves nothing. What ``run``
+    raises (not the store: its exceptions are answers) is raised here, as on one thread. Nor does
     one whose call faulted (``backend_unavailable``, a lost connection: it may have taken
     effect or not, and no order of the others can be judged without knowing which): the
     check is lost (:class:`~fencepost.scenarios.harness.StoreLost`), its clauses unknown."""
@@ -51,6 +52,7 @@ def release_together(
 def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, guard: Guard,
           run: Callable[[Any, Op], Outcome]) -> list[Outcome]:
     outcomes: list[Outcome | None] = [None] * len(ops)
+    raised: list[Exception] = []  # the kit's own (a reference never minted), not the store's
     left = [len(ops)]
     lock = threading.Lock()
     done = threading.Event()
@@ -63,6 +65,8 @@ def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, guard: Guar
             outcomes[k] = Crash("BrokenBarrierError", "racers were not released together")
         except RunStopped:
             pass
+        except Exception as e:  # noqa: BLE001 - raised again on the check's thread, below
+            raised.append(e)
         finally:
             with lock:
                 left[0] -= 1
@@ -72,6 +76,8 @@ def _race(barrier: threading.Barrier, ops: Sequence[Op], store: Any, guard: Guar
     for k in range(len(ops)):
         threading.Thread(target=racer, args=(k,), daemon=True, name=f"fencepost-racer{k}").start()
     guard.await_done(done)
+    if raised:  # as the call would have raised on one thread (the check ends as it says)
+        raise raised[0]
     if any(o is None for o in outcomes):  # a racer met a stopped run
         raise RunStopped(guard.stopped or "the run stopped during a race")
     return [o for o in outcomes if o is not None]
