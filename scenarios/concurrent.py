@@ -187,8 +187,8 @@ def run_concurrent(
             bursts += 1
             made = sum(len(r) for r in recorded)
             if bursts % 25 == 0:
-                progress(Said(CONCURRENT, f"concurrent: {made}/{ops} calls by {threads} workers, "
-                              f"{bursts} bursts"))
+                progress(Said(CONCURRENT, f"concurrent: {made}/{ops} calls by {threads} "
+                              f"worker{'s' if threads > 1 else ''}, {bursts} bursts"))
             _move_clock(world, workload, rng)
         stop.set()
         start.abort()

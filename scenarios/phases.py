@@ -88,8 +88,9 @@ def run_concurrent_check(suite: Suite, world: World, profile: Profile, seed: int
         why = verdict.summary() + (f"; {answers.describe()}" if answers.faulted else "")
     failure = None
     if verdict is not None and verdict.result == NOT_LINEARIZABLE:
-        message = (f"a concurrent run of {len(run.history.events)} calls by "
-                   f"{profile.concurrency} workers is not linearizable\n\n"
+        workers = profile.concurrency
+        message = (f"a concurrent run of {len(run.history.events)} calls by {workers} "
+                   f"worker{'s' if workers > 1 else ''} is not linearizable\n\n"
                    + render_counterexample(verdict))
         failure = Failure(CONCURRENT, message, _trace(verdict), verdict.counterexample)
     for clause in clauses:
