@@ -7,6 +7,7 @@ each child a marker (its own temporary directory on its command line) and look f
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import math
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from fencepost.adapters.wire.client import PROTOCOL, STDERR_LINE_BYTES, WireLost
+from fencepost.adapters.wire.client import PROTOCOL, STDERR_LINE_BYTES, STDERR_LINES, WireLost
 from fencepost.errors import ConfigurationError
 from fencepost.registry import contract_named
 from fencepost.spec import adk_ledger as adk
@@ -54,6 +55,8 @@ def env(namespace: str = "w1", now: int = 1_000) -> AdapterEnv:
 @pytest.mark.parametrize(("mode", "reason"), [
     ("hang", "the adapter did not answer get within 1 s"),
     ("exit", "the adapter closed its stdout (exit status 7)"),
+    ("exit_clean", "the adapter closed its stdout (exit status 0)"),
+    ("blank", "the adapter wrote a line that is not JSON: ''"),  # a stray line
     ("garbage", "the adapter wrote a line that is not JSON: 'Traceback (most recent call last)"),
     ("bad_utf8", "the adapter wrote a line that is not UTF-8 (byte 17): "
                  "'{\"id\": 3, \"ok\": \"\ufffd\ufffd\"}'"),
@@ -64,6 +67,8 @@ def env(namespace: str = "w1", now: int = 1_000) -> AdapterEnv:
     ("nan", "the adapter wrote a line that is not JSON: '{\"id\": 3, \"ok\": NaN}'"),
     ("deep_value", "the adapter answered get with a value that cannot be read back: a value "
                    "nested too deeply to read"),
+    ("bad_payload", "the adapter answered get with a payload it cannot be read back from: a "
+                    "value nested too deeply to read"),
 ])
 def test_a_misbehaving_child_is_lost_with_its_reason_and_replaced(
         tmp_path: Path, mode: str, reason: str) -> None:
@@ -101,6 +106,90 @@ def test_a_stderr_flood_is_kept_as_bounded_lines(tmp_path: Path) -> None:
         factory.close()
 
 
+def _logged(data: bytes) -> list[str]:
+    """The stderr lines a child keeps of ``data`` (read in one chunk)."""
+    from fencepost.adapters.wire.client import Child
+
+    child = Child.__new__(Child)
+    child.stderr = collections.deque(maxlen=STDERR_LINES)
+    child._read_log(io.BytesIO(data))
+    return list(child.stderr)
+
+
+def test_stderr_lines_are_cut_past_the_limit_only_and_a_last_unended_line_is_kept() -> None:
+    limit, cut = STDERR_LINE_BYTES, f" [line cut at {STDERR_LINE_BYTES} bytes]"
+    assert _logged(b"x" * limit + b"\n" + b"y" * (limit + 1) + b"\nlast") == [
+        "x" * limit, "y" * limit + cut, "last"]
+    assert _logged(b"a\n" + b"z" * limit) == ["a", "z" * limit]
+    assert _logged(b"a\n" + b"z" * (limit + 1)) == ["a", "z" * limit + cut]
+    assert _logged(b"") == []
+
+
+def _delivered(line: bytes) -> str | None:
+    """What is wrong with ``line`` as a reply, to a child with request 1 in flight."""
+    from fencepost.adapters.wire.client import Child, _Waiting
+
+    child = Child.__new__(Child)
+    child._lock = threading.Lock()
+    child._changed = threading.Condition(child._lock)
+    child._waiting = {1: _Waiting()}
+    return child._deliver(line)
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    (b'{"id": 1, "ok": null}', None),
+    (b'{"id": 1, "error": {"code": "not_found"}}', None),  # detail and payload may be left out
+    (b'{"id": 1, "error": "not_found"}', "error is {"),
+    (b'{"id": 1, "error": {"code": 5, "detail": ""}}', "error is {"),
+    (b'{"id": 1, "error": {"code": "not_found", "detail": 5}}', "error is {"),
+    (b'{"id": 1, "ok": null, "fault": "x"}', "a reply holds exactly one of ok, error, fault"),
+    (b'{"id": 1}', "a reply holds exactly one of ok, error, fault"),
+    (b'[1]', "not a reply object"),
+    (b'{"id": true, "ok": null}', "the adapter answered id True, which no request in flight"),
+    (b'{"id": "1", "ok": null}', "the adapter answered id '1', which no request in flight"),
+])
+def test_a_reply_line_is_one_reply_object_to_a_request_in_flight(
+        line: bytes, problem: str | None) -> None:
+    said = _delivered(line + b"\n")
+    assert said is None if problem is None else problem in str(said), said
+
+
+SHUTDOWN_LOGGED = """
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    print("got", request["type"], file=sys.stderr, flush=True)
+    print(json.dumps({"id": request["id"], "ok": None}), flush=True)
+    if request["type"] == "shutdown":
+        break
+"""
+"""A child that says on stderr what it was asked, and exits after ``shutdown``."""
+
+
+def test_a_shut_down_child_was_told_so_and_is_lost_for_that_reason_after(
+        tmp_path: Path) -> None:
+    from fencepost.adapters.wire.client import Child
+
+    child = Child([sys.executable, "-c", SHUTDOWN_LOGGED, str(tmp_path)], timeout_s=30)
+    assert child.request("ping") is None
+    child.shutdown()
+    child._log.join(30)
+    assert list(child.stderr) == ["got ping", "got shutdown"]
+    assert child.process.returncode == 0 and child.process.stdin.closed
+    with pytest.raises(WireLost, match=r"^the adapter was shut down$"):
+        child.request("ping")
+    assert running(tmp_path) == []
+
+
+def test_a_killed_child_is_gone_and_its_stdin_closed(tmp_path: Path) -> None:
+    from fencepost.adapters.wire.client import Child
+
+    child = Child([sys.executable, "-c", SHUTDOWN_LOGGED, str(tmp_path)], timeout_s=30)
+    child.kill()
+    assert child.process.stdin.closed and child.process.returncode == -signal.SIGKILL
+    assert running(tmp_path) == []
+
+
 def test_a_fault_makes_the_call_unknown_and_the_child_lives_on(tmp_path: Path) -> None:
     factory = hostile("fault", tmp_path)
     try:
@@ -113,6 +202,42 @@ def test_a_fault_makes_the_call_unknown_and_the_child_lives_on(tmp_path: Path) -
     finally:
         factory.close()
     assert running(tmp_path) == []
+
+
+def test_a_lost_childs_store_closes_and_its_data_is_dropped_without_a_word(
+        tmp_path: Path) -> None:
+    """Nothing is left to close or drop on a lost child (its memory went with it): neither
+    says so by raising; nor does dropping a namespace before any child started."""
+    factory = hostile("exit", tmp_path)
+    try:
+        factory.discard(env("w0"))
+        store = factory(env())
+        with pytest.raises(WireLost):
+            store.get("missing")
+        store.close()
+        factory.discard(env())
+        assert factory.children == 1
+    finally:
+        factory.close()
+    assert running(tmp_path) == []
+
+
+@pytest.mark.parametrize(("said", "problem"), [
+    ({"name": "a", "version": "1", "capabilities": ["durable"]}, None),
+    ({"name": "a", "version": "1", "capabilities": []}, None),
+    ({"name": "a", "version": "1", "capabilities": "durable"},
+     "capabilities that are not a list of strings"),
+    ({"name": "a", "version": "1", "capabilities": ["durable", 1]},
+     "capabilities that are not a list of strings"),
+    ({"name": "a", "version": 1, "capabilities": []}, "no string 'version'"),
+    ({"version": "1", "capabilities": []}, "no string 'name'"),
+    (["a"], "['a'], not an object"),
+])
+def test_a_hello_names_the_adapter_and_lists_its_capabilities(said: Any,
+                                                                problem: str | None) -> None:
+    from fencepost.adapters.wire.store import _hello_problem
+
+    assert _hello_problem(said) == problem
 
 
 def test_a_refused_handshake_is_a_configuration_error(tmp_path: Path) -> None:

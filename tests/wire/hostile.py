@@ -5,16 +5,17 @@ both the verdict on the lost check and the run going on.
 
     python tests/wire/hostile.py CONTRACT MODE N MARKER_DIR
 
-MODE: hang (never answer), exit (exit 7 mid-run), flood_exit (64 MiB of stderr without a newline,
-then exit 7), garbage (a line that is not JSON), bad_utf8
+MODE: hang (never answer), exit (exit 7 mid-run), exit_clean (exit 0 mid-run), flood_exit
+(64 MiB of stderr without a newline, then exit 7), garbage (a line that is not JSON), bad_utf8
 (a reply line that is not UTF-8),
-bad_code (an error code the contract does not have), wrong_id (a reply to an id never sent),
+bad_code (an error code the contract does not have), blank (an empty line before its
+reply), wrong_id (a reply to an id never sent),
 fault (a fault reply), bad_hello (answer hello with another protocol's refusal),
 mute_garbage (no answer at all to a line that is not JSON), deep (a reply nested 100,000 deep,
 more than Python's JSON parser reads), deep_value (a reply value nested 900 deep: JSON it reads,
-no value the kit reads back), nan (a reply holding the token NaN, which is no JSON),
-escapes (at call N, start two
-processes that leave its process group, one in a new session, one orphaned at once, every time),
+no value the kit reads back), bad_payload (the same as an error's payload), nan (a reply
+holding the token NaN, which is no JSON), escapes (at call N, start two processes that leave
+its process group, one in a new session, one orphaned at once, every time),
 none (behave).
 """
 
@@ -74,6 +75,8 @@ class Hostile(Server):
             time.sleep(3600)
         if self.mode == "exit":
             os._exit(7)
+        if self.mode == "exit_clean":
+            os._exit(0)
         if self.mode == "flood_exit":  # 64 MiB of stderr without a newline, then exit 7
             block = b"x" * (1 << 20)
             for _ in range(64):
@@ -94,11 +97,22 @@ class Hostile(Server):
         if self.mode == "bad_code":
             self.reply(request["id"], error={"code": "bogus", "detail": "", "payload": None})
             return None
+        if self.mode == "blank":  # an empty line, then the reply
+            with self._write:
+                self._out.write("\n")
+                self._out.flush()
+            return super().handle(json.dumps(request))
         if self.mode == "wrong_id":
             self.reply(request["id"] + 1000, ok=None)
             return None
         if self.mode == "fault":
             self.reply(request["id"], fault="cannot do that today")
+            return None
+        if self.mode == "bad_payload":  # a known code, its payload no value the kit reads
+            deep: Any = None
+            for _ in range(900):
+                deep = [deep]
+            self.reply(request["id"], error={"code": "not_found", "detail": "", "payload": deep})
             return None
         if self.mode in ("deep", "deep_value", "nan"):
             depth = 100_000 if self.mode == "deep" else 900
