@@ -413,6 +413,32 @@ def test_wire_check_passes_the_reference_adapter(capsys: pytest.CaptureFixture[s
     assert f"17 of 17 probes answered as fencepost-wire/1 requires ({command})" in out
 
 
+@pytest.mark.parametrize(("answer", "fault", "ok"), [
+    ({"id": 3, "fault": "no"}, True, False),
+    ({"id": 3, "ok": None}, False, True),
+    ({"id": 3, "error": {"code": "not_found"}}, False, False),
+    ({"id": 4, "fault": "no"}, False, False),  # another request's
+    ({"id": 4, "ok": None}, False, False),
+    ({"fault": "no"}, False, False),
+    ("fault", False, False),
+    (["ok"], False, False),
+    (None, False, False),  # no answer in time
+])
+def test_wire_check_takes_a_fault_or_an_ok_only_as_the_reply_to_its_request(
+        answer: Any, fault: bool, ok: bool) -> None:
+    from fencepost.adapters.wire.conformance import _is_fault, _is_ok
+
+    assert (_is_fault(answer, 3), _is_ok(answer, 3)) == (fault, ok)
+
+
+def test_wire_check_shows_an_answer_of_up_to_100_characters_whole() -> None:
+    from fencepost.adapters.wire.conformance import _shown
+
+    assert _shown("x" * 100) == "x" * 100
+    assert _shown("x" * 101) == "x" * 97 + "..."
+    assert _shown({"id": 1}) == '{"id": 1}'
+
+
 def test_wire_check_names_the_probe_an_adapter_gets_wrong(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
